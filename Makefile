@@ -1,0 +1,136 @@
+# moeprobe - plain GNU Makefile with pkg-config.
+#
+#   make            build ./moeprobe and ./refengine/refengine (release flags)
+#   make demo       install missing deps (as root), build, run qualify on the demo world
+#   make test       everything CI runs: -Werror build under ASan+UBSan, unit tests,
+#                   integration tests, fuzz-corpus replay; ends with "N passed, N failed"
+#   make fuzz       libFuzzer binaries (clang) under build/fuzz/
+#   make lint       banned functions, header self-containment
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make cuda       refengine's CUDA backends (skipped when nvcc is absent)
+#   SANITIZE=1      build everything with ASan+UBSan into build/san/
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+PKGS     = libcurl sqlite3 libcjson libpcre2-8
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CMOCKA_CFLAGS := $(shell pkg-config --cflags cmocka 2>/dev/null)
+CMOCKA_LIBS   := $(shell pkg-config --libs cmocka 2>/dev/null)
+
+WARN    = -Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 -Wvla
+CSTD    = -std=c11 -D_GNU_SOURCE
+ifeq ($(SANITIZE),1)
+  VARIANT = san
+  OPT     = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+  LDSAN   = -fsanitize=address,undefined
+else
+  VARIANT = rel
+  OPT     = -O2 -g
+  LDSAN   =
+endif
+ifeq ($(WERROR),1)
+  WARN += -Werror
+endif
+CFLAGS  ?=
+CFLAGS  += $(CSTD) $(WARN) $(OPT) -Isrc -Isrc/base -MMD -MP $(PKG_CFLAGS)
+LDLIBS  = $(PKG_LIBS) -lm -ldl
+B       = build/$(VARIANT)
+
+BASE_SRC := $(wildcard src/base/*.c)
+LIB_SRC  := $(filter-out src/main.c,$(shell find src -name '*.c' | sort))
+RE_SRC   := $(sort $(wildcard refengine/*.c))
+UT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
+FZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
+BASE_OBJ := $(BASE_SRC:%.c=$(B)/%.o)
+RE_OBJ   := $(RE_SRC:%.c=$(B)/%.o)
+# refengine objects except its main, for unit and fuzz tests of its parsers
+RE_LIB_OBJ := $(filter-out $(B)/refengine/main.o,$(RE_OBJ))
+UT_BIN   := $(UT_SRC:tests/unit/%.c=$(B)/tests/%)
+FZ_REPLAY := $(FZ_SRC:tests/fuzz/%.c=$(B)/fuzz-replay/%)
+
+.PHONY: all deps demo test check unit integration fuzz-replay fuzz lint install clean cuda gpu-check bench hdrcheck
+all: deps $(B)/bin/moeprobe $(B)/bin/refengine
+	@cp -f $(B)/bin/moeprobe moeprobe.tmp && mv -f moeprobe.tmp moeprobe
+	@cp -f $(B)/bin/refengine refengine/refengine.tmp && mv -f refengine/refengine.tmp refengine/refengine
+
+deps:
+	@scripts/deps.sh check
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/libmp.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/bin/moeprobe: $(B)/src/main.o $(B)/libmp.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS)
+
+$(B)/bin/refengine: $(RE_OBJ) $(BASE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $^ $(LDLIBS)
+
+$(B)/tests/%: tests/unit/%.c $(B)/libmp.a $(RE_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -Irefengine $(LDSAN) -o $@ $< $(B)/libmp.a $(RE_LIB_OBJ) $(CMOCKA_LIBS) $(LDLIBS)
+
+$(B)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay.c $(B)/libmp.a $(RE_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Irefengine $(LDSAN) -o $@ $< tests/fuzz/replay.c $(B)/libmp.a $(RE_LIB_OBJ) $(LDLIBS)
+
+unit-bins: $(UT_BIN)
+fuzz-bins: $(FZ_REPLAY)
+
+# The CI entry point. Builds the sanitizer variant with -Werror and runs
+# everything; tests/run.sh prints the closing "N passed, N failed" line.
+test:
+	@scripts/deps.sh install
+	$(MAKE) --no-print-directory SANITIZE=1 WERROR=1 build/san/bin/moeprobe build/san/bin/refengine unit-bins fuzz-bins
+	@$(MAKE) --no-print-directory cuda
+	@MOEPROBE=$(CURDIR)/build/san/bin/moeprobe REFENGINE=$(CURDIR)/build/san/bin/refengine \
+	  BUILD=$(CURDIR)/build/san tests/run.sh
+check: test
+
+demo:
+	@scripts/deps.sh install
+	@$(MAKE) --no-print-directory all
+	./moeprobe qualify --out demo-run -- ./refengine/refengine --world worlds/demo-nemotron-super.ini --port '{port}'
+
+fuzz:
+	@command -v clang >/dev/null || { echo "make fuzz needs clang"; exit 2; }
+	@mkdir -p build/fuzz
+	@for f in $(FZ_SRC); do n=$$(basename $$f .c); \
+	  clang $(CSTD) -g -O1 -Isrc -Isrc/base -Irefengine $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
+	    -o build/fuzz/$$n $$f $(filter-out src/main.c,$(LIB_SRC)) $(filter-out refengine/main.c,$(RE_SRC)) $(LDLIBS) || exit 1; \
+	  echo "built build/fuzz/$$n (corpus: tests/fuzz/corpus/$${n#fuzz_}/)"; done
+
+lint: hdrcheck
+	@! grep -nE '\b(strcpy|strcat|sprintf|gets|atoi|strtok|system|popen)\s*\(' $$(find src refengine -name '*.[ch]') \
+	  || { echo "lint: banned function used"; exit 1; }
+	@echo "lint: ok"
+
+hdrcheck:
+	@for h in $$(find src refengine -name '*.h'); do \
+	  echo "#include \"$$h\"" | $(CC) $(CSTD) -Isrc -Isrc/base -Irefengine $(PKG_CFLAGS) -fsyntax-only -xc - -I. || exit 1; done
+
+cuda:
+	@if command -v nvcc >/dev/null 2>&1 && [ -f refengine/cuda/Makefile ]; then \
+	  $(MAKE) -C refengine/cuda; else echo "cuda: nvcc not found (or no CUDA sources); skipping CUDA backends"; fi
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(B)/bin/moeprobe $(DESTDIR)$(PREFIX)/bin/moeprobe
+	install -m 755 $(B)/bin/refengine $(DESTDIR)$(PREFIX)/bin/moeprobe-refengine
+	install -d $(DESTDIR)$(PREFIX)/share/moeprobe/worlds
+	install -m 644 worlds/*.ini $(DESTDIR)$(PREFIX)/share/moeprobe/worlds/
+
+clean:
+	rm -rf build moeprobe refengine/refengine demo-run
+
+-include $(shell find build -name '*.d' 2>/dev/null)

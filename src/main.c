@@ -1,0 +1,71 @@
+/* main.c - moeprobe's command dispatcher. */
+#include "compat.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "err.h"
+
+const char mp_version[] = "0.1.0";
+
+static const char usage[] =
+    "usage: moeprobe <command> [options] [-- SERVER COMMAND...]\n"
+    "\n"
+    "Finds which MoE kernel backend actually works for your model, GPU and vLLM\n"
+    "build: starts the server once per candidate knob set, reads what each knob\n"
+    "resolved to, drives load, classifies every failure, reports with evidence.\n"
+    "\n"
+    "commands:\n"
+    "  qualify  [options] -- SERVER COMMAND...   run all candidates, write a report\n"
+    "  diagnose [options] -- SERVER COMMAND...   async race or faulty kernel? (CUDA_LAUNCH_BLOCKING=1 rerun)\n"
+    "  minimize --from KNOBS --to KNOBS [options] -- SERVER COMMAND...\n"
+    "                                            smallest knob change that makes it work\n"
+    "  soak     --duration 9h [options] -- SERVER COMMAND...\n"
+    "  scan     [--json] LOGFILE...              post-mortem of existing engine logs\n"
+    "  explain  [--engine-version V] [--json] -- COMMAND WITH KNOBS...\n"
+    "                                            what each knob does, without running it\n"
+    "  inspect  [--json] MODEL_DIR               what in the checkpoint decides backend support\n"
+    "  report   [--format md|json|html] RUNDIR   render a run's report again\n"
+    "  version                                   print moeprobe's version\n"
+    "\n"
+    "Run 'moeprobe <command> --help' for a command's options.\n"
+    "\n"
+    "exit codes: 0 a recommendation was made (or the command succeeded);\n"
+    "            1 the run finished and no candidate qualified; 2 usage or input error;\n"
+    "            3 internal or I/O error; 128+N killed by signal N\n";
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+};
+
+static const struct command commands[] = {
+    {"qualify", cmd_qualify}, {"diagnose", cmd_diagnose}, {"minimize", cmd_minimize},
+    {"soak", cmd_soak},       {"scan", cmd_scan},         {"explain", cmd_explain},
+    {"inspect", cmd_inspect}, {"report", cmd_report},
+};
+
+int main(int argc, char **argv)
+{
+    mp_progname = "moeprobe";
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return MP_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage, stdout);
+        return MP_EXIT_OK;
+    }
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("moeprobe %s\n", mp_version);
+        return MP_EXIT_OK;
+    }
+    for (size_t i = 0; i < MP_ARRAY_SIZE(commands); i++) {
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    }
+    mp_error("unknown command '%s' (see 'moeprobe --help')", cmd);
+    return MP_EXIT_USAGE;
+}

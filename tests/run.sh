@@ -1,0 +1,78 @@
+#!/bin/bash
+# tests/run.sh - runs every test of moeprobe and prints one closing line:
+#   "N passed, N failed, N skipped"
+# Env: MOEPROBE, REFENGINE (binaries under test), BUILD (build dir with
+# tests/ and fuzz-replay/). Each unit binary, fuzz replay and integration
+# script counts as one test: exit 0 = pass, 77 = skip, anything else = fail.
+# After every integration script we check that no process it started is left.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+: "${BUILD:=$root/build/san}"
+: "${MOEPROBE:=$BUILD/bin/moeprobe}"
+: "${REFENGINE:=$BUILD/bin/refengine}"
+export MOEPROBE REFENGINE ROOT="$root"
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+pass=0 fail=0 skip=0
+failed_names=()
+logdir=$(mktemp -d /tmp/moeprobe-tests.XXXXXX)
+
+leftovers() {
+    # processes of the binaries under test still alive (ours only)
+    pgrep -f -- "$REFENGINE|$MOEPROBE" 2>/dev/null | grep -vx "$$" || true
+}
+
+run_one() {
+    local name=$1; shift
+    local log="$logdir/${name//\//_}.log"
+    local t0 rc
+    t0=$(date +%s.%N)
+    "$@" >"$log" 2>&1
+    rc=$?
+    local left
+    left=$(leftovers)
+    if [ -n "$left" ]; then
+        echo "leftover processes after $name: $left" >>"$log"
+        ps -o pid,pgid,sid,cmd -p "$(echo $left | tr ' ' ',')" >>"$log" 2>&1
+        kill -9 $left 2>/dev/null
+        [ $rc -eq 0 ] && rc=99
+    fi
+    local dt
+    dt=$(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc 2>/dev/null || echo 0)")
+    if [ $rc -eq 0 ]; then
+        pass=$((pass + 1)); printf 'PASS %-50s %ss\n' "$name" "$dt"
+    elif [ $rc -eq 77 ]; then
+        skip=$((skip + 1)); printf 'SKIP %-50s %s\n' "$name" "$(tail -n 1 "$log")"
+    else
+        fail=$((fail + 1)); failed_names+=("$name")
+        printf 'FAIL %-50s (exit %d)\n' "$name" "$rc"
+        sed 's/^/    | /' "$log" | tail -n 60
+    fi
+}
+
+for t in "$BUILD"/tests/test_*; do
+    [ -x "$t" ] || continue
+    run_one "unit/$(basename "$t")" "$t"
+done
+
+for f in "$BUILD"/fuzz-replay/fuzz_*; do
+    [ -x "$f" ] || continue
+    n=$(basename "$f"); c="$root/tests/fuzz/corpus/${n#fuzz_}"
+    run_one "fuzz-replay/$n" "$f" "$c"
+done
+
+for s in "$root"/tests/integration/*.sh; do
+    [ -x "$s" ] || continue
+    run_one "integration/$(basename "$s" .sh)" "$s"
+done
+
+echo
+if [ $fail -gt 0 ]; then
+    echo "failed: ${failed_names[*]}"
+    echo "logs in $logdir"
+else
+    rm -rf "$logdir"
+fi
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
