@@ -44,7 +44,11 @@ RE_SRC   := $(sort $(wildcard refengine/*.c))
 UT_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 FZ_SRC   := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o)
+DATA_FILES := $(sort $(wildcard data/*.json data/*.txt data/*.ini))
+DATA_OBJ := $(DATA_FILES:%=$(B)/gen/%.o)
+LIB_OBJ  := $(LIB_SRC:%.c=$(B)/%.o) $(DATA_OBJ)
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(B)/bench/%)
 BASE_OBJ := $(BASE_SRC:%.c=$(B)/%.o)
 RE_OBJ   := $(RE_SRC:%.c=$(B)/%.o)
 # refengine objects except its main, for unit and fuzz tests of its parsers
@@ -52,7 +56,10 @@ RE_LIB_OBJ := $(filter-out $(B)/refengine/main.o,$(RE_OBJ))
 UT_BIN   := $(UT_SRC:tests/unit/%.c=$(B)/tests/%)
 FZ_REPLAY := $(FZ_SRC:tests/fuzz/%.c=$(B)/fuzz-replay/%)
 
-.PHONY: all deps demo test check unit integration fuzz-replay fuzz lint install clean cuda gpu-check bench hdrcheck
+# bench: build benchmark drivers; the scripts under bench/ run them (see docs/performance.md)
+bench: all bench-bins
+
+.PHONY: bench-bins unit-bins fuzz-bins all deps demo test check unit integration fuzz-replay fuzz lint install clean cuda gpu-check bench hdrcheck
 all: deps $(B)/bin/moeprobe $(B)/bin/refengine
 	@cp -f $(B)/bin/moeprobe moeprobe.tmp && mv -f moeprobe.tmp moeprobe
 	@cp -f $(B)/bin/refengine refengine/refengine.tmp && mv -f refengine/refengine.tmp refengine/refengine
@@ -63,6 +70,20 @@ deps:
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# data/ files are compiled in: data/x.json -> const unsigned char mp_data_x_json[]
+$(B)/gen/%.c: % scripts/embed.sh
+	@mkdir -p $(dir $@)
+	scripts/embed.sh $< > $@
+
+$(B)/gen/%.o: $(B)/gen/%.c
+	$(CC) $(CSTD) $(OPT) -c $< -o $@
+
+$(B)/bench/%: bench/%.c $(B)/libmp.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDSAN) -o $@ $< $(B)/libmp.a $(LDLIBS)
+
+bench-bins: $(BENCH_BIN)
 
 $(B)/libmp.a: $(LIB_OBJ)
 	@rm -f $@
@@ -134,3 +155,4 @@ clean:
 	rm -rf build moeprobe refengine/refengine demo-run
 
 -include $(shell find build -name '*.d' 2>/dev/null)
+.SECONDARY:
