@@ -164,3 +164,26 @@ char *buf_detach(struct buf *b, size_t *len_out)
     buf_init(b);
     return p;
 }
+
+char *mp_utf8_clean(const char *s, size_t n)
+{
+    struct buf b = BUF_INIT;
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    buf_grow(&b, n);
+    while (i < n) {
+        if (p[i] == 0) {
+            i++;
+            continue;
+        }
+        size_t l = utf8_seq(p + i, n - i);
+        if (l == 0) {
+            buf_adds(&b, "\xEF\xBF\xBD");
+            i++;
+        } else {
+            buf_add(&b, p + i, l);
+            i += l;
+        }
+    }
+    return buf_detach(&b, NULL);
+}

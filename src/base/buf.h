@@ -32,6 +32,9 @@ void buf_printf(struct buf *b, const char *fmt, ...) MP_PRINTF(2, 3);
 /* Append s as a JSON string literal including the quotes; invalid UTF-8
  * bytes become U+FFFD, control characters are escaped. */
 void buf_add_json_str(struct buf *b, const char *s, size_t n);
+/* Copy of s (n bytes) as valid UTF-8: invalid bytes become U+FFFD and NUL
+ * bytes are dropped (caller frees). */
+char *mp_utf8_clean(const char *s, size_t n);
 /* Returns the contents (caller frees) and resets b to BUF_INIT. */
 char *buf_detach(struct buf *b, size_t *len_out);
 
