@@ -1,0 +1,264 @@
+#include "cli/opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "err.h"
+#include "xalloc.h"
+
+enum {
+    O_CANDIDATE = 256, O_PRESET, O_ONLY, O_OUT, O_PORT, O_READY, O_SEQ, O_CONC, O_MAXTOK,
+    O_STALL, O_GRACE, O_API, O_APIKEY, O_NODIAG, O_DIAGMAX, O_KNOWLEDGE, O_JSON, O_QUIET,
+    O_FROM, O_TO,
+};
+
+static const struct option longopts[] = {
+    {"candidate", required_argument, NULL, O_CANDIDATE},
+    {"preset", required_argument, NULL, O_PRESET},
+    {"only", required_argument, NULL, O_ONLY},
+    {"out", required_argument, NULL, O_OUT},
+    {"port", required_argument, NULL, O_PORT},
+    {"ready-timeout", required_argument, NULL, O_READY},
+    {"seq", required_argument, NULL, O_SEQ},
+    {"conc", required_argument, NULL, O_CONC},
+    {"max-tokens", required_argument, NULL, O_MAXTOK},
+    {"stall-timeout", required_argument, NULL, O_STALL},
+    {"grace", required_argument, NULL, O_GRACE},
+    {"api", required_argument, NULL, O_API},
+    {"api-key-env", required_argument, NULL, O_APIKEY},
+    {"no-diagnose", no_argument, NULL, O_NODIAG},
+    {"diagnose-max-requests", required_argument, NULL, O_DIAGMAX},
+    {"knowledge", required_argument, NULL, O_KNOWLEDGE},
+    {"json", no_argument, NULL, O_JSON},
+    {"quiet", no_argument, NULL, O_QUIET},
+    {"from", required_argument, NULL, O_FROM},
+    {"to", required_argument, NULL, O_TO},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static int parse_long(const char *opt, const char *s, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return mp_error("%s: '%s' is not a whole number in %ld..%ld", opt, s, lo, hi);
+    *out = v;
+    return 0;
+}
+
+static int parse_secs(const char *opt, const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    double mult = 1;
+    if (end && *end == 's' && end[1] == '\0')
+        end++;
+    else if (end && *end == 'm' && end[1] == '\0')
+        mult = 60, end++;
+    else if (end && *end == 'h' && end[1] == '\0')
+        mult = 3600, end++;
+    if (errno || end == s || *end || !isfinite(v) || v <= 0)
+        return mp_error("%s: '%s' is not a positive duration (seconds, or with s/m/h)", opt, s);
+    *out = v * mult;
+    return 0;
+}
+
+static void add_cand(struct mp_opts *o, struct mp_candidate *c)
+{
+    o->cands = xreallocarray(o->cands, o->ncands + 1, sizeof(*o->cands));
+    o->cands[o->ncands++] = *c;
+}
+
+int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
+{
+    memset(o, 0, sizeof(*o));
+    mp_workload_default(&o->wl);
+    o->diag_max_requests = 2000;
+    bool conc_given = false;
+    const char *preset = NULL;
+    long v;
+    double d;
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            fputs(help, stdout);
+            return 1;
+        case O_CANDIDATE: {
+            struct mp_candidate cand;
+            struct mp_diag dg = MP_DIAG_INIT;
+            if (mp_candidate_parse(optarg, &cand, &dg) < 0)
+                return mp_error("--candidate: %s", dg.msg);
+            for (size_t i = 0; i < o->ncands; i++) {
+                if (!strcmp(o->cands[i].name, cand.name)) {
+                    mp_error("--candidate: the name '%s' is used twice", cand.name);
+                    mp_candidate_release(&cand);
+                    return -1;
+                }
+            }
+            add_cand(o, &cand);
+            break;
+        }
+        case O_PRESET:
+            preset = optarg;
+            break;
+        case O_ONLY:
+            free(o->only);
+            o->only = xstrdup(optarg);
+            break;
+        case O_OUT:
+            free(o->out_dir);
+            o->out_dir = xstrdup(optarg);
+            break;
+        case O_PORT:
+            if (parse_long("--port", optarg, 1, 65535, &v) < 0)
+                return -1;
+            o->port = (int)v;
+            break;
+        case O_READY:
+            if (parse_secs("--ready-timeout", optarg, &o->wl.ready_timeout_s) < 0)
+                return -1;
+            break;
+        case O_SEQ:
+            if (parse_long("--seq", optarg, 0, 10000000, &v) < 0)
+                return -1;
+            o->wl.phases[1].requests = (int)v;
+            break;
+        case O_CONC:
+            if (!conc_given) {
+                o->wl.nphases = 2;
+                conc_given = true;
+            }
+            if (mp_workload_add_conc(&o->wl, optarg) < 0)
+                return mp_error("--conc: '%s' is not LEVEL:REQUESTS (e.g. 8:32)", optarg);
+            break;
+        case O_MAXTOK:
+            if (parse_long("--max-tokens", optarg, 1, 1000000, &v) < 0)
+                return -1;
+            o->wl.max_tokens = (int)v;
+            break;
+        case O_STALL:
+            if (parse_secs("--stall-timeout", optarg, &o->wl.stall_timeout_s) < 0)
+                return -1;
+            break;
+        case O_GRACE:
+            if (parse_secs("--grace", optarg, &d) < 0)
+                return -1;
+            o->wl.grace_s = d;
+            break;
+        case O_API:
+            if (!strcmp(optarg, "chat"))
+                o->wl.chat = true;
+            else if (!strcmp(optarg, "completions"))
+                o->wl.chat = false;
+            else
+                return mp_error("--api: '%s' is not 'completions' or 'chat'", optarg);
+            break;
+        case O_APIKEY: {
+            const char *val = getenv(optarg);
+            if (!val || !*val)
+                return mp_error("--api-key-env: variable '%s' is not set", optarg);
+            free(o->api_key);
+            o->api_key = xstrdup(val);
+            o->wl.api_key = o->api_key;
+            break;
+        }
+        case O_NODIAG:
+            o->no_diagnose = true;
+            break;
+        case O_DIAGMAX:
+            if (parse_long("--diagnose-max-requests", optarg, 1, 100000000, &v) < 0)
+                return -1;
+            o->diag_max_requests = (unsigned long)v;
+            break;
+        case O_KNOWLEDGE:
+            free(o->knowledge_file);
+            o->knowledge_file = xstrdup(optarg);
+            break;
+        case O_JSON:
+            o->json = true;
+            break;
+        case O_QUIET:
+            o->quiet = true;
+            break;
+        case O_FROM:
+            free(o->from);
+            o->from = xstrdup(optarg);
+            break;
+        case O_TO:
+            free(o->to);
+            o->to = xstrdup(optarg);
+            break;
+        case '?':
+        default:
+            if (optopt)
+                return mp_error("option '%s' needs a value (see --help)", argv[optind - 1]);
+            return mp_error("unknown option '%s' (see --help)", argv[optind - 1]);
+        }
+    }
+    if (!conc_given) {
+        mp_workload_add_conc(&o->wl, "4:16");
+        mp_workload_add_conc(&o->wl, "8:32");
+    }
+    if (o->wl.phases[1].requests == 0) {
+        /* --seq 0: drop the sequential phase */
+        memmove(&o->wl.phases[1], &o->wl.phases[2], (o->wl.nphases - 2) * sizeof(o->wl.phases[0]));
+        o->wl.nphases--;
+    }
+    if (optind < argc && !strcmp(argv[optind - 1], "--")) {
+        /* getopt consumed "--" */
+    }
+    if (optind >= argc)
+        return mp_error("no server command given: put it after '--' (see --help)");
+    o->cmd = argv + optind;
+    o->ncmd = (size_t)(argc - optind);
+    if (o->ncands == 0 && !o->from) {
+        struct mp_candidate *pc = NULL;
+        size_t pn = 0;
+        const char *name = preset ? preset : "sm12x-nvfp4";
+        if (mp_preset_load(name, &pc, &pn) < 0)
+            return mp_error("--preset: unknown preset '%s' (known: %s)", name, mp_preset_names());
+        for (size_t i = 0; i < pn; i++)
+            add_cand(o, &pc[i]);
+        free(pc);
+    } else if (preset) {
+        return mp_error("--preset and --candidate cannot be combined");
+    }
+    if (!o->out_dir) {
+        char iso[32];
+        mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
+        /* 2026-12-02T09:23:03Z -> 20261202-092303 */
+        char stamp[32];
+        snprintf(stamp, sizeof(stamp), "%.4s%.2s%.2s-%.2s%.2s%.2s", iso, iso + 5, iso + 8,
+                 iso + 11, iso + 14, iso + 17);
+        o->out_dir = xasprintf("moeprobe-run-%s", stamp);
+    }
+    return 0;
+}
+
+void mp_opts_release(struct mp_opts *o)
+{
+    for (size_t i = 0; i < o->ncands; i++)
+        mp_candidate_release(&o->cands[i]);
+    free(o->cands);
+    free(o->only);
+    free(o->out_dir);
+    free(o->knowledge_file);
+    if (o->api_key) {
+        memset(o->api_key, 0, strlen(o->api_key));
+        free(o->api_key);
+    }
+    free(o->from);
+    free(o->to);
+    memset(o, 0, sizeof(*o));
+}

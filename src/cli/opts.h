@@ -1,0 +1,59 @@
+/* opts.h - the options that qualify, diagnose, minimize and soak share
+ * (DESIGN.md "Shared options"). */
+#ifndef MP_OPTS_H
+#define MP_OPTS_H
+
+#include "compat.h"
+
+#include "cli/spec.h"
+#include "run/attempt.h"
+
+#define MP_COMMON_OPTS_HELP                                                              \
+    "options:\n"                                                                         \
+    "  --candidate 'NAME: KNOBS'  a candidate (repeatable); NAME=VALUE words are\n"      \
+    "                             environment, other words are appended to the command\n" \
+    "  --preset NAME              candidate set when no --candidate is given\n"          \
+    "                             (default sm12x-nvfp4: auto, cutlass, marlin,\n"        \
+    "                             flashinfer_cutlass, marlin-env)\n"                      \
+    "  --only a,b                 run only these candidates\n"                           \
+    "  --out DIR                  run directory (default moeprobe-run-YYYYMMDD-HHMMSS)\n" \
+    "  --port N                   port for the engine (default: a free port per attempt)\n" \
+    "  --ready-timeout S          seconds to wait for /health and /v1/models (1800)\n"   \
+    "  --seq N                    sequential requests after 1 warm-up (10)\n"            \
+    "  --conc LEVEL:REQUESTS      a concurrency step (repeatable; default 4:16 and 8:32)\n" \
+    "  --max-tokens N             tokens per request (256; ignore_eos is set)\n"          \
+    "  --stall-timeout S          no token progress for S seconds = hang (120)\n"         \
+    "  --grace S                  teardown grace after SIGTERM (10)\n"                   \
+    "  --api completions|chat     endpoint to drive (completions)\n"                     \
+    "  --api-key-env NAME         send the bearer token from variable NAME (never stored)\n" \
+    "  --no-diagnose              do not rerun crashes with CUDA_LAUNCH_BLOCKING=1\n"     \
+    "  --diagnose-max-requests N  cap on the launch-blocking run (2000)\n"               \
+    "  --knowledge FILE           vLLM knob/log knowledge to use instead of the built-in\n" \
+    "  --json                     print the report JSON on stdout\n"                     \
+    "  --quiet                    no progress or summary on stderr\n"                    \
+    "  -h, --help                 this help\n"
+
+struct mp_opts {
+    struct mp_candidate *cands;
+    size_t ncands;
+    char *only;
+    char *out_dir;
+    int port;
+    struct mp_workload wl;
+    bool json, quiet, no_diagnose;
+    unsigned long diag_max_requests;
+    char *knowledge_file;
+    char *api_key;           /* value of --api-key-env's variable; never printed */
+    /* minimize */
+    char *from, *to;
+    char **cmd;              /* points into argv */
+    size_t ncmd;
+};
+
+/* Parse argv (argv[0] = subcommand). Returns 0 ok, 1 when --help was
+ * printed, <0 on a usage error (message printed). help is the command's
+ * help text. Release with mp_opts_release in every case. */
+int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help);
+void mp_opts_release(struct mp_opts *o);
+
+#endif

@@ -1,0 +1,46 @@
+/* runner.h - runs attempts for the candidates of a report and diagnoses
+ * crashing candidates (the CUDA_LAUNCH_BLOCKING=1 discriminator).
+ *
+ * The context is shared by qualify, diagnose and minimize: the server
+ * command, the workload, where attempts go, and the loop's signal fd.
+ * Loop-thread only. */
+#ifndef MP_RUNNER_H
+#define MP_RUNNER_H
+
+#include "compat.h"
+
+#include "report/report.h"
+#include "run/attempt.h"
+
+struct mp_runctx {
+    const char *run_dir;              /* attempts go to run_dir/attempts/<cand>-<n> */
+    char *const *cmd;                 /* server command words (borrowed) */
+    size_t ncmd;
+    int port;                         /* fixed port, or 0 = pick a free one per attempt */
+    const struct mp_knowledge *kn;    /* borrowed */
+    const struct mp_workload *wl;     /* borrowed */
+    int signal_fd;                    /* signalfd or -1 */
+    bool progress;                    /* live progress line on stderr */
+    bool quiet;                       /* no per-attempt lines on stderr */
+    unsigned long diag_max_requests;  /* cap on the blocked run's required requests */
+    double cheap_start_s;             /* startups faster than this may be repeated for evidence */
+    int signo;                        /* set when interrupted */
+};
+
+/* Run one attempt of candidate ci (normal, or with CUDA_LAUNCH_BLOCKING=1)
+ * with workload wl (NULL = ctx->wl), append it to the report and return it
+ * through *out (valid until the next attempt is added). Returns 0, or <0
+ * when moeprobe could not run it (message printed). ctx->signo is set when
+ * interrupted. */
+int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool blocking,
+                   const struct mp_workload *wl, const struct mp_attempt_result **out);
+
+/* Diagnose candidate ci whose first attempt crashed: gather normal-mode
+ * evidence (one more normal attempt when the first is the only failure and
+ * the engine starts cheaply), compute the required clean request count, run
+ * with CUDA_LAUNCH_BLOCKING=1 and fill rep->c[ci].diag. Candidates that did
+ * not crash get a note saying why they are not diagnosed this way.
+ * Returns 0 or <0 (moeprobe error). */
+int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci);
+
+#endif

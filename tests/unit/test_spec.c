@@ -1,0 +1,163 @@
+/* Unit tests: candidate specs, word splitting, launch building, redaction. */
+#include "compat.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/spec.h"
+
+static void test_split_quotes(void **state)
+{
+    (void)state;
+    struct mp_strv w = MP_STRV_INIT;
+    assert_int_equal(mp_split_words("a 'b c' \"d \\\"e\" f\\ g", &w, NULL), 0);
+    assert_int_equal(w.n, 4);
+    assert_string_equal(w.v[0], "a");
+    assert_string_equal(w.v[1], "b c");
+    assert_string_equal(w.v[2], "d \"e");
+    assert_string_equal(w.v[3], "f g");
+    mp_strv_release(&w);
+    struct mp_diag d = MP_DIAG_INIT;
+    assert_int_equal(mp_split_words("a 'b", &w, &d), MP_EPARSE);
+    assert_non_null(strstr(d.msg, "unterminated"));
+    mp_strv_release(&w);
+}
+
+static void test_candidate_parse(void **state)
+{
+    (void)state;
+    struct mp_candidate c;
+    assert_int_equal(mp_candidate_parse("marlin3: VLLM_USE_FLASHINFER_MOE_FP4=0 "
+                                        "VLLM_TEST_FORCE_FP8_MARLIN=1 --moe-backend marlin",
+                                        &c, NULL),
+                     0);
+    assert_string_equal(c.name, "marlin3");
+    assert_int_equal(c.env.n, 2);
+    assert_string_equal(c.env.v[1], "VLLM_TEST_FORCE_FP8_MARLIN=1");
+    assert_int_equal(c.args.n, 2);
+    assert_string_equal(c.args.v[0], "--moe-backend");
+    assert_int_equal(mp_candidate_nknobs(&c), 3);
+    char *s = mp_candidate_knobs_str(&c);
+    assert_string_equal(s, "VLLM_USE_FLASHINFER_MOE_FP4=0 VLLM_TEST_FORCE_FP8_MARLIN=1 --moe-backend marlin");
+    free(s);
+    mp_candidate_release(&c);
+
+    assert_int_equal(mp_candidate_parse("auto:", &c, NULL), 0);
+    assert_int_equal(mp_candidate_nknobs(&c), 0);
+    mp_candidate_release(&c);
+
+    struct mp_diag d = MP_DIAG_INIT;
+    assert_int_equal(mp_candidate_parse("--moe-backend cutlass", &c, &d), MP_EPARSE);
+    assert_non_null(strstr(d.msg, "NAME: KNOBS"));
+    assert_int_equal(mp_candidate_parse("bad name: X=1", &c, &d), MP_EPARSE);
+    assert_int_equal(mp_candidate_parse(": X=1", &c, &d), MP_EPARSE);
+}
+
+static void test_env_word(void **state)
+{
+    (void)state;
+    assert_true(mp_is_env_word("VLLM_X=1"));
+    assert_true(mp_is_env_word("_A="));
+    assert_false(mp_is_env_word("--kernel-config={\"moe_backend\":\"x\"}"));
+    assert_false(mp_is_env_word("=1"));
+    assert_false(mp_is_env_word("1A=2"));
+}
+
+static void test_launch_port_and_env(void **state)
+{
+    (void)state;
+    struct mp_candidate c;
+    mp_candidate_parse("x: VLLM_A=1 --moe-backend cutlass", &c, NULL);
+    char *cmd[] = {"vllm", "serve", "M", "--port", "{port}"};
+    const char *extra[] = {"CUDA_LAUNCH_BLOCKING=1", NULL};
+    struct mp_launch l;
+    mp_launch_build(&l, cmd, 5, &c, 8123, extra, "n1");
+    assert_int_equal(l.argv.n, 7);
+    assert_string_equal(l.argv.v[4], "8123");
+    assert_string_equal(l.argv.v[5], "--moe-backend");
+    assert_int_equal(l.env.n, 2);
+    assert_string_equal(l.env.v[1], "CUDA_LAUNCH_BLOCKING=1");
+    assert_null(l.container_runtime);
+    mp_launch_release(&l);
+
+    /* no placeholder: --port appended */
+    char *cmd2[] = {"vllm", "serve", "M"};
+    mp_launch_build(&l, cmd2, 3, &c, 9000, NULL, NULL);
+    assert_string_equal(l.argv.v[l.argv.n - 2], "--port");
+    assert_string_equal(l.argv.v[l.argv.n - 1], "9000");
+    mp_launch_release(&l);
+    mp_candidate_release(&c);
+}
+
+static void test_launch_docker(void **state)
+{
+    (void)state;
+    struct mp_candidate c;
+    mp_candidate_parse("x: VLLM_SCALED_MM_BACKEND=marlin HF_TOKEN=abc", &c, NULL);
+    char *cmd[] = {"docker", "run", "--gpus", "all", "-p", "{port}:8000", "img", "vllm", "serve", "M"};
+    struct mp_launch l;
+    mp_launch_build(&l, cmd, 10, &c, 8001, NULL, "moeprobe-x-1");
+    assert_string_equal(l.container_runtime, "docker");
+    assert_string_equal(l.container_name, "moeprobe-x-1");
+    assert_string_equal(l.argv.v[1], "run");
+    assert_string_equal(l.argv.v[2], "-e");
+    assert_string_equal(l.argv.v[3], "VLLM_SCALED_MM_BACKEND=marlin");
+    assert_string_equal(l.argv.v[5], "HF_TOKEN=abc");
+    assert_string_equal(l.argv.v[6], "--name");
+    assert_int_equal(l.env.n, 0);
+    char *disp = mp_launch_display(&l);
+    assert_null(strstr(disp, "abc"));
+    assert_non_null(strstr(disp, "HF_TOKEN=***"));
+    assert_non_null(strstr(disp, "8001:8000"));
+    free(disp);
+    mp_launch_release(&l);
+    mp_candidate_release(&c);
+}
+
+static void test_redaction(void **state)
+{
+    (void)state;
+    assert_true(mp_is_secret_name("HF_TOKEN", 8));
+    assert_true(mp_is_secret_name("my_api_key", 10));
+    assert_true(mp_is_secret_name("DB_PASSWORD", 11));
+    assert_false(mp_is_secret_name("VLLM_USE_V1", 11));
+    char *r = mp_redact_assignment("OPENAI_API_KEY=sk-123");
+    assert_string_equal(r, "OPENAI_API_KEY=***");
+    free(r);
+    r = mp_redact_assignment("VLLM_X=secretish");
+    assert_string_equal(r, "VLLM_X=secretish");
+    free(r);
+}
+
+static void test_preset(void **state)
+{
+    (void)state;
+    struct mp_candidate *c;
+    size_t n;
+    assert_int_equal(mp_preset_load("sm12x-nvfp4", &c, &n), 0);
+    assert_int_equal(n, 5);
+    assert_string_equal(c[0].name, "auto");
+    assert_int_equal(mp_candidate_nknobs(&c[0]), 0);
+    assert_string_equal(c[4].name, "marlin-env");
+    assert_string_equal(c[4].env.v[0], "VLLM_SCALED_MM_BACKEND=marlin");
+    for (size_t i = 0; i < n; i++)
+        mp_candidate_release(&c[i]);
+    free(c);
+    assert_int_equal(mp_preset_load("nope", &c, &n), MP_EUSAGE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_split_quotes),      cmocka_unit_test(test_candidate_parse),
+        cmocka_unit_test(test_env_word),          cmocka_unit_test(test_launch_port_and_env),
+        cmocka_unit_test(test_launch_docker),     cmocka_unit_test(test_redaction),
+        cmocka_unit_test(test_preset),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
