@@ -1,0 +1,59 @@
+/* internal.h - shared between the src/proc/ files only; not a public API.
+ *
+ * Symbols here use the mp_proc__ prefix (double underscore: internal). */
+#ifndef MP_PROC_INTERNAL_H
+#define MP_PROC_INTERNAL_H
+
+#include "compat.h"
+#include "proc/proc.h"
+
+#include <sys/types.h>
+
+struct mp_proc {
+    pid_t pid;             /* main child == pgid == sid */
+    int pidfd;             /* -1: none (old kernel, or closed after reaping) */
+    int out_fd;            /* our read end of the output pipe; -1 after EOF */
+    bool reaped;           /* main child waited for */
+    int status;            /* waitpid status once reaped; -1 unknown */
+    char *name;            /* argv[0] as given, for messages (owned) */
+    char *marker;          /* owned copy or NULL */
+    char *runtime;         /* container runtime (owned) or NULL */
+    char *cname;           /* container name (owned) or NULL */
+    char *line;            /* line assembly buffer, MP_PROC_LINE_MAX + 1 bytes (owned) */
+    size_t line_len;       /* bytes in line */
+    bool skipping;         /* inside the cut-off rest of an overlong line */
+    bool torn_down;        /* mp_proc_teardown finished once */
+};
+
+/* Registry of managed main-child pids (see proc.h threading note). */
+void mp_proc__register(pid_t pid);
+void mp_proc__unregister(pid_t pid);
+bool mp_proc__is_managed(pid_t pid);
+
+/* pidfd helpers: -1 / -errno when unsupported (ENOSYS) or on error. */
+int mp_proc__pidfd_open(pid_t pid);
+int mp_proc__pidfd_kill(int pidfd, pid_t pid, int sig); /* falls back to kill(pid) when pidfd < 0 */
+
+/* One parsed /proc/<pid>/stat. */
+struct mp_proc__stat {
+    char state;            /* R, S, D, Z, T, ... */
+    pid_t ppid;
+    pid_t pgrp;
+};
+/* Read /proc/<pid>/stat; 0 or -errno. */
+int mp_proc__read_stat(pid_t pid, struct mp_proc__stat *st);
+
+/* Live (non-zombie) members of process group pgid, excluding ourselves,
+ * written into pids (at most max); zombie members that are our own
+ * unmanaged children are reaped on the way. Returns the total count of live
+ * members (may exceed max) or -errno. */
+int mp_proc__group_members(pid_t pgid, pid_t *pids, size_t max);
+
+/* Live processes (not ourselves) carrying MOEPROBE_RUN_MARKER=marker, into
+ * pids (at most max). Returns the total count or -errno. */
+int mp_proc__collect_marked(const char *marker, pid_t *pids, size_t max);
+
+/* Reap pid if it is our exited, unmanaged child (WNOHANG); no-op otherwise. */
+void mp_proc__reap_if_child(pid_t pid);
+
+#endif

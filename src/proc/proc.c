@@ -1,0 +1,294 @@
+/* proc.c - the mp_proc object: registry of managed pids, exit status,
+ * line reading, release, and small process-wide set-up calls.
+ *
+ * Invariant: a main child's pid stays in the registry from fork until we
+ * reaped it (or handed it over to mp_proc_reap_orphans in mp_proc_free), so
+ * orphan reaping can never steal its status. */
+#include "compat.h"
+#include "proc/internal.h"
+#include "proc/proc.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+/* ---- registry ---------------------------------------------------------- */
+
+static pid_t *reg;
+static size_t reg_n, reg_cap;
+
+void mp_proc__register(pid_t pid)
+{
+    if (reg_n == reg_cap) {
+        reg_cap = reg_cap ? reg_cap * 2 : 8;
+        reg = xreallocarray(reg, reg_cap, sizeof(*reg));
+    }
+    reg[reg_n++] = pid;
+}
+
+void mp_proc__unregister(pid_t pid)
+{
+    for (size_t i = 0; i < reg_n; i++) {
+        if (reg[i] == pid) {
+            reg[i] = reg[--reg_n];
+            break;
+        }
+    }
+    if (reg_n == 0) {
+        /* keep leak checkers quiet when nothing is managed any more */
+        free(reg);
+        reg = NULL;
+        reg_cap = 0;
+    }
+}
+
+bool mp_proc__is_managed(pid_t pid)
+{
+    for (size_t i = 0; i < reg_n; i++)
+        if (reg[i] == pid)
+            return true;
+    return false;
+}
+
+/* ---- pidfd ------------------------------------------------------------- */
+
+/* No glibc wrapper before 2.36, so go through syscall(); SYS_pidfd_open is
+ * in every kernel header since 5.3. Without it we return -ENOSYS and the
+ * callers fall back to plain pids with a poll tick. */
+int mp_proc__pidfd_open(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    long fd = syscall(SYS_pidfd_open, (long)pid, 0L);
+    if (fd < 0)
+        return -errno;
+    return (int)fd;
+#else
+    MP_UNUSED(pid);
+    return -ENOSYS;
+#endif
+}
+
+int mp_proc__pidfd_kill(int pidfd, pid_t pid, int sig)
+{
+#ifdef SYS_pidfd_send_signal
+    if (pidfd >= 0) {
+        if (syscall(SYS_pidfd_send_signal, (long)pidfd, (long)sig, NULL, 0L) == 0)
+            return 0;
+        return -errno;
+    }
+#else
+    MP_UNUSED(pidfd);
+#endif
+    if (kill(pid, sig) == 0)
+        return 0;
+    return -errno;
+}
+
+/* ---- accessors --------------------------------------------------------- */
+
+pid_t mp_proc_pid(const struct mp_proc *p)
+{
+    return p->pid;
+}
+
+int mp_proc_output_fd(const struct mp_proc *p)
+{
+    return p->out_fd;
+}
+
+int mp_proc_pidfd(const struct mp_proc *p)
+{
+    return p->pidfd;
+}
+
+static void mark_reaped(struct mp_proc *p, int status)
+{
+    p->reaped = true;
+    p->status = status;
+    mp_proc__unregister(p->pid);
+    if (p->pidfd >= 0) {
+        close(p->pidfd);
+        p->pidfd = -1;
+    }
+}
+
+bool mp_proc_exited(struct mp_proc *p, int *status)
+{
+    if (!p->reaped) {
+        int st = 0;
+        pid_t r;
+        do {
+            r = waitpid(p->pid, &st, WNOHANG);
+        } while (r < 0 && errno == EINTR);
+        if (r == p->pid)
+            mark_reaped(p, st);
+        else if (r < 0 && errno == ECHILD)
+            mark_reaped(p, -1); /* stolen by someone's waitpid(-1): status lost */
+    }
+    if (p->reaped && status)
+        *status = p->status;
+    return p->reaped;
+}
+
+/* ---- lines ------------------------------------------------------------- */
+
+#define READ_CHUNK 65536
+#define READ_BUDGET (16 * READ_CHUNK) /* per call: bounded work in a flood */
+
+static void deliver(struct mp_proc *p, mp_proc_line_cb cb, void *ud, bool truncated)
+{
+    size_t len = p->line_len;
+    if (!truncated && len > 0 && p->line[len - 1] == '\r')
+        len--;
+    if (cb)
+        cb(ud, p->line, len, truncated);
+    p->line_len = 0;
+}
+
+/* Feed n bytes of output into the line assembler. */
+static void feed(struct mp_proc *p, const char *s, size_t n, mp_proc_line_cb cb, void *ud)
+{
+    while (n > 0) {
+        const char *nl = memchr(s, '\n', n);
+        size_t seg = nl ? (size_t)(nl - s) : n;
+        if (p->skipping) {
+            /* rest of an overlong line: drop it */
+        } else {
+            size_t room = MP_PROC_LINE_MAX - p->line_len;
+            if (seg > room) {
+                memcpy(p->line + p->line_len, s, room);
+                p->line_len += room;
+                deliver(p, cb, ud, true);
+                p->skipping = true;
+            } else {
+                memcpy(p->line + p->line_len, s, seg);
+                p->line_len += seg;
+            }
+        }
+        if (!nl)
+            return;
+        if (!p->skipping)
+            deliver(p, cb, ud, false);
+        p->skipping = false;
+        s = nl + 1;
+        n -= seg + 1;
+    }
+}
+
+int mp_proc_read_lines(struct mp_proc *p, mp_proc_line_cb cb, void *ud)
+{
+    char chunk[READ_CHUNK];
+    size_t total = 0;
+
+    if (p->out_fd < 0)
+        return 1;
+    while (total < READ_BUDGET) {
+        ssize_t r = read(p->out_fd, chunk, sizeof(chunk));
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return 0;
+            return -errno;
+        }
+        if (r == 0) {
+            if (p->line_len > 0 && !p->skipping)
+                deliver(p, cb, ud, false);
+            p->line_len = 0;
+            p->skipping = false;
+            close(p->out_fd);
+            p->out_fd = -1;
+            return 1;
+        }
+        feed(p, chunk, (size_t)r, cb, ud);
+        total += (size_t)r;
+    }
+    return 0;
+}
+
+/* ---- release ----------------------------------------------------------- */
+
+void mp_proc_free(struct mp_proc *p)
+{
+    if (!p)
+        return;
+    if (!p->reaped) {
+        /* Not torn down (or the leader is stuck): make sure it dies and is
+         * waited for, bounded, via its pidfd when we have one. */
+        int64_t deadline = mp_now_ns() + 2 * (int64_t)1000000000;
+        kill(-p->pid, SIGKILL);
+        kill(p->pid, SIGKILL);
+        while (!mp_proc_exited(p, NULL)) {
+            int64_t left = deadline - mp_now_ns();
+            if (left <= 0)
+                break;
+            int ms = (int)(left / 1000000) + 1;
+            if (p->pidfd >= 0) {
+                struct pollfd pf = { .fd = p->pidfd, .events = POLLIN, .revents = 0 };
+                poll(&pf, 1, ms);
+            } else {
+                poll(NULL, 0, MP_MIN(ms, 10)); /* no pidfd: re-check tick */
+            }
+        }
+        if (!p->reaped)
+            mp_proc__unregister(p->pid); /* hand it to mp_proc_reap_orphans */
+    }
+    if (p->pidfd >= 0)
+        close(p->pidfd);
+    if (p->out_fd >= 0)
+        close(p->out_fd);
+    free(p->name);
+    free(p->marker);
+    free(p->runtime);
+    free(p->cname);
+    free(p->line);
+    free(p);
+}
+
+/* ---- process-wide ------------------------------------------------------ */
+
+void mp_proc_ignore_sigpipe(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, NULL);
+}
+
+int mp_proc_become_subreaper(void)
+{
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1L, 0L, 0L, 0L) < 0)
+        return -errno;
+    return 0;
+}
+
+void mp_proc_describe_status(int status, char *out, size_t n)
+{
+    if (n == 0)
+        return;
+    if (status == -1) {
+        snprintf(out, n, "exit status unknown");
+    } else if (WIFEXITED(status)) {
+        snprintf(out, n, "exited with status %d", WEXITSTATUS(status));
+    } else if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        const char *name = strsignal(sig);
+        snprintf(out, n, "killed by signal %d (%s)%s", sig, name ? name : "unknown",
+                 WCOREDUMP(status) ? ", core dumped" : "");
+    } else if (WIFSTOPPED(status)) {
+        snprintf(out, n, "stopped by signal %d", WSTOPSIG(status));
+    } else {
+        snprintf(out, n, "unrecognised wait status 0x%x", (unsigned)status);
+    }
+}

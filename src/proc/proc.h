@@ -1,0 +1,169 @@
+/* proc.h - spawn, supervise and tear down one engine process tree.
+ *
+ * Model: every engine runs as the leader of its own session and process
+ * group (pid == pgid == sid). Its stdout and stderr go into one pipe that we
+ * read line by line. Teardown is TERM+CONT to the group, a grace period
+ * during which output keeps being drained, KILL to the group, reap, then a
+ * scan of /proc/<pid>/environ for the run marker (MOEPROBE_RUN_MARKER=...)
+ * that finds processes which escaped the group (setsid, daemonising) and
+ * kills them too. See DESIGN.md "Reliability rules" and
+ * reference/c-engineering.md section 3.
+ *
+ * Threading: loop-thread only. The module keeps a small process-wide
+ * registry of the pids it manages (not thread-safe) so that reaping
+ * reparented orphans never steals the status of a managed child. All calls
+ * are non-blocking except mp_proc_spawn (waits for exec to succeed or fail),
+ * mp_proc_teardown (bounded, see there) and mp_proc_free (bounded).
+ *
+ * Errors follow err.h: 0 or a negative code (-errno or MP_E*).
+ *
+ * Start-up duties of the driver (main), once, before spawning anything:
+ *   mp_proc_ignore_sigpipe();      a dead engine's pipe must not kill us
+ *   mp_proc_become_subreaper();    escaped grandchildren come back to us
+ */
+#ifndef MP_PROC_H
+#define MP_PROC_H
+
+#include "compat.h"
+#include "err.h"
+
+#include <sys/types.h>
+
+/* Name of the marker variable put into every engine's environment. */
+#define MP_PROC_MARKER_VAR "MOEPROBE_RUN_MARKER"
+/* Longest line delivered by mp_proc_read_lines; longer ones are cut. */
+#define MP_PROC_LINE_MAX 65536
+/* Room for a marker made by mp_proc_new_marker (including the NUL). */
+#define MP_PROC_MARKER_SIZE 48
+
+/* What to run. Every pointer is borrowed for the duration of mp_proc_spawn
+ * only (the spawned object keeps its own copies of what it needs). */
+struct mp_proc_spec {
+    char *const *argv;        /* NULL-terminated; argv[0] looked up in our own PATH (like execvp) */
+    char *const *env_add;     /* NULL-terminated "NAME=VALUE" list added to / overriding our environment, or NULL */
+    const char *marker;       /* value for MOEPROBE_RUN_MARKER= in the child's environment, or NULL
+                               * (then the variable is inherited unchanged and no escapee scan is done) */
+    const char *cwd;          /* working directory of the child, or NULL */
+    const char *container_runtime; /* "docker"/"podman" when argv is a `docker run ...` command, else NULL */
+    const char *container_name;    /* the --name the caller put in argv; stop/rm at teardown */
+};
+
+/* Opaque: one supervised engine (pid, its session/group, output pipe,
+ * pidfd when the kernel has them). Owned by the caller; mp_proc_free. */
+struct mp_proc;
+
+/* Spawn spec->argv in a new session (setsid), stdin = /dev/null, stdout and
+ * stderr into one pipe (our end O_NONBLOCK|O_CLOEXEC), every other fd closed
+ * in the child, signal mask emptied and every disposition reset to SIG_DFL,
+ * PR_SET_PDEATHSIG=SIGKILL (so a SIGKILLed moeprobe takes the engine's
+ * leader with it). Blocks only until the exec succeeded or failed.
+ *
+ * Returns 0 and *out (caller owns; mp_proc_free), or a negative code with
+ * d->msg set (d may be NULL):
+ *   -ENOENT/-EACCES/... "cannot run 'vllm': No such file or directory"
+ *   -ENOENT/...         "cannot change directory to 'X': ..." (cwd)
+ *   -EINVAL             empty argv or an env_add entry without '='
+ * Exec errors are reported synchronously through a CLOEXEC status pipe; the
+ * failed child is reaped before returning. */
+int mp_proc_spawn(const struct mp_proc_spec *spec, struct mp_proc **out, struct mp_diag *d);
+
+/* Pid of the main child (== its pgid and sid). */
+pid_t mp_proc_pid(const struct mp_proc *p);
+
+/* Our end of the output pipe: poll it for POLLIN. -1 after EOF. */
+int mp_proc_output_fd(const struct mp_proc *p);
+
+/* A pidfd of the main child that becomes readable (POLLIN) when it exits,
+ * for the caller's poll set; -1 when the kernel has no pidfd (< 5.3) or
+ * after the child was reaped. Owned by p. */
+int mp_proc_pidfd(const struct mp_proc *p);
+
+/* Called once per output line. line is NOT NUL-terminated, excludes the
+ * '\n' and a CR directly before it (CRLF is stripped to nothing); it is only
+ * valid during the call. truncated: the line was longer than
+ * MP_PROC_LINE_MAX; line holds its first MP_PROC_LINE_MAX bytes and the rest
+ * of that line is skipped. */
+typedef void (*mp_proc_line_cb)(void *ud, const char *line, size_t len, bool truncated);
+
+/* Read what is available without blocking (at most about 1 MiB per call so
+ * a flooding engine cannot starve the caller's loop) and call cb once per
+ * complete line (cb may be NULL: lines are discarded). Memory stays bounded
+ * by MP_PROC_LINE_MAX whatever the engine writes.
+ * Returns 0 (more may come: poll again), 1 at EOF (a partial last line has
+ * been delivered; the fd is closed and mp_proc_output_fd() returns -1;
+ * further calls return 1), or -errno on a read error. */
+int mp_proc_read_lines(struct mp_proc *p, mp_proc_line_cb cb, void *ud);
+
+/* Non-blocking: true once the main child has exited and was reaped; then
+ * *status (may be NULL) is the waitpid status, or -1 when it was unknowable
+ * (someone else reaped it). Never reaps any other process. */
+bool mp_proc_exited(struct mp_proc *p, int *status);
+
+/* How a teardown went. */
+struct mp_teardown {
+    bool was_running;        /* main child still alive when teardown began */
+    bool exited_on_term;     /* TERM+CONT was sent and the group was gone within grace */
+    bool killed;             /* KILL to the group was needed */
+    int escapees_killed;     /* marked processes outside the group that had to be killed */
+    int leftovers;           /* processes with our marker still alive at the end (should be 0) */
+    int exit_status;         /* waitpid status of the main child; -1 unknown or not reaped */
+    double seconds;          /* teardown duration */
+};
+
+/* Stop everything p started:
+ *  1. TERM and CONT to the group (CONT: a stopped engine must see TERM); for
+ *     containers also `<runtime> stop -t <ceil(grace)> <name>` in parallel;
+ *  2. keep draining output (cb gets the lines, may be NULL) and reaping for up
+ *     to grace_s, until the main child is reaped and no live process is left in
+ *     the group;
+ *  3. otherwise KILL to the group and wait (bounded, 2 s) for it to empty;
+ *  4. with a marker: KILL every process whose environment carries it (escaped
+ *     with setsid, or reparented to us as subreaper), reap the ones that are
+ *     our children, repeat until none is left (bounded, 2 s);
+ *  5. containers: wait for the stop command (bounded), then `<runtime> rm -f
+ *     <name>` (bounded, 10 s).
+ * Never blocks longer than grace_s + about 4 s (+ about 20 s for containers),
+ * even if the engine floods its pipe, ignores TERM, stops itself or has
+ * escaped grandchildren. Calling it again is harmless.
+ * Returns 0 when everything is gone, MP_ETIMEOUT when the main child or a
+ * marked process survived (details in *out, which may be NULL). */
+int mp_proc_teardown(struct mp_proc *p, double grace_s, mp_proc_line_cb cb, void *ud,
+                     struct mp_teardown *out);
+
+/* Release p (accepts NULL). Normally after mp_proc_teardown. If the main
+ * child was never reaped, its group gets SIGKILL and it is waited for (at
+ * most 2 s; if it is stuck in the kernel it is handed to
+ * mp_proc_reap_orphans), so no zombie is left behind. */
+void mp_proc_free(struct mp_proc *p);
+
+/* Ignore SIGPIPE for this process (a closed engine pipe or socket must not
+ * kill moeprobe). main calls it once at start-up. Children get SIG_DFL back. */
+void mp_proc_ignore_sigpipe(void);
+
+/* Make this process a child subreaper (PR_SET_CHILD_SUBREAPER) so escaped
+ * grandchildren are reparented to us; returns 0 or -errno. */
+int mp_proc_become_subreaper(void);
+
+/* Reap exited children that no live mp_proc owns (reparented orphans):
+ * scans /proc for zombies whose PPid is ours and reaps each with
+ * waitpid(pid, WNOHANG). Never touches a managed pid, never waitpid(-1).
+ * Contract for other code that forks: wait for your own children by pid
+ * before returning to the loop (a zombie of yours that is unregistered when
+ * this runs would be reaped here). Non-blocking. */
+void mp_proc_reap_orphans(void);
+
+/* Count live (non-zombie) processes other than ourselves whose initial
+ * environment contains exactly MOEPROBE_RUN_MARKER=<marker>; with sig != 0
+ * also send them sig. Returns the count, or -errno if /proc is unreadable. */
+int mp_proc_find_marked(const char *marker, int sig);
+
+/* Write a fresh unique marker "<pid>-<16 random hex digits>" into out
+ * (outsz >= MP_PROC_MARKER_SIZE recommended; truncated otherwise). */
+void mp_proc_new_marker(char *out, size_t outsz);
+
+/* Describe a waitpid status in words: "exited with status 0",
+ * "killed by signal 9 (Killed)", "killed by signal 11 (Segmentation fault),
+ * core dumped", "exit status unknown" (status -1). */
+void mp_proc_describe_status(int status, char *out, size_t n);
+
+#endif

@@ -1,0 +1,223 @@
+/* scan.c - what /proc tells us: group members, marked processes (escapees),
+ * orphaned zombies of ours; and run markers.
+ *
+ * The marker is matched against /proc/<pid>/environ, the environment a
+ * process was exec'd with. A zombie has no environment left (it reads as
+ * empty), so zombies are never "marked"; they are dealt with by reaping. */
+#include "compat.h"
+#include "proc/internal.h"
+#include "proc/proc.h"
+#include "xalloc.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+
+/* environ files larger than this are read only this far (a marker sits
+ * wherever the engine's launcher put it; 1 MiB is far above ARG_MAX's
+ * usual environment share) */
+#define ENVIRON_MAX (1024 * 1024)
+
+static pid_t dirent_pid(const struct dirent *de)
+{
+    const char *s = de->d_name;
+    long v = 0;
+    if (!*s)
+        return 0;
+    for (; *s; s++) {
+        if (!isdigit((unsigned char)*s))
+            return 0;
+        v = v * 10 + (*s - '0');
+        if (v > 0x7fffffffL)
+            return 0;
+    }
+    return (pid_t)v;
+}
+
+int mp_proc__read_stat(pid_t pid, struct mp_proc__stat *st)
+{
+    char path[64], buf[1024];
+    int fd;
+    ssize_t n;
+    const char *rp;
+    int ppid = 0, pgrp = 0;
+    char state = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    do {
+        n = read(fd, buf, sizeof(buf) - 1);
+    } while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n <= 0)
+        return n < 0 ? -errno : -ESRCH;
+    buf[n] = '\0';
+    /* "pid (comm) S ppid pgrp ..." - comm may contain spaces and ')' */
+    rp = strrchr(buf, ')');
+    if (!rp || sscanf(rp + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
+        return -EIO;
+    st->state = state;
+    st->ppid = (pid_t)ppid;
+    st->pgrp = (pid_t)pgrp;
+    return 0;
+}
+
+void mp_proc__reap_if_child(pid_t pid)
+{
+    int st;
+    if (mp_proc__is_managed(pid))
+        return;
+    while (waitpid(pid, &st, WNOHANG) < 0 && errno == EINTR)
+        ;
+}
+
+int mp_proc__group_members(pid_t pgid, pid_t *pids, size_t max)
+{
+    DIR *dir = opendir("/proc");
+    struct dirent *de;
+    pid_t me = getpid();
+    int count = 0;
+
+    if (!dir)
+        return -errno;
+    while ((de = readdir(dir)) != NULL) {
+        struct mp_proc__stat st;
+        pid_t pid = dirent_pid(de);
+        if (pid <= 0 || pid == me)
+            continue;
+        if (mp_proc__read_stat(pid, &st) < 0 || st.pgrp != pgid)
+            continue;
+        if (st.state == 'Z' || st.state == 'X') {
+            if (st.ppid == me)
+                mp_proc__reap_if_child(pid);
+            continue;
+        }
+        if ((size_t)count < max)
+            pids[count] = pid;
+        count++;
+    }
+    closedir(dir);
+    return count;
+}
+
+/* Does /proc/<pid>/environ contain exactly want (a "NAME=VALUE" entry)? */
+static bool environ_has(pid_t pid, const char *want, size_t wlen, char *buf, size_t bufsz)
+{
+    char path[64];
+    int fd;
+    size_t len = 0;
+
+    snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false; /* gone, or not ours to read */
+    while (len < bufsz) {
+        ssize_t n = read(fd, buf + len, bufsz - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    for (size_t i = 0; i < len;) {
+        const char *e = buf + i;
+        const char *z = memchr(e, '\0', len - i);
+        size_t elen = z ? (size_t)(z - e) : len - i;
+        if (elen == wlen && memcmp(e, want, wlen) == 0)
+            return true;
+        i += elen + 1;
+    }
+    return false;
+}
+
+int mp_proc__collect_marked(const char *marker, pid_t *pids, size_t max)
+{
+    DIR *dir;
+    struct dirent *de;
+    pid_t me = getpid();
+    int count = 0;
+    char *want, *buf;
+    size_t wlen;
+
+    if (!marker || !*marker)
+        return 0;
+    dir = opendir("/proc");
+    if (!dir)
+        return -errno;
+    want = xasprintf("%s=%s", MP_PROC_MARKER_VAR, marker);
+    wlen = strlen(want);
+    buf = xmalloc(ENVIRON_MAX);
+    while ((de = readdir(dir)) != NULL) {
+        struct mp_proc__stat st;
+        pid_t pid = dirent_pid(de);
+        if (pid <= 0 || pid == me)
+            continue;
+        if (!environ_has(pid, want, wlen, buf, ENVIRON_MAX))
+            continue;
+        /* exiting but not yet a zombie still shows its environment */
+        if (mp_proc__read_stat(pid, &st) == 0 && (st.state == 'Z' || st.state == 'X'))
+            continue;
+        if ((size_t)count < max)
+            pids[count] = pid;
+        count++;
+    }
+    closedir(dir);
+    free(buf);
+    free(want);
+    return count;
+}
+
+int mp_proc_find_marked(const char *marker, int sig)
+{
+    pid_t pids[1024];
+    int n = mp_proc__collect_marked(marker, pids, MP_ARRAY_SIZE(pids));
+    if (n > 0 && sig != 0) {
+        for (int i = 0; i < n && (size_t)i < MP_ARRAY_SIZE(pids); i++)
+            kill(pids[i], sig);
+    }
+    return n;
+}
+
+void mp_proc_reap_orphans(void)
+{
+    DIR *dir = opendir("/proc");
+    struct dirent *de;
+    pid_t me = getpid();
+
+    if (!dir)
+        return;
+    while ((de = readdir(dir)) != NULL) {
+        struct mp_proc__stat st;
+        pid_t pid = dirent_pid(de);
+        if (pid <= 0 || pid == me)
+            continue;
+        if (mp_proc__read_stat(pid, &st) < 0 || st.ppid != me)
+            continue;
+        if (st.state == 'Z' || st.state == 'X')
+            mp_proc__reap_if_child(pid);
+    }
+    closedir(dir);
+}
+
+void mp_proc_new_marker(char *out, size_t outsz)
+{
+    uint64_t r = 0;
+    if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+        /* no entropy yet: time and pid still make it unique on this host */
+        r = (uint64_t)mp_now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)out;
+    }
+    snprintf(out, outsz, "%d-%016llx", (int)getpid(), (unsigned long long)r);
+}

@@ -1,0 +1,668 @@
+/* test_proc.c - process supervision against real /bin/sh process trees.
+ *
+ * Every test synchronises on output lines, exits (pidfd/poll) or stop
+ * notifications (waitid WNOWAIT), never on elapsed time. The poll deadlines
+ * below are only safety nets that turn a hang into a failure. Every test
+ * ends by checking that nothing carrying its marker is alive and that no
+ * zombie child is left. */
+#include "compat.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "err.h"
+#include "proc/proc.h"
+#include "xalloc.h"
+
+#define SAFETY_NS ((int64_t)60 * 1000000000) /* hang guard, not a timing assertion */
+
+struct lines {
+    char **v;
+    bool *trunc;
+    size_t n, cap;
+    size_t bytes;
+    size_t keep; /* store at most this many lines (0 = all) */
+};
+
+static void on_line(void *ud, const char *line, size_t len, bool truncated)
+{
+    struct lines *l = ud;
+    l->bytes += len;
+    if (l->keep && l->n >= l->keep) {
+        l->n++;
+        return;
+    }
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 16;
+        l->v = xreallocarray(l->v, l->cap, sizeof(*l->v));
+        l->trunc = xreallocarray(l->trunc, l->cap, sizeof(*l->trunc));
+    }
+    l->v[l->n] = xstrndup(line, len);
+    l->trunc[l->n] = truncated;
+    l->n++;
+}
+
+static void lines_free(struct lines *l)
+{
+    size_t stored = l->keep && l->n > l->keep ? l->keep : l->n;
+    for (size_t i = 0; i < stored; i++)
+        free(l->v[i]);
+    free(l->v);
+    free(l->trunc);
+    memset(l, 0, sizeof(*l));
+}
+
+static bool has_prefix_line(const struct lines *l, const char *prefix)
+{
+    size_t stored = l->keep && l->n > l->keep ? l->keep : l->n;
+    for (size_t i = 0; i < stored; i++)
+        if (strncmp(l->v[i], prefix, strlen(prefix)) == 0)
+            return true;
+    return false;
+}
+
+static struct mp_proc *spawn_sh(const char *script, const char *marker, char *const *env_add)
+{
+    char *argv[] = { "/bin/sh", "-c", (char *)script, NULL };
+    struct mp_proc_spec spec;
+    struct mp_diag d = MP_DIAG_INIT;
+    struct mp_proc *p = NULL;
+    int rc;
+
+    memset(&spec, 0, sizeof(spec));
+    spec.argv = argv;
+    spec.marker = marker;
+    spec.env_add = env_add;
+    rc = mp_proc_spawn(&spec, &p, &d);
+    if (rc != 0)
+        fprintf(stderr, "spawn failed: %s\n", d.msg);
+    assert_int_equal(rc, 0);
+    assert_non_null(p);
+    return p;
+}
+
+/* Read until a line starting with prefix arrived (prefix NULL: until EOF). */
+static void read_until(struct mp_proc *p, struct lines *l, const char *prefix)
+{
+    int64_t deadline = mp_now_ns() + SAFETY_NS;
+    for (;;) {
+        int rc = mp_proc_read_lines(p, on_line, l);
+        assert_true(rc >= 0);
+        if (prefix && has_prefix_line(l, prefix))
+            return;
+        if (rc == 1) {
+            assert_null(prefix); /* EOF before the expected line */
+            return;
+        }
+        assert_true(mp_now_ns() < deadline);
+        struct pollfd pf = { .fd = mp_proc_output_fd(p), .events = POLLIN, .revents = 0 };
+        poll(&pf, 1, 1000);
+    }
+}
+
+/* Wait for the main child to exit (event: pidfd readable). */
+static int wait_exit(struct mp_proc *p)
+{
+    int64_t deadline = mp_now_ns() + SAFETY_NS;
+    int st = 0;
+    while (!mp_proc_exited(p, &st)) {
+        assert_true(mp_now_ns() < deadline);
+        int fd = mp_proc_pidfd(p);
+        assert_true(fd >= 0); /* this host has pidfds (Linux >= 5.3) */
+        struct pollfd pf = { .fd = fd, .events = POLLIN, .revents = 0 };
+        poll(&pf, 1, 1000);
+    }
+    return st;
+}
+
+static int count_zombie_children(void)
+{
+    DIR *dir = opendir("/proc");
+    struct dirent *de;
+    int n = 0;
+    char me[32];
+    snprintf(me, sizeof(me), "%d", (int)getpid());
+    assert_non_null(dir);
+    while ((de = readdir(dir)) != NULL) {
+        char path[300], buf[512];
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t k = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[k] = '\0';
+        char *rp = strrchr(buf, ')');
+        char state;
+        int ppid;
+        if (rp && sscanf(rp + 1, " %c %d", &state, &ppid) == 2 && ppid == getpid())
+            n++; /* any child at all, zombie or not, is a leak here */
+    }
+    closedir(dir);
+    return n;
+}
+
+static void assert_clean(const char *marker)
+{
+    assert_int_equal(mp_proc_find_marked(marker, 0), 0);
+    assert_int_equal(count_zombie_children(), 0);
+}
+
+/* ---- tests ------------------------------------------------------------- */
+
+static void test_lines_and_exit_status(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE], desc[128];
+    struct lines l = { 0 };
+    struct mp_teardown t;
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh("echo hello; echo world; printf 'crlf\\r\\n'; printf 'tail'; exit 3", marker, NULL);
+    assert_true(mp_proc_pid(p) > 0);
+    read_until(p, &l, NULL);
+    assert_int_equal(l.n, 4);
+    assert_string_equal(l.v[0], "hello");
+    assert_string_equal(l.v[1], "world");
+    assert_string_equal(l.v[2], "crlf"); /* CR of CRLF stripped */
+    assert_string_equal(l.v[3], "tail"); /* partial last line at EOF */
+    assert_false(l.trunc[3]);
+    assert_int_equal(mp_proc_output_fd(p), -1);
+    assert_int_equal(mp_proc_read_lines(p, on_line, &l), 1);
+    int st = wait_exit(p);
+    mp_proc_describe_status(st, desc, sizeof(desc));
+    assert_string_equal(desc, "exited with status 3");
+
+    assert_int_equal(mp_proc_teardown(p, 5.0, NULL, NULL, &t), 0);
+    assert_false(t.was_running);
+    assert_false(t.killed);
+    assert_false(t.exited_on_term);
+    assert_int_equal(t.leftovers, 0);
+    assert_int_equal(t.escapees_killed, 0);
+    assert_true(WIFEXITED(t.exit_status) && WEXITSTATUS(t.exit_status) == 3);
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+static void test_child_environment(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE], want[128];
+    char *env_add[] = { "MP_TEST_FOO=bar", "MP_TEST_FOO=baz", "HOME=/nonexistent-home", NULL };
+    struct lines l = { 0 };
+    sigset_t blk, old;
+    MP_UNUSED(state);
+
+    /* the child must get an empty mask and default dispositions back */
+    sigemptyset(&blk);
+    sigaddset(&blk, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &blk, &old);
+    signal(SIGUSR2, SIG_IGN);
+    int leak = open("/dev/null", O_RDONLY); /* no O_CLOEXEC on purpose */
+    assert_true(leak >= 0);
+    assert_int_equal(dup2(leak, 50), 50);
+    close(leak);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh(
+        "echo foo=$MP_TEST_FOO; echo home=$HOME; echo marker=$MOEPROBE_RUN_MARKER;"
+        "if read x; then echo stdin=data; else echo stdin=eof; fi;"
+        "echo sid=$(cut -d' ' -f6 /proc/$$/stat) pid=$$;"
+        "echo fds=$(ls /proc/self/fd | tr '\\n' ' ');"
+        "exec grep -E '^(SigBlk|SigIgn):' /proc/self/status",
+        marker, env_add);
+    read_until(p, &l, NULL);
+    wait_exit(p);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    signal(SIGUSR2, SIG_DFL);
+    close(50);
+
+    assert_true(has_prefix_line(&l, "foo=baz"));   /* later entry wins */
+    assert_true(has_prefix_line(&l, "home=/nonexistent-home")); /* overrides ours */
+    snprintf(want, sizeof(want), "marker=%s", marker);
+    assert_true(has_prefix_line(&l, want));
+    assert_true(has_prefix_line(&l, "stdin=eof"));
+    snprintf(want, sizeof(want), "sid=%d pid=%d", (int)mp_proc_pid(p), (int)mp_proc_pid(p));
+    assert_true(has_prefix_line(&l, want)); /* own session */
+    /* only stdio (+ the directory ls reads); not our leaked fd 50 */
+    for (size_t i = 0; i < l.n; i++)
+        if (strncmp(l.v[i], "fds=", 4) == 0)
+            assert_string_equal(l.v[i], "fds=0 1 2 3");
+    assert_true(has_prefix_line(&l, "SigBlk:\t0000000000000000"));
+    assert_true(has_prefix_line(&l, "SigIgn:\t0000000000000000"));
+    mp_proc_teardown(p, 1.0, NULL, NULL, NULL);
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+static void test_flood_of_lines(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE];
+    struct lines l = { .keep = 4 };
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    /* 10,000 lines of 100 bytes + newline: about 1 MB */
+    struct mp_proc *p = spawn_sh(
+        "i=0; while [ $i -lt 10000 ]; do "
+        "echo 0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789;"
+        " i=$((i+1)); done",
+        marker, NULL);
+    read_until(p, &l, NULL);
+    assert_int_equal(l.n, 10000);
+    assert_int_equal(l.bytes, 10000 * 100);
+    wait_exit(p);
+    mp_proc_teardown(p, 1.0, NULL, NULL, NULL);
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+static void test_giant_line_truncated(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE];
+    struct lines l = { 0 };
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh(
+        "head -c 65536 /dev/zero | tr '\\0' y; echo;"      /* exactly the limit: kept whole */
+        "head -c 65537 /dev/zero | tr '\\0' z; echo;"      /* one over: cut */
+        "head -c 10485760 /dev/zero | tr '\\0' x; echo;"   /* 10 MB single line */
+        "echo after",
+        marker, NULL);
+    read_until(p, &l, NULL);
+    assert_int_equal(l.n, 4);
+    assert_int_equal(strlen(l.v[0]), MP_PROC_LINE_MAX);
+    assert_false(l.trunc[0]);
+    assert_int_equal(strlen(l.v[1]), MP_PROC_LINE_MAX);
+    assert_true(l.trunc[1]);
+    assert_int_equal(strlen(l.v[2]), MP_PROC_LINE_MAX);
+    assert_true(l.trunc[2]);
+    assert_int_equal(l.v[2][0], 'x');
+    assert_string_equal(l.v[3], "after"); /* the rest of the giant line was skipped */
+    assert_false(l.trunc[3]);
+    wait_exit(p);
+    mp_proc_teardown(p, 1.0, NULL, NULL, NULL);
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+static void test_exits_on_term(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE], desc[128];
+    struct lines l = { 0 };
+    struct mp_teardown t;
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh("echo ready; exec sleep 1000", marker, NULL);
+    read_until(p, &l, "ready");
+    assert_int_equal(mp_proc_find_marked(marker, 0), 1);
+    assert_false(mp_proc_exited(p, NULL));
+    assert_int_equal(mp_proc_teardown(p, 30.0, on_line, &l, &t), 0);
+    assert_true(t.was_running);
+    assert_true(t.exited_on_term);
+    assert_false(t.killed);
+    assert_int_equal(t.leftovers, 0);
+    mp_proc_describe_status(t.exit_status, desc, sizeof(desc));
+    assert_string_equal(desc, "killed by signal 15 (Terminated)");
+    /* a second teardown is harmless */
+    assert_int_equal(mp_proc_teardown(p, 1.0, NULL, NULL, &t), 0);
+    assert_false(t.was_running);
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+static void test_ignores_term_needs_kill(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE], desc[128];
+    struct lines l = { 0 };
+    struct mp_teardown t;
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh("trap '' TERM; echo ready; exec sleep 1000", marker, NULL);
+    read_until(p, &l, "ready");
+    assert_int_equal(mp_proc_teardown(p, 0.2, on_line, &l, &t), 0);
+    assert_true(t.was_running);
+    assert_false(t.exited_on_term);
+    assert_true(t.killed);
+    assert_int_equal(t.leftovers, 0);
+    mp_proc_describe_status(t.exit_status, desc, sizeof(desc));
+    assert_string_equal(desc, "killed by signal 9 (Killed)");
+    assert_true(t.seconds < 0.2 + 10.0); /* bounded (loose: a hang guard) */
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+static void test_flood_ignoring_term_is_bounded(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE];
+    struct lines l = { .keep = 2 };
+    struct mp_teardown t;
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh("trap '' TERM; echo ready; exec yes flood", marker, NULL);
+    read_until(p, &l, "ready");
+    assert_int_equal(mp_proc_teardown(p, 0.3, on_line, &l, &t), 0);
+    assert_true(t.killed);
+    assert_true(l.n > 2); /* output kept being drained during grace */
+    assert_int_equal(t.leftovers, 0);
+    assert_true(t.seconds < 0.3 + 10.0);
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+static void test_stopped_engine_gets_cont(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE];
+    struct lines l = { 0 };
+    struct mp_teardown t;
+    siginfo_t si;
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh("echo ready; kill -STOP $$; exec sleep 1000", marker, NULL);
+    read_until(p, &l, "ready");
+    /* wait until it is stopped; WNOWAIT leaves the state for later waits */
+    memset(&si, 0, sizeof(si));
+    while (waitid(P_PID, (id_t)mp_proc_pid(p), &si, WSTOPPED | WNOWAIT) < 0 && errno == EINTR)
+        ;
+    assert_int_equal(si.si_code, CLD_STOPPED);
+    assert_int_equal(mp_proc_teardown(p, 30.0, on_line, &l, &t), 0);
+    assert_true(t.exited_on_term);
+    assert_false(t.killed);
+    assert_true(WIFSIGNALED(t.exit_status) && WTERMSIG(t.exit_status) == SIGTERM);
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+static void test_setsid_escapee_found_by_marker(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE];
+    struct lines l = { 0 };
+    struct mp_teardown t;
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh(
+        "setsid sh -c 'echo escaped; exec sleep 1000' &"
+        " echo ready; exec sleep 1000",
+        marker, NULL);
+    read_until(p, &l, "escaped");
+    read_until(p, &l, "ready");
+    assert_int_equal(mp_proc_find_marked(marker, 0), 2);
+    assert_int_equal(mp_proc_teardown(p, 30.0, on_line, &l, &t), 0);
+    assert_true(t.exited_on_term); /* the group itself went on TERM */
+    assert_false(t.killed);
+    assert_int_equal(t.escapees_killed, 1);
+    assert_int_equal(t.leftovers, 0);
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+static void test_double_fork_in_group(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE];
+    struct lines l = { 0 };
+    struct mp_teardown t;
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    /* the subshell exits at once: its sleep is reparented to us (subreaper) */
+    struct mp_proc *p = spawn_sh("(sleep 1000 &); trap '' TERM; echo ready; exec sleep 1000", marker, NULL);
+    read_until(p, &l, "ready");
+    assert_int_equal(mp_proc_find_marked(marker, 0), 2);
+    assert_int_equal(mp_proc_teardown(p, 0.2, on_line, &l, &t), 0);
+    assert_true(t.killed);
+    assert_int_equal(t.escapees_killed, 0);
+    assert_int_equal(t.leftovers, 0);
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker); /* the reparented sleep was reaped too */
+}
+
+static void test_reap_orphans_keeps_managed_status(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE];
+    struct lines l = { 0 };
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh("(sh -c 'echo orphan $$' &); exit 7", marker, NULL);
+    read_until(p, &l, NULL); /* EOF: all writers, the orphan included, are done */
+    assert_true(has_prefix_line(&l, "orphan "));
+    int orphan = (int)strtol(l.v[0] + strlen("orphan "), NULL, 10);
+    assert_true(orphan > 0);
+    /* wait until both the managed child and the orphan are zombies, as
+     * pidfd readability says, without reaping either */
+    int fds[2] = { mp_proc_pidfd(p), -1 };
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    while (waitid(P_PID, (id_t)mp_proc_pid(p), &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
+        ;
+    fds[1] = (int)syscall(SYS_pidfd_open, orphan, 0);
+    if (fds[1] >= 0) {
+        struct pollfd pf = { .fd = fds[1], .events = POLLIN, .revents = 0 };
+        assert_int_equal(poll(&pf, 1, 60000), 1);
+        close(fds[1]);
+    }
+    mp_proc_reap_orphans();
+    assert_true(kill(orphan, 0) < 0 && errno == ESRCH); /* orphan reaped */
+    int st = -1;
+    assert_true(mp_proc_exited(p, &st));
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 7); /* not stolen */
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+static void test_spawn_errors(void **state)
+{
+    struct mp_proc_spec spec;
+    struct mp_diag d = MP_DIAG_INIT;
+    struct mp_proc *p = (struct mp_proc *)&spec; /* must be reset to NULL */
+    char *argv1[] = { "moeprobe-no-such-program-xyz", "--serve", NULL };
+    MP_UNUSED(state);
+
+    memset(&spec, 0, sizeof(spec));
+    spec.argv = argv1;
+    assert_int_equal(mp_proc_spawn(&spec, &p, &d), -ENOENT);
+    assert_null(p);
+    assert_string_equal(d.msg, "cannot run 'moeprobe-no-such-program-xyz': No such file or directory");
+
+    char *argv2[] = { "/nonexistent-dir/engine", NULL };
+    spec.argv = argv2;
+    assert_int_equal(mp_proc_spawn(&spec, &p, &d), -ENOENT);
+    assert_string_equal(d.msg, "cannot run '/nonexistent-dir/engine': No such file or directory");
+
+    /* a file without execute permission: exec fails with EACCES in the child */
+    char tmpl[] = "/tmp/mp-test-noexec-XXXXXX";
+    int fd = mkstemp(tmpl);
+    assert_true(fd >= 0);
+    close(fd);
+    chmod(tmpl, 0644);
+    char *argv3[] = { tmpl, NULL };
+    spec.argv = argv3;
+    if (geteuid() != 0) {
+        assert_int_equal(mp_proc_spawn(&spec, &p, &d), -EACCES);
+        assert_non_null(strstr(d.msg, "Permission denied"));
+    } else {
+        /* root may exec it anyway only if some x bit is set; none is: */
+        assert_int_equal(mp_proc_spawn(&spec, &p, &d), -EACCES);
+    }
+    unlink(tmpl);
+
+    char *argv4[] = { "/bin/true", NULL };
+    spec.argv = argv4;
+    spec.cwd = "/nonexistent-dir-for-mp-test";
+    assert_int_equal(mp_proc_spawn(&spec, &p, &d), -ENOENT);
+    assert_string_equal(d.msg, "cannot change directory to '/nonexistent-dir-for-mp-test': No such file or directory");
+    spec.cwd = NULL;
+
+    char *bad_env[] = { "NOEQUALS", NULL };
+    spec.env_add = bad_env;
+    assert_int_equal(mp_proc_spawn(&spec, &p, &d), -EINVAL);
+    assert_non_null(strstr(d.msg, "NOEQUALS"));
+    spec.env_add = NULL;
+
+    char *argv5[] = { NULL };
+    spec.argv = argv5;
+    assert_int_equal(mp_proc_spawn(&spec, &p, &d), -EINVAL);
+    assert_int_equal(count_zombie_children(), 0); /* failed children were reaped */
+}
+
+static void test_container_runtime_called(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE];
+    char dir[] = "/tmp/mp-test-rt-XXXXXX";
+    char *rt, *logf, *script;
+    struct lines l = { 0 };
+    struct mp_teardown t;
+    MP_UNUSED(state);
+
+    assert_non_null(mkdtemp(dir));
+    rt = xasprintf("%s/fake-runtime", dir);
+    logf = xasprintf("%s/calls.log", dir);
+    script = xasprintf("#!/bin/sh\necho \"$@\" >> '%s'\necho ok\n", logf);
+    FILE *f = fopen(rt, "w");
+    assert_non_null(f);
+    fputs(script, f);
+    assert_int_equal(fclose(f), 0);
+    chmod(rt, 0755);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    char *argv[] = { "/bin/sh", "-c", "echo ready; exec sleep 1000", NULL };
+    struct mp_proc_spec spec;
+    struct mp_proc *p = NULL;
+    memset(&spec, 0, sizeof(spec));
+    spec.argv = argv;
+    spec.marker = marker;
+    spec.container_runtime = rt;
+    spec.container_name = "mp-test-ctr";
+    assert_int_equal(mp_proc_spawn(&spec, &p, NULL), 0);
+    read_until(p, &l, "ready");
+    assert_int_equal(mp_proc_teardown(p, 1.0, on_line, &l, &t), 0);
+    assert_int_equal(t.leftovers, 0);
+    mp_proc_free(p);
+
+    char got[256] = "";
+    f = fopen(logf, "r");
+    assert_non_null(f);
+    size_t k = fread(got, 1, sizeof(got) - 1, f);
+    fclose(f);
+    got[k] = '\0';
+    assert_string_equal(got, "stop -t 1 mp-test-ctr\nrm -f mp-test-ctr\n");
+    unlink(logf);
+    unlink(rt);
+    rmdir(dir);
+    free(rt);
+    free(logf);
+    free(script);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+static void test_free_without_teardown(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE];
+    struct lines l = { 0 };
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh("echo ready; exec sleep 1000", marker, NULL);
+    read_until(p, &l, "ready");
+    mp_proc_free(p);
+    mp_proc_free(NULL);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+static void test_describe_status(void **state)
+{
+    char b[128];
+    MP_UNUSED(state);
+    mp_proc_describe_status(0, b, sizeof(b));
+    assert_string_equal(b, "exited with status 0");
+    mp_proc_describe_status(1 << 8, b, sizeof(b));
+    assert_string_equal(b, "exited with status 1");
+    mp_proc_describe_status(SIGKILL, b, sizeof(b));
+    assert_string_equal(b, "killed by signal 9 (Killed)");
+    mp_proc_describe_status(SIGSEGV | 0x80, b, sizeof(b));
+    assert_string_equal(b, "killed by signal 11 (Segmentation fault), core dumped");
+    mp_proc_describe_status(-1, b, sizeof(b));
+    assert_string_equal(b, "exit status unknown");
+    mp_proc_describe_status(0, b, 5);
+    assert_string_equal(b, "exit");
+}
+
+static void test_markers(void **state)
+{
+    char a[MP_PROC_MARKER_SIZE], b[MP_PROC_MARKER_SIZE], pre[32];
+    MP_UNUSED(state);
+    mp_proc_new_marker(a, sizeof(a));
+    mp_proc_new_marker(b, sizeof(b));
+    assert_string_not_equal(a, b);
+    snprintf(pre, sizeof(pre), "%d-", (int)getpid());
+    assert_memory_equal(a, pre, strlen(pre));
+    assert_int_equal(strlen(a), strlen(pre) + 16);
+    assert_int_equal(mp_proc_find_marked(a, 0), 0);
+    assert_int_equal(mp_proc_find_marked("", 0), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_describe_status),
+        cmocka_unit_test(test_markers),
+        cmocka_unit_test(test_lines_and_exit_status),
+        cmocka_unit_test(test_child_environment),
+        cmocka_unit_test(test_flood_of_lines),
+        cmocka_unit_test(test_giant_line_truncated),
+        cmocka_unit_test(test_exits_on_term),
+        cmocka_unit_test(test_ignores_term_needs_kill),
+        cmocka_unit_test(test_flood_ignoring_term_is_bounded),
+        cmocka_unit_test(test_stopped_engine_gets_cont),
+        cmocka_unit_test(test_setsid_escapee_found_by_marker),
+        cmocka_unit_test(test_double_fork_in_group),
+        cmocka_unit_test(test_reap_orphans_keeps_managed_status),
+        cmocka_unit_test(test_spawn_errors),
+        cmocka_unit_test(test_container_runtime_called),
+        cmocka_unit_test(test_free_without_teardown),
+    };
+    mp_proc_ignore_sigpipe();
+    if (mp_proc_become_subreaper() != 0) {
+        fprintf(stderr, "cannot become a child subreaper\n");
+        return 1;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
