@@ -1,0 +1,685 @@
+/* resolve.c - vLLM-era NvFp4 MoE backend resolution. Pure; see resolve.h.
+ *
+ * Era facts come from reference/vllm-knobs.md; the version cut-offs marked
+ * "approx" there are approximations here too (docs/refengine.md lists them). */
+#include "compat.h"
+
+#include "resolve.h"
+#include "xalloc.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool re_ver_ge(const struct world *w, int maj, int min, int pat)
+{
+    if (w->ver_major != maj)
+        return w->ver_major > maj;
+    if (w->ver_minor != min)
+        return w->ver_minor > min;
+    return w->ver_patch >= pat;
+}
+
+void re_lines_add(struct re_lines *l, enum re_proc proc, enum re_level level, const char *file,
+                  int lineno, const char *fmt, ...)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 8;
+        l->v = xreallocarray(l->v, l->cap, sizeof(*l->v));
+    }
+    struct re_line *ln = &l->v[l->n++];
+    memset(ln, 0, sizeof(*ln));
+    ln->proc = proc;
+    ln->level = level;
+    snprintf(ln->file, sizeof(ln->file), "%s", file ? file : "");
+    ln->lineno = lineno;
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0) {
+        va_end(ap);
+        abort();
+    }
+    va_end(ap);
+    ln->text = s;
+}
+
+void re_lines_free(struct re_lines *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].text);
+    free(l->v);
+    memset(l, 0, sizeof(*l));
+}
+
+void re_resolution_free(struct re_resolution *r)
+{
+    re_lines_free(&r->api_lines);
+    re_lines_free(&r->engine_lines);
+}
+
+const char *re_env_get(const char *const *env, const char *name)
+{
+    if (!env)
+        return NULL;
+    size_t n = strlen(name);
+    for (; *env; env++)
+        if (!strncmp(*env, name, n) && (*env)[n] == '=')
+            return *env + n + 1;
+    return NULL;
+}
+
+const char *re_proc_tag(const struct world *w, enum re_proc p)
+{
+    if (!re_ver_ge(w, 0, 10, 1))
+        return NULL; /* v0.10.0 and older: no prefix for API server / EngineCore */
+    if (p == RE_PROC_API)
+        return "APIServer";
+    if (!re_ver_ge(w, 0, 11, 0))
+        return "EngineCore_0";
+    if (!re_ver_ge(w, 0, 17, 0))
+        return "EngineCore_DP0";
+    return "EngineCore";
+}
+
+/* ---- environment knowledge ---- */
+
+/* Variables every era we imitate knows (a subset of envs.py). */
+static const char *const known_env[] = {
+    "VLLM_HOST_IP", "VLLM_PORT", "VLLM_CACHE_ROOT", "VLLM_CONFIG_ROOT", "VLLM_API_KEY",
+    "VLLM_LOGGING_LEVEL", "VLLM_LOGGING_PREFIX", "VLLM_LOGGING_COLOR", "VLLM_CONFIGURE_LOGGING",
+    "VLLM_LOGGING_CONFIG_PATH", "VLLM_LOG_STATS_INTERVAL", "VLLM_HTTP_TIMEOUT_KEEP_ALIVE",
+    "VLLM_WORKER_MULTIPROC_METHOD", "VLLM_ENABLE_V1_MULTIPROCESSING", "VLLM_RPC_TIMEOUT",
+    "VLLM_ENGINE_ITERATION_TIMEOUT_S", "VLLM_KEEP_ALIVE_ON_ENGINE_DEATH", "VLLM_WATCHDOG_TIME_S",
+    "VLLM_DISABLED_KERNELS", "VLLM_MARLIN_USE_ATOMIC_ADD", "VLLM_MARLIN_INPUT_DTYPE",
+    "VLLM_USE_DEEP_GEMM", "VLLM_MOE_USE_DEEP_GEMM", "VLLM_MAX_TOKENS_PER_EXPERT_FP4_MOE",
+    "VLLM_USE_FLASHINFER_SAMPLER", "VLLM_USE_FLASHINFER_MOE_FP16", "VLLM_USE_FLASHINFER_MOE_FP8",
+    "VLLM_MXFP4_USE_MARLIN", "VLLM_BATCH_INVARIANT", "VLLM_PROCESS_NAME_PREFIX",
+    "VLLM_NO_USAGE_STATS", "VLLM_DO_NOT_TRACK", "VLLM_USAGE_SOURCE", "VLLM_TARGET_DEVICE",
+    "VLLM_SERVER_DEV_MODE", "VLLM_ALLOW_LONG_MAX_MODEL_LEN", "VLLM_MAX_COMPLETION_PROMPTS",
+    "VLLM_USE_PRECOMPILED", "VLLM_MAIN_CUDA_VERSION", "VLLM_TORCH_PROFILER_DIR",
+    "VLLM_DEBUG_LOG_API_SERVER_RESPONSE", "VLLM_ALLOW_RUNTIME_LORA_UPDATING",
+};
+
+/* Variables whose lifetime is bounded: known from `since` until `until`
+ * (exclusive; 0.0.0 = never removed). */
+struct env_span {
+    const char *name;
+    int since[3], until[3];
+};
+static const struct env_span env_spans[] = {
+    {"VLLM_USE_FLASHINFER_MOE_FP4", {0, 9, 2}, {0, 23, 0}},
+    {"VLLM_FLASHINFER_MOE_BACKEND", {0, 10, 1}, {0, 23, 0}},
+    {"VLLM_TEST_FORCE_FP8_MARLIN", {0, 0, 0}, {0, 27, 0}},
+    {"VLLM_NVFP4_GEMM_BACKEND", {0, 11, 0}, {0, 25, 0}},
+    {"VLLM_USE_NVFP4_CT_EMULATIONS", {0, 9, 2}, {0, 21, 0}},
+    {"VLLM_USE_FBGEMM", {0, 11, 0}, {0, 21, 0}},
+    {"VLLM_ATTENTION_BACKEND", {0, 0, 0}, {0, 15, 0}},
+    {"VLLM_ALL2ALL_BACKEND", {0, 0, 0}, {0, 15, 0}},
+    {"VLLM_USE_V1", {0, 0, 0}, {0, 11, 0}},
+    {"VLLM_B12X_MOE_FP4_FORCE_A16", {0, 27, 0}, {0, 0, 0}},
+};
+
+static bool span_live(const struct world *w, const struct env_span *s)
+{
+    if (!re_ver_ge(w, s->since[0], s->since[1], s->since[2]))
+        return false;
+    if (s->until[0] || s->until[1] || s->until[2])
+        return !re_ver_ge(w, s->until[0], s->until[1], s->until[2]);
+    return true;
+}
+
+static bool env_live(const struct world *w, const char *name)
+{
+    for (size_t i = 0; i < MP_ARRAY_SIZE(env_spans); i++)
+        if (!strcmp(env_spans[i].name, name))
+            return span_live(w, &env_spans[i]);
+    return false;
+}
+
+bool re_env_known(const struct world *w, const char *name)
+{
+    for (size_t i = 0; i < MP_ARRAY_SIZE(known_env); i++)
+        if (!strcmp(known_env[i], name))
+            return true;
+    for (size_t i = 0; i < MP_ARRAY_SIZE(env_spans); i++)
+        if (!strcmp(env_spans[i].name, name))
+            return span_live(w, &env_spans[i]);
+    for (unsigned i = 0; i < w->nknobs; i++)
+        if (!strcmp(w->knobs[i].name, name))
+            return true;
+    return false;
+}
+
+static bool truthy(const char *v)
+{
+    return v && (!strcmp(v, "1") || !strcasecmp(v, "true"));
+}
+
+/* ---- device gates ---- */
+
+static bool is_sm12x(const struct world *w)
+{
+    return w->device == WD_SM120 || w->device == WD_SM121;
+}
+
+/* NULL when the backend can run here, else vLLM's reason text. */
+static const char *unsupported_reason(const struct world *w, enum world_backend b)
+{
+    const char *dev = "kernel does not support current device";
+    switch (b) {
+    case WB_FLASHINFER_TRTLLM:
+    case WB_FLASHINFER_CUTEDSL:
+    case WB_FLASHINFER_CUTEDSL_BATCHED:
+        if (w->device != WD_SM100)
+            return dev; /* SM100 family only */
+        break;
+    case WB_FLASHINFER_CUTLASS:
+        /* v0.15.0 lacked the family(120) check (PR #33417, fixed in 0.15.1) */
+        if (is_sm12x(w) && w->ver_major == 0 && w->ver_minor == 15 && w->ver_patch == 0)
+            return dev;
+        break;
+    case WB_VLLM_CUTLASS:
+        if (w->device == WD_SM90)
+            return dev; /* families 100/110/120 */
+        break;
+    case WB_FLASHINFER_B12X:
+    case WB_B12X:
+        if (!is_sm12x(w))
+            return dev;
+        break;
+    default:
+        break;
+    }
+    if (!w->backends[b].supported)
+        return dev;
+    return NULL;
+}
+
+/* ---- era lists ---- */
+
+static unsigned auto_list(const struct world *w, enum world_backend *out)
+{
+    unsigned n = 0;
+    out[n++] = WB_FLASHINFER_TRTLLM;
+    out[n++] = WB_FLASHINFER_CUTEDSL;
+    if (re_ver_ge(w, 0, 19, 1))
+        out[n++] = WB_FLASHINFER_CUTEDSL_BATCHED;
+    out[n++] = WB_FLASHINFER_CUTLASS;
+    out[n++] = WB_VLLM_CUTLASS;
+    out[n++] = WB_MARLIN;
+    if (re_ver_ge(w, 0, 25, 0))
+        out[n++] = WB_HUMMING;
+    if (re_ver_ge(w, 0, 20, 0))
+        out[n++] = WB_EMULATION;
+    return n;
+}
+
+static bool is_flashinfer(enum world_backend b)
+{
+    return b == WB_FLASHINFER_TRTLLM || b == WB_FLASHINFER_CUTEDSL ||
+           b == WB_FLASHINFER_CUTEDSL_BATCHED || b == WB_FLASHINFER_CUTLASS ||
+           b == WB_FLASHINFER_B12X;
+}
+
+/* --moe-backend values valid for NvFP4 in this era, with their backend. */
+struct flag_map {
+    const char *value;
+    enum world_backend b;
+    int since_minor; /* 0.<since_minor>.0 */
+};
+static const struct flag_map nvfp4_flags[] = {
+    {"cutlass", WB_VLLM_CUTLASS, 17},
+    {"flashinfer_trtllm", WB_FLASHINFER_TRTLLM, 17},
+    {"flashinfer_cutlass", WB_FLASHINFER_CUTLASS, 17},
+    {"flashinfer_cutedsl", WB_FLASHINFER_CUTEDSL, 17},
+    {"marlin", WB_MARLIN, 17},
+    {"emulation", WB_EMULATION, 20},
+    {"flashinfer_b12x", WB_FLASHINFER_B12X, 22},
+    {"humming", WB_HUMMING, 25},
+    {"b12x", WB_B12X, 27},
+};
+
+static void normalize_flag(const char *in, char *out, size_t cap)
+{
+    size_t i = 0;
+    for (; in[i] && i + 1 < cap; i++)
+        out[i] = in[i] == '-' ? '_' : (char)tolower((unsigned char)in[i]);
+    out[i] = 0;
+}
+
+/* ---- line helpers ---- */
+
+static const char *moe_file(const struct world *w, int *lineno)
+{
+    if (!re_ver_ge(w, 0, 19, 1)) {
+        *lineno = 256;
+    } else if (!re_ver_ge(w, 0, 22, 0)) {
+        *lineno = 203;
+    } else {
+        *lineno = 222;
+    }
+    return "nvfp4.py";
+}
+
+static void list_repr(const enum world_backend *v, unsigned n, char *out, size_t cap)
+{
+    size_t o = 0;
+    out[0] = 0;
+    o += (size_t)snprintf(out + o, cap - o, "[");
+    for (unsigned i = 0; i < n && o < cap; i++)
+        o += (size_t)snprintf(out + o, cap - o, "%s'%s'", i ? ", " : "", world_backend_name(v[i]));
+    if (o < cap)
+        snprintf(out + o, cap - o, "]");
+}
+
+static bool is_ct(const struct world *w)
+{
+    return !strncmp(w->quantization, "compressed", 10);
+}
+
+static void marlin_warning(const struct world *w, struct re_resolution *r)
+{
+    re_lines_add(&r->engine_lines, RE_PROC_ENGINE, RE_WARNING, "marlin_utils_fp4.py",
+                 re_ver_ge(w, 0, 15, 0) ? 131 : 109,
+                 "Your GPU does not have native support for FP4 computation but FP4 quantization "
+                 "is being used. Weight-only FP4 compression will be used leveraging the Marlin "
+                 "kernel. This may degrade performance for compute-heavy workloads.");
+}
+
+/* ---- dense and attention lines ---- */
+
+static void dense_line(const struct world *w, const struct re_inputs *in, struct re_resolution *r)
+{
+    char v[64] = "";
+    if (in->linear_backend && re_ver_ge(w, 0, 20, 0)) {
+        normalize_flag(in->linear_backend, v, sizeof(v));
+        for (char *p = v; *p; p++)
+            if (*p == '_')
+                *p = '-';
+    } else {
+        const char *e = re_env_get(in->env, "VLLM_NVFP4_GEMM_BACKEND");
+        if (e && env_live(w, "VLLM_NVFP4_GEMM_BACKEND"))
+            normalize_flag(e, v, sizeof(v));
+        for (char *p = v; *p; p++)
+            if (*p == '_')
+                *p = '-';
+    }
+    static const struct {
+        const char *v, *enum_name, *kernel;
+    } map[] = {
+        {"flashinfer-cutlass", "FLASHINFER_CUTLASS", "FlashInferCutlassNvFp4LinearKernel"},
+        {"flashinfer-trtllm", "FLASHINFER_TRTLLM", "FlashInferTrtllmNvFp4LinearKernel"},
+        {"flashinfer-cudnn", "FLASHINFER_CUDNN", "FlashInferCudnnNvFp4LinearKernel"},
+        {"cutlass", "VLLM_CUTLASS", "CutlassNvFp4LinearKernel"},
+        {"marlin", "MARLIN", "MarlinNvFp4LinearKernel"},
+        {"emulation", "EMULATION", "EmulationNvFp4LinearKernel"},
+        {"fbgemm", "FBGEMM", "FbgemmNvFp4LinearKernel"},
+    };
+    size_t k = MP_ARRAY_SIZE(map);
+    for (size_t i = 0; i < MP_ARRAY_SIZE(map); i++)
+        if (!strcmp(v, map[i].v))
+            k = i;
+    if (k == MP_ARRAY_SIZE(map))
+        k = w->device == WD_SM90 ? 4 : 0; /* default: FlashInfer CUTLASS; Marlin on Hopper */
+    if (!re_ver_ge(w, 0, 15, 0)) {
+        snprintf(r->dense_kernel, sizeof(r->dense_kernel), "%s", map[k].v);
+        re_lines_add(&r->engine_lines, RE_PROC_ENGINE, RE_INFO,
+                     is_ct(w) ? "compressed_tensors_w4a4_nvfp4.py" : "modelopt.py",
+                     is_ct(w) ? 62 : 982, "Using %s for NVFP4 GEMM", map[k].v);
+    } else if (!re_ver_ge(w, 0, 19, 1)) {
+        snprintf(r->dense_kernel, sizeof(r->dense_kernel), "NvFp4LinearBackend.%s",
+                 map[k].enum_name);
+        re_lines_add(&r->engine_lines, RE_PROC_ENGINE, RE_INFO, "nvfp4_utils.py", 85,
+                     "Using NvFp4LinearBackend.%s for NVFP4 GEMM", map[k].enum_name);
+    } else {
+        snprintf(r->dense_kernel, sizeof(r->dense_kernel), "%s", map[k].kernel);
+        re_lines_add(&r->engine_lines, RE_PROC_ENGINE, RE_INFO, "__init__.py", 683,
+                     "Using %s for NVFP4 GEMM", map[k].kernel);
+    }
+}
+
+static void attention_line(const struct world *w, const struct re_inputs *in,
+                           struct re_resolution *r)
+{
+    if (in->attention_backend) {
+        char v[64];
+        size_t i = 0;
+        for (; in->attention_backend[i] && i + 1 < sizeof(v); i++)
+            v[i] = (char)toupper((unsigned char)in->attention_backend[i]);
+        v[i] = 0;
+        snprintf(r->attention, sizeof(r->attention), "%s", v);
+        re_lines_add(&r->engine_lines, RE_PROC_ENGINE, RE_INFO, "cuda.py", 308,
+                     "Using AttentionBackendEnum.%s backend.", v);
+        return;
+    }
+    bool hopper = w->device == WD_SM90;
+    snprintf(r->attention, sizeof(r->attention), "%s", hopper ? "FLASH_ATTN" : "FLASHINFER");
+    if (!re_ver_ge(w, 0, 15, 0))
+        re_lines_add(&r->engine_lines, RE_PROC_ENGINE, RE_INFO, "cuda.py", 351,
+                     "Using %s attention backend out of potential backends: %s", r->attention,
+                     hopper ? "('FLASH_ATTN', 'FLASHINFER', 'TRITON_ATTN', 'FLEX_ATTENTION')"
+                            : "('FLASHINFER', 'TRITON_ATTN')");
+    else
+        re_lines_add(&r->engine_lines, RE_PROC_ENGINE, RE_INFO, "cuda.py", 334,
+                     "Using %s attention backend out of potential backends: %s.", r->attention,
+                     hopper ? "['FLASH_ATTN', 'FLASHINFER', 'TRITON_ATTN', 'FLEX_ATTENTION']"
+                            : "['FLASHINFER', 'TRITON_ATTN']");
+}
+
+/* ---- environment warnings (API server) ---- */
+
+static void env_warnings(const struct world *w, const struct re_inputs *in,
+                         struct re_resolution *r)
+{
+    if (!in->env)
+        return;
+    if (re_ver_ge(w, 0, 19, 0)) {
+        for (const char *const *e = in->env; *e; e++) {
+            if (strncmp(*e, "VLLM_", 5) != 0)
+                continue;
+            const char *eq = strchr(*e, '=');
+            if (!eq || eq - *e >= 128)
+                continue;
+            char name[128];
+            memcpy(name, *e, (size_t)(eq - *e));
+            name[eq - *e] = 0;
+            if (!re_env_known(w, name))
+                re_lines_add(&r->api_lines, RE_PROC_API, RE_WARNING, "envs.py", 1744,
+                             "Unknown vLLM environment variable detected: %s", name);
+        }
+    }
+    /* FutureWarnings of PR #43148 (May 2026, ~0.21) and PR #39538 (~0.20) */
+    static const struct {
+        const char *name;
+        int from, until;
+        const char *msg;
+    } dep[] = {
+        {"VLLM_USE_FLASHINFER_MOE_FP4", 21, 23,
+         "is deprecated and will be removed in v0.23. Pass --moe-backend flashinfer_trtllm, "
+         "flashinfer_cutlass, or flashinfer_cutedsl directly instead."},
+        {"VLLM_FLASHINFER_MOE_BACKEND", 21, 23,
+         "is deprecated and will be removed in v0.23. Pass --moe-backend flashinfer_trtllm, "
+         "flashinfer_cutlass, or flashinfer_cutedsl directly instead."},
+        {"VLLM_TEST_FORCE_FP8_MARLIN", 21, 27,
+         "is deprecated and will be removed in v0.23. Pass --moe-backend marlin directly "
+         "instead."},
+        {"VLLM_NVFP4_GEMM_BACKEND", 20, 25,
+         "is deprecated and will be removed in v0.21. Pass --linear-backend directly instead."},
+    };
+    for (size_t i = 0; i < MP_ARRAY_SIZE(dep); i++) {
+        if (!re_env_get(in->env, dep[i].name))
+            continue;
+        if (!re_ver_ge(w, 0, dep[i].from, 0) || re_ver_ge(w, 0, dep[i].until, 0))
+            continue;
+        re_lines_add(&r->api_lines, RE_PROC_API, RE_RAW, "", 0,
+                     "/usr/local/lib/python3.12/dist-packages/vllm/envs.py:1793: FutureWarning: "
+                     "%s %s",
+                     dep[i].name, dep[i].msg);
+        re_lines_add(&r->api_lines, RE_PROC_API, RE_RAW, "", 0, "  warnings.warn(");
+    }
+}
+
+/* ---- MoE selection ---- */
+
+static void fail(struct re_resolution *r, const char *fmt, ...) MP_PRINTF(2, 3);
+static void fail(struct re_resolution *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->error, sizeof(r->error), fmt, ap);
+    va_end(ap);
+    r->status = RE_ERR_STARTUP;
+    r->backend = WB_NONE;
+}
+
+/* explicit choice: no fallback */
+static void return_or_raise(const struct world *w, struct re_resolution *r, enum world_backend b)
+{
+    const char *why = unsupported_reason(w, b);
+    if (why) {
+        fail(r,
+             "ValueError: NvFp4 MoE backend '%s' does not support the deployment configuration "
+             "since %s.",
+             world_backend_name(b), why);
+        return;
+    }
+    r->backend = b;
+}
+
+/* world [knob] mapping: the first set knob whose value maps to a backend */
+static enum world_backend knob_choice(const struct world *w, const struct re_inputs *in)
+{
+    for (unsigned i = 0; i < w->nknobs; i++) {
+        const char *v = re_env_get(in->env, w->knobs[i].name);
+        if (!v)
+            continue;
+        for (unsigned j = 0; j < w->knobs[i].nvalues; j++)
+            if (!strcasecmp(v, w->knobs[i].values[j].value))
+                return w->knobs[i].values[j].backend;
+    }
+    return WB_NONE;
+}
+
+static enum world_backend fi_subchoice(const struct world *w, const char *v)
+{
+    if (!v)
+        v = re_ver_ge(w, 0, 11, 1) ? "latency" : "throughput"; /* PR #27439 default switch */
+    if (!strcmp(v, "latency"))
+        return WB_FLASHINFER_TRTLLM;
+    if (!strcmp(v, "masked_gemm"))
+        return WB_FLASHINFER_CUTEDSL;
+    return WB_FLASHINFER_CUTLASS;
+}
+
+static void select_preoracle(const struct world *w, const struct re_inputs *in,
+                             struct re_resolution *r)
+{
+    struct re_lines *L = &r->engine_lines;
+    const char *cls = is_ct(w) ? "CompressedTensorsW4A4Nvfp4MoeMethod" : "ModelOptNvFp4FusedMoE";
+    enum world_backend knob = knob_choice(w, in);
+    enum world_backend b = WB_NONE;
+    if (knob != WB_NONE) {
+        r->road = "knob";
+        r->requested = knob;
+        return_or_raise(w, r, knob);
+        if (r->status != RE_OK)
+            return;
+        b = knob;
+    } else if (truthy(re_env_get(in->env, "VLLM_USE_FLASHINFER_MOE_FP4"))) {
+        r->road = "env";
+        enum world_backend fi = fi_subchoice(w, re_env_get(in->env, "VLLM_FLASHINFER_MOE_BACKEND"));
+        if (fi == WB_FLASHINFER_TRTLLM && w->device != WD_SM100) {
+            re_lines_add(L, RE_PROC_ENGINE, RE_WARNING, "flashinfer_utils.py", 149,
+                         "Flashinfer TRTLLM MOE backend is only supported on SM100 and later, "
+                         "using CUTLASS backend instead");
+            fi = WB_FLASHINFER_CUTLASS;
+        }
+        if (unsupported_reason(w, fi))
+            re_lines_add(L, RE_PROC_ENGINE, RE_INFO, "nvfp4_moe_support.py", 47,
+                         "FlashInfer kernels unavailable for %s on current platform.", cls);
+        else
+            b = fi;
+    } else {
+        r->road = "auto";
+    }
+    if (b == WB_NONE) {
+        if (!unsupported_reason(w, WB_VLLM_CUTLASS))
+            b = WB_VLLM_CUTLASS;
+        else if (!unsupported_reason(w, WB_MARLIN))
+            b = WB_MARLIN;
+    }
+    if (b == WB_NONE) {
+        fail(r, "NotImplementedError: No NvFp4 MoE backend supports the deployment configuration.");
+        return;
+    }
+    r->backend = b;
+    if (is_flashinfer(b)) {
+        const char *fi = b == WB_FLASHINFER_TRTLLM  ? "TensorRT-LLM"
+                         : b == WB_FLASHINFER_CUTLASS ? "CUTLASS"
+                                                      : "CUTEDSL";
+        re_lines_add(L, RE_PROC_ENGINE, RE_INFO, "nvfp4_moe_support.py", 42,
+                     "Using FlashInfer kernels for %s.", cls);
+        re_lines_add(L, RE_PROC_ENGINE, RE_INFO, is_ct(w) ? "compressed_tensors_moe.py" : "modelopt.py",
+                     is_ct(w) ? 272 : 1191, "Using FlashInfer %s kernels for %s.", fi, cls);
+    } else if (b == WB_MARLIN) {
+        if (is_ct(w))
+            re_lines_add(L, RE_PROC_ENGINE, RE_INFO, "compressed_tensors_moe.py", 268,
+                         "Using Marlin for CompressedTensorsW4A4Nvfp4MoEMethod.");
+        else
+            re_lines_add(L, RE_PROC_ENGINE, RE_WARNING, "nvfp4_moe_support.py", 58,
+                         "Falling back to Marlin FP4 MoE kernel.");
+        marlin_warning(w, r);
+    } else if (b == WB_VLLM_CUTLASS && is_ct(w)) {
+        re_lines_add(L, RE_PROC_ENGINE, RE_INFO, "compressed_tensors_moe.py", 268,
+                     "Using Cutlass for CompressedTensorsW4A4Nvfp4MoeMethod.");
+    }
+    /* ModelOpt + vLLM CUTLASS printed no MoE line in these versions */
+}
+
+static void select_oracle(const struct world *w, const struct re_inputs *in,
+                          struct re_resolution *r, enum world_backend flag_choice)
+{
+    enum world_backend list[WB_COUNT];
+    unsigned n = auto_list(w, list);
+    bool fp4_live = env_live(w, "VLLM_USE_FLASHINFER_MOE_FP4");
+    const char *fp4 = fp4_live ? re_env_get(in->env, "VLLM_USE_FLASHINFER_MOE_FP4") : NULL;
+    bool fp4_on = truthy(fp4);
+    bool fp4_off = fp4 && !fp4_on;
+    bool marlin_forced = env_live(w, "VLLM_TEST_FORCE_FP8_MARLIN") &&
+                         truthy(re_env_get(in->env, "VLLM_TEST_FORCE_FP8_MARLIN"));
+
+    /* env filters change the printed list */
+    if (fp4_off || fp4_on) {
+        unsigned m = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (is_flashinfer(list[i]) == fp4_on)
+                list[m++] = list[i];
+        n = m;
+    }
+    if (fp4_on) {
+        const char *fb = env_live(w, "VLLM_FLASHINFER_MOE_BACKEND")
+                             ? re_env_get(in->env, "VLLM_FLASHINFER_MOE_BACKEND")
+                             : NULL;
+        if (fb) {
+            list[0] = fi_subchoice(w, fb);
+            n = 1;
+        }
+    }
+    memcpy(r->candidates, list, n * sizeof(list[0]));
+    r->ncandidates = n;
+
+    enum world_backend knob = knob_choice(w, in);
+    if (flag_choice != WB_NONE) {
+        r->road = "flag";
+        r->requested = flag_choice;
+        return_or_raise(w, r, flag_choice);
+    } else if (knob != WB_NONE) {
+        r->road = "knob";
+        r->requested = knob;
+        return_or_raise(w, r, knob);
+    } else if (fp4_on) {
+        r->road = "env";
+        for (unsigned i = 0; i < n && r->backend == WB_NONE; i++)
+            if (!unsupported_reason(w, list[i]))
+                r->backend = list[i];
+        if (r->backend == WB_NONE)
+            fail(r, "NotImplementedError: Found VLLM_USE_FLASHINFER_MOE_FP4=1, but no FlashInfer "
+                    "NVFP4 MoE backend supports the configuration.");
+    } else if (marlin_forced) {
+        r->road = "env";
+        r->requested = WB_MARLIN;
+        return_or_raise(w, r, WB_MARLIN);
+    } else {
+        r->road = fp4_off ? "env" : "auto";
+        for (unsigned i = 0; i < n && r->backend == WB_NONE; i++) {
+            const char *why = unsupported_reason(w, list[i]);
+            if (why)
+                re_lines_add(&r->engine_lines, RE_PROC_ENGINE, RE_DEBUG, "nvfp4.py", 247,
+                             "NvFp4 MoE backend '%s' does not support the deployment "
+                             "configuration since %s.",
+                             world_backend_name(list[i]), why);
+            else
+                r->backend = list[i];
+        }
+        if (r->backend == WB_NONE)
+            fail(r, "NotImplementedError: No NvFp4 MoE backend supports the deployment "
+                    "configuration.");
+    }
+    if (r->status != RE_OK)
+        return;
+    char lr[512];
+    list_repr(list, n, lr, sizeof(lr));
+    int ln;
+    const char *f = moe_file(w, &ln);
+    re_lines_add(&r->engine_lines, RE_PROC_ENGINE, RE_INFO, f, ln,
+                 "Using '%s' NvFp4 MoE backend out of potential backends: %s.",
+                 world_backend_name(r->backend), lr);
+    r->selection_line = true;
+    if (r->backend == WB_MARLIN)
+        marlin_warning(w, r);
+}
+
+/* Map the --moe-backend value; sets an error for invalid ones. */
+static enum world_backend map_flag(const struct world *w, const char *raw, struct re_resolution *r)
+{
+    char v[64];
+    normalize_flag(raw, v, sizeof(v));
+    if (!strcmp(v, "auto"))
+        return WB_NONE;
+    for (size_t i = 0; i < MP_ARRAY_SIZE(nvfp4_flags); i++)
+        if (!strcmp(v, nvfp4_flags[i].value) && re_ver_ge(w, 0, nvfp4_flags[i].since_minor, 0))
+            return nvfp4_flags[i].b;
+    char expected[512];
+    size_t o = 0;
+    expected[0] = 0;
+    for (size_t i = 0; i < MP_ARRAY_SIZE(nvfp4_flags) && o < sizeof(expected); i++)
+        if (re_ver_ge(w, 0, nvfp4_flags[i].since_minor, 0))
+            o += (size_t)snprintf(expected + o, sizeof(expected) - o, "%s'%s'", o ? ", " : "",
+                                  nvfp4_flags[i].value);
+    fail(r, "ValueError: moe_backend='%s' is not supported for NvFP4 MoE. Expected one of [%s].",
+         v, expected);
+    return WB_NONE;
+}
+
+int re_resolve(const struct world *w, const struct re_inputs *in, struct re_resolution *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->status = RE_OK;
+    r->backend = WB_NONE;
+    r->requested = WB_NONE;
+    r->road = "auto";
+
+    /* argparse: flags the era does not have */
+    size_t o = 0;
+    if (in->moe_backend && in->moe_backend_from_flag && !re_ver_ge(w, 0, 17, 0))
+        o += (size_t)snprintf(r->error + o, sizeof(r->error) - o, " --moe-backend %s",
+                              in->moe_backend);
+    if (in->linear_backend && !re_ver_ge(w, 0, 20, 0) && o < sizeof(r->error))
+        o += (size_t)snprintf(r->error + o, sizeof(r->error) - o, " --linear-backend %s",
+                              in->linear_backend);
+    if (o) {
+        char args[512];
+        snprintf(args, sizeof(args), "%s", r->error + 1);
+        snprintf(r->error, sizeof(r->error), "unrecognized arguments: %.480s", args);
+        r->status = RE_ERR_ARGPARSE;
+        return 0;
+    }
+
+    env_warnings(w, in, r);
+    dense_line(w, in, r);
+    if (!re_ver_ge(w, 0, 15, 0)) {
+        select_preoracle(w, in, r);
+    } else {
+        enum world_backend flag_choice = WB_NONE;
+        if (in->moe_backend && re_ver_ge(w, 0, 17, 0))
+            flag_choice = map_flag(w, in->moe_backend, r);
+        if (r->status == RE_OK)
+            select_oracle(w, in, r, flag_choice);
+    }
+    if (r->status == RE_OK)
+        attention_line(w, in, r);
+    return 0;
+}

@@ -1,0 +1,116 @@
+/* world.h - the reference engine's world file (INI), parsed purely.
+ *
+ * A world describes the engine being imitated: its vLLM version (era), the
+ * device, the model, and how each NvFp4 MoE backend behaves (speed and
+ * failure mode). The format is a public contract, see DESIGN.md and
+ * docs/refengine.md.
+ *
+ * struct world is a value type made of fixed-size arrays: nothing to free.
+ * world_parse() never prints; on error it fills the mp_diag with
+ * "file:line: message" parts and returns MP_EPARSE or MP_ELIMIT. */
+#ifndef RE_WORLD_H
+#define RE_WORLD_H
+
+#include "compat.h"
+#include "err.h"
+
+/* Every NvFp4 MoE backend vLLM has had (oracle names). */
+enum world_backend {
+    WB_FLASHINFER_TRTLLM,
+    WB_FLASHINFER_CUTEDSL,
+    WB_FLASHINFER_CUTEDSL_BATCHED,
+    WB_FLASHINFER_CUTLASS,
+    WB_VLLM_CUTLASS,
+    WB_MARLIN,
+    WB_HUMMING,
+    WB_EMULATION,
+    WB_FLASHINFER_B12X,
+    WB_B12X,
+    WB_COUNT,
+    WB_NONE = -1
+};
+
+enum world_device { WD_SM90, WD_SM100, WD_SM120, WD_SM121 };
+
+enum world_failure {
+    WF_NONE,
+    WF_ASYNC_RACE,
+    WF_KERNEL_FAULT,
+    WF_STARTUP_CRASH,
+    WF_HANG,
+    WF_GARBAGE
+};
+
+#define WORLD_MAX_SITES 16
+#define WORLD_MAX_KNOBS 16
+#define WORLD_MAX_KNOB_VALUES 32
+#define WORLD_STR 256
+#define WORLD_MAX_FILE (1u << 20) /* bytes */
+
+struct world_backend_cfg {
+    bool present;        /* a [backend NAME] section exists */
+    bool supported;      /* default true */
+    double tokens_per_second; /* default 50 */
+    double contention;   /* default 0.1 */
+    enum world_failure failure; /* default none */
+    unsigned crash_after_requests; /* 0 = unset */
+    double race_probability;       /* <0 = unset */
+    unsigned fault_after_requests; /* 0 = unset */
+    unsigned hang_after_requests;  /* 0 = unset */
+    unsigned nsites;
+    char sites[WORLD_MAX_SITES][64];
+    char error[WORLD_STR];         /* CUDA error text */
+    char startup_error[WORLD_STR * 2];
+    double blocking_slowdown;      /* default 0.6 */
+};
+
+struct world_knob_value {
+    char value[64];
+    enum world_backend backend;
+};
+
+struct world_knob {
+    char name[64];
+    unsigned nvalues;
+    struct world_knob_value values[WORLD_MAX_KNOB_VALUES];
+};
+
+struct world {
+    char version[64];
+    int ver_major, ver_minor, ver_patch; /* parsed from version */
+    enum world_device device;
+    char model[WORLD_STR];
+    char quantization[64];  /* default modelopt_fp4 */
+    double load_seconds;    /* default 0.5 */
+    uint64_t seed;          /* default 0 */
+    bool child_ignores_sigterm;
+    bool child_escapes_group;
+    struct world_backend_cfg backends[WB_COUNT];
+    unsigned nknobs;
+    struct world_knob knobs[WORLD_MAX_KNOBS];
+};
+
+/* Parse a world file's text (len bytes; need not be NUL-terminated).
+ * filename only labels diagnostics. Returns 0, MP_EPARSE (malformed) or
+ * MP_ELIMIT (too big); d gets file, line and message. Pure. */
+int world_parse(const char *text, size_t len, const char *filename, struct world *out,
+                struct mp_diag *d);
+
+/* Read and parse a file. Returns 0, -errno (d says which file), or the
+ * world_parse codes. */
+int world_load(const char *path, struct world *out, struct mp_diag *d);
+
+/* Fill a backend config with the documented defaults (present = false). */
+void world_backend_defaults(struct world_backend_cfg *b);
+
+/* "FLASHINFER_CUTLASS" etc.; NULL for an out-of-range value. */
+const char *world_backend_name(enum world_backend b);
+/* Exact (upper-case) oracle name -> enum; WB_NONE when unknown. */
+enum world_backend world_backend_from_name(const char *name);
+const char *world_device_name(enum world_device d);
+const char *world_failure_name(enum world_failure f);
+
+/* Parse "0.19.2rc1.dev8+g4b7f5ea1a" -> 0,19,2. Returns 0 or MP_EPARSE. */
+int world_parse_version(const char *s, int *maj, int *min, int *pat);
+
+#endif
