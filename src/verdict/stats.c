@@ -1,0 +1,276 @@
+/* stats.c - failure-rate bounds, required sample sizes, percentiles.
+ *
+ * The incomplete beta function is evaluated with its continued fraction
+ * (modified Lentz method), using the symmetry I_x(a,b) = 1 - I_{1-x}(b,a)
+ * to stay in the region where the fraction converges quickly. Quantiles
+ * are found by bisection: I_x is monotone in x, so bisection cannot fail,
+ * and 60-odd halvings reach double precision; speed is irrelevant here. */
+#include "compat.h"
+#include "verdict/stats.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALPHA 0.05
+#define CF_MAX_ITER 200000
+#define CF_EPS 1e-15
+#define CF_TINY 1e-300
+
+double mp_stats_failure_upper95(unsigned long n_ok)
+{
+    if (n_ok == 0)
+        return 1.0;
+    /* 1 - 0.05^(1/n) without cancellation for large n */
+    return -expm1(log(ALPHA) / (double)n_ok);
+}
+
+unsigned long mp_stats_required_n(double p)
+{
+    double l, target = log(ALPHA), est;
+    unsigned long n;
+
+    if (isnan(p) || p <= 0)
+        return MP_STATS_N_UNBOUNDED;
+    if (p >= 1)
+        return 1;
+    l = log1p(-p); /* < 0 */
+    est = ceil(target / l);
+    if (!(est < 1.8e19))
+        return MP_STATS_N_UNBOUNDED;
+    n = est < 1 ? 1 : (unsigned long)est;
+    /* settle rounding at the boundary: (1-p)^n <= 0.05 must hold for n,
+     * and must fail for n - 1 */
+    while (n > 1 && (double)(n - 1) * l <= target)
+        n--;
+    while ((double)n * l > target && n < MP_STATS_N_UNBOUNDED - 1)
+        n++;
+    return n;
+}
+
+/* Continued fraction for I_x(a,b), without the prefactor. */
+static double beta_cf(double x, double a, double b)
+{
+    double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0), h;
+
+    if (fabs(d) < CF_TINY)
+        d = CF_TINY;
+    d = 1.0 / d;
+    h = d;
+    for (int m = 1; m <= CF_MAX_ITER; m++) {
+        double dm = (double)m, coef, delta;
+        /* even step: d_{2m} = m (b - m) x / ((a + 2m - 1)(a + 2m)) */
+        coef = dm * (b - dm) * x / ((a + 2 * dm - 1.0) * (a + 2 * dm));
+        d = 1.0 + coef * d;
+        if (fabs(d) < CF_TINY)
+            d = CF_TINY;
+        c = 1.0 + coef / c;
+        if (fabs(c) < CF_TINY)
+            c = CF_TINY;
+        d = 1.0 / d;
+        h *= d * c;
+        /* odd step: d_{2m+1} = -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)) */
+        coef = -(a + dm) * (a + b + dm) * x / ((a + 2 * dm) * (a + 2 * dm + 1.0));
+        d = 1.0 + coef * d;
+        if (fabs(d) < CF_TINY)
+            d = CF_TINY;
+        c = 1.0 + coef / c;
+        if (fabs(c) < CF_TINY)
+            c = CF_TINY;
+        d = 1.0 / d;
+        delta = d * c;
+        h *= delta;
+        if (fabs(delta - 1.0) < CF_EPS)
+            break;
+    }
+    return h;
+}
+
+/* log Gamma(x) tail of Stirling's series: lgamma(x) - [(x - 1/2) log x - x + log(2 pi)/2] */
+static double stirling_tail(double x)
+{
+    double x2 = x * x;
+    return 1.0 / (12.0 * x) - 1.0 / (360.0 * x * x2) + 1.0 / (1260.0 * x * x2 * x2);
+}
+
+/* log B(a, b). lgamma(a + b) - lgamma(b) loses digits when b is huge (the
+ * terms are ~1e13 for b = 1e12 while their difference is ~50), so for a
+ * large argument the ratio is taken from Stirling's series directly:
+ * (b - 1/2) log1p(a/b) + a log(a + b) - a + tail(a + b) - tail(b). */
+static double log_beta(double a, double b)
+{
+    double big = a > b ? a : b, small = a > b ? b : a;
+    if (big < 100.0)
+        return lgamma(a) + lgamma(b) - lgamma(a + b);
+    double ratio = (big - 0.5) * log1p(small / big) + small * log(big + small) - small +
+                   stirling_tail(big + small) - stirling_tail(big);
+    return lgamma(small) - ratio;
+}
+
+double mp_stats_betainc(double x, double a, double b)
+{
+    double lfront;
+
+    if (isnan(x) || isnan(a) || isnan(b) || a <= 0 || b <= 0 || x < 0 || x > 1)
+        return NAN;
+    if (x == 0)
+        return 0.0;
+    if (x == 1)
+        return 1.0;
+    /* x^a (1-x)^b / B(a,b), in logs */
+    lfront = a * log(x) + b * log1p(-x) - log_beta(a, b);
+    if (x < (a + 1.0) / (a + b + 2.0))
+        return exp(lfront) * beta_cf(x, a, b) / a;
+    return 1.0 - exp(lfront) * beta_cf(1.0 - x, b, a) / b;
+}
+
+double mp_stats_beta_quantile(double q, double a, double b)
+{
+    double lo = 0.0, hi = 1.0;
+
+    if (isnan(q) || q < 0 || q > 1 || !(a > 0) || !(b > 0))
+        return NAN;
+    if (q == 0)
+        return 0.0;
+    if (q == 1)
+        return 1.0;
+    /* 300 halvings of [0,1] keep full relative precision down to about
+     * 1e-75; stop earlier once the midpoint no longer moves */
+    for (int i = 0; i < 300; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (mid <= lo || mid >= hi)
+            break;
+        if (mp_stats_betainc(mid, a, b) < q)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+double mp_stats_cp_lower95(unsigned long f, unsigned long trials)
+{
+    if (f > trials)
+        return NAN;
+    if (f == 0)
+        return 0.0;
+    if (f == trials)
+        return exp(log(ALPHA) / (double)trials); /* Beta(T,1): x^T = 0.05 */
+    return mp_stats_beta_quantile(ALPHA, (double)f, (double)(trials - f + 1));
+}
+
+/* "2", "2 and 3", "2, 3 and 4", "2, 3, 4, 5, 6, 7 and 9 more" */
+static void list_served(char *out, size_t outsz, const struct mp_stats_attempt *a, size_t n, bool failed)
+{
+    size_t shown = 0, total = 0, len = 0;
+    enum { SHOW = 6 };
+
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if (a[i].failed == failed)
+            total++;
+    for (size_t i = 0; i < n && len < outsz; i++) {
+        const char *sep;
+        if (a[i].failed != failed)
+            continue;
+        if (shown == SHOW && total > SHOW + 1) {
+            snprintf(out + len, outsz - len, " and %zu more", total - shown);
+            return;
+        }
+        sep = shown == 0 ? "" : (shown + 1 == total ? " and " : ", ");
+        int w = snprintf(out + len, outsz - len, "%s%lu", sep, a[i].served);
+        if (w < 0)
+            return;
+        len += (size_t)w;
+        shown++;
+    }
+}
+
+int mp_stats_async_estimate(const struct mp_stats_attempt *attempts, size_t n, struct mp_stats_async *out)
+{
+    unsigned long f = 0, trials = 0, censored = 0, censored_req = 0, last_failed_served = 0;
+    char failed_list[160], clean_part[96] = "";
+
+    if (!out || (n > 0 && !attempts))
+        return -EINVAL;
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < n; i++) {
+        unsigned long add = attempts[i].served + (attempts[i].failed ? 1UL : 0UL);
+        if (add < attempts[i].served || trials + add < trials)
+            return -EINVAL;
+        trials += add;
+        if (attempts[i].failed) {
+            f++;
+            last_failed_served = attempts[i].served;
+        } else {
+            censored++;
+            censored_req += attempts[i].served;
+        }
+    }
+    out->failures = f;
+    out->trials = trials;
+    out->p_hat = trials ? (double)f / (double)trials : 0.0;
+    out->p_low = mp_stats_cp_lower95(f, trials);
+    out->required_n = mp_stats_required_n(out->p_low);
+
+    if (censored > 0)
+        snprintf(clean_part, sizeof(clean_part), ", plus %lu clean attempt%s of %lu request%s", censored,
+                 censored == 1 ? "" : "s", censored_req, censored_req == 1 ? "" : "s");
+    if (f == 0) {
+        snprintf(out->why, sizeof(out->why),
+                 "no failure in %lu request%s served → no per-request failure rate to test "
+                 "CUDA_LAUNCH_BLOCKING=1 against",
+                 trials, trials == 1 ? "" : "s");
+        return 0;
+    }
+    list_served(failed_list, sizeof(failed_list), attempts, n, true);
+    snprintf(out->why, sizeof(out->why),
+             "%lu failure%s after %s request%s served%s → p̂ = %.2g, 95 %% lower bound p = %.2g; "
+             "(1 − p)^%lu ≤ 0.05 → %lu clean request%s needed under CUDA_LAUNCH_BLOCKING=1",
+             f, f == 1 ? "" : "s", failed_list, (f == 1 && last_failed_served == 1) ? "" : "s",
+             clean_part, out->p_hat, out->p_low, out->required_n, out->required_n,
+             out->required_n == 1 ? "" : "s");
+    return 0;
+}
+
+double mp_stats_percentile_sorted(const double *sorted, size_t n, double q)
+{
+    double h, frac;
+    size_t lo;
+
+    if (n == 0 || !sorted || isnan(q))
+        return NAN;
+    if (q < 0)
+        q = 0;
+    if (q > 100)
+        q = 100;
+    h = (double)(n - 1) * q / 100.0;
+    lo = (size_t)floor(h);
+    if (lo >= n - 1)
+        return sorted[n - 1];
+    frac = h - (double)lo;
+    return sorted[lo] + frac * (sorted[lo + 1] - sorted[lo]);
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+double mp_stats_percentile(const double *v, size_t n, double q)
+{
+    double *copy, r;
+
+    if (n == 0 || !v)
+        return NAN;
+    copy = xmalloc(n * sizeof(*copy));
+    memcpy(copy, v, n * sizeof(*copy));
+    qsort(copy, n, sizeof(*copy), cmp_double);
+    r = mp_stats_percentile_sorted(copy, n, q);
+    free(copy);
+    return r;
+}

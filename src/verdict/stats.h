@@ -1,0 +1,83 @@
+/* stats.h - the numbers behind verdicts. Pure: no I/O, no global state
+ * (mp_stats_percentile allocates a scratch copy and frees it).
+ *
+ * Model for asynchronous failures (DESIGN.md, verdict rules): each request
+ * fails independently with the same probability p, so the number of requests
+ * served before a failure is geometric. An attempt that ended in a failure
+ * after k good requests contributes k + 1 trials and 1 failure; an attempt
+ * that ended without failure after k requests (censored) contributes k
+ * trials and 0 failures. With f failures in T trials:
+ *   p_hat = f / T                           maximum-likelihood estimate
+ *   p_low = 0.05 quantile of Beta(f, T-f+1)  one-sided 95 % Clopper-Pearson
+ *                                           lower bound (conservative: low)
+ *   required n = smallest n with (1 - p_low)^n <= 0.05: that many clean
+ *   requests under CUDA_LAUNCH_BLOCKING=1 make "the failure still happens,
+ *   we were just lucky" less than 5 % likely. */
+#ifndef MP_STATS_H
+#define MP_STATS_H
+
+#include "compat.h"
+
+#include <limits.h>
+
+/* mp_stats_required_n for p <= 0 (or NaN): no finite n can show anything
+ * (also returned when n would not fit in an unsigned long). */
+#define MP_STATS_N_UNBOUNDED ULONG_MAX
+
+/* 95 % upper bound on the per-request failure rate after n_ok requests
+ * without failure: 1 - 0.05^(1/n) (about 3/n). n_ok = 0 -> 1.0. */
+double mp_stats_failure_upper95(unsigned long n_ok);
+
+/* Smallest n >= 1 with (1 - p)^n <= 0.05. p >= 1 -> 1;
+ * p <= 0 or NaN -> MP_STATS_N_UNBOUNDED. Examples: 0.5 -> 5, 0.1 -> 29,
+ * 0.05 -> 59, 0.01 -> 299. */
+unsigned long mp_stats_required_n(double p);
+
+/* Regularized incomplete beta function I_x(a, b) for a, b > 0 and
+ * 0 <= x <= 1 (continued fraction, relative accuracy about 1e-13).
+ * NaN for arguments outside that domain. */
+double mp_stats_betainc(double x, double a, double b);
+
+/* q-quantile of Beta(a, b) by bisection on mp_stats_betainc (to the last
+ * bit of a double). a, b > 0, 0 <= q <= 1; NaN otherwise. */
+double mp_stats_beta_quantile(double q, double a, double b);
+
+/* One-sided 95 % Clopper-Pearson lower bound on p for f failures in T
+ * trials: 0 when f == 0; the 0.05 quantile of Beta(f, T - f + 1) otherwise
+ * (f == T gives 0.05^(1/T)). NaN when f > T. */
+double mp_stats_cp_lower95(unsigned long f, unsigned long trials);
+
+/* One attempt of a candidate in normal (non-blocking) mode. */
+struct mp_stats_attempt {
+    unsigned long served;     /* requests served successfully in this attempt */
+    bool failed;              /* the attempt ended in a failure (after `served`) */
+};
+
+/* Result of mp_stats_async_estimate. */
+struct mp_stats_async {
+    unsigned long failures;   /* f */
+    unsigned long trials;     /* T = sum over attempts (served + failed) */
+    double p_hat;             /* f / T; 0 when T == 0 */
+    double p_low;             /* one-sided 95 % lower bound; 0 when f == 0 */
+    unsigned long required_n; /* clean blocking-mode requests needed; MP_STATS_N_UNBOUNDED when f == 0 */
+    char why[512];            /* the reasoning in one sentence (UTF-8), e.g.
+                               * "2 failures after 2 and 2 requests served → p̂ = 0.33,
+                               *  95 % lower bound p = 0.063; (1 − p)^47 ≤ 0.05 → 47 clean
+                               *  requests needed under CUDA_LAUNCH_BLOCKING=1" */
+};
+
+/* Estimate p and the required clean-request count from n attempts
+ * (borrowed; may be NULL when n == 0). Returns 0, or -EINVAL when
+ * out is NULL or the trial count overflows. */
+int mp_stats_async_estimate(const struct mp_stats_attempt *attempts, size_t n, struct mp_stats_async *out);
+
+/* q-th percentile (0 <= q <= 100, clamped) of n values, with linear
+ * interpolation between closest ranks exactly like numpy's default
+ * ("linear"): h = (n - 1) * q / 100, v[floor h] + (h - floor h) *
+ * (v[floor h + 1] - v[floor h]) over the sorted values. NaN when n == 0.
+ * Values must not be NaN. mp_stats_percentile sorts a private copy;
+ * the _sorted variant expects ascending input and does not allocate. */
+double mp_stats_percentile(const double *v, size_t n, double q);
+double mp_stats_percentile_sorted(const double *sorted, size_t n, double q);
+
+#endif
