@@ -1,0 +1,160 @@
+/* logrender.c - JSON and text renderings of a struct mp_logresult, shared by
+ * `moeprobe scan` and qualify's report. */
+#include "compat.h"
+
+#include <string.h>
+
+#include "logs/logscan.h"
+
+static void jstr(struct buf *b, const char *s)
+{
+    if (s)
+        buf_add_json_str(b, s, strlen(s));
+    else
+        buf_adds(b, "null");
+}
+
+static void jline(struct buf *b, long line)
+{
+    if (line > 0)
+        buf_printf(b, "%ld", line);
+    else
+        buf_adds(b, "null");
+}
+
+static void jarr(struct buf *b, const char *const *v, size_t n)
+{
+    buf_addc(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            buf_adds(b, ", ");
+        jstr(b, v[i]);
+    }
+    buf_addc(b, ']');
+}
+
+static const char *sev_name(int s)
+{
+    return s >= 2 ? "error" : s == 1 ? "warning" : "info";
+}
+
+void mp_logresult_to_json(const struct mp_logresult *r, const char *file, struct buf *b)
+{
+    buf_adds(b, "{\"file\": ");
+    jstr(b, file);
+    buf_adds(b, ", \"engine_version\": ");
+    jstr(b, r->engine_version);
+    buf_adds(b, ", \"model\": ");
+    jstr(b, r->model);
+    buf_adds(b, ", \"quantization\": ");
+    jstr(b, r->quantization);
+    buf_adds(b, ",\n  \"resolved\": {\"moe_backend\": ");
+    jstr(b, r->moe_backend);
+    buf_adds(b, ", \"moe_candidates\": ");
+    jarr(b, r->moe_candidates, r->n_moe_candidates);
+    buf_adds(b, ", \"linear_kernel\": ");
+    jstr(b, r->linear_kernel);
+    buf_adds(b, ", \"attention_backend\": ");
+    jstr(b, r->attention_backend);
+    buf_adds(b, "},\n  \"resolved_lines\": {\"moe_backend\": ");
+    jline(b, r->moe_backend_line);
+    buf_adds(b, ", \"linear_kernel\": ");
+    jline(b, r->linear_kernel_line);
+    buf_adds(b, ", \"attention_backend\": ");
+    jline(b, r->attention_backend_line);
+    buf_adds(b, "},\n  \"moe_backend_flag\": ");
+    jstr(b, r->moe_backend_flag);
+    buf_adds(b, ", \"unknown_env\": ");
+    jarr(b, r->unknown_env, r->n_unknown_env);
+    buf_adds(b, ",\n  \"crash\": ");
+    if (r->has_crash) {
+        buf_adds(b, "{\"class\": ");
+        jstr(b, r->crash.cls);
+        buf_adds(b, ", \"message\": ");
+        jstr(b, r->crash.message);
+        buf_printf(b, ", \"line\": %ld, \"sites\": ", r->crash.line);
+        jarr(b, r->crash.sites, r->crash.nsites);
+        buf_printf(b, ", \"engine_dead\": %s}", r->crash.engine_dead ? "true" : "false");
+    } else {
+        buf_adds(b, "null");
+    }
+    buf_adds(b, ",\n  \"startup_error\": ");
+    jstr(b, r->startup_error);
+    buf_adds(b, ", \"startup_error_line\": ");
+    jline(b, r->startup_error_line);
+    buf_printf(b, ", \"ready\": %s, \"ready_line\": ", r->ready ? "true" : "false");
+    jline(b, r->ready_line);
+    buf_printf(b, ", \"lines\": %ld, \"truncated_lines\": %ld,\n  \"findings\": [", r->lines,
+               r->truncated_lines);
+    for (size_t i = 0; i < r->nfindings; i++) {
+        const struct mp_logfinding *f = &r->findings[i];
+        buf_adds(b, i ? ",\n    " : "\n    ");
+        buf_printf(b, "{\"severity\": \"%s\", \"code\": ", sev_name(f->severity));
+        jstr(b, f->code);
+        buf_adds(b, ", \"line\": ");
+        jline(b, f->line);
+        buf_adds(b, ", \"text\": ");
+        jstr(b, f->text);
+        buf_addc(b, '}');
+    }
+    buf_adds(b, r->nfindings ? "\n  ]}" : "]}");
+}
+
+static void tline(struct buf *b, const char *label, const char *v, long line)
+{
+    buf_printf(b, "  %-18s %s", label, v ? v : "(not in log)");
+    if (v && line > 0)
+        buf_printf(b, "  (line %ld)", line);
+    buf_addc(b, '\n');
+}
+
+void mp_logresult_to_text(const struct mp_logresult *r, const char *file, struct buf *b)
+{
+    buf_printf(b, "%s: %ld lines\n", file ? file : "(log)", r->lines);
+    tline(b, "engine version", r->engine_version, 0);
+    tline(b, "model", r->model, 0);
+    if (r->quantization)
+        tline(b, "quantization", r->quantization, 0);
+    tline(b, "MoE backend", r->moe_backend, r->moe_backend_line);
+    if (r->n_moe_candidates) {
+        buf_printf(b, "  %-18s ", "  out of");
+        for (size_t i = 0; i < r->n_moe_candidates; i++)
+            buf_printf(b, "%s%s", i ? ", " : "", r->moe_candidates[i]);
+        buf_addc(b, '\n');
+    }
+    tline(b, "linear kernel", r->linear_kernel, r->linear_kernel_line);
+    tline(b, "attention backend", r->attention_backend, r->attention_backend_line);
+    if (r->moe_backend_flag)
+        buf_printf(b, "  %-18s --moe-backend %s\n", "MoE flag", r->moe_backend_flag);
+    if (r->n_unknown_env) {
+        buf_printf(b, "  %-18s ", "unknown env");
+        for (size_t i = 0; i < r->n_unknown_env; i++)
+            buf_printf(b, "%s%s", i ? ", " : "", r->unknown_env[i]);
+        buf_printf(b, "  (line %ld)\n", r->unknown_env_line);
+    }
+    if (r->ready)
+        buf_printf(b, "  %-18s yes (line %ld)\n", "ready", r->ready_line);
+    else
+        buf_printf(b, "  %-18s no \"Application startup complete\" line\n", "ready");
+    if (r->has_crash) {
+        buf_printf(b, "  %-18s %s at line %ld%s\n", "crash", r->crash.cls, r->crash.line,
+                   r->crash.engine_dead ? ", engine dead" : "");
+        buf_printf(b, "  %-18s %s\n", "  message", r->crash.message ? r->crash.message : "");
+        for (size_t i = 0; i < r->crash.nsites; i++)
+            buf_printf(b, "  %-18s %s\n", i ? "" : "  sites", r->crash.sites[i]);
+    } else {
+        buf_printf(b, "  %-18s none\n", "crash");
+    }
+    if (r->startup_error)
+        buf_printf(b, "  %-18s %s (line %ld)\n", "startup error", r->startup_error,
+                   r->startup_error_line);
+    if (r->nfindings)
+        buf_adds(b, "  findings:\n");
+    for (size_t i = 0; i < r->nfindings; i++) {
+        const struct mp_logfinding *f = &r->findings[i];
+        buf_printf(b, "    [%s] %s", sev_name(f->severity), f->code);
+        if (f->line > 0)
+            buf_printf(b, " (line %ld)", f->line);
+        buf_printf(b, ": %s\n", f->text);
+    }
+}

@@ -1,0 +1,109 @@
+/* logscan.h - streaming scanner of vLLM engine logs.
+ *
+ * Feeds raw log bytes (any chunking), keeps at most MP_LOGSCAN_MAX_LINE
+ * bytes of a line (the rest is skipped and counted), and keeps a running
+ * struct mp_logresult: engine version, model, resolved MoE / linear /
+ * attention backends, unknown environment variables, the first fatal failure
+ * (its root cause preferred over EngineDeadError), readiness and findings.
+ *
+ * Cost per line: a 2-byte-gram literal prefilter over the line (no
+ * allocation); only lines that contain a signature literal are stripped of
+ * their prefixes and given to PCRE2 (JIT). Used by `moeprobe scan` on files
+ * and by qualify on a live server's output. Knowledge (which lines mean
+ * what) comes from src/knowledge/knowledge.h. */
+#ifndef MP_LOGSCAN_H
+#define MP_LOGSCAN_H
+
+#include "compat.h"
+
+#include "buf.h"
+#include "err.h"
+
+#define MP_LOGSCAN_MAX_LINE (64u * 1024u) /* bytes kept per line */
+#define MP_LOGSCAN_MAX_FINDINGS 64        /* then one "findings-truncated" */
+#define MP_LOGSCAN_MAX_SITES 4
+
+struct mp_knowledge;                                   /* src/knowledge/knowledge.h */
+const struct mp_knowledge *mp_knowledge_builtin(void); /* compiled-in data; never NULL; not freed */
+int mp_knowledge_load(const char *path, struct mp_knowledge **out, struct mp_diag *d); /* 0 / <0 */
+void mp_knowledge_free(struct mp_knowledge *k);
+
+struct mp_logscan; /* opaque */
+/* k is borrowed for the scanner's life. Never returns NULL. */
+struct mp_logscan *mp_logscan_new(const struct mp_knowledge *k);
+void mp_logscan_free(struct mp_logscan *s); /* accepts NULL */
+/* Feed raw bytes in any chunking (LF/CRLF, partial lines kept); returns OR of
+ * MP_LOGEV_* of the lines completed by this call. mp_logscan_finish() flushes
+ * a last unterminated line (and adds end-of-log findings); feeding after
+ * finish starts a new line. */
+unsigned mp_logscan_feed(struct mp_logscan *s, const char *data, size_t len);
+unsigned mp_logscan_finish(struct mp_logscan *s);
+/* Or feed exactly one line (no terminator); the scanner numbers lines itself
+ * from 1. A trailing CR is dropped; len beyond MP_LOGSCAN_MAX_LINE is cut. */
+unsigned mp_logscan_line(struct mp_logscan *s, const char *line, size_t len);
+enum {
+    MP_LOGEV_RESOLVED = 1, /* a MoE backend selection line was seen */
+    MP_LOGEV_FATAL = 2,    /* a fatal signature: CUDA error, EngineDeadError, engine/core init
+                              failure, argparse error, No NvFp4 MoE backend..., ValueError at
+                              startup, OOM */
+    MP_LOGEV_READY = 4,    /* server ready: "Application startup complete" */
+    MP_LOGEV_WARNING = 8   /* unknown/deprecated env, TMA/autotuner failure, ... */
+};
+
+struct mp_logfinding {
+    int severity; /* 0 info 1 warning 2 error */
+    const char *code;
+    long line;
+    const char *text;
+};
+struct mp_logcrash {
+    const char *cls;     /* "illegal-address", ... (crash classes of DESIGN.md) */
+    const char *message; /* the error text of the line */
+    long line;
+    const char **sites;  /* innermost first; vllm/flashinfer/torch frames "path.py:function",
+                            C++ "csrc/file.cuh" */
+    size_t nsites;
+    bool engine_dead;    /* an EngineDeadError / engine-core failure was seen too */
+};
+/* All strings NUL-terminated, NULL when unknown, owned by the scanner. */
+struct mp_logresult {
+    long lines;
+    const char *engine_version;
+    const char *model;
+    const char *quantization;
+    const char *moe_backend;
+    long moe_backend_line;
+    const char **moe_candidates;
+    size_t n_moe_candidates;
+    const char *linear_kernel;
+    long linear_kernel_line;
+    const char *attention_backend;
+    long attention_backend_line;
+    const char *moe_backend_flag;
+    const char **unknown_env;
+    size_t n_unknown_env;
+    long unknown_env_line; /* first such line */
+    bool has_crash;
+    struct mp_logcrash crash; /* the first fatal failure (root cause preferred over EngineDead) */
+    const char *startup_error; /* the engine's own reason when it failed before ready */
+    long startup_error_line;
+    bool ready;
+    long ready_line;
+    const struct mp_logfinding *findings;
+    size_t nfindings;
+    /* additions beyond the shared contract */
+    long truncated_lines;       /* lines longer than MP_LOGSCAN_MAX_LINE */
+    unsigned long long bytes;   /* bytes seen */
+};
+/* Borrowed view valid until the next feed/finish/line/free. */
+const struct mp_logresult *mp_logscan_result(const struct mp_logscan *s);
+
+/* Render r as the JSON object of `moeprobe scan --json` (DESIGN shapes):
+ * {"file", "engine_version", "model", "quantization", "resolved": {...},
+ *  "moe_backend_flag", "unknown_env", "crash", "startup_error", "ready",
+ *  "lines", "findings": [...]}. file may be NULL (then "file": null). */
+void mp_logresult_to_json(const struct mp_logresult *r, const char *file, struct buf *out);
+/* Human-readable report of r (several lines, each ending in '\n'). */
+void mp_logresult_to_text(const struct mp_logresult *r, const char *file, struct buf *out);
+
+#endif
