@@ -7,7 +7,22 @@
 #include "compat.h"
 #include "proc/proc.h"
 
+#include <sys/syscall.h>
 #include <sys/types.h>
+
+/* Syscalls without glibc wrappers on Debian 12. These numbers are the same
+ * on every architecture that uses the unified syscall table (all but
+ * alpha), so old kernel headers get them here instead of #ifdefs in .c
+ * files; an old kernel answers ENOSYS and we fall back. */
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
 
 struct mp_proc {
     pid_t pid;             /* main child == pgid == sid */

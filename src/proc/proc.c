@@ -62,33 +62,25 @@ bool mp_proc__is_managed(pid_t pid)
 
 /* ---- pidfd ------------------------------------------------------------- */
 
-/* No glibc wrapper before 2.36, so go through syscall(); SYS_pidfd_open is
- * in every kernel header since 5.3. Without it we return -ENOSYS and the
- * callers fall back to plain pids with a poll tick. */
+/* No glibc wrapper before 2.36, so go through syscall(). Kernels before
+ * 5.3 answer -ENOSYS and the callers fall back to plain pids with a poll
+ * tick. */
 int mp_proc__pidfd_open(pid_t pid)
 {
-#ifdef SYS_pidfd_open
     long fd = syscall(SYS_pidfd_open, (long)pid, 0L);
     if (fd < 0)
         return -errno;
     return (int)fd;
-#else
-    MP_UNUSED(pid);
-    return -ENOSYS;
-#endif
 }
 
 int mp_proc__pidfd_kill(int pidfd, pid_t pid, int sig)
 {
-#ifdef SYS_pidfd_send_signal
     if (pidfd >= 0) {
         if (syscall(SYS_pidfd_send_signal, (long)pidfd, (long)sig, NULL, 0L) == 0)
             return 0;
-        return -errno;
+        if (errno != ENOSYS)
+            return -errno;
     }
-#else
-    MP_UNUSED(pidfd);
-#endif
     if (kill(pid, sig) == 0)
         return 0;
     return -errno;

@@ -173,10 +173,7 @@ static void child(const char *path, char *const *argv, char *const *envp, const 
     /* Close everything above stderr except the status pipe, which is CLOEXEC
      * and goes away at exec. close_range(CLOEXEC) does it in one call (5.11);
      * the loop is the fallback. */
-#ifdef SYS_close_range
-    if (syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) != 0)
-#endif
-    {
+    if (syscall(SYS_close_range, 3U, ~0U, 4U /* CLOSE_RANGE_CLOEXEC */) != 0) {
         for (int fd = 3; fd < maxfd; fd++)
             if (fd != errw)
                 close(fd);

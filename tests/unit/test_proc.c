@@ -450,6 +450,30 @@ static void test_double_fork_in_group(void **state)
     assert_clean(marker); /* the reparented sleep was reaped too */
 }
 
+static void test_leader_gone_group_left(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE];
+    struct lines l = { 0 };
+    struct mp_teardown t;
+    MP_UNUSED(state);
+
+    /* like a vLLM API server that exited and left its EngineCore behind */
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh("sleep 1000 & echo ready; exit 0", marker, NULL);
+    read_until(p, &l, "ready");
+    wait_exit(p);
+    assert_int_equal(mp_proc_find_marked(marker, 0), 1);
+    assert_int_equal(mp_proc_teardown(p, 30.0, on_line, &l, &t), 0);
+    assert_false(t.was_running);
+    assert_true(t.exited_on_term); /* the rest of the group went on TERM */
+    assert_false(t.killed);
+    assert_int_equal(t.leftovers, 0);
+    assert_true(WIFEXITED(t.exit_status) && WEXITSTATUS(t.exit_status) == 0);
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
 static void test_reap_orphans_keeps_managed_status(void **state)
 {
     char marker[MP_PROC_MARKER_SIZE];
@@ -654,6 +678,7 @@ int main(void)
         cmocka_unit_test(test_stopped_engine_gets_cont),
         cmocka_unit_test(test_setsid_escapee_found_by_marker),
         cmocka_unit_test(test_double_fork_in_group),
+        cmocka_unit_test(test_leader_gone_group_left),
         cmocka_unit_test(test_reap_orphans_keeps_managed_status),
         cmocka_unit_test(test_spawn_errors),
         cmocka_unit_test(test_container_runtime_called),
