@@ -99,11 +99,11 @@ $(B)/bin/refengine: $(RE_OBJ) $(BASE_OBJ)
 
 $(B)/tests/%: tests/unit/%.c $(B)/libmp.a $(RE_LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -Irefengine $(LDSAN) -o $@ $< $(B)/libmp.a $(RE_LIB_OBJ) $(CMOCKA_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(CMOCKA_CFLAGS) -Irefengine $(LDSAN) -o $@ $< $(RE_LIB_OBJ) $(B)/libmp.a $(CMOCKA_LIBS) $(LDLIBS)
 
 $(B)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay.c $(B)/libmp.a $(RE_LIB_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Irefengine $(LDSAN) -o $@ $< tests/fuzz/replay.c $(B)/libmp.a $(RE_LIB_OBJ) $(LDLIBS)
+	$(CC) $(CFLAGS) -Irefengine $(LDSAN) -o $@ $< tests/fuzz/replay.c $(RE_LIB_OBJ) $(B)/libmp.a $(LDLIBS)
 
 unit-bins: $(UT_BIN)
 fuzz-bins: $(FZ_REPLAY)

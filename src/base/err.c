@@ -56,6 +56,7 @@ const char *mp_strerror(int code)
     }
 }
 
+static void vreport(const char *kind, const char *fmt, va_list ap) MP_PRINTF(2, 0);
 static void vreport(const char *kind, const char *fmt, va_list ap)
 {
     char msg[4096];
