@@ -1,0 +1,275 @@
+/* cmd_explain.c - `moeprobe explain`: what each knob of a launch command does
+ * for a vLLM version, without running anything. */
+#include "compat.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "err.h"
+#include "knowledge/knowledge.h"
+#include "xalloc.h"
+
+extern char **environ;
+
+static const char explain_usage[] =
+    "usage: moeprobe explain [--engine-version V] [--json] [--knowledge FILE] -- COMMAND...\n"
+    "\n"
+    "Analyses a launch command without running it. The environment is the\n"
+    "command's leading NAME=VALUE words, -e/--env NAME=VALUE of `docker run` /\n"
+    "`podman run`, and (for commands not run in a container) this shell's\n"
+    "VLLM_* and CUDA_* variables; --flag value / --flag=value pairs are flags.\n"
+    "For each knob: kind, what it affects in that vLLM version, its status and a\n"
+    "note with the source; then the MoE backend the rules decide, if they do.\n"
+    "Without --engine-version the version comes from an image tag in the command\n"
+    "(vllm/vllm-openai:v0.17.0-cu130) or the newest knowledge is used (and said).\n"
+    "Values of variables whose names contain TOKEN, KEY, SECRET, PASSWORD or AUTH\n"
+    "are printed as ***.\n"
+    "\n"
+    "options:\n"
+    "  --engine-version V  evaluate for vLLM V (e.g. 0.17.0)\n"
+    "  --json              print JSON\n"
+    "  --knowledge FILE    use FILE's knowledge (docs/knowledge.md)\n"
+    "  -h, --help          this help\n";
+
+struct vec {
+    char **v;
+    size_t n, cap;
+};
+
+static void vpush(struct vec *x, char *owned)
+{
+    if (x->n == x->cap) {
+        x->cap = x->cap ? x->cap * 2 : 16;
+        x->v = xreallocarray(x->v, x->cap, sizeof(char *));
+    }
+    x->v[x->n++] = owned;
+}
+
+static void vrelease(struct vec *x)
+{
+    for (size_t i = 0; i < x->n; i++)
+        free(x->v[i]);
+    free(x->v);
+}
+
+static bool is_assignment(const char *w)
+{
+    if (!((*w >= 'A' && *w <= 'Z') || (*w >= 'a' && *w <= 'z') || *w == '_'))
+        return false;
+    for (const char *p = w; *p; p++) {
+        if (*p == '=')
+            return true;
+        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_' ||
+              (*p >= '0' && *p <= '9')))
+            return false;
+    }
+    return false;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+/* env NAME already set in env? */
+static bool env_named(const struct vec *env, const char *assign)
+{
+    size_t n = strcspn(assign, "=");
+    for (size_t i = 0; i < env->n; i++)
+        if (!strncmp(env->v[i], assign, n) && env->v[i][n] == '=')
+            return true;
+    return false;
+}
+
+/* docker/podman run options that take a value as the next word */
+static bool docker_opt_takes_value(const char *o)
+{
+    static const char *const opts[] = {
+        "-e", "--env", "-p", "--publish", "-v", "--volume", "--name", "--gpus", "--ipc",
+        "--shm-size", "--network", "--net", "-w", "--workdir", "--entrypoint", "--runtime",
+        "--ulimit", "--env-file", "-u", "--user", "--mount", "--device", "--cpus", "--memory",
+        "-m", "--label", "-l", "--platform", "--pull", "--restart", "-h", "--hostname",
+        "--add-host", "--cap-add", "--cap-drop", "--security-opt", "--group-add", "--log-driver",
+        "--log-opt", "--tmpfs", "--pid", "--uts", "--cgroupns", "--stop-signal", "--stop-timeout",
+        "--health-cmd", "--cpuset-cpus", NULL};
+    for (size_t i = 0; opts[i]; i++)
+        if (!strcmp(o, opts[i]))
+            return true;
+    return false;
+}
+
+/* "vllm/vllm-openai:v0.17.0-cu130" -> "0.17.0"; NULL when the tag names no version. */
+static char *version_from_image(const char *img)
+{
+    if (!strstr(img, "vllm"))
+        return NULL;
+    const char *c = strrchr(img, ':');
+    if (!c || strchr(c, '/'))
+        return NULL;
+    c++;
+    if (*c == 'v')
+        c++;
+    size_t n = 0, dots = 0;
+    while ((c[n] >= '0' && c[n] <= '9') || c[n] == '.') {
+        dots += c[n] == '.';
+        n++;
+    }
+    if (dots < 1 || n == 0 || c[0] == '.')
+        return NULL;
+    while (n && c[n - 1] == '.')
+        n--;
+    return xstrndup(c, n);
+}
+
+int cmd_explain(int argc, char **argv)
+{
+    const char *ver = NULL, *kfile = NULL;
+    bool json = false;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(explain_usage, stdout);
+            return MP_EXIT_OK;
+        } else if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (!strcmp(a, "--engine-version") || !strcmp(a, "--knowledge")) {
+            if (i + 1 >= argc) {
+                mp_error("explain: %s needs a value", a);
+                return MP_EXIT_USAGE;
+            }
+            if (a[2] == 'e')
+                ver = argv[++i];
+            else
+                kfile = argv[++i];
+        } else if (!strncmp(a, "--engine-version=", 17)) {
+            ver = a + 17;
+        } else if (!strncmp(a, "--knowledge=", 12)) {
+            kfile = a + 12;
+        } else if (!strcmp(a, "--")) {
+            i++;
+            break;
+        } else if (a[0] == '-') {
+            mp_error("explain: unknown option '%s' (see 'moeprobe explain --help')", a);
+            return MP_EXIT_USAGE;
+        } else {
+            break;
+        }
+    }
+    if (i >= argc) {
+        mp_error("explain: no COMMAND given (moeprobe explain [options] -- COMMAND...)");
+        return MP_EXIT_USAGE;
+    }
+    struct mp_knowledge *own = NULL;
+    const struct mp_knowledge *k = mp_knowledge_builtin();
+    if (kfile) {
+        struct mp_diag d = MP_DIAG_INIT;
+        if (mp_knowledge_load(kfile, &own, &d) != 0) {
+            char msg[600];
+            mp_diag_format(&d, msg, sizeof(msg));
+            mp_error("explain: knowledge file %s", msg);
+            return MP_EXIT_USAGE;
+        }
+        k = own;
+    }
+    struct vec env = {0}, flags = {0};
+    char *image_ver = NULL, *image = NULL;
+    bool container = false;
+    /* leading assignments (optionally after `env`) */
+    if (i < argc && !strcmp(base_name(argv[i]), "env"))
+        i++;
+    while (i < argc && is_assignment(argv[i]))
+        vpush(&env, xstrdup(argv[i++]));
+    if (i + 1 < argc &&
+        (!strcmp(base_name(argv[i]), "docker") || !strcmp(base_name(argv[i]), "podman")) &&
+        !strcmp(argv[i + 1], "run")) {
+        container = true;
+        i += 2;
+        for (; i < argc; i++) {
+            const char *a = argv[i];
+            if (a[0] != '-') {
+                image = xstrdup(a);
+                i++;
+                break;
+            }
+            const char *val = NULL;
+            if ((!strcmp(a, "-e") || !strcmp(a, "--env")) && i + 1 < argc)
+                val = argv[++i];
+            else if (!strncmp(a, "--env=", 6))
+                val = a + 6;
+            else if (!strncmp(a, "-e", 2) && a[2])
+                val = a + 2;
+            else if (!strchr(a, '=') && docker_opt_takes_value(a) && i + 1 < argc)
+                i++;
+            if (val) {
+                if (strchr(val, '=')) {
+                    vpush(&env, xstrdup(val));
+                } else {
+                    const char *hv = getenv(val); /* -e NAME passes the host's value */
+                    if (hv)
+                        vpush(&env, xasprintf("%s=%s", val, hv));
+                }
+            }
+        }
+        if (image)
+            image_ver = version_from_image(image);
+    }
+    for (; i < argc; i++)
+        vpush(&flags, xstrdup(argv[i]));
+    if (!container) {
+        for (char **e = environ; e && *e; e++)
+            if ((!strncmp(*e, "VLLM_", 5) || !strncmp(*e, "CUDA_", 5)) && !env_named(&env, *e))
+                vpush(&env, xstrdup(*e));
+    }
+    const char *use_ver = ver ? ver : image_ver;
+    struct mp_explain ex;
+    int rc = MP_EXIT_OK;
+    if (mp_kn_explain(k, use_ver, env.v, env.n, flags.v, flags.n, &ex) != 0) {
+        mp_error("explain: '%s' is not a version (expected e.g. 0.17.0)", use_ver);
+        rc = MP_EXIT_USAGE;
+        goto out;
+    }
+    struct buf b = BUF_INIT;
+    if (json) {
+        mp_kn_explain_to_json(&ex, &b);
+    } else {
+        if (ver)
+            buf_printf(&b, "engine version: vLLM %s\n", ex.engine_version);
+        else if (image_ver)
+            buf_printf(&b, "engine version: vLLM %s (from the image tag %s)\n", ex.engine_version,
+                       image);
+        else if (image)
+            buf_printf(&b, "engine version: unknown (image %s names none); evaluated with the "
+                           "newest knowledge (vLLM %s)\n",
+                       image, ex.engine_version);
+        else
+            buf_printf(&b, "engine version: unknown; evaluated with the newest knowledge (vLLM %s); "
+                           "pass --engine-version V\n",
+                       ex.engine_version);
+        if (ex.nknobs == 0)
+            buf_adds(&b, "no knobs: no NAME=VALUE environment and no --flags in the command\n");
+        for (size_t j = 0; j < ex.nknobs; j++) {
+            const struct mp_kn_knob_report *r = &ex.knobs[j];
+            buf_printf(&b, "\n  %s\n      %s, affects %s, %s\n      %s\n", r->knob, r->kind,
+                       r->affects, r->status, r->note);
+        }
+        buf_printf(&b, "\npredicted MoE backend: %s (%s)\n\n%s\n",
+                   ex.predicted_moe_backend ? ex.predicted_moe_backend : "none",
+                   ex.prediction_reason, ex.summary);
+    }
+    fwrite(b.data, 1, b.len, stdout);
+    buf_release(&b);
+    mp_kn_explain_release(&ex);
+    if (fflush(stdout) != 0)
+        rc = MP_EXIT_INTERNAL;
+out:
+    vrelease(&env);
+    vrelease(&flags);
+    free(image);
+    free(image_ver);
+    mp_knowledge_free(own);
+    return rc;
+}
