@@ -15,9 +15,6 @@
         return MP_EXIT_USAGE;                                                \
     }
 
-STUB(cmd_qualify, "qualify")
-STUB(cmd_diagnose, "diagnose")
-STUB(cmd_minimize, "minimize")
 STUB(cmd_soak, "soak")
 STUB(cmd_inspect, "inspect")
 STUB(cmd_report, "report")

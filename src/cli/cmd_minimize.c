@@ -1,0 +1,429 @@
+/* cmd_minimize.c - `moeprobe minimize`: the smallest set of knob changes
+ * that turns a failing configuration (--from) into a working one (--to),
+ * found with delta debugging, each test a full attempt. */
+#include "compat.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cli/commands.h"
+#include "cli/opts.h"
+#include "err.h"
+#include "logs/logscan.h"
+#include "proc/proc.h"
+#include "report/report.h"
+#include "run/runner.h"
+#include "verdict/ddmin.h"
+#include "verdict/stats.h"
+#include "xalloc.h"
+
+int mp_signals_setup(sigset_t *old);
+
+static const char minimize_help[] =
+    "usage: moeprobe minimize --from 'KNOBS' --to 'KNOBS' [options] -- SERVER COMMAND...\n"
+    "\n"
+    "--from is a knob set that fails, --to one that works. moeprobe verifies both,\n"
+    "then finds a 1-minimal subset of the differences that, added to --from, still\n"
+    "works (Zeller's ddmin). Every test is a full attempt; a pass must serve the\n"
+    "number of clean requests that --from's failure rate requires, so a flaky\n"
+    "failure cannot fake a pass. Results go to minimize.json in the run directory.\n"
+    "\n"
+    MP_COMMON_OPTS_HELP
+    "\n"
+    "example (which of the Marlin variables mattered?):\n"
+    "  moeprobe minimize --from '' --to 'VLLM_USE_FLASHINFER_MOE_FP4=0 VLLM_TEST_FORCE_FP8_MARLIN=1 \\\n"
+    "      VLLM_NVFP4_GEMM_BACKEND=marlin VLLM_SCALED_MM_BACKEND=marlin' -- vllm serve M\n"
+    "\n"
+    "exit codes: 0 a minimal set was found; 1 the premise is false (--to fails or\n"
+    "            --from works); 2 usage or input error; 3 internal error; 128+N signal N\n";
+
+/* A knob: an env assignment or a flag group ("--moe-backend cutlass"). */
+struct knob {
+    char *text;      /* display and JSON form */
+    bool env;
+    char *key;       /* env NAME or the flag */
+    struct mp_strv words;
+};
+
+struct knobset {
+    struct knob *k;
+    size_t n;
+};
+
+static void knobset_release(struct knobset *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->k[i].text);
+        free(s->k[i].key);
+        mp_strv_release(&s->k[i].words);
+    }
+    free(s->k);
+    memset(s, 0, sizeof(*s));
+}
+
+static void knobset_add(struct knobset *s, bool env, const char *key, char *const *words, size_t nw)
+{
+    s->k = xreallocarray(s->k, s->n + 1, sizeof(*s->k));
+    struct knob *k = &s->k[s->n++];
+    memset(k, 0, sizeof(*k));
+    k->env = env;
+    k->key = xstrdup(key);
+    struct buf t = BUF_INIT;
+    for (size_t i = 0; i < nw; i++) {
+        mp_strv_push(&k->words, words[i]);
+        if (i)
+            buf_addc(&t, ' ');
+        buf_adds(&t, words[i]);
+    }
+    k->text = buf_detach(&t, NULL);
+}
+
+static void knobs_of(const struct mp_candidate *c, struct knobset *s)
+{
+    for (size_t i = 0; i < c->env.n; i++) {
+        const char *w = c->env.v[i];
+        char *name = xstrndup(w, (size_t)(strchr(w, '=') - w));
+        knobset_add(s, true, name, &c->env.v[i], 1);
+        free(name);
+    }
+    size_t i = 0;
+    while (i < c->args.n) {
+        size_t j = i + 1;
+        while (j < c->args.n && c->args.v[j][0] != '-')
+            j++;
+        const char *w = c->args.v[i];
+        const char *eq = strchr(w, '=');
+        char *key = w[0] == '-' && eq ? xstrndup(w, (size_t)(eq - w)) : xstrdup(w);
+        knobset_add(s, false, key, &c->args.v[i], j - i);
+        free(key);
+        i = j;
+    }
+}
+
+static int find_key(const struct knobset *s, const struct knob *k)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->k[i].env == k->env && !strcmp(s->k[i].key, k->key))
+            return (int)i;
+    return -1;
+}
+
+/* Build the candidate: from's knobs with the chosen differences applied
+ * (replacing a knob of the same name/flag, else added). */
+static void apply(const struct knobset *from, const struct knobset *diff, const size_t *sub,
+                  size_t nsub, const char *name, struct mp_candidate *out)
+{
+    struct knobset cur;
+    memset(&cur, 0, sizeof(cur));
+    for (size_t i = 0; i < from->n; i++)
+        knobset_add(&cur, from->k[i].env, from->k[i].key, from->k[i].words.v, from->k[i].words.n);
+    for (size_t i = 0; i < nsub; i++) {
+        const struct knob *k = &diff->k[sub[i]];
+        int at = find_key(&cur, k);
+        if (at >= 0) {
+            struct knob *t = &cur.k[at];
+            mp_strv_release(&t->words);
+            for (size_t w = 0; w < k->words.n; w++)
+                mp_strv_push(&t->words, k->words.v[w]);
+            free(t->text);
+            t->text = xstrdup(k->text);
+        } else {
+            knobset_add(&cur, k->env, k->key, k->words.v, k->words.n);
+        }
+    }
+    memset(out, 0, sizeof(*out));
+    out->name = xstrdup(name);
+    for (size_t i = 0; i < cur.n; i++)
+        for (size_t w = 0; w < cur.k[i].words.n; w++)
+            mp_strv_push(cur.k[i].env ? &out->env : &out->args, cur.k[i].words.v[w]);
+    knobset_release(&cur);
+}
+
+struct mctx {
+    struct mp_runctx *run;
+    struct mp_report *rep;
+    struct knobset from, diff;
+    struct mp_workload pass_wl;   /* workload a pass must survive */
+    unsigned long need;
+    struct buf tests;             /* JSON array items */
+    unsigned ntests;
+    bool json;
+};
+
+static const char *rel(const struct mp_report *rep, const char *dir)
+{
+    size_t rl = strlen(rep->run_dir);
+    return !strncmp(dir, rep->run_dir, rl) && dir[rl] == '/' ? dir + rl + 1 : dir;
+}
+
+/* Run one configuration; returns 1 works, 0 fails, <0 error/interrupted. */
+static int try_config(struct mctx *m, const struct mp_candidate *c, const char *const *knob_texts,
+                      size_t nk, const struct mp_workload *wl)
+{
+    size_t ci = mp_report_add_candidate(m->rep, c);
+    const struct mp_attempt_result *a = NULL;
+    int rc = mp_run_attempt(m->run, m->rep, ci, false, wl, &a);
+    if (rc < 0)
+        return rc;
+    if (m->run->signo)
+        return -EINTR;
+    bool pass = a->outcome == MP_OUT_CLEAN && a->req_ok >= (wl->min_total_ok ? wl->min_total_ok : 1);
+    struct buf *t = &m->tests;
+    if (t->len)
+        buf_adds(t, ",\n    ");
+    buf_adds(t, "{\"knobs\": [");
+    for (size_t i = 0; i < nk; i++) {
+        if (i)
+            buf_adds(t, ", ");
+        char *r = mp_redact_assignment(knob_texts[i]);
+        buf_add_json_str(t, r, strlen(r));
+        free(r);
+    }
+    buf_printf(t, "], \"outcome\": \"%s\", \"attempt\": \"%s\", \"requests_ok\": %lu, \"moe_backend\": ",
+               pass ? "pass" : "fail", mp_outcome_name(a->outcome), a->req_ok);
+    if (a->moe_backend)
+        buf_add_json_str(t, a->moe_backend, strlen(a->moe_backend));
+    else
+        buf_adds(t, "null");
+    buf_adds(t, ", \"evidence\": ");
+    char *ev = xasprintf("%s/server.log%s", rel(m->rep, a->dir), "");
+    if (a->fail_line > 0 || a->moe_backend_line > 0) {
+        free(ev);
+        ev = xasprintf("%s/server.log:%ld", rel(m->rep, a->dir),
+                       a->fail_line > 0 ? a->fail_line : a->moe_backend_line);
+    }
+    buf_add_json_str(t, ev, strlen(ev));
+    free(ev);
+    buf_adds(t, "}");
+    m->ntests++;
+    return pass ? 1 : 0;
+}
+
+static int ddmin_test(void *ud, const size_t *subset, size_t n)
+{
+    struct mctx *m = ud;
+    struct mp_candidate c;
+    char name[32];
+    snprintf(name, sizeof(name), "test-%u", m->ntests + 1);
+    apply(&m->from, &m->diff, subset, n, name, &c);
+    const char **texts = xcalloc(n + 1, sizeof(*texts));
+    for (size_t i = 0; i < n; i++)
+        texts[i] = m->diff.k[subset[i]].text;
+    int rc = try_config(m, &c, texts, n, &m->pass_wl);
+    free(texts);
+    mp_candidate_release(&c);
+    return rc;
+}
+
+static void ddmin_progress(void *ud, unsigned tests, const size_t *subset, size_t n)
+{
+    struct mctx *m = ud;
+    if (m->run->quiet)
+        return;
+    fprintf(stderr, "moeprobe: minimize: %u test(s) run; current subset:", tests);
+    for (size_t i = 0; i < n; i++)
+        fprintf(stderr, " %s", m->diff.k[subset[i]].text);
+    fputc('\n', stderr);
+}
+
+int cmd_minimize(int argc, char **argv)
+{
+    struct mp_opts o;
+    int rc = mp_opts_parse(&o, argc, argv, minimize_help);
+    if (rc != 0) {
+        mp_opts_release(&o);
+        return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
+    }
+    int exit_code = MP_EXIT_INTERNAL;
+    struct mctx m;
+    memset(&m, 0, sizeof(m));
+    struct mp_report rep;
+    mp_report_init(&rep, o.out_dir);
+    struct mp_candidate from_c, to_c;
+    memset(&from_c, 0, sizeof(from_c));
+    memset(&to_c, 0, sizeof(to_c));
+    int sfd = -1;
+    sigset_t oldmask;
+    size_t *minimal = NULL;
+    size_t nmin = 0;
+    struct mp_diag d = MP_DIAG_INIT;
+
+    if (!o.from || !o.to) {
+        mp_error("minimize needs both --from 'KNOBS' (fails) and --to 'KNOBS' (works)");
+        exit_code = MP_EXIT_USAGE;
+        goto out;
+    }
+    if (mp_candidate_from_knobs("from", o.from, &from_c, &d) < 0 ||
+        mp_candidate_from_knobs("to", o.to, &to_c, &d) < 0) {
+        mp_error("minimize: %s", d.msg);
+        exit_code = MP_EXIT_USAGE;
+        goto out;
+    }
+    knobs_of(&from_c, &m.from);
+    struct knobset to_k;
+    memset(&to_k, 0, sizeof(to_k));
+    knobs_of(&to_c, &to_k);
+    for (size_t i = 0; i < to_k.n; i++) {
+        int at = find_key(&m.from, &to_k.k[i]);
+        if (at >= 0 && !strcmp(m.from.k[at].text, to_k.k[i].text))
+            continue;
+        knobset_add(&m.diff, to_k.k[i].env, to_k.k[i].key, to_k.k[i].words.v, to_k.k[i].words.n);
+    }
+    knobset_release(&to_k);
+    if (m.diff.n == 0) {
+        mp_error("--to adds nothing to --from: there is no difference to minimise");
+        exit_code = MP_EXIT_USAGE;
+        goto out;
+    }
+    if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
+        mp_error("cannot create run directory '%s': %s", o.out_dir, strerror(errno));
+        goto out;
+    }
+    sfd = mp_signals_setup(&oldmask);
+    mp_proc_become_subreaper();
+    struct mp_runctx ctx = {
+        .run_dir = o.out_dir, .cmd = o.cmd, .ncmd = o.ncmd, .port = o.port,
+        .kn = mp_knowledge_builtin(), .wl = &o.wl, .signal_fd = sfd,
+        .progress = isatty(2) && !o.quiet, .quiet = o.quiet,
+        .diag_max_requests = o.diag_max_requests, .cheap_start_s = 120,
+    };
+    m.run = &ctx;
+    m.rep = &rep;
+    m.json = o.json;
+
+    /* 1. --from must fail */
+    const char **texts = xcalloc(m.from.n + m.diff.n + 1, sizeof(*texts));
+    for (size_t i = 0; i < m.from.n; i++)
+        texts[i] = m.from.k[i].text;
+    int r = try_config(&m, &from_c, texts, m.from.n, &o.wl);
+    if (r < 0)
+        goto interrupted;
+    if (r == 1) {
+        mp_error("the --from configuration works (it ran every phase clean): nothing to minimise");
+        exit_code = MP_EXIT_NONE;
+        free(texts);
+        goto write;
+    }
+    /* how many clean requests a pass needs, from --from's failure */
+    const struct mp_attempt_result *fa = &rep.c[rep.n - 1].attempts[0];
+    struct mp_stats_attempt obs = {.served = fa->ok_before_failure, .failed = fa->outcome == MP_OUT_CRASH};
+    struct mp_stats_async est;
+    mp_stats_async_estimate(&obs, 1, &est);
+    m.need = obs.failed ? est.required_n : 0;
+    if (o.diag_max_requests && m.need > o.diag_max_requests)
+        m.need = o.diag_max_requests;
+    m.pass_wl = o.wl;
+    m.pass_wl.min_total_ok = m.need;
+    if (!o.quiet && m.need)
+        fprintf(stderr, "moeprobe: minimize: a pass must serve %lu clean requests (%s)\n", m.need,
+                est.why);
+    /* 2. --to must work */
+    size_t *all = xcalloc(m.diff.n, sizeof(*all));
+    for (size_t i = 0; i < m.diff.n; i++)
+        all[i] = i;
+    r = ddmin_test(&m, all, m.diff.n);
+    free(all);
+    free(texts);
+    if (r < 0)
+        goto interrupted;
+    if (r == 0) {
+        mp_error("the --to configuration does not work (see %s/report.json): nothing to minimise",
+                 o.out_dir);
+        exit_code = MP_EXIT_NONE;
+        goto write;
+    }
+    /* 3. ddmin */
+    struct mp_ddmin_stats st;
+    memset(&st, 0, sizeof(st));
+    r = mp_ddmin(m.diff.n, ddmin_test, &m, &minimal, &nmin, &st, ddmin_progress);
+    if (r < 0)
+        goto interrupted;
+    exit_code = MP_EXIT_OK;
+    goto write;
+interrupted:
+    exit_code = ctx.signo ? 128 + ctx.signo : MP_EXIT_INTERNAL;
+write:;
+    struct buf out = BUF_INIT;
+    buf_adds(&out, "{\n  \"minimal\": ");
+    if (exit_code == MP_EXIT_OK) {
+        buf_adds(&out, "[");
+        for (size_t i = 0; i < nmin; i++) {
+            if (i)
+                buf_adds(&out, ", ");
+            char *red = mp_redact_assignment(m.diff.k[minimal[i]].text);
+            buf_add_json_str(&out, red, strlen(red));
+            free(red);
+        }
+        buf_adds(&out, "]");
+    } else {
+        buf_adds(&out, "null");
+    }
+    buf_printf(&out, ",\n  \"requests_required_for_pass\": %lu,\n  \"tests\": [\n    %s\n  ]",
+               m.need, m.tests.data);
+    /* resolved backend of the minimal configuration: the last passing test with exactly it */
+    const char *min_backend = NULL;
+    if (exit_code == MP_EXIT_OK) {
+        struct mp_candidate mc;
+        apply(&m.from, &m.diff, minimal, nmin, "minimal", &mc);
+        char *want = mp_candidate_knobs_str(&mc);
+        for (size_t i = 0; i < rep.n; i++) {
+            char *have = mp_candidate_knobs_str(&rep.c[i].cand);
+            const struct mp_attempt_result *a = mp_cand_primary(&rep.c[i]);
+            if (!strcmp(have, want) && a && a->outcome == MP_OUT_CLEAN)
+                min_backend = a->moe_backend;
+            free(have);
+        }
+        free(want);
+        mp_candidate_release(&mc);
+    }
+    buf_adds(&out, ",\n  \"minimal_moe_backend\": ");
+    if (min_backend)
+        buf_add_json_str(&out, min_backend, strlen(min_backend));
+    else
+        buf_adds(&out, "null");
+    buf_adds(&out, "\n}\n");
+    int we = mp_write_file_atomic(o.out_dir, "minimize.json", out.data, out.len);
+    if (we < 0) {
+        mp_error("cannot write '%s/minimize.json': %s", o.out_dir, mp_strerror(we));
+        exit_code = MP_EXIT_INTERNAL;
+    }
+    if (o.json) {
+        fwrite(out.data, 1, out.len, stdout);
+    } else if (exit_code == MP_EXIT_OK) {
+        printf("minimal knob change that makes it work (%u tests):", m.ntests);
+        for (size_t i = 0; i < nmin; i++)
+            printf(" %s", m.diff.k[minimal[i]].text);
+        printf("\nresolved MoE backend of the minimal configuration: %s\n",
+               min_backend ? min_backend : "(not logged)");
+        for (size_t i = 0; i < m.diff.n; i++) {
+            bool in = false;
+            for (size_t k = 0; k < nmin; k++)
+                in = in || minimal[k] == i;
+            if (!in)
+                printf("not needed: %s\n", m.diff.k[i].text);
+        }
+    }
+    fflush(stdout);
+    buf_release(&out);
+    mp_proc_reap_orphans();
+    if (sfd >= 0) {
+        sigprocmask(SIG_SETMASK, &oldmask, NULL);
+        close(sfd);
+    }
+out:
+    free(minimal);
+    buf_release(&m.tests);
+    knobset_release(&m.from);
+    knobset_release(&m.diff);
+    mp_candidate_release(&from_c);
+    mp_candidate_release(&to_c);
+    mp_report_release(&rep);
+    mp_opts_release(&o);
+    return exit_code;
+}

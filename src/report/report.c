@@ -1,0 +1,1066 @@
+#include "report/report.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "verdict/stats.h"
+#include "xalloc.h"
+
+static void groups_release(struct mp_report *rep);
+
+void mp_report_init(struct mp_report *rep, const char *run_dir)
+{
+    memset(rep, 0, sizeof(*rep));
+    rep->moeprobe_version = xstrdup(mp_version);
+    rep->run_dir = xstrdup(run_dir ? run_dir : ".");
+    rep->recommended = -1;
+}
+
+static void fp_release(struct mp_fingerprint *fp)
+{
+    free(fp->gpu);
+    free(fp->compute_capability);
+    free(fp->driver);
+    free(fp->cuda);
+    free(fp->engine);
+    free(fp->engine_version);
+    free(fp->model);
+    free(fp->host_arch);
+    memset(fp, 0, sizeof(*fp));
+}
+
+void mp_report_release(struct mp_report *rep)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        struct mp_cand_report *c = &rep->c[i];
+        mp_candidate_release(&c->cand);
+        for (size_t j = 0; j < c->nattempts; j++)
+            mp_attempt_result_release(&c->attempts[j]);
+        free(c->attempts);
+        free(c->why);
+        free(c->diag.pinned_site);
+        free(c->diag.reasoning);
+        free(c->diag.note);
+    }
+    free(rep->c);
+    free(rep->moeprobe_version);
+    free(rep->run_dir);
+    free(rep->started);
+    free(rep->finished);
+    free(rep->recommendation_why);
+    mp_strv_release(&rep->learned);
+    groups_release(rep);
+    fp_release(&rep->fp);
+    memset(rep, 0, sizeof(*rep));
+}
+
+size_t mp_report_add_candidate(struct mp_report *rep, const struct mp_candidate *c)
+{
+    rep->c = xreallocarray(rep->c, rep->n + 1, sizeof(*rep->c));
+    struct mp_cand_report *cr = &rep->c[rep->n];
+    memset(cr, 0, sizeof(*cr));
+    mp_candidate_copy(&cr->cand, c);
+    cr->primary = -1;
+    cr->not_run = true;
+    cr->diag.throughput_ratio = -1;
+    return rep->n++;
+}
+
+struct mp_attempt_result *mp_report_add_attempt(struct mp_report *rep, size_t i,
+                                                struct mp_attempt_result *owned_a)
+{
+    struct mp_cand_report *c = &rep->c[i];
+    c->attempts = xreallocarray(c->attempts, c->nattempts + 1, sizeof(*c->attempts));
+    c->attempts[c->nattempts] = *owned_a;
+    memset(owned_a, 0, sizeof(*owned_a));
+    c->not_run = false;
+    return &c->attempts[c->nattempts++];
+}
+
+/* Run a command and return its first output line (trimmed), or NULL. */
+static char *first_line_of(const char *const argv[])
+{
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC) != 0)
+        return NULL;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pfd[0]);
+        close(pfd[1]);
+        return NULL;
+    }
+    if (pid == 0) {
+        dup2(pfd[1], 1);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2);
+        execvp(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    char buf[1024];
+    size_t len = 0;
+    ssize_t n;
+    while (len < sizeof(buf) - 1 && (n = read(pfd[0], buf + len, sizeof(buf) - 1 - len)) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        len += (size_t)n;
+    }
+    close(pfd[0]);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    buf[len] = '\0';
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || len == 0)
+        return NULL;
+    char *nl = strchr(buf, '\n');
+    if (nl)
+        *nl = '\0';
+    return xstrdup(buf);
+}
+
+void mp_fingerprint_detect(struct mp_fingerprint *fp)
+{
+    struct utsname u;
+    if (uname(&u) == 0)
+        fp->host_arch = xasprintf("%s (Linux %s)", u.machine, u.release);
+    const char *q[] = {"nvidia-smi", "--query-gpu=name,compute_cap,driver_version",
+                       "--format=csv,noheader", NULL};
+    char *line = first_line_of(q);
+    if (line) {
+        char *save = NULL;
+        char *name = strtok_r(line, ",", &save);
+        char *cc = strtok_r(NULL, ",", &save);
+        char *drv = strtok_r(NULL, ",", &save);
+#define TRIM(s) ((s) ? (s) + strspn((s), " ") : NULL)
+        fp->gpu = name ? xstrdup(TRIM(name)) : NULL;
+        fp->compute_capability = cc ? xstrdup(TRIM(cc)) : NULL;
+        fp->driver = drv ? xstrdup(TRIM(drv)) : NULL;
+#undef TRIM
+        free(line);
+    } else {
+        fp->gpu = xstrdup("no NVIDIA GPU");
+    }
+}
+
+const struct mp_attempt_result *mp_cand_primary(const struct mp_cand_report *c)
+{
+    return c->primary >= 0 ? &c->attempts[c->primary] : NULL;
+}
+
+static bool streq(const char *a, const char *b)
+{
+    if (!a || !b)
+        return a == b;
+    return strcmp(a, b) == 0;
+}
+
+static bool same_resolved(const struct mp_attempt_result *a, const struct mp_attempt_result *b)
+{
+    return a->moe_backend && b->moe_backend && streq(a->moe_backend, b->moe_backend) &&
+           streq(a->linear_kernel, b->linear_kernel) &&
+           streq(a->attention_backend, b->attention_backend);
+}
+
+static double seq_tok_s(const struct mp_attempt_result *a)
+{
+    for (size_t i = 0; a && i < a->nphases; i++) {
+        if (!strcmp(a->phases[i].name, "sequential") && a->phases[i].ok > 0)
+            return a->phases[i].tok_s;
+    }
+    return -1;
+}
+
+static double best_conc_tok_s(const struct mp_attempt_result *a)
+{
+    double best = -1;
+    for (size_t i = 0; a && i < a->nphases; i++) {
+        if (!strncmp(a->phases[i].name, "concurrency-", 12) && a->phases[i].ok > 0)
+            best = MP_MAX(best, a->phases[i].tok_s);
+    }
+    return best;
+}
+
+static double median_req_rate(const struct mp_attempt_result *a)
+{
+    if (!a || !a->nreq_tok_s)
+        return -1;
+    double *tmp = xmalloc(a->nreq_tok_s * sizeof(*tmp));
+    memcpy(tmp, a->req_tok_s, a->nreq_tok_s * sizeof(*tmp));
+    double v = mp_stats_percentile(tmp, a->nreq_tok_s, 50);
+    free(tmp);
+    return v;
+}
+
+static void set_why(struct mp_cand_report *c, char *owned)
+{
+    free(c->why);
+    c->why = owned;
+}
+
+static void finalize_candidate(struct mp_cand_report *c)
+{
+    c->primary = -1;
+    for (size_t j = 0; j < c->nattempts; j++) {
+        if (!c->attempts[j].launch_blocking) {
+            c->primary = (int)j;
+            break;
+        }
+    }
+    const struct mp_attempt_result *p = mp_cand_primary(c);
+    c->verdict = NULL;
+    if (!p) {
+        set_why(c, xstrdup("not run"));
+        return;
+    }
+    const char *msg = p->fail_message ? p->fail_message : "";
+    switch (p->outcome) {
+    case MP_OUT_CLEAN:
+        c->verdict = "stable";
+        set_why(c, xasprintf("every phase ran with zero failures (%lu requests)", p->req_ok));
+        break;
+    case MP_OUT_STARTUP_FAILURE:
+    case MP_OUT_ERROR:
+        c->verdict = "startup-failure";
+        set_why(c, xasprintf("never became ready: %s", msg));
+        break;
+    case MP_OUT_HANG:
+        c->verdict = "hang";
+        set_why(c, xasprintf("%s (after %lu requests)", msg, p->ok_before_failure));
+        break;
+    case MP_OUT_CRASH:
+        if (c->diag.done && c->diag.launch_blocking && !strcmp(c->diag.launch_blocking, "crashed")) {
+            c->verdict = "kernel-fault";
+            set_why(c, xasprintf("failed with CUDA_LAUNCH_BLOCKING=1 too; the fault is pinned at %s",
+                                 c->diag.pinned_site ? c->diag.pinned_site : "an unknown site"));
+        } else if (c->diag.done && c->diag.launch_blocking &&
+                   !strcmp(c->diag.launch_blocking, "clean") &&
+                   c->diag.requests_clean >= c->diag.requests_required) {
+            c->verdict = "async-race";
+            if (c->diag.throughput_ratio > 0)
+                set_why(c, xasprintf("crashed normally (%s) but ran %lu requests clean with "
+                                     "CUDA_LAUNCH_BLOCKING=1 (%lu required) at %.2fx speed",
+                                     p->fail_class ? p->fail_class : "failure",
+                                     c->diag.requests_clean, c->diag.requests_required,
+                                     c->diag.throughput_ratio));
+            else
+                set_why(c, xasprintf("crashed normally but ran %lu requests clean with "
+                                     "CUDA_LAUNCH_BLOCKING=1 (%lu required)",
+                                     c->diag.requests_clean, c->diag.requests_required));
+        } else {
+            c->verdict = "crashed";
+            if (c->diag.note)
+                set_why(c, xasprintf("%s: %s; %s", p->fail_class ? p->fail_class : "failed", msg,
+                                     c->diag.note));
+            else
+                set_why(c, xasprintf("%s: %s", p->fail_class ? p->fail_class : "failed", msg));
+        }
+        break;
+    case MP_OUT_INTERRUPTED:
+        c->verdict = NULL;
+        set_why(c, xstrdup("interrupted before it finished"));
+        break;
+    }
+}
+
+static void groups_release(struct mp_report *rep)
+{
+    for (size_t i = 0; i < rep->ngroups; i++)
+        mp_strv_release(&rep->groups[i].candidates);
+    free(rep->groups);
+    rep->groups = NULL;
+    rep->ngroups = 0;
+    for (size_t i = 0; i < rep->nnoop; i++) {
+        free(rep->noop[i].candidate);
+        free(rep->noop[i].knob);
+        free(rep->noop[i].resolved_like);
+        free(rep->noop[i].engine_warning);
+    }
+    free(rep->noop);
+    rep->noop = NULL;
+    rep->nnoop = 0;
+}
+
+/* same destination, different road */
+static void compute_groups(struct mp_report *rep)
+{
+    bool *used = xcalloc(rep->n + 1, sizeof(*used));
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct mp_attempt_result *a = mp_cand_primary(&rep->c[i]);
+        if (used[i] || !a || !a->moe_backend)
+            continue;
+        struct mp_strv names = MP_STRV_INIT;
+        mp_strv_push(&names, rep->c[i].cand.name);
+        for (size_t k = i + 1; k < rep->n; k++) {
+            const struct mp_attempt_result *b = mp_cand_primary(&rep->c[k]);
+            if (!used[k] && b && same_resolved(a, b)) {
+                used[k] = true;
+                mp_strv_push(&names, rep->c[k].cand.name);
+            }
+        }
+        if (names.n < 2) {
+            mp_strv_release(&names);
+            continue;
+        }
+        rep->groups = xreallocarray(rep->groups, rep->ngroups + 1, sizeof(*rep->groups));
+        struct mp_group *g = &rep->groups[rep->ngroups++];
+        g->moe_backend = a->moe_backend;
+        g->linear_kernel = a->linear_kernel;
+        g->attention_backend = a->attention_backend;
+        g->candidates = names;
+    }
+    free(used);
+}
+
+static void add_noop(struct mp_report *rep, const char *cand, const char *knob, const char *like,
+                     const char *warning_var)
+{
+    rep->noop = xreallocarray(rep->noop, rep->nnoop + 1, sizeof(*rep->noop));
+    struct mp_noop *k = &rep->noop[rep->nnoop++];
+    k->candidate = xstrdup(cand);
+    k->knob = mp_redact_assignment(knob);
+    k->resolved_like = xstrdup(like);
+    k->engine_warning = warning_var
+                            ? xasprintf("Unknown vLLM environment variable detected: %s", warning_var)
+                            : NULL;
+}
+
+/* knobs whose candidate resolved exactly like the knob-less one */
+static void compute_noop(struct mp_report *rep)
+{
+    const struct mp_cand_report *base = NULL;
+    for (size_t i = 0; i < rep->n && !base; i++) {
+        if (mp_candidate_nknobs(&rep->c[i].cand) == 0 && mp_cand_primary(&rep->c[i]))
+            base = &rep->c[i];
+    }
+    const struct mp_attempt_result *ba = base ? mp_cand_primary(base) : NULL;
+    if (!ba || !ba->moe_backend)
+        return;
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct mp_cand_report *c = &rep->c[i];
+        const struct mp_attempt_result *a = mp_cand_primary(c);
+        if (c == base || !a || mp_candidate_nknobs(&c->cand) == 0 || !same_resolved(a, ba))
+            continue;
+        for (size_t k = 0; k < c->cand.env.n; k++) {
+            const char *w = c->cand.env.v[k];
+            size_t nl = (size_t)(strchr(w, '=') - w);
+            const char *warn = NULL;
+            for (size_t u = 0; u < a->unknown_env.n; u++) {
+                if (strlen(a->unknown_env.v[u]) == nl && !strncmp(a->unknown_env.v[u], w, nl))
+                    warn = a->unknown_env.v[u];
+            }
+            add_noop(rep, c->cand.name, w, base->cand.name, warn);
+        }
+        /* flags: one entry per flag group ("--moe-backend cutlass") */
+        struct buf g = BUF_INIT;
+        for (size_t k = 0; k <= c->cand.args.n; k++) {
+            const char *w = k < c->cand.args.n ? c->cand.args.v[k] : NULL;
+            if ((!w || w[0] == '-') && g.len) {
+                add_noop(rep, c->cand.name, g.data, base->cand.name, NULL);
+                buf_reset(&g);
+            }
+            if (w) {
+                if (g.len)
+                    buf_addc(&g, ' ');
+                buf_adds(&g, w);
+            }
+        }
+        buf_release(&g);
+    }
+}
+
+static size_t cand_nknobs(const struct mp_cand_report *c)
+{
+    return mp_candidate_nknobs(&c->cand);
+}
+
+void mp_report_finalize(struct mp_report *rep)
+{
+    groups_release(rep);
+    for (size_t i = 0; i < rep->n; i++)
+        finalize_candidate(&rep->c[i]);
+    /* fingerprint fields from the engine's own log */
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
+        if (!p)
+            continue;
+        if (!rep->fp.engine_version && p->engine_version) {
+            rep->fp.engine_version = xstrdup(p->engine_version);
+            free(rep->fp.engine);
+            rep->fp.engine = xstrdup("vllm");
+        }
+        if (!rep->fp.model && p->model)
+            rep->fp.model = xstrdup(p->model);
+    }
+    compute_groups(rep);
+    compute_noop(rep);
+    /* recommendation: fastest stable (sequential, then concurrency), ties to fewer knobs */
+    rep->recommended = -1;
+    for (size_t i = 0; i < rep->n; i++) {
+        struct mp_cand_report *c = &rep->c[i];
+        if (!c->verdict || strcmp(c->verdict, "stable") != 0)
+            continue;
+        if (rep->recommended < 0) {
+            rep->recommended = (int)i;
+            continue;
+        }
+        const struct mp_cand_report *b = &rep->c[rep->recommended];
+        double s1 = seq_tok_s(mp_cand_primary(c)), s0 = seq_tok_s(mp_cand_primary(b));
+        double c1 = best_conc_tok_s(mp_cand_primary(c)), c0 = best_conc_tok_s(mp_cand_primary(b));
+        /* within 1 %: a tie on that measure */
+        bool seq_tie = fabs(s1 - s0) <= 0.01 * MP_MAX(s1, s0);
+        bool conc_tie = fabs(c1 - c0) <= 0.01 * MP_MAX(c1, c0);
+        bool better = false;
+        if (!seq_tie)
+            better = s1 > s0;
+        else if (!conc_tie)
+            better = c1 > c0;
+        else
+            better = cand_nknobs(c) < cand_nknobs(b);
+        if (better)
+            rep->recommended = (int)i;
+    }
+    free(rep->recommendation_why);
+    rep->recommendation_why = NULL;
+    mp_strv_release(&rep->learned);
+    if (rep->recommended >= 0) {
+        const struct mp_cand_report *c = &rep->c[rep->recommended];
+        const struct mp_attempt_result *p = mp_cand_primary(c);
+        double s = seq_tok_s(p), cc = best_conc_tok_s(p);
+        size_t nstable = 0;
+        for (size_t i = 0; i < rep->n; i++)
+            nstable += rep->c[i].verdict && !strcmp(rep->c[i].verdict, "stable");
+        rep->recommendation_why = xasprintf(
+            "fastest of %zu stable candidate%s: %.1f tok/s sequential, %.1f tok/s best "
+            "concurrency; MoE backend %s; 0 failures in %lu requests (95%% upper bound on the "
+            "failure rate %.3f)",
+            nstable, nstable == 1 ? "" : "s", s, cc, p->moe_backend ? p->moe_backend : "(not logged)",
+            p->req_ok, mp_stats_failure_upper95(p->req_ok));
+    } else {
+        for (size_t i = 0; i < rep->n; i++) {
+            const struct mp_cand_report *c = &rep->c[i];
+            if (c->verdict && !strcmp(c->verdict, "async-race")) {
+                char *s;
+                if (c->diag.throughput_ratio > 0)
+                    s = xasprintf("%s works only with CUDA_LAUNCH_BLOCKING=1 at %.2fx speed",
+                                  c->cand.name, c->diag.throughput_ratio);
+                else
+                    s = xasprintf("%s works only with CUDA_LAUNCH_BLOCKING=1", c->cand.name);
+                mp_strv_push_owned(&rep->learned, s);
+            }
+        }
+        if (!rep->learned.n)
+            mp_strv_push(&rep->learned, "no candidate ran every phase without a failure");
+    }
+}
+
+/* ---------- JSON ---------- */
+
+static cJSON *jstr(const char *s)
+{
+    if (!s)
+        return cJSON_CreateNull();
+    char *clean = mp_utf8_clean(s, strlen(s));
+    cJSON *j = cJSON_CreateString(clean);
+    free(clean);
+    return j;
+}
+
+static cJSON *jnum_or_null(double v)
+{
+    return v < 0 || isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(round(v * 1000) / 1000);
+}
+
+static cJSON *jstrv(const struct mp_strv *s)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < s->n; i++)
+        cJSON_AddItemToArray(a, jstr(s->v[i]));
+    return a;
+}
+
+static double pct(const double *v, size_t n, double q)
+{
+    if (!n)
+        return -1;
+    double *tmp = xmalloc(n * sizeof(*tmp));
+    memcpy(tmp, v, n * sizeof(*tmp));
+    double r = mp_stats_percentile(tmp, n, q);
+    free(tmp);
+    return r;
+}
+
+static void add_evidence(cJSON *ev, const struct mp_report *rep, const struct mp_attempt_result *a,
+                         long line)
+{
+    if (!a || line <= 0)
+        return;
+    const char *dir = a->dir;
+    size_t rl = strlen(rep->run_dir);
+    if (!strncmp(dir, rep->run_dir, rl) && dir[rl] == '/')
+        dir += rl + 1;
+    char *s = xasprintf("%s/server.log:%ld", dir, line);
+    for (int i = 0; i < cJSON_GetArraySize(ev); i++) {
+        if (!strcmp(cJSON_GetArrayItem(ev, i)->valuestring, s)) {
+            free(s);
+            return;
+        }
+    }
+    cJSON_AddItemToArray(ev, cJSON_CreateString(s));
+    free(s);
+}
+
+static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    const struct mp_attempt_result *p = mp_cand_primary(c);
+    cJSON_AddItemToObject(o, "name", jstr(c->cand.name));
+    cJSON *knobs = cJSON_AddObjectToObject(o, "knobs");
+    cJSON *env = cJSON_AddObjectToObject(knobs, "env");
+    for (size_t i = 0; i < c->cand.env.n; i++) {
+        const char *w = c->cand.env.v[i];
+        const char *eq = strchr(w, '=');
+        char *name = xstrndup(w, (size_t)(eq - w));
+        bool secret = mp_is_secret_name(name, strlen(name));
+        cJSON_AddItemToObject(env, name, jstr(secret ? "***" : eq + 1));
+        free(name);
+    }
+    cJSON_AddItemToObject(knobs, "args", jstrv(&c->cand.args));
+    cJSON *res = cJSON_AddObjectToObject(o, "resolved");
+    cJSON_AddItemToObject(res, "moe_backend", jstr(p ? p->moe_backend : NULL));
+    cJSON_AddItemToObject(res, "moe_candidates", p ? jstrv(&p->moe_candidates) : cJSON_CreateArray());
+    cJSON_AddItemToObject(res, "linear_kernel", jstr(p ? p->linear_kernel : NULL));
+    cJSON_AddItemToObject(res, "attention_backend", jstr(p ? p->attention_backend : NULL));
+    cJSON_AddItemToObject(res, "moe_backend_flag", jstr(p ? p->moe_backend_flag : NULL));
+    if (p && !p->moe_backend && mp_candidate_nknobs(&c->cand) > 0)
+        cJSON_AddStringToObject(res, "note", "the engine's log did not say which MoE backend it resolved");
+    cJSON_AddItemToObject(o, "unknown_env", p ? jstrv(&p->unknown_env) : cJSON_CreateArray());
+    cJSON_AddItemToObject(o, "verdict", jstr(c->verdict));
+    cJSON_AddItemToObject(o, "why", jstr(c->why));
+    unsigned long ok = 0, failed = 0;
+    for (size_t j = 0; j < c->nattempts; j++) {
+        if (c->attempts[j].launch_blocking)
+            continue;
+        ok += c->attempts[j].req_ok;
+        failed += c->attempts[j].req_failed;
+    }
+    cJSON *rq = cJSON_AddObjectToObject(o, "requests");
+    cJSON_AddNumberToObject(rq, "ok", (double)ok);
+    cJSON_AddNumberToObject(rq, "failed", (double)failed);
+    if (p && p->outcome == MP_OUT_CLEAN)
+        cJSON_AddNumberToObject(o, "failure_rate_upper_95",
+                                round(mp_stats_failure_upper95(p->req_ok) * 1e4) / 1e4);
+    else
+        cJSON_AddNullToObject(o, "failure_rate_upper_95");
+    cJSON *tp = cJSON_AddObjectToObject(o, "throughput");
+    cJSON_AddItemToObject(tp, "sequential_tok_s", jnum_or_null(seq_tok_s(p)));
+    cJSON *conc = cJSON_AddArrayToObject(tp, "concurrency");
+    cJSON *phases = cJSON_CreateArray();
+    for (size_t i = 0; p && i < p->nphases; i++) {
+        const struct mp_phase_result *ph = &p->phases[i];
+        if (!strncmp(ph->name, "concurrency-", 12) && ph->ok > 0) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "level", ph->level);
+            cJSON_AddItemToObject(e, "tok_s", jnum_or_null(ph->tok_s));
+            cJSON_AddItemToArray(conc, e);
+        }
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "phase", ph->name);
+        cJSON_AddNumberToObject(e, "level", ph->level);
+        cJSON_AddNumberToObject(e, "planned", ph->planned);
+        cJSON_AddNumberToObject(e, "ok", ph->ok);
+        cJSON_AddNumberToObject(e, "failed", ph->failed);
+        cJSON_AddItemToObject(e, "wall_s", jnum_or_null(ph->wall_s));
+        cJSON_AddItemToObject(e, "tok_s", jnum_or_null(ph->tok_s));
+        cJSON_AddItemToObject(e, "request_tok_s_p50", jnum_or_null(ph->req_tok_s_p50 > 0 ? ph->req_tok_s_p50 : -1));
+        cJSON_AddItemToArray(phases, e);
+    }
+    cJSON_AddItemToObject(tp, "phases", phases);
+    cJSON *lat = cJSON_AddObjectToObject(o, "latency_ms");
+    cJSON_AddItemToObject(lat, "ttft_p50", jnum_or_null(p ? pct(p->ttft_ms, p->nttft, 50) : -1));
+    cJSON_AddItemToObject(lat, "ttft_p99", jnum_or_null(p ? pct(p->ttft_ms, p->nttft, 99) : -1));
+    cJSON_AddItemToObject(lat, "itl_p50", jnum_or_null(p ? pct(p->itl_ms, p->nitl, 50) : -1));
+    cJSON_AddItemToObject(lat, "itl_p99", jnum_or_null(p ? pct(p->itl_ms, p->nitl, 99) : -1));
+    cJSON_AddItemToObject(lat, "e2e_p50", jnum_or_null(p ? pct(p->e2e_ms, p->ne2e, 50) : -1));
+    cJSON_AddItemToObject(lat, "e2e_p99", jnum_or_null(p ? pct(p->e2e_ms, p->ne2e, 99) : -1));
+
+    /* crash: the first failing normal attempt; sites across all normal attempts */
+    const struct mp_attempt_result *f = NULL;
+    struct mp_strv sites = MP_STRV_INIT;
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        if (a->launch_blocking || (a->outcome != MP_OUT_CRASH && a->outcome != MP_OUT_HANG &&
+                                   a->outcome != MP_OUT_STARTUP_FAILURE))
+            continue;
+        if (!f)
+            f = a;
+        for (size_t s = 0; s < a->sites.n; s++) {
+            bool seen = false;
+            for (size_t t = 0; t < sites.n; t++)
+                seen = seen || !strcmp(sites.v[t], a->sites.v[s]);
+            if (!seen)
+                mp_strv_push(&sites, a->sites.v[s]);
+        }
+    }
+    if (f) {
+        cJSON *cr = cJSON_AddObjectToObject(o, "crash");
+        cJSON_AddItemToObject(cr, "class", jstr(f->fail_class));
+        cJSON_AddItemToObject(cr, "message", jstr(f->fail_message));
+        cJSON_AddNumberToObject(cr, "after_requests", (double)f->ok_before_failure);
+        cJSON_AddItemToObject(cr, "phase", jstr(f->fail_phase));
+        cJSON_AddItemToObject(cr, "sites", jstrv(&sites));
+        cJSON_AddNumberToObject(cr, "distinct_sites", (double)sites.n);
+        cJSON_AddBoolToObject(cr, "engine_dead", f->engine_dead);
+        cJSON_AddItemToObject(cr, "exit", jstr(f->exit_desc));
+    } else {
+        cJSON_AddNullToObject(o, "crash");
+    }
+    mp_strv_release(&sites);
+    if (c->diag.done) {
+        cJSON *d = cJSON_AddObjectToObject(o, "diagnosis");
+        cJSON_AddItemToObject(d, "launch_blocking", jstr(c->diag.launch_blocking));
+        cJSON_AddNumberToObject(d, "requests_clean", (double)c->diag.requests_clean);
+        cJSON_AddNumberToObject(d, "requests_required", (double)c->diag.requests_required);
+        cJSON_AddNumberToObject(d, "confidence", c->diag.confidence);
+        cJSON_AddItemToObject(d, "throughput_ratio", jnum_or_null(c->diag.throughput_ratio));
+        cJSON_AddItemToObject(d, "pinned_site", jstr(c->diag.pinned_site));
+        cJSON_AddItemToObject(d, "reasoning", jstr(c->diag.reasoning));
+        cJSON_AddItemToObject(d, "note", jstr(c->diag.note));
+    } else {
+        cJSON_AddNullToObject(o, "diagnosis");
+    }
+    cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        add_evidence(ev, rep, a, a->moe_backend_line);
+        add_evidence(ev, rep, a, a->unknown_env_line);
+        add_evidence(ev, rep, a, a->fail_line);
+    }
+    cJSON *atts = cJSON_AddArrayToObject(o, "attempts");
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        cJSON *e = cJSON_CreateObject();
+        const char *dir = a->dir;
+        size_t rl = strlen(rep->run_dir);
+        if (!strncmp(dir, rep->run_dir, rl) && dir[rl] == '/')
+            dir += rl + 1;
+        cJSON_AddItemToObject(e, "dir", jstr(dir));
+        cJSON_AddBoolToObject(e, "launch_blocking", a->launch_blocking);
+        cJSON_AddStringToObject(e, "outcome", mp_outcome_name(a->outcome));
+        cJSON_AddItemToObject(e, "command", jstr(a->command));
+        cJSON_AddNumberToObject(e, "requests_ok", (double)a->req_ok);
+        cJSON_AddNumberToObject(e, "requests_failed", (double)a->req_failed);
+        cJSON_AddItemToObject(e, "ready_s", jnum_or_null(a->ready_s));
+        cJSON_AddItemToObject(e, "workload_s", jnum_or_null(a->workload_s));
+        cJSON_AddItemToObject(e, "teardown_s", jnum_or_null(a->teardown_s));
+        cJSON_AddItemToObject(e, "wall_s", jnum_or_null(a->wall_s));
+        cJSON_AddItemToObject(e, "request_tok_s_p50", jnum_or_null(median_req_rate(a)));
+        cJSON_AddItemToObject(e, "exit", jstr(a->exit_desc));
+        cJSON *td = cJSON_AddObjectToObject(e, "teardown");
+        cJSON_AddBoolToObject(td, "killed", a->teardown_killed);
+        cJSON_AddNumberToObject(td, "escapees_killed", a->escapees_killed);
+        cJSON_AddNumberToObject(td, "leftovers", a->teardown_leftovers);
+        cJSON_AddItemToArray(atts, e);
+    }
+    return o;
+}
+
+void mp_report_json(const struct mp_report *rep, struct buf *out)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "moeprobe_version", rep->moeprobe_version);
+    cJSON *fp = cJSON_AddObjectToObject(root, "fingerprint");
+    cJSON_AddItemToObject(fp, "gpu", jstr(rep->fp.gpu));
+    cJSON_AddItemToObject(fp, "compute_capability", jstr(rep->fp.compute_capability));
+    cJSON_AddItemToObject(fp, "driver", jstr(rep->fp.driver));
+    cJSON_AddItemToObject(fp, "cuda", jstr(rep->fp.cuda));
+    cJSON_AddItemToObject(fp, "engine", jstr(rep->fp.engine));
+    cJSON_AddItemToObject(fp, "engine_version", jstr(rep->fp.engine_version));
+    cJSON_AddItemToObject(fp, "model", jstr(rep->fp.model));
+    cJSON_AddItemToObject(fp, "host_arch", jstr(rep->fp.host_arch));
+    cJSON_AddItemToObject(root, "started", jstr(rep->started));
+    cJSON_AddItemToObject(root, "finished", jstr(rep->finished));
+    if (rep->interrupted)
+        cJSON_AddBoolToObject(root, "interrupted", true);
+    cJSON *cands = cJSON_AddArrayToObject(root, "candidates");
+    for (size_t i = 0; i < rep->n; i++)
+        cJSON_AddItemToArray(cands, cand_json(rep, &rep->c[i]));
+
+    cJSON *groups = cJSON_AddArrayToObject(root, "same_backend_groups");
+    for (size_t i = 0; i < rep->ngroups; i++) {
+        const struct mp_group *g = &rep->groups[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "moe_backend", jstr(g->moe_backend));
+        cJSON_AddItemToObject(e, "linear_kernel", jstr(g->linear_kernel));
+        cJSON_AddItemToObject(e, "attention_backend", jstr(g->attention_backend));
+        cJSON_AddItemToObject(e, "candidates", jstrv(&g->candidates));
+        cJSON_AddItemToArray(groups, e);
+    }
+    cJSON *noop = cJSON_AddArrayToObject(root, "noop_knobs");
+    for (size_t i = 0; i < rep->nnoop; i++) {
+        const struct mp_noop *k = &rep->noop[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "candidate", jstr(k->candidate));
+        cJSON_AddItemToObject(e, "knob", jstr(k->knob));
+        cJSON_AddItemToObject(e, "resolved_like", jstr(k->resolved_like));
+        if (k->engine_warning)
+            cJSON_AddItemToObject(e, "engine_warning", jstr(k->engine_warning));
+        cJSON_AddItemToArray(noop, e);
+    }
+    if (rep->recommended >= 0) {
+        cJSON *r = cJSON_AddObjectToObject(root, "recommendation");
+        cJSON_AddItemToObject(r, "candidate", jstr(rep->c[rep->recommended].cand.name));
+        char *knobs = mp_candidate_knobs_str(&rep->c[rep->recommended].cand);
+        cJSON_AddItemToObject(r, "knobs", jstr(knobs));
+        free(knobs);
+        cJSON_AddItemToObject(r, "why", jstr(rep->recommendation_why));
+    } else {
+        cJSON_AddNullToObject(root, "recommendation");
+    }
+    cJSON_AddItemToObject(root, "learned", jstrv(&rep->learned));
+    char *txt = cJSON_Print(root);
+    buf_adds(out, txt);
+    buf_addc(out, '\n');
+    free(txt);
+    cJSON_Delete(root);
+}
+
+/* ---------- Markdown ---------- */
+
+/* Table-cell text: no newlines, '|' escaped, HTML-significant characters
+ * entity-escaped, valid UTF-8, at most max bytes. */
+static void md_cell(struct buf *b, const char *s, size_t max)
+{
+    if (!s) {
+        buf_adds(b, "—");
+        return;
+    }
+    char *clean = mp_utf8_clean(s, strlen(s));
+    size_t n = strlen(clean);
+    bool cut = false;
+    if (n > max) {
+        n = max;
+        while (n > 0 && ((unsigned char)clean[n] & 0xC0) == 0x80)
+            n--;
+        cut = true;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char ch = clean[i];
+        switch (ch) {
+        case '|':
+            buf_adds(b, "\\|");
+            break;
+        case '\n':
+        case '\r':
+            buf_addc(b, ' ');
+            break;
+        case '<':
+            buf_adds(b, "&lt;");
+            break;
+        case '>':
+            buf_adds(b, "&gt;");
+            break;
+        case '&':
+            buf_adds(b, "&amp;");
+            break;
+        case '`':
+            buf_addc(b, '\'');
+            break;
+        default:
+            buf_addc(b, ch);
+        }
+    }
+    if (cut)
+        buf_adds(b, "…");
+    free(clean);
+}
+
+static void md_num(struct buf *b, double v)
+{
+    if (v < 0)
+        buf_adds(b, "—");
+    else
+        buf_printf(b, "%.1f", v);
+}
+
+static const char *rel_dir(const struct mp_report *rep, const char *dir)
+{
+    size_t rl = strlen(rep->run_dir);
+    if (!strncmp(dir, rep->run_dir, rl) && dir[rl] == '/')
+        return dir + rl + 1;
+    return dir;
+}
+
+void mp_report_markdown(const struct mp_report *rep, struct buf *out)
+{
+    buf_adds(out, "# moeprobe qualify report\n\n");
+    buf_adds(out, "| | |\n|---|---|\n");
+    buf_adds(out, "| GPU | ");
+    md_cell(out, rep->fp.gpu, 120);
+    if (rep->fp.compute_capability) {
+        buf_adds(out, " (compute capability ");
+        md_cell(out, rep->fp.compute_capability, 16);
+        buf_adds(out, ")");
+    }
+    buf_adds(out, " |\n| engine | ");
+    md_cell(out, rep->fp.engine, 40);
+    buf_adds(out, " ");
+    md_cell(out, rep->fp.engine_version, 60);
+    buf_adds(out, " |\n| model | ");
+    md_cell(out, rep->fp.model, 200);
+    buf_adds(out, " |\n| host | ");
+    md_cell(out, rep->fp.host_arch, 120);
+    buf_printf(out, " |\n| moeprobe | %s |\n\n", rep->moeprobe_version);
+
+    buf_adds(out, "## Recommendation\n\n");
+    if (rep->recommended >= 0) {
+        const struct mp_cand_report *c = &rep->c[rep->recommended];
+        char *knobs = mp_candidate_knobs_str(&c->cand);
+        buf_adds(out, "**");
+        md_cell(out, c->cand.name, 64);
+        buf_adds(out, "**");
+        if (knobs[0]) {
+            buf_adds(out, " (`");
+            buf_adds(out, knobs);
+            buf_adds(out, "`)");
+        }
+        buf_adds(out, ": ");
+        md_cell(out, rep->recommendation_why, 400);
+        buf_adds(out, ".\n\n");
+        free(knobs);
+    } else {
+        buf_adds(out, "No candidate qualified.");
+        for (size_t i = 0; i < rep->learned.n; i++) {
+            buf_adds(out, i ? "; " : " ");
+            md_cell(out, rep->learned.v[i], 300);
+        }
+        buf_adds(out, ".\n\n");
+    }
+
+    buf_adds(out, "## Candidates\n\n");
+    buf_adds(out, "| candidate | knobs | resolved MoE backend | verdict | seq tok/s | conc tok/s | "
+                  "failures/requests | evidence |\n");
+    buf_adds(out, "|---|---|---|---|---:|---|---:|---|\n");
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct mp_cand_report *c = &rep->c[i];
+        const struct mp_attempt_result *p = mp_cand_primary(c);
+        char *knobs = mp_candidate_knobs_str(&c->cand);
+        buf_adds(out, "| ");
+        md_cell(out, c->cand.name, 64);
+        buf_adds(out, " | ");
+        if (knobs[0]) {
+            buf_adds(out, "`");
+            md_cell(out, knobs, 200);
+            buf_adds(out, "`");
+        } else {
+            buf_adds(out, "(none)");
+        }
+        buf_adds(out, " | ");
+        md_cell(out, p && p->moe_backend ? p->moe_backend : (p ? "(not logged)" : NULL), 64);
+        buf_adds(out, " | ");
+        md_cell(out, c->verdict ? c->verdict : "not run", 32);
+        buf_adds(out, " | ");
+        md_num(out, seq_tok_s(p));
+        buf_adds(out, " | ");
+        bool any = false;
+        for (size_t k = 0; p && k < p->nphases; k++) {
+            if (!strncmp(p->phases[k].name, "concurrency-", 12) && p->phases[k].ok > 0) {
+                buf_printf(out, "%s%d: %.1f", any ? ", " : "", p->phases[k].level, p->phases[k].tok_s);
+                any = true;
+            }
+        }
+        if (!any)
+            buf_adds(out, "—");
+        unsigned long ok = 0, failed = 0;
+        for (size_t j = 0; j < c->nattempts; j++) {
+            if (!c->attempts[j].launch_blocking) {
+                ok += c->attempts[j].req_ok;
+                failed += c->attempts[j].req_failed;
+            }
+        }
+        buf_printf(out, " | %lu/%lu | ", failed, ok + failed);
+        const struct mp_attempt_result *ev = p;
+        long line = p ? (p->fail_line ? p->fail_line : p->moe_backend_line) : 0;
+        if (ev && line > 0)
+            buf_printf(out, "%s/server.log:%ld", rel_dir(rep, ev->dir), line);
+        else
+            buf_adds(out, "—");
+        buf_adds(out, " |\n");
+        free(knobs);
+    }
+    buf_adds(out, "\n");
+
+    if (rep->ngroups) {
+        buf_adds(out, "## Same destination, different road\n\n");
+        for (size_t i = 0; i < rep->ngroups; i++) {
+            const struct mp_group *g = &rep->groups[i];
+            buf_adds(out, "- ");
+            md_cell(out, g->moe_backend, 64);
+            buf_adds(out, ": ");
+            for (size_t k = 0; k < g->candidates.n; k++) {
+                buf_adds(out, k ? ", " : "");
+                md_cell(out, g->candidates.v[k], 64);
+            }
+            buf_adds(out, "\n");
+        }
+        buf_adds(out, "\n");
+    }
+    if (rep->nnoop) {
+        buf_adds(out, "## Knobs that changed nothing\n\n");
+        for (size_t i = 0; i < rep->nnoop; i++) {
+            const struct mp_noop *k = &rep->noop[i];
+            buf_adds(out, "- `");
+            md_cell(out, k->knob, 200);
+            buf_adds(out, "` (candidate ");
+            md_cell(out, k->candidate, 64);
+            buf_adds(out, ") resolved exactly like ");
+            md_cell(out, k->resolved_like, 64);
+            if (k->engine_warning) {
+                buf_adds(out, "; the engine said: \"");
+                md_cell(out, k->engine_warning, 200);
+                buf_adds(out, "\"");
+            }
+            buf_adds(out, "\n");
+        }
+        buf_adds(out, "\n");
+    }
+
+    buf_adds(out, "## Details\n\n");
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct mp_cand_report *c = &rep->c[i];
+        buf_adds(out, "### ");
+        md_cell(out, c->cand.name, 64);
+        buf_adds(out, ": ");
+        md_cell(out, c->verdict ? c->verdict : "not run", 32);
+        buf_adds(out, "\n\n");
+        md_cell(out, c->why, 1000);
+        buf_adds(out, "\n\n");
+        const struct mp_attempt_result *p = mp_cand_primary(c);
+        if (p) {
+            buf_adds(out, "- resolved: MoE ");
+            md_cell(out, p->moe_backend, 64);
+            if (p->moe_candidates.n) {
+                buf_adds(out, " out of [");
+                for (size_t k = 0; k < p->moe_candidates.n; k++) {
+                    buf_adds(out, k ? ", " : "");
+                    md_cell(out, p->moe_candidates.v[k], 64);
+                }
+                buf_adds(out, "]");
+            }
+            buf_adds(out, "; dense NVFP4 ");
+            md_cell(out, p->linear_kernel, 80);
+            buf_adds(out, "; attention ");
+            md_cell(out, p->attention_backend, 64);
+            buf_adds(out, "\n");
+            if (p->unknown_env.n) {
+                buf_adds(out, "- the engine does not know: ");
+                for (size_t k = 0; k < p->unknown_env.n; k++) {
+                    buf_adds(out, k ? ", " : "");
+                    md_cell(out, p->unknown_env.v[k], 80);
+                }
+                buf_adds(out, "\n");
+            }
+        }
+        for (size_t j = 0; j < c->nattempts; j++) {
+            const struct mp_attempt_result *a = &c->attempts[j];
+            buf_printf(out, "- attempt `%s`%s: %s, %lu ok / %lu failed, ready in %.1f s",
+                       rel_dir(rep, a->dir), a->launch_blocking ? " (CUDA_LAUNCH_BLOCKING=1)" : "",
+                       mp_outcome_name(a->outcome), a->req_ok, a->req_failed, a->ready_s);
+            if (a->fail_class) {
+                buf_adds(out, "; ");
+                md_cell(out, a->fail_class, 40);
+                if (a->fail_message) {
+                    buf_adds(out, ": ");
+                    md_cell(out, a->fail_message, 300);
+                }
+                if (a->fail_line > 0)
+                    buf_printf(out, " (`server.log:%ld`)", a->fail_line);
+            }
+            if (a->sites.n) {
+                buf_adds(out, "; sites: ");
+                for (size_t k = 0; k < a->sites.n; k++) {
+                    buf_adds(out, k ? ", " : "");
+                    md_cell(out, a->sites.v[k], 120);
+                }
+            }
+            buf_adds(out, "\n");
+        }
+        if (c->diag.done && c->diag.reasoning) {
+            buf_adds(out, "- diagnosis: ");
+            md_cell(out, c->diag.reasoning, 600);
+            buf_adds(out, "\n");
+        }
+        buf_adds(out, "\n");
+    }
+}
+
+void mp_report_summary(const struct mp_report *rep, struct buf *out)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct mp_cand_report *c = &rep->c[i];
+        const struct mp_attempt_result *p = mp_cand_primary(c);
+        buf_printf(out, "  %-20s %-16s %-20s ", c->cand.name, c->verdict ? c->verdict : "not run",
+                   p && p->moe_backend ? p->moe_backend : "-");
+        double s = seq_tok_s(p);
+        if (s >= 0)
+            buf_printf(out, "%8.1f tok/s seq", s);
+        buf_adds(out, "\n");
+    }
+    if (rep->recommended >= 0) {
+        char *knobs = mp_candidate_knobs_str(&rep->c[rep->recommended].cand);
+        buf_printf(out, "recommendation: %s%s%s%s\n", rep->c[rep->recommended].cand.name,
+                   knobs[0] ? " (" : "", knobs, knobs[0] ? ")" : "");
+        free(knobs);
+    } else {
+        buf_adds(out, "no candidate qualified");
+        for (size_t i = 0; i < rep->learned.n; i++)
+            buf_printf(out, "%s%s", i ? "; " : ": ", rep->learned.v[i]);
+        buf_adds(out, "\n");
+    }
+}
+
+int mp_write_file_atomic(const char *dir, const char *name, const char *data, size_t len)
+{
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, data + off, len - off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = -errno;
+            close(fd);
+            unlink(tmp);
+            return e;
+        }
+        off += (size_t)n;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        int e = -errno;
+        unlink(tmp);
+        return e;
+    }
+    if (rename(tmp, path) != 0) {
+        int e = -errno;
+        unlink(tmp);
+        return e;
+    }
+    return 0;
+}

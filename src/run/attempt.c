@@ -1,0 +1,808 @@
+#include "run/attempt.h"
+
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "err.h"
+#include "http/loadgen.h"
+#include "logs/logscan.h"
+#include "proc/proc.h"
+#include "verdict/stats.h"
+#include "xalloc.h"
+
+const char *const mp_prompts[] = {
+    "Explain in detail how a mixture-of-experts layer routes tokens to experts.",
+    "Write a short story about a lighthouse keeper who discovers a new star.",
+    "Describe the water cycle to a ten-year-old, step by step.",
+    "List the main differences between TCP and UDP and when to use each.",
+    "Summarise the history of the printing press and its effects on Europe.",
+    "Give a recipe for a simple vegetable soup with exact quantities.",
+    "Explain why the sky is blue, including Rayleigh scattering.",
+    "Write a product description for a solar-powered bicycle lamp.",
+    NULL,
+};
+
+#define PROMPT_COUNT (MP_ARRAY_SIZE(mp_prompts) - 1)
+#define LOG_CAP_BYTES (512L << 20)
+#define TAG_HEALTH 1
+#define TAG_MODELS 2
+#define MAX_SAMPLES 2000000
+
+const char *mp_outcome_name(enum mp_outcome o)
+{
+    switch (o) {
+    case MP_OUT_CLEAN:
+        return "clean";
+    case MP_OUT_STARTUP_FAILURE:
+        return "startup-failure";
+    case MP_OUT_CRASH:
+        return "crashed";
+    case MP_OUT_HANG:
+        return "hang";
+    case MP_OUT_INTERRUPTED:
+        return "interrupted";
+    case MP_OUT_ERROR:
+        return "error";
+    }
+    return "?";
+}
+
+void mp_workload_default(struct mp_workload *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->max_tokens = 256;
+    w->ready_timeout_s = 1800;
+    w->stall_timeout_s = 120;
+    w->grace_s = 10;
+    snprintf(w->phases[0].name, sizeof(w->phases[0].name), "warmup");
+    w->phases[0].level = 1;
+    w->phases[0].requests = 1;
+    snprintf(w->phases[1].name, sizeof(w->phases[1].name), "sequential");
+    w->phases[1].level = 1;
+    w->phases[1].requests = 10;
+    w->nphases = 2;
+}
+
+int mp_workload_add_conc(struct mp_workload *w, const char *spec)
+{
+    char *end = NULL;
+    errno = 0;
+    long level = strtol(spec, &end, 10);
+    if (errno || end == spec || *end != ':' || level < 1 || level > 100000)
+        return MP_EUSAGE;
+    const char *r = end + 1;
+    long reqs = strtol(r, &end, 10);
+    if (errno || end == r || *end || reqs < 1 || reqs > 10000000)
+        return MP_EUSAGE;
+    if (w->nphases >= MP_MAX_PHASES)
+        return MP_EUSAGE;
+    struct mp_phase_spec *p = &w->phases[w->nphases++];
+    snprintf(p->name, sizeof(p->name), "concurrency-%ld", level);
+    p->level = (int)level;
+    p->requests = (int)reqs;
+    return 0;
+}
+
+struct dvec {
+    double *v;
+    size_t n, cap;
+};
+
+static void dvec_push(struct dvec *d, double x)
+{
+    if (d->n >= MAX_SAMPLES)
+        return;
+    if (d->n == d->cap) {
+        d->cap = d->cap ? d->cap * 2 : 64;
+        d->v = xreallocarray(d->v, d->cap, sizeof(*d->v));
+    }
+    d->v[d->n++] = x;
+}
+
+struct att {
+    const struct mp_attempt_opts *o;
+    struct mp_attempt_result *r;
+    struct mp_proc *proc;
+    struct mp_logscan *ls;
+    struct mp_lg *lg;
+    FILE *logf, *timesf, *reqf;
+    int64_t t_spawn;
+    long log_bytes;
+    bool log_capped;
+    unsigned events;
+    bool exited, eof;
+    int exit_status;
+    int signo;
+    char model[512];
+    /* workload */
+    int cur_phase;
+    unsigned long gen_started;
+    bool failed;               /* first failure recorded */
+    int64_t t_fail;
+    char *req_fail_class, *req_fail_msg;
+    struct dvec ttft, itl, e2e, rts;
+    struct dvec phase_rts;
+    int64_t last_draw;
+};
+
+static void on_line(void *ud, const char *line, size_t len, bool truncated)
+{
+    struct att *a = ud;
+    if (a->ls)
+        a->events |= mp_logscan_line(a->ls, line, len);
+    if (a->log_capped)
+        return;
+    if (a->log_bytes + (long)len + 1 > LOG_CAP_BYTES) {
+        a->log_capped = true;
+        fputs("[moeprobe: server.log capped at 512 MiB; the engine flooded its output]\n", a->logf);
+        return;
+    }
+    a->log_bytes += (long)len + 1;
+    fwrite(line, 1, len, a->logf);
+    if (truncated)
+        fputs(" [moeprobe: line truncated]", a->logf);
+    fputc('\n', a->logf);
+    fprintf(a->timesf, "%.3f\n", (double)(mp_now_ns() - a->t_spawn) / 1e9);
+}
+
+static void check_exit(struct att *a)
+{
+    if (!a->exited && a->proc) {
+        int st;
+        if (mp_proc_exited(a->proc, &st)) {
+            a->exited = true;
+            a->exit_status = st;
+        }
+    }
+}
+
+static void drain_signals(struct att *a)
+{
+    int fd = a->o->signal_fd;
+    if (fd < 0)
+        return;
+    struct signalfd_siginfo si;
+    for (;;) {
+        ssize_t n = read(fd, &si, sizeof(si));
+        if (n != (ssize_t)sizeof(si))
+            break;
+        if (si.ssi_signo == SIGCHLD) {
+            mp_proc_reap_orphans();
+            continue;
+        }
+        if (!a->signo)
+            a->signo = (int)si.ssi_signo;
+    }
+}
+
+/* One turn of the event loop: wait for transfers, engine output, signals. */
+static void pump(struct att *a, int timeout_ms)
+{
+    struct curl_waitfd extra[2];
+    unsigned n = 0;
+    int outfd = a->eof ? -1 : mp_proc_output_fd(a->proc);
+    if (outfd >= 0) {
+        extra[n].fd = outfd;
+        extra[n].events = CURL_WAIT_POLLIN;
+        extra[n].revents = 0;
+        n++;
+    }
+    if (a->o->signal_fd >= 0) {
+        extra[n].fd = a->o->signal_fd;
+        extra[n].events = CURL_WAIT_POLLIN;
+        extra[n].revents = 0;
+        n++;
+    }
+    if (timeout_ms < 0)
+        timeout_ms = 0;
+    mp_lg_poll(a->lg, extra, n, timeout_ms);
+    if (outfd >= 0) {
+        int rc = mp_proc_read_lines(a->proc, on_line, a);
+        if (rc != 0)
+            a->eof = true;
+    }
+    drain_signals(a);
+    check_exit(a);
+}
+
+static double ms(int64_t ns)
+{
+    return (double)ns / 1e6;
+}
+
+static void set_fail(struct att *a, const char *cls, const char *msg)
+{
+    if (a->failed)
+        return;
+    a->failed = true;
+    a->t_fail = mp_now_ns();
+    a->req_fail_class = xstrdup(cls);
+    a->req_fail_msg = xstrdup(msg);
+    a->r->ok_before_failure = a->r->req_ok;
+    if (a->cur_phase >= 0 && (size_t)a->cur_phase < a->r->nphases)
+        a->r->fail_phase = xstrdup(a->r->phases[a->cur_phase].name);
+}
+
+static const char *lg_outcome_class(enum mp_lg_outcome oc)
+{
+    switch (oc) {
+    case MP_LG_HTTP_ERROR:
+        return "http-error";
+    case MP_LG_STREAM_ERROR:
+        return "stream-error";
+    case MP_LG_CUT:
+        return "stream-cut";
+    case MP_LG_PROTOCOL:
+        return "protocol-error";
+    case MP_LG_CONNECT:
+        return "connection-refused";
+    case MP_LG_TIMEOUT:
+        return "request-timeout";
+    default:
+        return "request-failed";
+    }
+}
+
+static void write_request(struct att *a, const struct mp_lg_result *res, const char *phase)
+{
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "{\"id\":%ld,\"phase\":", res->id);
+    buf_add_json_str(&b, phase, strlen(phase));
+    buf_printf(&b, ",\"outcome\":\"%s\",\"http_status\":%d,\"start_s\":%.6f,\"ttft_ms\":%.3f,"
+                   "\"e2e_ms\":%.3f,\"output_tokens\":%d,\"chunks\":%d",
+               res->outcome == MP_LG_OK ? "ok" : lg_outcome_class(res->outcome), res->http_status,
+               (double)(res->t_start_ns - a->t_spawn) / 1e9,
+               res->t_first_token_ns ? ms(res->t_first_token_ns - res->t_start_ns) : -1.0,
+               ms(res->t_end_ns - res->t_start_ns), res->output_tokens, res->chunks);
+    if (res->error[0]) {
+        buf_adds(&b, ",\"error\":");
+        buf_add_json_str(&b, res->error, strlen(res->error));
+    }
+    buf_adds(&b, "}\n");
+    fwrite(b.data, 1, b.len, a->reqf);
+    fflush(a->reqf);
+    buf_release(&b);
+}
+
+static void handle_gen_result(struct att *a, struct mp_lg_result *res)
+{
+    struct mp_attempt_result *r = a->r;
+    struct mp_phase_result *ph = a->cur_phase >= 0 ? &r->phases[a->cur_phase] : NULL;
+    write_request(a, res, ph ? ph->name : "?");
+    if (res->outcome == MP_LG_OK) {
+        r->req_ok++;
+        if (ph) {
+            ph->ok++;
+            ph->tokens += res->output_tokens;
+        }
+        if (res->t_first_token_ns)
+            dvec_push(&a->ttft, ms(res->t_first_token_ns - res->t_start_ns));
+        dvec_push(&a->e2e, ms(res->t_end_ns - res->t_start_ns));
+        for (size_t i = 0; i < res->ngaps; i++)
+            dvec_push(&a->itl, res->gaps_ms[i]);
+        if (res->output_tokens > 1 && res->t_first_token_ns && res->t_end_ns > res->t_first_token_ns) {
+            double rate = (res->output_tokens - 1) / ((double)(res->t_end_ns - res->t_first_token_ns) / 1e9);
+            dvec_push(&a->rts, rate);
+            dvec_push(&a->phase_rts, rate);
+        }
+        int pidx = res->user_tag;
+        if (pidx >= 0 && (size_t)pidx < r->ntexts && !r->texts[pidx] && res->text)
+            r->texts[pidx] = xstrndup(res->text, res->text_len);
+    } else {
+        r->req_failed++;
+        if (ph)
+            ph->failed++;
+        char msg[640];
+        if (res->http_status && res->outcome == MP_LG_HTTP_ERROR)
+            snprintf(msg, sizeof(msg), "HTTP %d: %s", res->http_status, res->error);
+        else
+            snprintf(msg, sizeof(msg), "%s", res->error[0] ? res->error : lg_outcome_class(res->outcome));
+        set_fail(a, lg_outcome_class(res->outcome), msg);
+    }
+}
+
+static void draw_progress(struct att *a, const char *what, int done, int total)
+{
+    if (!a->o->progress)
+        return;
+    int64_t now = mp_now_ns();
+    if (now - a->last_draw < 200000000LL && done != total)
+        return;
+    a->last_draw = now;
+    double el = (double)(now - a->t_spawn) / 1e9;
+    double rate = 0;
+    if (a->cur_phase >= 0) {
+        struct mp_phase_result *ph = &a->r->phases[a->cur_phase];
+        double w = (double)(now - a->t_spawn) / 1e9 - a->r->ready_s;
+        MP_UNUSED(w);
+        if (ph->wall_s > 0)
+            rate = ph->tokens / ph->wall_s;
+    }
+    fprintf(stderr, "\r\033[K[%s] %s %d/%d  %.1f tok/s  %.0fs", a->o->label ? a->o->label : "",
+            what, done, total, rate, el);
+    fflush(stderr);
+}
+
+static void clear_progress(struct att *a)
+{
+    if (a->o->progress) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+}
+
+static bool stalled(struct att *a)
+{
+    if (mp_lg_inflight(a->lg) == 0)
+        return false;
+    int64_t last = mp_lg_last_progress_ns(a->lg);
+    return last && (double)(mp_now_ns() - last) / 1e9 > a->o->wl->stall_timeout_s;
+}
+
+/* Wait for /health 200 and a model in /v1/models. Returns true when ready. */
+static bool wait_ready(struct att *a)
+{
+    const struct mp_workload *wl = a->o->wl;
+    int64_t deadline = a->t_spawn + (int64_t)(wl->ready_timeout_s * 1e9);
+    int64_t next_probe = mp_now_ns();
+    bool probing = false;
+    while (!a->signo) {
+        int64_t now = mp_now_ns();
+        if (a->exited || (a->events & MP_LOGEV_FATAL))
+            return false;
+        if (now > deadline)
+            return false;
+        if (!probing && now >= next_probe) {
+            mp_lg_get(a->lg, "/health", 2.0, TAG_HEALTH);
+            probing = true;
+        }
+        int64_t wait = probing ? 100 : (next_probe - now) / 1000000;
+        pump(a, (int)MP_MIN(wait, 100));
+        draw_progress(a, "startup", 0, 1);
+        struct mp_lg_result res;
+        while (mp_lg_next_result(a->lg, &res) == 1) {
+            bool ok = res.http_status == 200 && res.outcome == MP_LG_OK;
+            if (res.user_tag == TAG_HEALTH && ok) {
+                mp_lg_get(a->lg, "/v1/models", 5.0, TAG_MODELS);
+            } else if (res.user_tag == TAG_MODELS && ok) {
+                cJSON *j = cJSON_ParseWithLength(res.text ? res.text : "", res.text_len);
+                cJSON *data = cJSON_GetObjectItemCaseSensitive(j, "data");
+                cJSON *first = cJSON_IsArray(data) ? cJSON_GetArrayItem(data, 0) : NULL;
+                cJSON *id = cJSON_GetObjectItemCaseSensitive(first, "id");
+                if (cJSON_IsString(id)) {
+                    snprintf(a->model, sizeof(a->model), "%s", id->valuestring);
+                    cJSON_Delete(j);
+                    mp_lg_result_release(&res);
+                    return true;
+                }
+                cJSON_Delete(j);
+                probing = false;
+                next_probe = mp_now_ns() + 250000000LL;
+            } else {
+                probing = false;
+                next_probe = mp_now_ns() + 250000000LL;
+            }
+            mp_lg_result_release(&res);
+        }
+    }
+    return false;
+}
+
+/* After a failure, keep reading the log until the engine has said what
+ * happened: it exits, or its crash is in the log and no request is in
+ * flight, or settle_s passes. */
+static void settle(struct att *a, double settle_s)
+{
+    int64_t deadline = mp_now_ns() + (int64_t)(settle_s * 1e9);
+    while (!a->signo && mp_now_ns() < deadline) {
+        if (a->exited && a->eof)
+            break;
+        const struct mp_logresult *lr = mp_logscan_result(a->ls);
+        if (lr->has_crash && mp_lg_inflight(a->lg) == 0 && lr->crash.engine_dead)
+            break;
+        pump(a, 50);
+        struct mp_lg_result res;
+        while (mp_lg_next_result(a->lg, &res) == 1) {
+            if (res.kind == MP_LG_GEN)
+                handle_gen_result(a, &res);
+            mp_lg_result_release(&res);
+        }
+    }
+}
+
+/* Run the phases. Returns the outcome (CLEAN, CRASH, HANG, INTERRUPTED). */
+static enum mp_outcome run_workload(struct att *a)
+{
+    const struct mp_workload *wl = a->o->wl;
+    struct mp_attempt_result *r = a->r;
+    size_t nph = wl->nphases;
+    bool extend = wl->min_total_ok > 0;
+    int top_level = 1;
+    for (size_t i = 0; i < nph; i++)
+        top_level = MP_MAX(top_level, wl->phases[i].level);
+    for (size_t pi = 0; pi < nph + (extend ? 1 : 0); pi++) {
+        struct mp_phase_spec sp;
+        if (pi < nph) {
+            sp = wl->phases[pi];
+        } else {
+            if (r->req_ok >= wl->min_total_ok)
+                break;
+            memset(&sp, 0, sizeof(sp));
+            snprintf(sp.name, sizeof(sp.name), "extended");
+            sp.level = top_level;
+            sp.requests = (int)(wl->min_total_ok - r->req_ok);
+        }
+        struct mp_phase_result *ph = &r->phases[r->nphases++];
+        snprintf(ph->name, sizeof(ph->name), "%s", sp.name);
+        ph->level = sp.level;
+        ph->planned = sp.requests;
+        a->cur_phase = (int)(r->nphases - 1);
+        a->phase_rts.n = 0;
+        int64_t t0 = mp_now_ns();
+        int started = 0, done = 0;
+        while (done < sp.requests) {
+            while (!a->failed && started < sp.requests && (int)mp_lg_inflight(a->lg) < sp.level) {
+                int pidx = (int)(a->gen_started % PROMPT_COUNT);
+                if (mp_lg_start(a->lg, mp_prompts[pidx], pidx) < 0) {
+                    set_fail(a, "client-error", "could not start a request");
+                    break;
+                }
+                a->gen_started++;
+                started++;
+            }
+            pump(a, 100);
+            struct mp_lg_result res;
+            while (mp_lg_next_result(a->lg, &res) == 1) {
+                if (res.kind == MP_LG_GEN) {
+                    handle_gen_result(a, &res);
+                    done++;
+                }
+                mp_lg_result_release(&res);
+            }
+            ph->wall_s = (double)(mp_now_ns() - t0) / 1e9;
+            draw_progress(a, ph->name, done, sp.requests);
+            if (a->signo)
+                return MP_OUT_INTERRUPTED;
+            if (a->events & MP_LOGEV_FATAL)
+                set_fail(a, "engine-fatal", "the engine logged a fatal error");
+            if (a->exited)
+                set_fail(a, "process-exit", "the engine exited during the workload");
+            if (a->failed)
+                break;
+            if (stalled(a)) {
+                char msg[160];
+                snprintf(msg, sizeof(msg), "no token progress for %.0f s with %zu request(s) in flight",
+                         wl->stall_timeout_s, mp_lg_inflight(a->lg));
+                a->req_fail_class = xstrdup("hang");
+                a->req_fail_msg = xstrdup(msg);
+                r->fail_phase = xstrdup(ph->name);
+                r->ok_before_failure = r->req_ok;
+                return MP_OUT_HANG;
+            }
+        }
+        ph->wall_s = (double)(mp_now_ns() - t0) / 1e9;
+        ph->tok_s = ph->wall_s > 0 ? ph->tokens / ph->wall_s : 0;
+        if (a->phase_rts.n)
+            ph->req_tok_s_p50 = mp_stats_percentile(a->phase_rts.v, a->phase_rts.n, 50);
+        if (a->failed)
+            break;
+    }
+    if (a->failed) {
+        settle(a, 10.0);
+        return MP_OUT_CRASH;
+    }
+    return MP_OUT_CLEAN;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? xstrdup(s) : NULL;
+}
+
+static void copy_resolved(struct att *a)
+{
+    struct mp_attempt_result *r = a->r;
+    const struct mp_logresult *lr = mp_logscan_result(a->ls);
+#define SETS(field, src)          \
+    do {                          \
+        free(r->field);           \
+        r->field = dup_or_null(src); \
+    } while (0)
+    SETS(moe_backend, lr->moe_backend);
+    SETS(linear_kernel, lr->linear_kernel);
+    SETS(attention_backend, lr->attention_backend);
+    SETS(engine_version, lr->engine_version);
+    SETS(model, lr->model);
+    SETS(quantization, lr->quantization);
+    SETS(moe_backend_flag, lr->moe_backend_flag);
+#undef SETS
+    r->moe_backend_line = lr->moe_backend_line;
+    r->linear_kernel_line = lr->linear_kernel_line;
+    r->attention_backend_line = lr->attention_backend_line;
+    r->unknown_env_line = lr->unknown_env_line;
+    mp_strv_release(&r->moe_candidates);
+    for (size_t i = 0; i < lr->n_moe_candidates; i++)
+        mp_strv_push(&r->moe_candidates, lr->moe_candidates[i]);
+    mp_strv_release(&r->unknown_env);
+    for (size_t i = 0; i < lr->n_unknown_env; i++)
+        mp_strv_push(&r->unknown_env, lr->unknown_env[i]);
+}
+
+/* Fill fail_* from the log (the engine's own words) or the request failure. */
+static void classify_failure(struct att *a)
+{
+    struct mp_attempt_result *r = a->r;
+    const struct mp_logresult *lr = mp_logscan_result(a->ls);
+    if (r->outcome == MP_OUT_STARTUP_FAILURE) {
+        if (lr->startup_error) {
+            r->fail_message = xstrdup(lr->startup_error);
+            r->fail_line = lr->startup_error_line;
+        } else if (lr->has_crash && lr->crash.message) {
+            r->fail_message = xstrdup(lr->crash.message);
+            r->fail_line = lr->crash.line;
+        }
+        r->fail_class = xstrdup(lr->has_crash && lr->crash.cls ? lr->crash.cls : "startup");
+    } else if (r->outcome == MP_OUT_CRASH || r->outcome == MP_OUT_HANG) {
+        if (r->outcome == MP_OUT_CRASH && lr->has_crash) {
+            r->fail_class = xstrdup(lr->crash.cls ? lr->crash.cls : "cuda-other");
+            r->fail_message = dup_or_null(lr->crash.message);
+            r->fail_line = lr->crash.line;
+            r->engine_dead = lr->crash.engine_dead;
+            for (size_t i = 0; i < lr->crash.nsites; i++)
+                mp_strv_push(&r->sites, lr->crash.sites[i]);
+        } else {
+            r->fail_class = dup_or_null(a->req_fail_class);
+            r->fail_message = dup_or_null(a->req_fail_msg);
+        }
+    }
+    if (!r->fail_message && r->outcome != MP_OUT_CLEAN && a->req_fail_msg)
+        r->fail_message = xstrdup(a->req_fail_msg);
+    if (!r->fail_class && r->outcome != MP_OUT_CLEAN && a->req_fail_class)
+        r->fail_class = xstrdup(a->req_fail_class);
+}
+
+static FILE *open_in(const char *dir, const char *name, struct mp_attempt_result *r)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "we");
+    if (!f)
+        r->fail_message = xasprintf("cannot create '%s': %s", path, strerror(errno));
+    return f;
+}
+
+static void move_samples(struct dvec *d, double **out, size_t *n)
+{
+    *out = d->v;
+    *n = d->n;
+    d->v = NULL;
+    d->n = d->cap = 0;
+}
+
+int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r, int *signo_out)
+{
+    struct att a;
+    memset(&a, 0, sizeof(a));
+    a.o = o;
+    a.r = r;
+    a.cur_phase = -1;
+    struct mp_launch launch;
+    memset(&launch, 0, sizeof(launch));
+    int rc = 0;
+    char marker[96];
+    char base_url[64];
+    int64_t t_begin = mp_now_ns();
+
+    r->dir = xstrdup(o->dir);
+    r->index = o->index;
+    r->launch_blocking = o->launch_blocking;
+    r->ntexts = PROMPT_COUNT;
+    r->texts = xcalloc(PROMPT_COUNT, sizeof(*r->texts));
+    if (mkdir(o->dir, 0777) != 0 && errno != EEXIST) {
+        r->fail_message = xasprintf("cannot create '%s': %s", o->dir, strerror(errno));
+        r->outcome = MP_OUT_ERROR;
+        rc = -errno;
+        goto out;
+    }
+    a.logf = open_in(o->dir, "server.log", r);
+    a.timesf = a.logf ? open_in(o->dir, "server.times", r) : NULL;
+    a.reqf = a.timesf ? open_in(o->dir, "requests.jsonl", r) : NULL;
+    if (!a.reqf) {
+        r->outcome = MP_OUT_ERROR;
+        rc = MP_EDB;
+        goto out;
+    }
+
+    const char *blocking_env[] = {"CUDA_LAUNCH_BLOCKING=1", NULL};
+    char cname[128];
+    snprintf(cname, sizeof(cname), "moeprobe-%ld-%s-%d", (long)getpid(), o->cand->name, o->index);
+    mp_launch_build(&launch, o->cmd, o->ncmd, o->cand, o->port,
+                    o->launch_blocking ? blocking_env : NULL, cname);
+    r->command = mp_launch_display(&launch);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc_spec spec = {
+        .argv = mp_strv_array(&launch.argv),
+        .env_add = mp_strv_array(&launch.env),
+        .marker = marker,
+        .cwd = NULL,
+        .container_runtime = launch.container_runtime,
+        .container_name = launch.container_name,
+    };
+    a.ls = mp_logscan_new(o->kn);
+    snprintf(base_url, sizeof(base_url), "http://127.0.0.1:%d", o->port);
+    struct mp_lg_config lgc = {
+        .base_url = base_url,
+        .model = "",
+        .chat = o->wl->chat,
+        .max_tokens = o->wl->max_tokens,
+        .ignore_eos = true,
+        .api_key = o->wl->api_key,
+        .request_timeout_s = 0,
+        .text_keep = 4096,
+    };
+    struct mp_diag d = MP_DIAG_INIT;
+    a.t_spawn = mp_now_ns();
+    rc = mp_proc_spawn(&spec, &a.proc, &d);
+    if (rc < 0) {
+        r->outcome = MP_OUT_ERROR;
+        r->fail_class = xstrdup("spawn");
+        r->fail_message = xstrdup(d.msg[0] ? d.msg : mp_strerror(rc));
+        goto out;
+    }
+    /* Ready probes use a model-less loadgen; generation gets the served model name. */
+    a.lg = mp_lg_new(&lgc);
+    bool ready = wait_ready(&a);
+    r->ready_s = (double)(mp_now_ns() - a.t_spawn) / 1e9;
+    if (a.signo) {
+        r->outcome = MP_OUT_INTERRUPTED;
+    } else if (!ready) {
+        r->outcome = MP_OUT_STARTUP_FAILURE;
+        /* let the engine finish saying why */
+        int64_t deadline = mp_now_ns() + 3000000000LL;
+        while (!(a.exited && a.eof) && mp_now_ns() < deadline && !a.signo)
+            pump(&a, 50);
+        if (!a.exited && !(a.events & MP_LOGEV_FATAL)) {
+            a.req_fail_class = xstrdup("ready-timeout");
+            a.req_fail_msg = xasprintf("the engine did not become ready within %.0f s",
+                                       o->wl->ready_timeout_s);
+        }
+    } else {
+        copy_resolved(&a);
+        mp_lg_free(a.lg);
+        lgc.model = a.model;
+        a.lg = mp_lg_new(&lgc);
+        int64_t t_work = mp_now_ns();
+        r->outcome = run_workload(&a);
+        r->workload_s = (double)(mp_now_ns() - t_work) / 1e9;
+    }
+    clear_progress(&a);
+
+    /* teardown */
+    struct mp_teardown td;
+    memset(&td, 0, sizeof(td));
+    int64_t t_td = mp_now_ns();
+    mp_proc_teardown(a.proc, o->wl->grace_s, on_line, &a, &td);
+    check_exit(&a);
+    r->teardown_s = (double)(mp_now_ns() - t_td) / 1e9;
+    r->teardown_leftovers = td.leftovers;
+    r->teardown_killed = td.killed;
+    r->escapees_killed = td.escapees_killed;
+    if (a.exited || !td.was_running) {
+        char desc[128];
+        mp_proc_describe_status(a.exited ? a.exit_status : td.exit_status, desc, sizeof(desc));
+        r->exit_desc = xstrdup(desc);
+    }
+    if (a.ls)
+        mp_logscan_finish(a.ls);
+    copy_resolved(&a);
+    if (a.exited && r->outcome == MP_OUT_STARTUP_FAILURE && !a.req_fail_msg) {
+        a.req_fail_class = xstrdup("process-exit");
+        a.req_fail_msg = xasprintf("the engine %s before it became ready", r->exit_desc ? r->exit_desc : "exited");
+    }
+    classify_failure(&a);
+    rc = 0;
+
+out:
+    if (a.logf && fclose(a.logf) != 0 && rc == 0)
+        rc = -errno;
+    if (a.timesf)
+        fclose(a.timesf);
+    if (a.reqf)
+        fclose(a.reqf);
+    move_samples(&a.ttft, &r->ttft_ms, &r->nttft);
+    move_samples(&a.itl, &r->itl_ms, &r->nitl);
+    move_samples(&a.e2e, &r->e2e_ms, &r->ne2e);
+    move_samples(&a.rts, &r->req_tok_s, &r->nreq_tok_s);
+    free(a.phase_rts.v);
+    free(a.req_fail_class);
+    free(a.req_fail_msg);
+    mp_lg_free(a.lg);
+    mp_proc_free(a.proc);
+    mp_logscan_free(a.ls);
+    mp_launch_release(&launch);
+    r->wall_s = (double)(mp_now_ns() - t_begin) / 1e9;
+    if (signo_out)
+        *signo_out = a.signo;
+    return rc;
+}
+
+void mp_attempt_result_release(struct mp_attempt_result *r)
+{
+    free(r->dir);
+    free(r->command);
+    free(r->moe_backend);
+    mp_strv_release(&r->moe_candidates);
+    free(r->linear_kernel);
+    free(r->attention_backend);
+    free(r->engine_version);
+    free(r->model);
+    free(r->quantization);
+    free(r->moe_backend_flag);
+    mp_strv_release(&r->unknown_env);
+    free(r->fail_class);
+    free(r->fail_message);
+    mp_strv_release(&r->sites);
+    free(r->fail_phase);
+    free(r->exit_desc);
+    free(r->ttft_ms);
+    free(r->itl_ms);
+    free(r->e2e_ms);
+    free(r->req_tok_s);
+    for (size_t i = 0; i < r->ntexts; i++)
+        free(r->texts[i]);
+    free(r->texts);
+    memset(r, 0, sizeof(*r));
+}
+
+int mp_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sa.sin_port = 0;
+    socklen_t sl = sizeof(sa);
+    int port = -1;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
+        port = ntohs(sa.sin_port);
+    else
+        port = -errno;
+    close(fd);
+    return port;
+}
+
+bool mp_port_in_use(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return false;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+    sa.sin_port = htons((uint16_t)port);
+    bool in_use = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 && errno == EADDRINUSE;
+    close(fd);
+    return in_use;
+}

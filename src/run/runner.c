@@ -1,0 +1,200 @@
+#include "run/runner.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "err.h"
+#include "verdict/stats.h"
+#include "xalloc.h"
+
+int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool blocking,
+                   const struct mp_workload *wl, const struct mp_attempt_result **out)
+{
+    struct mp_cand_report *c = &rep->c[ci];
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s/attempts", ctx->run_dir);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return mp_error("cannot create '%s': %s", dir, strerror(errno));
+    int index = (int)c->nattempts + 1;
+    snprintf(dir, sizeof(dir), "%s/attempts/%s-%d%s", ctx->run_dir, c->cand.name, index,
+             blocking ? "-blocking" : "");
+    int port = ctx->port;
+    if (port == 0) {
+        port = mp_free_port();
+        if (port < 0)
+            return mp_error("cannot find a free port: %s", mp_strerror(port));
+    } else if (mp_port_in_use(port)) {
+        return mp_error("port %d is already in use; pick another with --port or leave it out", port);
+    }
+    char label[128];
+    snprintf(label, sizeof(label), "%s %zu/%zu%s", c->cand.name, ci + 1, rep->n,
+             blocking ? " blocking" : "");
+    struct mp_attempt_opts o = {
+        .dir = dir,
+        .cmd = ctx->cmd,
+        .ncmd = ctx->ncmd,
+        .cand = &c->cand,
+        .port = port,
+        .launch_blocking = blocking,
+        .index = index,
+        .kn = ctx->kn,
+        .wl = wl ? wl : ctx->wl,
+        .signal_fd = ctx->signal_fd,
+        .label = label,
+        .progress = ctx->progress,
+    };
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    int signo = 0;
+    int rc = mp_attempt_run(&o, &r, &signo);
+    if (signo)
+        ctx->signo = signo;
+    if (!ctx->quiet) {
+        fprintf(stderr, "moeprobe: %s: %s", label, mp_outcome_name(r.outcome));
+        if (r.moe_backend)
+            fprintf(stderr, ", MoE backend %s", r.moe_backend);
+        fprintf(stderr, ", %lu ok / %lu failed", r.req_ok, r.req_failed);
+        if (r.fail_class)
+            fprintf(stderr, " (%s)", r.fail_class);
+        fprintf(stderr, " in %.1f s\n", r.wall_s);
+        if (r.teardown_leftovers > 0)
+            mp_warn("%d process(es) of %s survived teardown", r.teardown_leftovers, label);
+    }
+    if (rc < 0 && r.outcome == MP_OUT_ERROR && r.fail_message && !r.fail_class)
+        mp_error("%s", r.fail_message);
+    const struct mp_attempt_result *added = mp_report_add_attempt(rep, ci, &r);
+    if (out)
+        *out = added;
+    return rc;
+}
+
+static double median_rate(const struct mp_cand_report *c, bool blocking)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < c->nattempts; j++)
+        if (c->attempts[j].launch_blocking == blocking)
+            n += c->attempts[j].nreq_tok_s;
+    if (!n)
+        return -1;
+    double *v = xmalloc(n * sizeof(*v));
+    size_t k = 0;
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        if (a->launch_blocking != blocking)
+            continue;
+        memcpy(v + k, a->req_tok_s, a->nreq_tok_s * sizeof(*v));
+        k += a->nreq_tok_s;
+    }
+    double m = mp_stats_percentile(v, n, 50);
+    free(v);
+    return m;
+}
+
+static bool is_failure(enum mp_outcome o)
+{
+    return o == MP_OUT_CRASH;
+}
+
+int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
+{
+    struct mp_cand_report *c = &rep->c[ci];
+    struct mp_diagnosis *dg = &c->diag;
+    const struct mp_attempt_result *p = mp_cand_primary(c);
+    if (!p)
+        return 0;
+    if (p->outcome != MP_OUT_CRASH) {
+        if (p->outcome == MP_OUT_STARTUP_FAILURE || p->outcome == MP_OUT_HANG) {
+            free(dg->note);
+            dg->note = xasprintf("a %s is not diagnosed with CUDA_LAUNCH_BLOCKING=1: it is not "
+                                 "an asynchronously reported kernel fault",
+                                 p->outcome == MP_OUT_HANG ? "hang" : "startup failure");
+        }
+        return 0;
+    }
+    /* evidence from normal mode */
+    size_t nfail = 0;
+    for (size_t j = 0; j < c->nattempts; j++)
+        nfail += !c->attempts[j].launch_blocking && is_failure(c->attempts[j].outcome);
+    if (nfail == 1 && p->ready_s < ctx->cheap_start_s) {
+        if (!ctx->quiet)
+            fprintf(stderr, "moeprobe: %s: one failure is thin evidence; repeating the normal run "
+                            "once (start-up took %.1f s)\n", c->cand.name, p->ready_s);
+        const struct mp_attempt_result *again = NULL;
+        int rc = mp_run_attempt(ctx, rep, ci, false, NULL, &again);
+        if (rc < 0 || ctx->signo)
+            return rc;
+    }
+    size_t n_att = 0;
+    struct mp_stats_attempt *obs = xcalloc(c->nattempts + 1, sizeof(*obs));
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        if (a->launch_blocking)
+            continue;
+        if (a->outcome == MP_OUT_CRASH) {
+            obs[n_att].served = a->ok_before_failure;
+            obs[n_att].failed = true;
+            n_att++;
+        } else if (a->outcome == MP_OUT_CLEAN) {
+            obs[n_att].served = a->req_ok;
+            obs[n_att].failed = false;
+            n_att++;
+        }
+    }
+    struct mp_stats_async est;
+    mp_stats_async_estimate(obs, n_att, &est);
+    free(obs);
+    unsigned long need = est.required_n;
+    bool capped = false;
+    if (ctx->diag_max_requests && need > ctx->diag_max_requests) {
+        capped = true;
+        need = ctx->diag_max_requests;
+    }
+    dg->done = true;
+    dg->requests_required = est.required_n;
+    free(dg->reasoning);
+    dg->reasoning = xstrdup(est.why);
+    if (!ctx->quiet)
+        fprintf(stderr, "moeprobe: %s: %s\n", c->cand.name, est.why);
+
+    struct mp_workload wl = *ctx->wl;
+    wl.min_total_ok = need;
+    const struct mp_attempt_result *b = NULL;
+    int rc = mp_run_attempt(ctx, rep, ci, true, &wl, &b);
+    if (rc < 0 || ctx->signo)
+        return rc;
+    dg->requests_clean = b->req_ok;
+    double rn = median_rate(c, false), rb = median_rate(c, true);
+    dg->throughput_ratio = rn > 0 && rb > 0 ? rb / rn : -1;
+    free(dg->note);
+    dg->note = NULL;
+    if (b->outcome == MP_OUT_CLEAN) {
+        dg->launch_blocking = "clean";
+        if (b->req_ok >= est.required_n) {
+            dg->confidence = 0.95;
+        } else {
+            dg->confidence = 0;
+            dg->note = xasprintf("the blocked run served %lu requests clean, %lu short of the %lu "
+                                 "required%s",
+                                 b->req_ok, est.required_n - b->req_ok, est.required_n,
+                                 capped ? " (capped by --diagnose-max-requests)" : "");
+        }
+    } else if (b->outcome == MP_OUT_CRASH) {
+        dg->launch_blocking = "crashed";
+        dg->confidence = 0.95;
+        free(dg->pinned_site);
+        dg->pinned_site = b->sites.n ? xstrdup(b->sites.v[0]) : NULL;
+        if (!dg->pinned_site && b->fail_message)
+            dg->pinned_site = xstrdup(b->fail_message);
+    } else {
+        dg->launch_blocking = NULL;
+        dg->confidence = 0;
+        dg->note = xasprintf("the CUDA_LAUNCH_BLOCKING=1 run ended as %s%s%s, so the diagnosis "
+                             "is inconclusive",
+                             mp_outcome_name(b->outcome), b->fail_message ? ": " : "",
+                             b->fail_message ? b->fail_message : "");
+    }
+    return 0;
+}
