@@ -1,0 +1,614 @@
+/* loadgen.c - libcurl multi load generator (see loadgen.h). */
+#include "compat.h"
+
+#include "http/loadgen.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "err.h"
+#include "http/sse.h"
+#include "xalloc.h"
+
+#define LG_GET_BODY_MAX ((size_t)1 << 20)  /* GET bodies kept up to 1 MiB */
+#define LG_ERR_BODY_MAX ((size_t)64 << 10) /* error bodies of generation requests */
+#define LG_GAPS_MAX ((size_t)1 << 22)      /* inter-token gaps kept per request */
+#define LG_POOL_MAX 8192                   /* idle easy handles kept for reuse */
+
+struct lg_req {
+    struct mp_lg *lg;
+    CURL *easy;
+    struct lg_req *prev, *next; /* in-flight list, then the done FIFO (next only) */
+    struct mp_lg_result res;
+    struct mp_sse sse;
+    struct buf text;   /* generated text (GEN) or body (GET) */
+    struct buf errbody;
+    size_t gaps_cap;
+    char *body;        /* POST body (owned) */
+    int64_t now;       /* arrival stamp of the bytes being parsed */
+    int64_t last_event_ns;
+    int usage_tokens;
+    bool status_seen, done_seen, stream_error, protocol_error;
+    char errbuf[CURL_ERROR_SIZE];
+};
+
+struct mp_lg {
+    CURLM *multi;
+    char *url_gen;
+    char *base_url;
+    char *model;
+    char *auth_hdr;
+    struct curl_slist *post_hdrs, *get_hdrs;
+    struct mp_lg_config cfg;
+    long next_id;
+    size_t ninflight;
+    struct lg_req *inflight;              /* doubly linked */
+    struct lg_req *done_head, *done_tail; /* FIFO of finished requests */
+    CURL **pool;
+    size_t npool;
+};
+
+const char *mp_lg_outcome_name(enum mp_lg_outcome o)
+{
+    switch (o) {
+    case MP_LG_OK: return "ok";
+    case MP_LG_HTTP_ERROR: return "http-error";
+    case MP_LG_STREAM_ERROR: return "stream-error";
+    case MP_LG_CUT: return "cut";
+    case MP_LG_PROTOCOL: return "protocol";
+    case MP_LG_CONNECT: return "connect";
+    case MP_LG_TIMEOUT: return "timeout";
+    case MP_LG_ABORTED: return "aborted";
+    }
+    return "unknown";
+}
+
+struct mp_lg *mp_lg_new(const struct mp_lg_config *cfg)
+{
+    curl_global_init(CURL_GLOBAL_DEFAULT); /* reference counted; balanced in mp_lg_free */
+    struct mp_lg *lg = xcalloc(1, sizeof(*lg));
+    lg->cfg = *cfg;
+    const char *base = cfg->base_url ? cfg->base_url : "http://127.0.0.1:8000";
+    size_t bl = strlen(base);
+    while (bl > 0 && base[bl - 1] == '/')
+        bl--;
+    lg->base_url = xstrndup(base, bl);
+    lg->url_gen = xasprintf("%s%s", lg->base_url, cfg->chat ? "/v1/chat/completions" : "/v1/completions");
+    lg->model = cfg->model ? xstrdup(cfg->model) : NULL;
+    lg->cfg.base_url = lg->base_url;
+    lg->cfg.model = lg->model;
+    lg->cfg.api_key = NULL; /* only the header copy is kept */
+    if (lg->cfg.max_tokens <= 0)
+        lg->cfg.max_tokens = 256;
+    lg->post_hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+    lg->post_hdrs = curl_slist_append(lg->post_hdrs, "Accept: text/event-stream");
+    lg->post_hdrs = curl_slist_append(lg->post_hdrs, "Expect:");
+    if (cfg->api_key && *cfg->api_key) {
+        lg->auth_hdr = xasprintf("Authorization: Bearer %s", cfg->api_key);
+        lg->post_hdrs = curl_slist_append(lg->post_hdrs, lg->auth_hdr);
+        lg->get_hdrs = curl_slist_append(NULL, lg->auth_hdr);
+    }
+    lg->multi = curl_multi_init();
+    if (!lg->multi || !lg->post_hdrs || (lg->auth_hdr && !lg->get_hdrs)) {
+        fputs("fatal: out of memory (libcurl)\n", stderr);
+        abort();
+    }
+    curl_multi_setopt(lg->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+    curl_multi_setopt(lg->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, 0L);
+    curl_multi_setopt(lg->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
+    lg->next_id = 1;
+    return lg;
+}
+
+static void req_free(struct lg_req *r)
+{
+    mp_lg_result_release(&r->res);
+    mp_sse_free(&r->sse);
+    buf_release(&r->text);
+    buf_release(&r->errbody);
+    free(r->body);
+    free(r);
+}
+
+static void easy_recycle(struct mp_lg *lg, CURL *e)
+{
+    if (!e)
+        return;
+    if (lg->npool < LG_POOL_MAX) {
+        curl_easy_reset(e);
+        if (!lg->pool)
+            lg->pool = xcalloc(LG_POOL_MAX, sizeof(*lg->pool));
+        lg->pool[lg->npool++] = e;
+    } else {
+        curl_easy_cleanup(e);
+    }
+}
+
+void mp_lg_free(struct mp_lg *lg)
+{
+    if (!lg)
+        return;
+    struct lg_req *r = lg->inflight;
+    while (r) {
+        struct lg_req *nx = r->next;
+        curl_multi_remove_handle(lg->multi, r->easy);
+        curl_easy_cleanup(r->easy);
+        req_free(r);
+        r = nx;
+    }
+    r = lg->done_head;
+    while (r) {
+        struct lg_req *nx = r->next;
+        req_free(r);
+        r = nx;
+    }
+    for (size_t i = 0; i < lg->npool; i++)
+        curl_easy_cleanup(lg->pool[i]);
+    free(lg->pool);
+    curl_multi_cleanup(lg->multi);
+    curl_slist_free_all(lg->post_hdrs);
+    curl_slist_free_all(lg->get_hdrs);
+    if (lg->auth_hdr) {
+        memset(lg->auth_hdr, 0, strlen(lg->auth_hdr));
+        free(lg->auth_hdr);
+    }
+    free(lg->url_gen);
+    free(lg->base_url);
+    free(lg->model);
+    free(lg);
+    curl_global_cleanup();
+}
+
+/* ---- per-event handling (runs inside the write callback) ---- */
+
+static void set_error(struct lg_req *r, const char *fmt, ...) MP_PRINTF(2, 3);
+static void set_error(struct lg_req *r, const char *fmt, ...)
+{
+    if (r->res.error[0])
+        return; /* keep the first error */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->res.error, sizeof(r->res.error), fmt, ap);
+    va_end(ap);
+}
+
+static void keep_text(struct lg_req *r, const char *s, size_t n)
+{
+    size_t keep = r->lg->cfg.text_keep;
+    if (!s || n == 0 || r->text.len >= keep)
+        return;
+    buf_add(&r->text, s, MP_MIN(n, keep - r->text.len));
+}
+
+static void add_gap(struct lg_req *r, double ms)
+{
+    if (r->res.ngaps >= LG_GAPS_MAX)
+        return;
+    if (r->res.ngaps == r->gaps_cap) {
+        r->gaps_cap = r->gaps_cap ? r->gaps_cap * 2 : 64;
+        r->res.gaps_ms = xreallocarray(r->res.gaps_ms, r->gaps_cap, sizeof(double));
+    }
+    r->res.gaps_ms[r->res.ngaps++] = ms;
+}
+
+static int on_event(void *ud, const struct mp_sse_event *ev)
+{
+    struct lg_req *r = ud;
+    if (r->done_seen)
+        return 0; /* nothing is expected after [DONE]; ignore it */
+    r->last_event_ns = r->now;
+    struct mp_sse_chunk c;
+    int rc = mp_sse_chunk_parse(ev->data, ev->data_len, &c);
+    if (rc < 0) {
+        char snip[64];
+        size_t n = MP_MIN(ev->data_len, sizeof(snip) - 1);
+        for (size_t i = 0; i < n; i++)
+            snip[i] = ((unsigned char)ev->data[i] < 0x20) ? ' ' : ev->data[i];
+        snip[n] = '\0';
+        r->protocol_error = true;
+        r->res.protocol_pos = (int)MP_MIN(c.err_pos, (size_t)INT32_MAX);
+        set_error(r, "malformed JSON in SSE event %llu at byte %zu: %s",
+                  (unsigned long long)r->sse.events, c.err_pos, snip);
+        mp_sse_chunk_release(&c);
+        return 1; /* stop: the transfer is aborted */
+    }
+    switch (c.kind) {
+    case MP_SSE_CHUNK_DONE:
+        r->done_seen = true;
+        r->res.t_end_ns = r->now;
+        break;
+    case MP_SSE_CHUNK_ERROR:
+        r->stream_error = true;
+        if (c.err_code >= 0)
+            set_error(r, "%s (type=%s, code=%ld)", c.err_message, c.err_type, c.err_code);
+        else
+            set_error(r, "%s (type=%s)", c.err_message, c.err_type);
+        break;
+    case MP_SSE_CHUNK_DATA:
+        if (c.has_choice && !c.role_only) {
+            if (r->res.chunks == 0)
+                r->res.t_first_token_ns = r->now;
+            else
+                add_gap(r, (double)(r->now - r->res.t_last_token_ns) / 1e6);
+            r->res.t_last_token_ns = r->now;
+            r->res.chunks++;
+            keep_text(r, c.reasoning, c.reasoning_len);
+            keep_text(r, c.text, c.text_len);
+        }
+        if (c.finish_reason) {
+            free(r->res.finish_reason);
+            r->res.finish_reason = xstrdup(c.finish_reason);
+        }
+        if (c.has_usage) {
+            r->res.usage_seen = true;
+            r->usage_tokens = (int)MP_MIN(c.completion_tokens, (long)INT32_MAX);
+        }
+        break;
+    case MP_SSE_CHUNK_MALFORMED:
+        break;
+    }
+    mp_sse_chunk_release(&c);
+    return 0;
+}
+
+static void note_status(struct lg_req *r)
+{
+    if (r->status_seen)
+        return;
+    long code = 0;
+    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+    r->res.http_status = (int)code;
+    r->status_seen = true;
+}
+
+static size_t gen_write(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct lg_req *r = ud;
+    size_t n = size * nmemb;
+    r->now = mp_now_ns();
+    note_status(r);
+    if (r->res.http_status != 200) {
+        if (r->errbody.len < LG_ERR_BODY_MAX)
+            buf_add(&r->errbody, ptr, MP_MIN(n, LG_ERR_BODY_MAX - r->errbody.len));
+        return n;
+    }
+    int rc = mp_sse_feed(&r->sse, ptr, n, on_event, r);
+    if (rc == MP_ELIMIT) {
+        r->protocol_error = true;
+        set_error(r, "SSE event larger than %zu bytes", (size_t)MP_SSE_DEFAULT_MAX_EVENT);
+        return 0;
+    }
+    return rc == 0 ? n : 0;
+}
+
+static size_t get_write(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct lg_req *r = ud;
+    size_t n = size * nmemb;
+    r->now = mp_now_ns();
+    note_status(r);
+    r->last_event_ns = r->now;
+    if (r->text.len < LG_GET_BODY_MAX)
+        buf_add(&r->text, ptr, MP_MIN(n, LG_GET_BODY_MAX - r->text.len));
+    return n;
+}
+
+/* ---- starting ---- */
+
+static CURL *easy_get(struct mp_lg *lg)
+{
+    CURL *e = lg->npool ? lg->pool[--lg->npool] : curl_easy_init();
+    if (!e) {
+        fputs("fatal: out of memory (libcurl)\n", stderr);
+        abort();
+    }
+    return e;
+}
+
+static long submit(struct mp_lg *lg, struct lg_req *r)
+{
+    CURL *e = r->easy;
+    curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+    r->res.id = lg->next_id++;
+    r->res.t_start_ns = mp_now_ns();
+    r->res.protocol_pos = -1;
+    if (curl_multi_add_handle(lg->multi, e) != CURLM_OK) {
+        curl_easy_cleanup(e);
+        req_free(r);
+        return MP_EHTTP;
+    }
+    r->prev = NULL;
+    r->next = lg->inflight;
+    if (lg->inflight)
+        lg->inflight->prev = r;
+    lg->inflight = r;
+    lg->ninflight++;
+    return r->res.id;
+}
+
+static struct lg_req *req_new(struct mp_lg *lg, enum mp_lg_kind kind, int user_tag)
+{
+    struct lg_req *r = xcalloc(1, sizeof(*r));
+    r->lg = lg;
+    r->res.kind = kind;
+    r->res.user_tag = user_tag;
+    buf_init(&r->text);
+    buf_init(&r->errbody);
+    mp_sse_init(&r->sse, 0);
+    r->easy = easy_get(lg);
+    return r;
+}
+
+long mp_lg_start(struct mp_lg *lg, const char *prompt, int user_tag)
+{
+    if (!lg || !prompt)
+        return -EINVAL;
+    struct buf b = BUF_INIT;
+    buf_adds(&b, "{");
+    if (lg->model) {
+        buf_adds(&b, "\"model\":");
+        buf_add_json_str(&b, lg->model, strlen(lg->model));
+        buf_adds(&b, ",");
+    }
+    if (lg->cfg.chat) {
+        buf_adds(&b, "\"messages\":[{\"role\":\"user\",\"content\":");
+        buf_add_json_str(&b, prompt, strlen(prompt));
+        buf_adds(&b, "}]");
+    } else {
+        buf_adds(&b, "\"prompt\":");
+        buf_add_json_str(&b, prompt, strlen(prompt));
+    }
+    buf_printf(&b, ",\"max_tokens\":%d,\"temperature\":0,\"stream\":true,"
+                   "\"stream_options\":{\"include_usage\":true},\"ignore_eos\":%s}",
+               lg->cfg.max_tokens, lg->cfg.ignore_eos ? "true" : "false");
+    struct lg_req *r = req_new(lg, MP_LG_GEN, user_tag);
+    size_t blen = 0;
+    r->body = buf_detach(&b, &blen);
+    CURL *e = r->easy;
+    curl_easy_setopt(e, CURLOPT_URL, lg->url_gen);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, lg->post_hdrs);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, gen_write);
+    if (lg->cfg.request_timeout_s > 0)
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(lg->cfg.request_timeout_s * 1000.0));
+    return submit(lg, r);
+}
+
+long mp_lg_get(struct mp_lg *lg, const char *path, double timeout_s, int user_tag)
+{
+    if (!lg || !path)
+        return -EINVAL;
+    struct lg_req *r = req_new(lg, MP_LG_GET, user_tag);
+    char *url = xasprintf("%s%s%s", lg->base_url, path[0] == '/' ? "" : "/", path);
+    CURL *e = r->easy;
+    curl_easy_setopt(e, CURLOPT_URL, url); /* libcurl copies strings */
+    free(url);
+    curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    if (lg->get_hdrs)
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, lg->get_hdrs);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, get_write);
+    if (timeout_s > 0)
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000.0) + (timeout_s * 1000.0 < 1));
+    return submit(lg, r);
+}
+
+/* ---- finishing ---- */
+
+static void unlink_inflight(struct mp_lg *lg, struct lg_req *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        lg->inflight = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    r->prev = r->next = NULL;
+    lg->ninflight--;
+}
+
+static void curl_failure(struct lg_req *r, CURLcode cc)
+{
+    const char *msg = r->errbuf[0] ? r->errbuf : curl_easy_strerror(cc);
+    switch (cc) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        r->res.outcome = MP_LG_CONNECT;
+        break;
+    case CURLE_OPERATION_TIMEDOUT:
+        r->res.outcome = MP_LG_TIMEOUT;
+        break;
+    default:
+        r->res.outcome = MP_LG_CUT;
+        break;
+    }
+    set_error(r, "%s", msg);
+}
+
+static void finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted)
+{
+    int64_t now = mp_now_ns();
+    struct mp_lg_result *res = &r->res;
+    if (r->easy)
+        note_status(r);
+    if (aborted) {
+        res->outcome = MP_LG_ABORTED;
+        set_error(r, "aborted by the caller");
+    } else if (res->kind == MP_LG_GET) {
+        if (cc != CURLE_OK) {
+            curl_failure(r, cc);
+        } else if (res->http_status >= 400) {
+            char m[400];
+            mp_sse_error_body_message(r->text.data, r->text.len, m, sizeof(m));
+            res->outcome = MP_LG_HTTP_ERROR;
+            set_error(r, "HTTP %d%s%s", res->http_status, m[0] ? ": " : "", m);
+        }
+    } else {
+        if (cc == CURLE_OK && res->http_status == 200 && !r->done_seen && !r->protocol_error) {
+            r->now = now; /* a last event without its blank line */
+            if (mp_sse_finish(&r->sse, on_event, r) == MP_ELIMIT) {
+                r->protocol_error = true;
+                set_error(r, "SSE event larger than %zu bytes", (size_t)MP_SSE_DEFAULT_MAX_EVENT);
+            }
+        }
+        if (res->http_status != 200 && res->http_status != 0) {
+            char m[400];
+            mp_sse_error_body_message(r->errbody.data, r->errbody.len, m, sizeof(m));
+            res->outcome = MP_LG_HTTP_ERROR;
+            set_error(r, "HTTP %d%s%s", res->http_status, m[0] ? ": " : "", m);
+        } else if (r->protocol_error) {
+            res->outcome = MP_LG_PROTOCOL;
+        } else if (r->stream_error) {
+            res->outcome = MP_LG_STREAM_ERROR;
+        } else if (r->done_seen) {
+            res->outcome = MP_LG_OK;
+        } else if (cc != CURLE_OK) {
+            curl_failure(r, cc);
+        } else {
+            res->outcome = MP_LG_CUT;
+            set_error(r, "stream ended without [DONE]");
+        }
+    }
+    if (res->kind == MP_LG_GEN)
+        res->output_tokens = res->usage_seen ? r->usage_tokens : res->chunks;
+    if (res->t_end_ns == 0)
+        res->t_end_ns = now;
+    size_t tl = 0;
+    res->text = buf_detach(&r->text, &tl);
+    res->text_len = tl;
+    if (r->easy) {
+        curl_multi_remove_handle(lg->multi, r->easy);
+        easy_recycle(lg, r->easy);
+        r->easy = NULL;
+    }
+    mp_sse_free(&r->sse);
+    buf_release(&r->errbody);
+    free(r->body);
+    r->body = NULL;
+    unlink_inflight(lg, r);
+    if (lg->done_tail)
+        lg->done_tail->next = r;
+    else
+        lg->done_head = r;
+    lg->done_tail = r;
+}
+
+static void drain(struct mp_lg *lg)
+{
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(lg->multi, &left)) != NULL) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        struct lg_req *r = NULL;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+        CURLcode cc = m->data.result; /* m is invalid after remove_handle */
+        if (r)
+            finalize(lg, r, cc, false);
+    }
+}
+
+int mp_lg_poll(struct mp_lg *lg, struct curl_waitfd *extra, unsigned nextra, int timeout_ms)
+{
+    int running = 0;
+    for (unsigned i = 0; i < nextra; i++)
+        extra[i].revents = 0;
+    if (curl_multi_perform(lg->multi, &running) != CURLM_OK)
+        return MP_EHTTP;
+    drain(lg);
+    if (lg->done_head || timeout_ms < 0)
+        timeout_ms = 0;
+    if (curl_multi_poll(lg->multi, extra, nextra, timeout_ms, NULL) != CURLM_OK)
+        return MP_EHTTP;
+    if (curl_multi_perform(lg->multi, &running) != CURLM_OK)
+        return MP_EHTTP;
+    drain(lg);
+    return 0;
+}
+
+void mp_lg_wakeup(struct mp_lg *lg)
+{
+    if (lg)
+        curl_multi_wakeup(lg->multi);
+}
+
+size_t mp_lg_inflight(const struct mp_lg *lg)
+{
+    return lg ? lg->ninflight : 0;
+}
+
+int64_t mp_lg_last_progress_ns(const struct mp_lg *lg)
+{
+    int64_t last_event = 0, oldest_start = 0;
+    for (const struct lg_req *r = lg ? lg->inflight : NULL; r; r = r->next) {
+        if (r->res.kind != MP_LG_GEN)
+            continue;
+        if (r->last_event_ns > last_event)
+            last_event = r->last_event_ns;
+        if (oldest_start == 0 || r->res.t_start_ns < oldest_start)
+            oldest_start = r->res.t_start_ns;
+    }
+    return last_event ? last_event : oldest_start;
+}
+
+int mp_lg_cancel(struct mp_lg *lg, long id)
+{
+    for (struct lg_req *r = lg->inflight; r; r = r->next) {
+        if (r->res.id == id) {
+            finalize(lg, r, CURLE_OK, true);
+            return 0;
+        }
+    }
+    return -ENOENT;
+}
+
+size_t mp_lg_cancel_all(struct mp_lg *lg)
+{
+    size_t n = 0;
+    while (lg->inflight) {
+        finalize(lg, lg->inflight, CURLE_OK, true);
+        n++;
+    }
+    return n;
+}
+
+int mp_lg_next_result(struct mp_lg *lg, struct mp_lg_result *out)
+{
+    struct lg_req *r = lg->done_head;
+    if (!r)
+        return 0;
+    lg->done_head = r->next;
+    if (!lg->done_head)
+        lg->done_tail = NULL;
+    *out = r->res;
+    memset(&r->res, 0, sizeof(r->res));
+    req_free(r);
+    return 1;
+}
+
+void mp_lg_result_release(struct mp_lg_result *r)
+{
+    if (!r)
+        return;
+    free(r->gaps_ms);
+    free(r->text);
+    free(r->finish_reason);
+    r->gaps_ms = NULL;
+    r->text = NULL;
+    r->finish_reason = NULL;
+    r->ngaps = 0;
+    r->text_len = 0;
+}

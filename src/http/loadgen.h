@@ -1,0 +1,114 @@
+/* loadgen.h - streaming HTTP load generator for OpenAI-compatible engines (libcurl multi).
+ *
+ * One struct mp_lg owns one CURLM and every transfer started on it; it is single-threaded
+ * (only mp_lg_wakeup may be called from elsewhere). The caller drives it:
+ *
+ *   struct mp_lg *lg = mp_lg_new(&cfg);
+ *   long id = mp_lg_start(lg, "prompt", tag);
+ *   while (mp_lg_inflight(lg) > 0) {
+ *       mp_lg_poll(lg, extra_fds, n, 100);
+ *       struct mp_lg_result r;
+ *       while (mp_lg_next_result(lg, &r) == 1) { ...; mp_lg_result_release(&r); }
+ *   }
+ *   mp_lg_free(lg);
+ *
+ * Requires curl_global_init() to have been called once (mp_lg_new calls it with
+ * CURL_GLOBAL_DEFAULT if nobody did; that call is not thread-safe, so do it in main).
+ *
+ * Timing: every SSE event is stamped with mp_now_ns() in the write callback, as its bytes arrive.
+ * A "token event" is an event with a non-empty choices[] (what `vllm bench serve` counts), except
+ * a chat role-only announcement (delta.role with no content), which is not a token. One event
+ * carrying several tokens counts once for inter-token gaps (docs/metrics.md). */
+#ifndef MP_LOADGEN_H
+#define MP_LOADGEN_H
+
+#include "compat.h"
+
+#include <curl/curl.h>
+
+struct mp_lg; /* opaque; owns a CURLM and its transfers */
+
+struct mp_lg_config {
+    const char *base_url;     /* "http://127.0.0.1:8000", borrowed (copied by mp_lg_new) */
+    const char *model;        /* model name for requests, borrowed (copied) */
+    bool chat;                /* false: POST /v1/completions, true: /v1/chat/completions */
+    int max_tokens;           /* <= 0: 256 */
+    bool ignore_eos;          /* sent as given (callers normally set true) */
+    const char *api_key;      /* bearer token or NULL; never logged, copied */
+    double request_timeout_s; /* whole-request cap, 0 = none (stall detection is the caller's job) */
+    size_t text_keep;         /* bytes of generated text kept per request (e.g. 4096) */
+};
+
+struct mp_lg *mp_lg_new(const struct mp_lg_config *cfg); /* never NULL (aborts on OOM) */
+void mp_lg_free(struct mp_lg *lg); /* aborts in-flight transfers, drops results; accepts NULL */
+
+/* Start one streaming generation request with this prompt (copied). user_tag is returned in the
+ * result. Temperature 0, stream_options.include_usage, ignore_eos per config. The transfer begins
+ * on the next mp_lg_poll; t_start_ns is stamped now. Returns an id > 0, or <0 (-EINVAL for a
+ * NULL prompt, MP_EHTTP if libcurl refused the transfer). */
+long mp_lg_start(struct mp_lg *lg, const char *prompt, int user_tag);
+/* Start a GET of base_url + path (e.g. "/health"). The result has kind MP_LG_GET, http_status
+ * and the body in text (first 1 MiB). timeout_s <= 0: no cap. Returns an id > 0 or <0. */
+long mp_lg_get(struct mp_lg *lg, const char *path, double timeout_s, int user_tag);
+
+/* Run transfers for at most timeout_ms (0: do what is ready, never block), also waking when one
+ * of the extra fds is readable or mp_lg_wakeup is called. revents of the extra fds are filled in.
+ * Returns immediately (after doing ready work) when results are waiting. Returns 0 or MP_EHTTP. */
+int mp_lg_poll(struct mp_lg *lg, struct curl_waitfd *extra, unsigned nextra, int timeout_ms);
+/* Wake a blocked mp_lg_poll from another thread or a signal handler (curl_multi_wakeup: one
+ * write() on an internal socket pair; not formally documented as async-signal-safe). */
+void mp_lg_wakeup(struct mp_lg *lg);
+
+/* Requests started and not yet finished (results waiting to be popped are not counted). */
+size_t mp_lg_inflight(const struct mp_lg *lg);
+/* Monotonic ns of the last SSE event received on any in-flight generation request, or of the
+ * oldest in-flight start if none has received one yet; 0 when no generation request is in
+ * flight (for stall detection). */
+int64_t mp_lg_last_progress_ns(const struct mp_lg *lg);
+
+/* Finish one in-flight request now with outcome MP_LG_ABORTED (its result is queued).
+ * Returns 0, or -ENOENT when id is not in flight. */
+int mp_lg_cancel(struct mp_lg *lg, long id);
+/* Cancel every in-flight request (e.g. after a stall); returns how many were cancelled. */
+size_t mp_lg_cancel_all(struct mp_lg *lg);
+
+enum mp_lg_kind { MP_LG_GEN = 1, MP_LG_GET = 2 };
+enum mp_lg_outcome {
+    MP_LG_OK = 0,
+    MP_LG_HTTP_ERROR,   /* status other than 200 (GEN) or >= 400 (GET) */
+    MP_LG_STREAM_ERROR, /* in-band error event */
+    MP_LG_CUT,          /* connection closed / stream ended without [DONE] */
+    MP_LG_PROTOCOL,     /* malformed SSE/JSON, oversize event */
+    MP_LG_CONNECT,      /* could not connect */
+    MP_LG_TIMEOUT,      /* request_timeout_s (or the GET timeout) passed */
+    MP_LG_ABORTED,      /* mp_lg_cancel */
+};
+/* "ok", "http-error", "stream-error", "cut", "protocol", "connect", "timeout", "aborted" */
+const char *mp_lg_outcome_name(enum mp_lg_outcome o);
+
+struct mp_lg_result {
+    long id;
+    int user_tag;
+    enum mp_lg_kind kind;
+    enum mp_lg_outcome outcome;
+    int http_status;          /* 0 when no response line arrived */
+    char error[512];          /* engine's error message, curl error, ... ("" when ok) */
+    int64_t t_start_ns, t_first_token_ns /* 0 if none */, t_end_ns; /* monotonic, on arrival */
+    int output_tokens;        /* from usage when present, else count of token events */
+    bool usage_seen;
+    int chunks;               /* token events */
+    double *gaps_ms;          /* inter-token gaps (between consecutive token events), owned */
+    size_t ngaps;
+    char *text;               /* generated text (first text_keep bytes) or GET body; owned, */
+    size_t text_len;          /*   NUL-terminated, never NULL after a pop */
+    char *finish_reason;      /* owned, or NULL */
+    int64_t t_last_token_ns;  /* arrival of the last token event, 0 if none (vllm's E2EL end) */
+    int protocol_pos;         /* MP_LG_PROTOCOL: byte offset of the error in the event, else -1 */
+};
+/* Pop one finished request's result into *out (caller owns it; release with
+ * mp_lg_result_release). Results come in completion order. Returns 1 when one was popped, 0 when
+ * none is ready. */
+int mp_lg_next_result(struct mp_lg *lg, struct mp_lg_result *out);
+void mp_lg_result_release(struct mp_lg_result *r); /* frees owned arrays; accepts zeroed */
+
+#endif

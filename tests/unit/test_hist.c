@@ -1,0 +1,193 @@
+/* test_hist.c - log-linear histogram percentiles against exact sorted values, numpy-style
+ * percentiles, and the vllm-bench-compatible result summary. */
+#include "compat.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "http/hist.h"
+#include "http/lgstats.h"
+#include "xalloc.h"
+
+static uint64_t rng = 88172645463325252ull;
+static double urand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+/* nearest-rank percentile of sorted v */
+static double exact_rank(const double *v, size_t n, double p)
+{
+    size_t rank = (size_t)ceil(p / 100.0 * (double)n);
+    if (rank < 1)
+        rank = 1;
+    return v[rank - 1];
+}
+
+static void check_dist(double (*gen)(void), size_t n)
+{
+    struct mp_hist h = MP_HIST_INIT;
+    double *v = xcalloc(n, sizeof(double));
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        v[i] = gen();
+        sum += v[i];
+        mp_hist_add(&h, v[i]);
+    }
+    mp_hist_sort(v, n);
+    assert_int_equal(h.n, n);
+    assert_true(fabs(mp_hist_mean(&h) - sum / (double)n) <= 1e-9 * fabs(sum / (double)n) + 1e-12);
+    assert_true(mp_hist_percentile(&h, 0) == v[0]);
+    assert_true(mp_hist_percentile(&h, 100) == v[n - 1]);
+    static const double ps[] = { 0.1, 1, 10, 25, 50, 75, 90, 95, 99, 99.9 };
+    for (size_t i = 0; i < MP_ARRAY_SIZE(ps); i++) {
+        double want = exact_rank(v, n, ps[i]);
+        double got = mp_hist_percentile(&h, ps[i]);
+        double tol = want * 0.01 + 0.00001; /* 1% relative, 10 ns absolute */
+        if (fabs(got - want) > tol)
+            fail_msg("p%g: got %.9g want %.9g", ps[i], got, want);
+    }
+    free(v);
+    mp_hist_free(&h);
+    assert_null(h.counts);
+}
+
+static double g_lognormal(void)
+{
+    double u1 = urand() + 1e-12, u2 = urand();
+    double z = sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+    return exp(2.5 + 1.2 * z); /* ~12 ms median, long tail */
+}
+static double g_uniform_small(void) { return urand() * 0.01; } /* 0..10 us */
+static double g_wide(void) { return pow(10, urand() * 10 - 3); } /* 1 us .. 10^7 ms */
+
+static void t_percentiles(void **state)
+{
+    (void)state;
+    check_dist(g_lognormal, 100000);
+    check_dist(g_uniform_small, 5000);
+    check_dist(g_wide, 20000);
+    check_dist(g_lognormal, 1);
+    check_dist(g_lognormal, 3);
+}
+
+static void t_edges_and_merge(void **state)
+{
+    (void)state;
+    struct mp_hist a = MP_HIST_INIT, b = MP_HIST_INIT;
+    assert_true(mp_hist_percentile(&a, 50) == 0);
+    assert_true(mp_hist_mean(&a) == 0);
+    mp_hist_add(&a, NAN);
+    assert_int_equal(a.n, 0);
+    mp_hist_add(&a, -5);
+    assert_true(a.min == 0);
+    mp_hist_add(&a, 1e30); /* clamps into the top bucket, max stays exact */
+    assert_true(mp_hist_percentile(&a, 100) == 1e30);
+    for (int i = 1; i <= 100; i++)
+        mp_hist_add(&b, i);
+    mp_hist_merge(&a, &b);
+    assert_int_equal(a.n, 102);
+    assert_true(a.max == 1e30 && a.min == 0);
+    double p50 = mp_hist_percentile(&a, 50); /* rank 51 -> the value 50 */
+    assert_true(fabs(p50 - 50) <= 0.5);
+    struct mp_hist e = MP_HIST_INIT;
+    mp_hist_merge(&a, &e);
+    mp_hist_merge(&e, &b);
+    assert_int_equal(e.n, 100);
+    mp_hist_free(&a);
+    mp_hist_free(&b);
+    mp_hist_free(&e);
+    mp_hist_free(&e);
+}
+
+static void t_numpy(void **state)
+{
+    (void)state;
+    double v[] = { 1, 2, 3, 4 };
+    /* numpy.percentile([1,2,3,4], [50, 99, 0, 100, 25]) = 2.5, 3.97, 1, 4, 1.75 */
+    assert_true(fabs(mp_hist_percentile_sorted(v, 4, 50) - 2.5) < 1e-12);
+    assert_true(fabs(mp_hist_percentile_sorted(v, 4, 99) - 3.97) < 1e-12);
+    assert_true(mp_hist_percentile_sorted(v, 4, 0) == 1);
+    assert_true(mp_hist_percentile_sorted(v, 4, 100) == 4);
+    assert_true(fabs(mp_hist_percentile_sorted(v, 4, 25) - 1.75) < 1e-12);
+    assert_true(mp_hist_percentile_sorted(v, 1, 99) == 1);
+    assert_true(mp_hist_percentile_sorted(v, 0, 50) == 0);
+    double w[] = { 3, 1, 2 };
+    mp_hist_sort(w, 3);
+    assert_true(w[0] == 1 && w[1] == 2 && w[2] == 3);
+}
+
+static void t_summary(void **state)
+{
+    (void)state;
+    const int64_t MS = 1000000;
+    double g1[] = { 10, 10, 10 }, g2[] = { 20 };
+    struct mp_lg_result r[4];
+    memset(r, 0, sizeof(r));
+    /* request 0: start 0, first token at 100 ms, 4 tokens 10 ms apart, usage says 4 */
+    r[0].kind = MP_LG_GEN;
+    r[0].outcome = MP_LG_OK;
+    r[0].t_start_ns = 1000 * MS;
+    r[0].t_first_token_ns = 1100 * MS;
+    r[0].t_last_token_ns = 1130 * MS;
+    r[0].t_end_ns = 1131 * MS;
+    r[0].output_tokens = 4;
+    r[0].chunks = 4;
+    r[0].gaps_ms = g1;
+    r[0].ngaps = 3;
+    /* request 1: first token at 50 ms, 2 tokens 20 ms apart */
+    r[1].kind = MP_LG_GEN;
+    r[1].outcome = MP_LG_OK;
+    r[1].t_start_ns = 1000 * MS;
+    r[1].t_first_token_ns = 1050 * MS;
+    r[1].t_last_token_ns = 1070 * MS;
+    r[1].output_tokens = 2;
+    r[1].chunks = 2;
+    r[1].gaps_ms = g2;
+    r[1].ngaps = 1;
+    /* a failure and a GET: excluded */
+    r[2].kind = MP_LG_GEN;
+    r[2].outcome = MP_LG_STREAM_ERROR;
+    r[2].output_tokens = 7;
+    r[3].kind = MP_LG_GET;
+    struct mp_lg_summary s;
+    mp_lg_summarize(r, 4, 2000 * MS, &s);
+    assert_int_equal(s.requests, 3);
+    assert_int_equal(s.ok, 2);
+    assert_int_equal(s.failed, 1);
+    assert_int_equal(s.output_tokens, 6);
+    assert_true(fabs(s.agg_tok_s - 3.0) < 1e-9);
+    assert_int_equal(s.ttft.n, 2);
+    assert_true(fabs(s.ttft.p50 - 75) < 1e-6);
+    assert_true(fabs(s.ttft.mean - 75) < 1e-6);
+    assert_true(fabs(s.ttft.p99 - 99.5) < 1e-6);
+    assert_int_equal(s.itl.n, 4);
+    assert_true(fabs(s.itl.p50 - 10) < 1e-6);
+    assert_true(fabs(s.itl.max - 20) < 1e-6);
+    assert_true(fabs(s.e2el.p50 - 100) < 1e-6); /* 130 and 70 */
+    assert_true(fabs(s.tpot.p50 - 15) < 1e-6);  /* 10 and 20 */
+    assert_true(fabs(s.req_tok_s_median - 75) < 1e-6); /* 100 and 50 tok/s */
+    assert_true(fabs(s.req_tok_s_mean - 75) < 1e-6);
+    mp_lg_summarize(r, 0, 0, &s);
+    assert_int_equal(s.requests, 0);
+    assert_true(s.agg_tok_s == 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t_percentiles),
+        cmocka_unit_test(t_edges_and_merge),
+        cmocka_unit_test(t_numpy),
+        cmocka_unit_test(t_summary),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,707 @@
+/* test_loadgen.c - the libcurl-multi load generator against an in-test HTTP/1.1 server.
+ *
+ * The server is a thread with one poll() loop on 127.0.0.1:0. The request body (or GET path)
+ * names a scenario ("SCN_ok", ...); each scenario is a list of segments written after a delay
+ * (poll timeouts pace them), a gate (wait for the test to release it through a pipe), or a
+ * close. The thread is joined at the end of every test. No sleeps. */
+#include "compat.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "http/lgstats.h"
+#include "http/loadgen.h"
+#include "xalloc.h"
+
+enum seg_type { SEG_DATA, SEG_GATE, SEG_CLOSE, SEG_END };
+struct seg {
+    enum seg_type type;
+    int delay_ms;
+    char *bytes;
+    size_t len;
+};
+struct conn {
+    int fd;
+    struct buf in;
+    struct seg *segs;
+    size_t nseg, idx;
+    int64_t due;
+    bool busy;
+};
+struct srv {
+    int lfd, port;
+    int stop[2], gate[2];
+    pthread_t th;
+    atomic_int accepts, requests;
+    struct conn *c;
+    size_t nc, cap;
+};
+
+/* ---- response builders ---- */
+
+static void seg_add(struct conn *c, enum seg_type t, int delay, const char *b, size_t n)
+{
+    c->segs = xreallocarray(c->segs, c->nseg + 1, sizeof(*c->segs));
+    struct seg *s = &c->segs[c->nseg++];
+    s->type = t;
+    s->delay_ms = delay;
+    s->bytes = n ? xstrndup(b, n) : NULL;
+    s->len = n;
+}
+static void raw(struct conn *c, int delay, const char *s) { seg_add(c, SEG_DATA, delay, s, strlen(s)); }
+/* one HTTP chunk carrying one SSE event */
+static void event(struct conn *c, int delay, const char *data)
+{
+    char *ev = xasprintf("data: %s\n\n", data);
+    char *ch = xasprintf("%zx\r\n%s\r\n", strlen(ev), ev);
+    raw(c, delay, ch);
+    free(ev);
+    free(ch);
+}
+static void sse_head(struct conn *c)
+{
+    raw(c, 0, "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
+              "transfer-encoding: chunked\r\n\r\n");
+}
+static void sse_tail(struct conn *c) { raw(c, 0, "0\r\n\r\n"); seg_add(c, SEG_END, 0, NULL, 0); }
+static char *tok(int i, const char *finish)
+{
+    return xasprintf("{\"id\":\"cmpl-d1eb817714c94cb2\",\"object\":\"text_completion\",\"created\":1761553358,"
+                     "\"model\":\"m\",\"choices\":[{\"index\":0,\"text\":\" t%d\",\"logprobs\":null,"
+                     "\"finish_reason\":%s,\"stop_reason\":null,\"prompt_token_ids\":null,\"token_ids\":null}],"
+                     "\"usage\":null}", i, finish);
+}
+static void tokens(struct conn *c, int n, int first_delay, int gap, bool finish)
+{
+    for (int i = 0; i < n; i++) {
+        char *t = tok(i, (finish && i == n - 1) ? "\"length\"" : "null");
+        event(c, i == 0 ? first_delay : gap, t);
+        free(t);
+    }
+}
+static void usage(struct conn *c, int n)
+{
+    char *u = xasprintf("{\"id\":\"cmpl-x\",\"object\":\"text_completion\",\"created\":1,\"model\":\"m\","
+                        "\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"total_tokens\":%d,"
+                        "\"completion_tokens\":%d}}", n + 3, n);
+    event(c, 0, u);
+    free(u);
+}
+static void fixed(struct conn *c, const char *status, const char *body)
+{
+    char *r = xasprintf("HTTP/1.1 %s\r\ncontent-type: application/json\r\ncontent-length: %zu\r\n\r\n%s",
+                        status, strlen(body), body);
+    raw(c, 0, r);
+    free(r);
+    seg_add(c, SEG_END, 0, NULL, 0);
+}
+
+static void build(struct conn *c, const char *req)
+{
+    if (strncmp(req, "GET /health ", 12) == 0)
+        return fixed(c, "200 OK", "");
+    if (strncmp(req, "GET ", 4) == 0)
+        return fixed(c, "404 Not Found", "{\"detail\":\"Not Found\"}");
+    if (strstr(req, "SCN_ok")) { /* 5 tokens, usage says 5 */
+        sse_head(c); tokens(c, 5, 0, 0, true); usage(c, 5); event(c, 0, "[DONE]"); sse_tail(c);
+    } else if (strstr(req, "SCN_paced")) { /* 30 ms before the first token, 4 more 5 ms apart */
+        sse_head(c); tokens(c, 5, 30, 5, true); usage(c, 5); event(c, 0, "[DONE]"); sse_tail(c);
+    } else if (strstr(req, "SCN_gated")) { /* token, then wait for the test, then the rest */
+        sse_head(c); tokens(c, 1, 0, 0, false); seg_add(c, SEG_GATE, 0, NULL, 0);
+        tokens(c, 2, 0, 0, true); usage(c, 3); event(c, 0, "[DONE]"); sse_tail(c);
+    } else if (strstr(req, "SCN_nousage")) {
+        sse_head(c); tokens(c, 4, 0, 0, true); event(c, 0, "[DONE]"); sse_tail(c);
+    } else if (strstr(req, "SCN_500")) {
+        fixed(c, "500 Internal Server Error",
+              "{\"error\":{\"message\":\"EngineCore encountered an issue. See stack trace (above) for the root "
+              "cause.\",\"type\":\"InternalServerError\",\"param\":null,\"code\":500}}");
+    } else if (strstr(req, "SCN_flat400")) {
+        fixed(c, "400 Bad Request", "{\"object\":\"error\",\"message\":\"This model's maximum context length is "
+              "8 tokens.\",\"type\":\"BadRequestError\",\"param\":null,\"code\":400}");
+    } else if (strstr(req, "SCN_cut")) { /* connection closed mid-stream, mid-chunk */
+        sse_head(c); tokens(c, 3, 0, 0, false); raw(c, 0, "80\r\ndata: {\"id\":");
+        seg_add(c, SEG_CLOSE, 0, NULL, 0);
+    } else if (strstr(req, "SCN_inband")) { /* engine death: error event then [DONE] */
+        sse_head(c); tokens(c, 2, 0, 0, false);
+        event(c, 0, "{\"error\": {\"message\": \"EngineCore encountered an issue. See stack trace (above) for "
+                    "the root cause.\", \"type\": \"InternalServerError\", \"param\": null, \"code\": 500}}");
+        event(c, 0, "[DONE]"); sse_tail(c);
+    } else if (strstr(req, "SCN_malformed")) {
+        sse_head(c); tokens(c, 1, 0, 0, false); event(c, 0, "{\"id\":\"cmpl-1\",\"choices\":[{\"text\":\" tr");
+        tokens(c, 1, 0, 0, false); event(c, 0, "[DONE]"); sse_tail(c);
+    } else if (strstr(req, "SCN_nodone")) { /* clean end of body, no [DONE] */
+        sse_head(c); tokens(c, 2, 0, 0, true); sse_tail(c);
+    } else if (strstr(req, "SCN_noblank")) { /* [DONE] without its blank line, then a clean end */
+        sse_head(c); tokens(c, 2, 0, 0, true); raw(c, 0, "c\r\ndata: [DONE]\r\n"); sse_tail(c);
+    } else if (strstr(req, "SCN_chat")) {
+        sse_head(c);
+        event(c, 0, "{\"id\":\"chatcmpl-9814ea0f38ec847a\",\"object\":\"chat.completion.chunk\",\"created\":1,"
+                    "\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},"
+                    "\"logprobs\":null,\"finish_reason\":null}],\"prompt_token_ids\":null}");
+        event(c, 0, "{\"id\":\"chatcmpl-9814ea0f38ec847a\",\"object\":\"chat.completion.chunk\",\"created\":1,"
+                    "\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"},\"logprobs\":null,"
+                    "\"finish_reason\":null,\"token_ids\":null}]}");
+        event(c, 0, "{\"id\":\"chatcmpl-9814ea0f38ec847a\",\"object\":\"chat.completion.chunk\",\"created\":1,"
+                    "\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"!\"},\"logprobs\":null,"
+                    "\"finish_reason\":\"length\",\"stop_reason\":null,\"token_ids\":null}]}");
+        event(c, 0, "{\"id\":\"chatcmpl-9814ea0f38ec847a\",\"object\":\"chat.completion.chunk\",\"created\":1,"
+                    "\"model\":\"m\",\"choices\":[],\"usage\":{\"prompt_tokens\":15,\"total_tokens\":17,"
+                    "\"completion_tokens\":2}}");
+        event(c, 0, "[DONE]"); sse_tail(c);
+    } else if (strstr(req, "SCN_stall")) { /* headers, then nothing until the client leaves */
+        sse_head(c); seg_add(c, SEG_GATE, 0, NULL, 0); sse_tail(c);
+    } else {
+        fixed(c, "404 Not Found", "{\"detail\":\"Not Found\"}");
+    }
+}
+
+/* ---- the server loop ---- */
+
+static void conn_reset(struct conn *c)
+{
+    for (size_t i = 0; i < c->nseg; i++)
+        free(c->segs[i].bytes);
+    free(c->segs);
+    c->segs = NULL;
+    c->nseg = c->idx = 0;
+    c->busy = false;
+}
+static void conn_close(struct conn *c)
+{
+    conn_reset(c);
+    buf_release(&c->in);
+    close(c->fd);
+    c->fd = -1;
+}
+static bool write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno == EAGAIN) {
+            struct pollfd pf = { fd, POLLOUT, 0 };
+            poll(&pf, 1, 1000);
+            continue;
+        }
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+/* a complete request in c->in? build the response and drop it from the buffer */
+static void try_request(struct srv *s, struct conn *c)
+{
+    if (c->busy)
+        return;
+    char *hend = strstr(c->in.data, "\r\n\r\n");
+    if (!hend)
+        return;
+    size_t hlen = (size_t)(hend - c->in.data) + 4, blen = 0;
+    const char *cl = strcasestr(c->in.data, "content-length:");
+    if (cl && cl < hend)
+        blen = strtoul(cl + 15, NULL, 10);
+    if (c->in.len < hlen + blen)
+        return;
+    char *req = xstrndup(c->in.data, hlen + blen);
+    size_t rest = c->in.len - hlen - blen;
+    memmove(c->in.data, c->in.data + hlen + blen, rest);
+    c->in.len = rest;
+    c->in.data[rest] = '\0';
+    atomic_fetch_add(&s->requests, 1);
+    build(c, req);
+    free(req);
+    c->busy = true;
+    c->idx = 0;
+    c->due = mp_now_ns() + (int64_t)c->segs[0].delay_ms * 1000000;
+}
+/* advance c through due segments; returns false when the connection was closed */
+static bool pump(struct srv *s, struct conn *c, bool gate_open)
+{
+    while (c->busy) {
+        struct seg *g = &c->segs[c->idx];
+        if (g->type == SEG_GATE) {
+            if (!gate_open)
+                return true;
+            gate_open = false;
+        } else if (mp_now_ns() < c->due) {
+            return true;
+        } else if (g->type == SEG_DATA) {
+            if (!write_all(c->fd, g->bytes, g->len)) {
+                conn_close(c);
+                return false;
+            }
+        } else if (g->type == SEG_CLOSE) {
+            conn_close(c);
+            return false;
+        } else { /* SEG_END: keep-alive, next request */
+            conn_reset(c);
+            try_request(s, c);
+            continue;
+        }
+        c->idx++;
+        c->due = mp_now_ns() + (int64_t)c->segs[c->idx].delay_ms * 1000000;
+    }
+    return true;
+}
+
+static void *srv_main(void *arg)
+{
+    struct srv *s = arg;
+    struct pollfd *pf = NULL;
+    for (;;) {
+        pf = xreallocarray(pf, s->nc + 3, sizeof(*pf));
+        pf[0] = (struct pollfd){ s->stop[0], POLLIN, 0 };
+        pf[1] = (struct pollfd){ s->lfd, POLLIN, 0 };
+        pf[2] = (struct pollfd){ s->gate[0], 0, 0 };
+        int64_t now = mp_now_ns(), next = -1;
+        for (size_t i = 0; i < s->nc; i++) {
+            struct conn *c = &s->c[i];
+            pf[3 + i] = (struct pollfd){ c->fd, POLLIN, 0 };
+            if (c->busy && c->segs[c->idx].type == SEG_GATE)
+                pf[2].events = POLLIN;
+            else if (c->busy && (next < 0 || c->due < next))
+                next = c->due;
+        }
+        size_t npolled = s->nc;
+        int timeout = next < 0 ? -1 : next <= now ? 0 : (int)((next - now) / 1000000 + 1);
+        if (poll(pf, s->nc + 3, timeout) < 0 && errno != EINTR)
+            break;
+        if (pf[0].revents)
+            break;
+        if (pf[1].revents & POLLIN) {
+            int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+            if (fd >= 0) {
+                int one = 1;
+                setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+                fcntl(fd, F_SETFL, O_NONBLOCK);
+                if (s->nc == s->cap) {
+                    s->cap = s->cap ? s->cap * 2 : 64;
+                    s->c = xreallocarray(s->c, s->cap, sizeof(*s->c));
+                }
+                struct conn *c = &s->c[s->nc++];
+                memset(c, 0, sizeof(*c));
+                c->fd = fd;
+                buf_init(&c->in);
+                atomic_fetch_add(&s->accepts, 1);
+            }
+        }
+        bool gate_open = false;
+        if (pf[2].revents & POLLIN) {
+            char b;
+            gate_open = read(s->gate[0], &b, 1) == 1;
+        }
+        for (size_t i = 0; i < s->nc; i++) {
+            struct conn *c = &s->c[i];
+            if (c->fd < 0)
+                continue;
+            if (i < npolled && (pf[3 + i].revents & (POLLIN | POLLHUP | POLLERR))) {
+                char tmp[16384];
+                ssize_t n = recv(c->fd, tmp, sizeof(tmp), MSG_DONTWAIT);
+                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                    conn_close(c);
+                    continue;
+                }
+                if (n > 0)
+                    buf_add(&c->in, tmp, (size_t)n);
+                try_request(s, c);
+            }
+            bool gate_here = gate_open && c->busy && c->segs[c->idx].type == SEG_GATE;
+            if (gate_here)
+                gate_open = false; /* one gate byte releases one connection */
+            pump(s, c, gate_here);
+        }
+        /* compact closed connections */
+        size_t j = 0;
+        for (size_t i = 0; i < s->nc; i++)
+            if (s->c[i].fd >= 0)
+                s->c[j++] = s->c[i];
+        s->nc = j;
+    }
+    free(pf);
+    return NULL;
+}
+
+static struct srv *srv_start(void)
+{
+    struct srv *s = xcalloc(1, sizeof(*s));
+    s->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    assert_true(s->lfd >= 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    assert_int_equal(bind(s->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(s->lfd, 1024), 0);
+    socklen_t al = sizeof(a);
+    getsockname(s->lfd, (struct sockaddr *)&a, &al);
+    s->port = ntohs(a.sin_port);
+    assert_int_equal(pipe2(s->stop, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(s->gate, O_CLOEXEC), 0);
+    assert_int_equal(pthread_create(&s->th, NULL, srv_main, s), 0);
+    return s;
+}
+
+static void srv_stop(struct srv *s)
+{
+    assert_int_equal(write(s->stop[1], "x", 1), 1);
+    pthread_join(s->th, NULL);
+    for (size_t i = 0; i < s->nc; i++)
+        conn_close(&s->c[i]);
+    free(s->c);
+    close(s->lfd);
+    close(s->stop[0]);
+    close(s->stop[1]);
+    close(s->gate[0]);
+    close(s->gate[1]);
+    free(s);
+}
+
+/* ---- helpers ---- */
+
+static struct mp_lg *lg_for(struct srv *s, bool chat, double timeout_s)
+{
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", s->port);
+    struct mp_lg_config cfg = { .base_url = url, .model = "m", .chat = chat, .max_tokens = 5,
+                                .ignore_eos = true, .api_key = "sk-secret", .request_timeout_s = timeout_s,
+                                .text_keep = 64 };
+    return mp_lg_new(&cfg);
+}
+
+/* run until one result is ready and return it */
+static void one(struct mp_lg *lg, struct mp_lg_result *r)
+{
+    while (mp_lg_next_result(lg, r) == 0)
+        assert_int_equal(mp_lg_poll(lg, NULL, 0, 1000), 0);
+}
+
+static void run_one(const char *scn, bool chat, double timeout_s, struct mp_lg_result *r)
+{
+    struct srv *s = srv_start();
+    struct mp_lg *lg = lg_for(s, chat, timeout_s);
+    long id = mp_lg_start(lg, scn, 42);
+    assert_true(id > 0);
+    assert_int_equal(mp_lg_inflight(lg), 1);
+    one(lg, r);
+    assert_int_equal(r->id, id);
+    assert_int_equal(r->user_tag, 42);
+    assert_int_equal(r->kind, MP_LG_GEN);
+    assert_int_equal(mp_lg_inflight(lg), 0);
+    assert_int_equal(mp_lg_last_progress_ns(lg), 0);
+    mp_lg_free(lg);
+    srv_stop(s);
+}
+
+/* ---- tests ---- */
+
+static void t_ok(void **state)
+{
+    (void)state;
+    struct mp_lg_result r;
+    run_one("SCN_ok \"quoted\" \\ \n\xff", false, 0, &r);
+    assert_int_equal(r.outcome, MP_LG_OK);
+    assert_int_equal(r.http_status, 200);
+    assert_string_equal(r.error, "");
+    assert_int_equal(r.output_tokens, 5);
+    assert_true(r.usage_seen);
+    assert_int_equal(r.chunks, 5);
+    assert_int_equal(r.ngaps, 4);
+    assert_string_equal(r.text, " t0 t1 t2 t3 t4");
+    assert_int_equal(r.text_len, 15);
+    assert_string_equal(r.finish_reason, "length");
+    assert_true(r.t_start_ns < r.t_first_token_ns);
+    assert_true(r.t_first_token_ns <= r.t_last_token_ns && r.t_last_token_ns <= r.t_end_ns);
+    assert_int_equal(r.protocol_pos, -1);
+    mp_lg_result_release(&r);
+}
+
+static void t_chat_and_nousage(void **state)
+{
+    (void)state;
+    struct mp_lg_result r;
+    run_one("SCN_chat", true, 0, &r);
+    assert_int_equal(r.outcome, MP_LG_OK);
+    assert_int_equal(r.chunks, 2); /* role announcement is not a token */
+    assert_int_equal(r.output_tokens, 2);
+    assert_string_equal(r.text, "Hello!");
+    mp_lg_result_release(&r);
+    run_one("SCN_nousage", false, 0, &r);
+    assert_int_equal(r.outcome, MP_LG_OK);
+    assert_false(r.usage_seen);
+    assert_int_equal(r.output_tokens, 4);
+    mp_lg_result_release(&r);
+    run_one("SCN_noblank", false, 0, &r);
+    assert_int_equal(r.outcome, MP_LG_OK);
+    mp_lg_result_release(&r);
+}
+
+static void t_errors(void **state)
+{
+    (void)state;
+    struct mp_lg_result r;
+    run_one("SCN_500", false, 0, &r);
+    assert_int_equal(r.outcome, MP_LG_HTTP_ERROR);
+    assert_int_equal(r.http_status, 500);
+    assert_string_equal(r.error, "HTTP 500: EngineCore encountered an issue. See stack trace (above) for the "
+                                 "root cause.");
+    assert_int_equal(r.output_tokens, 0);
+    mp_lg_result_release(&r);
+    run_one("SCN_flat400", false, 0, &r);
+    assert_int_equal(r.outcome, MP_LG_HTTP_ERROR);
+    assert_int_equal(r.http_status, 400);
+    assert_string_equal(r.error, "HTTP 400: This model's maximum context length is 8 tokens.");
+    mp_lg_result_release(&r);
+    run_one("SCN_inband", false, 0, &r);
+    assert_int_equal(r.outcome, MP_LG_STREAM_ERROR);
+    assert_int_equal(r.http_status, 200);
+    assert_string_equal(r.error, "EngineCore encountered an issue. See stack trace (above) for the root cause. "
+                                 "(type=InternalServerError, code=500)");
+    assert_int_equal(r.chunks, 2);
+    mp_lg_result_release(&r);
+    run_one("SCN_cut", false, 0, &r);
+    assert_int_equal(r.outcome, MP_LG_CUT);
+    assert_int_equal(r.chunks, 3);
+    assert_true(r.error[0] != '\0');
+    mp_lg_result_release(&r);
+    run_one("SCN_nodone", false, 0, &r);
+    assert_int_equal(r.outcome, MP_LG_CUT);
+    assert_string_equal(r.error, "stream ended without [DONE]");
+    mp_lg_result_release(&r);
+    run_one("SCN_malformed", false, 0, &r);
+    assert_int_equal(r.outcome, MP_LG_PROTOCOL);
+    assert_true(r.protocol_pos > 20);
+    assert_non_null(strstr(r.error, "malformed JSON in SSE event 2"));
+    assert_int_equal(r.chunks, 1);
+    mp_lg_result_release(&r);
+    run_one("SCN_stall", false, 0.2, &r);
+    assert_int_equal(r.outcome, MP_LG_TIMEOUT);
+    mp_lg_result_release(&r);
+}
+
+static void t_connect_refused(void **state)
+{
+    (void)state;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    bind(fd, (struct sockaddr *)&a, sizeof(a));
+    socklen_t al = sizeof(a);
+    getsockname(fd, (struct sockaddr *)&a, &al);
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", ntohs(a.sin_port));
+    struct mp_lg_config cfg = { .base_url = url, .max_tokens = 1 };
+    struct mp_lg *lg = mp_lg_new(&cfg);
+    mp_lg_start(lg, "x", 1); /* bound but not listening: refused */
+    mp_lg_get(lg, "/health", 5, 2);
+    struct mp_lg_result r;
+    for (int i = 0; i < 2; i++) {
+        one(lg, &r);
+        assert_int_equal(r.outcome, MP_LG_CONNECT);
+        assert_int_equal(r.http_status, 0);
+        mp_lg_result_release(&r);
+    }
+    mp_lg_free(lg);
+    close(fd);
+}
+
+static void t_get(void **state)
+{
+    (void)state;
+    struct srv *s = srv_start();
+    struct mp_lg *lg = lg_for(s, false, 0);
+    long a = mp_lg_get(lg, "/health", 5, 1);
+    long b = mp_lg_get(lg, "nope", 5, 2);
+    assert_true(a > 0 && b > a);
+    struct mp_lg_result r;
+    for (int i = 0; i < 2; i++) {
+        one(lg, &r);
+        assert_int_equal(r.kind, MP_LG_GET);
+        if (r.user_tag == 1) {
+            assert_int_equal(r.outcome, MP_LG_OK);
+            assert_int_equal(r.http_status, 200);
+            assert_int_equal(r.text_len, 0);
+            assert_string_equal(r.text, "");
+        } else {
+            assert_int_equal(r.outcome, MP_LG_HTTP_ERROR);
+            assert_int_equal(r.http_status, 404);
+            assert_string_equal(r.text, "{\"detail\":\"Not Found\"}");
+            assert_string_equal(r.error, "HTTP 404: Not Found");
+        }
+        mp_lg_result_release(&r);
+    }
+    mp_lg_free(lg);
+    srv_stop(s);
+}
+
+/* TTFT is measured from the start and tokens are stamped as they arrive, not at the end. */
+static void t_arrival_stamps(void **state)
+{
+    (void)state;
+    struct srv *s = srv_start();
+    struct mp_lg *lg = lg_for(s, false, 0);
+    long id = mp_lg_start(lg, "SCN_gated", 0);
+    int64_t started = mp_lg_last_progress_ns(lg); /* nothing received: oldest start */
+    assert_true(started > 0);
+    while (mp_lg_last_progress_ns(lg) == started)
+        assert_int_equal(mp_lg_poll(lg, NULL, 0, 1000), 0);
+    int64_t seen = mp_now_ns(); /* the first token has arrived; the rest is held by the server */
+    int64_t progress = mp_lg_last_progress_ns(lg);
+    assert_true(progress > started && progress <= seen);
+    assert_int_equal(write(s->gate[1], "g", 1), 1);
+    struct mp_lg_result r;
+    one(lg, &r);
+    assert_int_equal(r.id, id);
+    assert_int_equal(r.outcome, MP_LG_OK);
+    assert_int_equal(r.chunks, 3);
+    assert_int_equal(r.output_tokens, 3);
+    assert_true(r.t_first_token_ns <= seen);
+    assert_true(r.t_last_token_ns > seen);
+    assert_int_equal(r.ngaps, 2);
+    double gap_ns = r.gaps_ms[0] * 1e6;
+    assert_true(gap_ns > 0);
+    assert_true(fabs(gap_ns - (double)(r.t_last_token_ns - r.t_first_token_ns) +
+                     r.gaps_ms[1] * 1e6) < 1000);
+    mp_lg_result_release(&r);
+    /* paced stream: the server waits 30 ms before the first token and 5 ms between tokens */
+    mp_lg_start(lg, "SCN_paced", 0);
+    one(lg, &r);
+    assert_int_equal(r.outcome, MP_LG_OK);
+    assert_true(r.t_first_token_ns - r.t_start_ns >= 30 * 1000000LL);
+    assert_true(r.t_last_token_ns - r.t_start_ns >= (30 + 4 * 5) * 1000000LL);
+    mp_lg_result_release(&r);
+    mp_lg_free(lg);
+    srv_stop(s);
+}
+
+static void t_cancel_and_extra_fds(void **state)
+{
+    (void)state;
+    struct srv *s = srv_start();
+    struct mp_lg *lg = lg_for(s, false, 0);
+    long a = mp_lg_start(lg, "SCN_stall", 1);
+    long b = mp_lg_start(lg, "SCN_stall", 2);
+    /* an extra fd wakes the poll and gets revents */
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(write(p[1], "x", 1), 1);
+    struct curl_waitfd w = { p[0], CURL_WAIT_POLLIN, 0 };
+    do
+        assert_int_equal(mp_lg_poll(lg, &w, 1, 5000), 0);
+    while (!(w.revents & CURL_WAIT_POLLIN));
+    assert_int_equal(mp_lg_cancel(lg, a), 0);
+    assert_int_equal(mp_lg_cancel(lg, a), -ENOENT);
+    assert_int_equal(mp_lg_inflight(lg), 1);
+    struct mp_lg_result r;
+    assert_int_equal(mp_lg_next_result(lg, &r), 1);
+    assert_int_equal(r.outcome, MP_LG_ABORTED);
+    assert_int_equal(r.id, a);
+    mp_lg_result_release(&r);
+    assert_int_equal(mp_lg_cancel_all(lg), 1);
+    assert_int_equal(mp_lg_next_result(lg, &r), 1);
+    assert_int_equal(r.id, b);
+    mp_lg_result_release(&r);
+    assert_int_equal(mp_lg_next_result(lg, &r), 0);
+    /* wakeup makes a long poll return */
+    mp_lg_wakeup(lg);
+    assert_int_equal(mp_lg_poll(lg, NULL, 0, 60000), 0);
+    /* free with requests still in flight */
+    mp_lg_start(lg, "SCN_stall", 3);
+    mp_lg_poll(lg, NULL, 0, 0);
+    mp_lg_free(lg);
+    close(p[0]);
+    close(p[1]);
+    srv_stop(s);
+}
+
+static void t_keepalive(void **state)
+{
+    (void)state;
+    struct srv *s = srv_start();
+    struct mp_lg *lg = lg_for(s, false, 0);
+    struct mp_lg_result r;
+    for (int i = 0; i < 20; i++) {
+        mp_lg_start(lg, "SCN_ok", i);
+        one(lg, &r);
+        assert_int_equal(r.outcome, MP_LG_OK);
+        mp_lg_result_release(&r);
+        mp_lg_get(lg, "/health", 5, i);
+        one(lg, &r);
+        assert_int_equal(r.outcome, MP_LG_OK);
+        mp_lg_result_release(&r);
+    }
+    assert_int_equal(atomic_load(&s->accepts), 1);
+    assert_int_equal(atomic_load(&s->requests), 40); /* one connection served all 40 */
+    mp_lg_free(lg);
+    srv_stop(s);
+}
+
+static void t_concurrent(void **state)
+{
+    (void)state;
+    enum { N = 250 };
+    struct srv *s = srv_start();
+    struct mp_lg *lg = lg_for(s, false, 0);
+    static bool seen[N];
+    memset(seen, 0, sizeof(seen));
+    for (int i = 0; i < N; i++)
+        assert_true(mp_lg_start(lg, i % 2 ? "SCN_ok" : "SCN_paced", i) > 0);
+    assert_int_equal(mp_lg_inflight(lg), N);
+    struct mp_lg_result *all = xcalloc(N, sizeof(*all));
+    size_t got = 0;
+    int64_t t0 = mp_now_ns();
+    while (got < N) {
+        assert_int_equal(mp_lg_poll(lg, NULL, 0, 1000), 0);
+        while (got < N && mp_lg_next_result(lg, &all[got]) == 1) {
+            struct mp_lg_result *r = &all[got++];
+            assert_int_equal(r->outcome, MP_LG_OK);
+            assert_int_equal(r->output_tokens, 5);
+            assert_int_equal(r->chunks, 5);
+            assert_false(seen[r->user_tag]);
+            seen[r->user_tag] = true;
+        }
+    }
+    assert_int_equal(mp_lg_inflight(lg), 0);
+    struct mp_lg_summary sum;
+    mp_lg_summarize(all, N, mp_now_ns() - t0, &sum);
+    assert_int_equal(sum.ok, N);
+    assert_int_equal(sum.output_tokens, 5 * N);
+    assert_int_equal(sum.itl.n, 4 * N);
+    assert_true(sum.ttft.max >= 30.0); /* the paced half waited 30 ms */
+    for (int i = 0; i < N; i++)
+        mp_lg_result_release(&all[i]);
+    free(all);
+    mp_lg_free(lg);
+    srv_stop(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(t_ok),
+        cmocka_unit_test(t_chat_and_nousage),
+        cmocka_unit_test(t_errors),
+        cmocka_unit_test(t_connect_refused),
+        cmocka_unit_test(t_get),
+        cmocka_unit_test(t_arrival_stamps),
+        cmocka_unit_test(t_cancel_and_extra_fds),
+        cmocka_unit_test(t_keepalive),
+        cmocka_unit_test(t_concurrent),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
