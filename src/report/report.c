@@ -841,9 +841,9 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         buf_adds(out, ".\n\n");
         free(knobs);
     } else {
-        buf_adds(out, "No candidate qualified.");
+        buf_adds(out, "No candidate qualified");
         for (size_t i = 0; i < rep->learned.n; i++) {
-            buf_adds(out, i ? "; " : " ");
+            buf_adds(out, i ? "; " : ": ");
             md_cell(out, rep->learned.v[i], 300);
         }
         buf_adds(out, ".\n\n");

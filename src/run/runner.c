@@ -52,7 +52,8 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     int rc = mp_attempt_run(&o, &r, &signo);
     if (signo)
         ctx->signo = signo;
-    if (!ctx->quiet) {
+    bool spawn_failed = r.outcome == MP_OUT_ERROR && r.fail_class && !strcmp(r.fail_class, "spawn");
+    if (!ctx->quiet && !spawn_failed) {
         fprintf(stderr, "moeprobe: %s: %s", label, mp_outcome_name(r.outcome));
         if (r.moe_backend)
             fprintf(stderr, ", MoE backend %s", r.moe_backend);
