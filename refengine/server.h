@@ -1,0 +1,41 @@
+/* server.h - refengine's API server: one epoll loop serving HTTP/1.1 with
+ * keep-alive, timerfd-paced token streams, vLLM's endpoints, the world's
+ * failure modes (engine death, hang) and vLLM-like shutdown.
+ *
+ * re_server_run() owns the process from "engine loading" until exit: it
+ * returns the exit status the process should end with. */
+#ifndef RE_SERVER_H
+#define RE_SERVER_H
+
+#include "compat.h"
+#include "logfmt.h"
+#include "resolve.h"
+#include "world.h"
+
+#include <sys/types.h>
+
+struct re_server_cfg {
+    const struct world *w;
+    const struct re_resolution *res;
+    struct re_log *log;
+    int listen_fd;          /* bound, not yet listening */
+    const char *host;
+    int port;               /* actual port */
+    const char *served_model;
+    long max_model_len;
+    uint64_t seed;
+    bool blocking;          /* CUDA_LAUNCH_BLOCKING=1 */
+    pid_t child;            /* EngineCore process */
+    int child_pipe;         /* write end; closing it tells the child we are gone */
+    bool child_hostile;     /* ignores SIGTERM or escaped the group: never signalled */
+    const char *site_key;   /* identifies the world for crash-site rotation */
+};
+
+int re_server_run(const struct re_server_cfg *cfg);
+
+/* Where an async CUDA error surfaces: Python frames for a site name
+ * (unknown names get a generic frame). Appends to b. */
+struct buf;
+void re_server_site_frames(struct buf *b, const char *site);
+
+#endif
