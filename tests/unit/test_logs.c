@@ -1,0 +1,260 @@
+/* test_logs.c - the streaming log scanner: chunking, prefixes, crash
+ * classification and priority, sites, candidate-list findings, bounds. */
+#include "compat.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "knowledge/knowledge.h"
+#include "logs/logscan.h"
+#include "xalloc.h"
+
+static const char sample[] =
+    "(APIServer pid=1) INFO 04-17 18:06:17 [utils.py:299]  \xe2\x96\x84\xe2\x96\x84 \xe2\x96\x88  version 0.19.0\n"
+    "(APIServer pid=1) INFO 04-17 18:06:17 [utils.py:299]   \xe2\x96\x88  model   org/Model-NVFP4\n"
+    "(APIServer pid=1) WARNING 04-17 18:06:17 [envs.py:1744] Unknown vLLM environment variable detected: VLLM_SCALED_MM_BACKEND\r\n"
+    "(EngineCore pid=184) INFO 04-17 18:06:35 [nvfp4_utils.py:85] Using NvFp4LinearBackend.FLASHINFER_CUTLASS for NVFP4 GEMM\n"
+    "(EngineCore pid=184) INFO 04-17 18:06:36 [nvfp4.py:256] Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend out of potential backends: ['FLASHINFER_TRTLLM', 'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTLASS', 'VLLM_CUTLASS', 'MARLIN'].\n"
+    "(EngineCore pid=184) INFO 04-17 18:06:36 [cuda.py:334] Using FLASHINFER attention backend out of potential backends: ['FLASHINFER', 'TRITON_ATTN'].\n"
+    "(APIServer pid=1) INFO:     Application startup complete.\n"
+    "(EngineCore pid=184) ERROR 04-17 18:09:00 [core.py:1] EngineCore encountered a fatal error.\n"
+    "(EngineCore pid=184) ERROR 04-17 18:09:00 [core.py:1] Traceback (most recent call last):\n"
+    "(EngineCore pid=184) ERROR 04-17 18:09:00 [core.py:1]   File \"/usr/lib/python3/site-packages/vllm/v1/engine/core.py\", line 10, in run_busy_loop\n"
+    "(EngineCore pid=184) ERROR 04-17 18:09:00 [core.py:1]   File \"/usr/lib/python3/site-packages/vllm/v1/attention/backends/flashinfer.py\", line 1925, in forward\n"
+    "(EngineCore pid=184) ERROR 04-17 18:09:00 [core.py:1]   File \"/usr/lib/python3/site-packages/flashinfer/prefill.py\", line 720, in paged_run\n"
+    "(EngineCore pid=184) ERROR 04-17 18:09:00 [core.py:1] torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n"
+    "(EngineCore pid=184) ERROR 04-17 18:09:00 [core.py:1] CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+    "(APIServer pid=1) ERROR 04-17 18:09:00 [async_llm.py:1] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n";
+
+static struct mp_logscan *scan_all(const char *text, size_t len, size_t chunk)
+{
+    struct mp_logscan *s = mp_logscan_new(mp_knowledge_builtin());
+    for (size_t i = 0; i < len; i += chunk)
+        mp_logscan_feed(s, text + i, MP_MIN(chunk, len - i));
+    mp_logscan_finish(s);
+    return s;
+}
+
+static char *json_of(struct mp_logscan *s)
+{
+    struct buf b = BUF_INIT;
+    mp_logresult_to_json(mp_logscan_result(s), "x.log", &b);
+    return buf_detach(&b, NULL);
+}
+
+static bool has_finding(const struct mp_logresult *r, const char *code)
+{
+    for (size_t i = 0; i < r->nfindings; i++)
+        if (!strcmp(r->findings[i].code, code))
+            return true;
+    return false;
+}
+
+static void test_sample_fields(void **st)
+{
+    (void)st;
+    struct mp_logscan *s = scan_all(sample, sizeof(sample) - 1, sizeof(sample));
+    const struct mp_logresult *r = mp_logscan_result(s);
+    assert_int_equal(r->lines, 15);
+    assert_string_equal(r->engine_version, "0.19.0");
+    assert_string_equal(r->model, "org/Model-NVFP4");
+    assert_string_equal(r->moe_backend, "FLASHINFER_CUTLASS");
+    assert_int_equal(r->moe_backend_line, 5);
+    assert_int_equal(r->n_moe_candidates, 5);
+    assert_string_equal(r->moe_candidates[3], "VLLM_CUTLASS");
+    assert_string_equal(r->linear_kernel, "NvFp4LinearBackend.FLASHINFER_CUTLASS");
+    assert_string_equal(r->attention_backend, "FLASHINFER");
+    assert_int_equal(r->n_unknown_env, 1);
+    assert_string_equal(r->unknown_env[0], "VLLM_SCALED_MM_BACKEND");
+    assert_int_equal(r->unknown_env_line, 3);
+    assert_true(r->ready);
+    assert_int_equal(r->ready_line, 7);
+    /* EngineCore fatal first, then the CUDA root cause: the root cause wins */
+    assert_true(r->has_crash);
+    assert_string_equal(r->crash.cls, "illegal-address");
+    assert_int_equal(r->crash.line, 13);
+    assert_true(r->crash.engine_dead);
+    assert_non_null(strstr(r->crash.message, "illegal memory access"));
+    assert_int_equal(r->crash.nsites, 3);
+    assert_string_equal(r->crash.sites[0], "flashinfer/prefill.py:paged_run");
+    assert_string_equal(r->crash.sites[1], "vllm/v1/attention/backends/flashinfer.py:forward");
+    assert_null(r->startup_error); /* it was ready */
+    assert_true(has_finding(r, "unknown-env"));
+    assert_true(has_finding(r, "async-report"));
+    assert_true(has_finding(r, "moe-list-era"));
+    assert_true(has_finding(r, "crash"));
+    mp_logscan_free(s);
+}
+
+static void test_chunking_invariant(void **st)
+{
+    (void)st;
+    struct mp_logscan *a = scan_all(sample, sizeof(sample) - 1, sizeof(sample));
+    char *ja = json_of(a);
+    size_t chunks[] = {1, 2, 3, 7, 64, 100};
+    for (size_t i = 0; i < MP_ARRAY_SIZE(chunks); i++) {
+        struct mp_logscan *b = scan_all(sample, sizeof(sample) - 1, chunks[i]);
+        char *jb = json_of(b);
+        assert_string_equal(ja, jb);
+        free(jb);
+        mp_logscan_free(b);
+    }
+    cJSON *j = cJSON_Parse(ja);
+    assert_non_null(j);
+    cJSON_Delete(j);
+    free(ja);
+    mp_logscan_free(a);
+}
+
+static void test_event_bits(void **st)
+{
+    (void)st;
+    struct mp_logscan *s = mp_logscan_new(mp_knowledge_builtin());
+    const char *l1 = "INFO 01-01 00:00:00 [nvfp4.py:1] Using 'MARLIN' NvFp4 MoE backend out of potential backends: ['VLLM_CUTLASS', 'MARLIN'].";
+    assert_int_equal(mp_logscan_line(s, l1, strlen(l1)), MP_LOGEV_RESOLVED);
+    const char *l2 = "INFO:     Application startup complete.";
+    assert_int_equal(mp_logscan_line(s, l2, strlen(l2)), MP_LOGEV_READY);
+    const char *l3 = "WARNING 01-01 [envs.py:1] Unknown vLLM environment variable detected: VLLM_FOO";
+    assert_int_equal(mp_logscan_line(s, l3, strlen(l3)), MP_LOGEV_WARNING);
+    const char *l4 = "INFO 01-01 00:00:01 [loggers.py:1] Engine 000: Avg prompt throughput: 1.0 tokens/s";
+    assert_int_equal(mp_logscan_line(s, l4, strlen(l4)), 0);
+    /* partial line: no event until the newline */
+    const char *l5 = "ERROR 01-01 [x.py:1] RuntimeError: CUDA error: misaligned address";
+    assert_int_equal(mp_logscan_feed(s, l5, 20), 0);
+    assert_int_equal(mp_logscan_feed(s, l5 + 20, strlen(l5) - 20), 0);
+    assert_int_equal(mp_logscan_feed(s, "\n", 1), MP_LOGEV_FATAL);
+    const struct mp_logresult *r = mp_logscan_result(s);
+    assert_int_equal(r->lines, 5);
+    assert_string_equal(r->crash.cls, "misaligned-address");
+    assert_int_equal(r->crash.line, 5);
+    assert_false(r->crash.engine_dead);
+    assert_true(has_finding(r, "flashinfer-moe-filtered"));
+    mp_logscan_free(s);
+}
+
+static void test_prefixes_quotes(void **st)
+{
+    (void)st;
+    /* docker compose prefix + timestamp + curly quotes + CRLF; list on the next line */
+    const char *t =
+        "vllm-1  | 2026-04-19 13:04:53.989 | (EngineCore pid=196) INFO 04-19 11:05:22 [nvfp4.py:203] "
+        "Using \xe2\x80\x98VLLM_CUTLASS\xe2\x80\x99 NvFp4 MoE backend out of potential backends:\r\n"
+        "    ['FLASHINFER_TRTLLM', 'FLASHINFER_CUTLASS', 'MARLIN']\r\n"
+        "vllm-1  | (APIServer pid=1) INFO 04-19 [utils.py:233] non-default args: {'model': 'a/b', 'moe_backend': 'cutlass'}\n";
+    struct mp_logscan *s = scan_all(t, strlen(t), 5);
+    const struct mp_logresult *r = mp_logscan_result(s);
+    assert_string_equal(r->moe_backend, "VLLM_CUTLASS");
+    assert_int_equal(r->n_moe_candidates, 3);
+    assert_string_equal(r->moe_backend_flag, "cutlass");
+    assert_string_equal(r->model, "a/b");
+    assert_true(has_finding(r, "swiglu-clamp"));
+    assert_true(has_finding(r, "moe-explicit"));
+    mp_logscan_free(s);
+}
+
+static void test_startup_error_and_levels(void **st)
+{
+    (void)st;
+    const char *t =
+        "DEBUG 06-25 [nvfp4.py:1] NvFp4 MoE backend 'FLASHINFER_TRTLLM' does not support the deployment configuration since kernel does not support current device.\n"
+        "INFO 06-25 [x.py:1] tip: an illegal memory access is bad\n"
+        "(Worker_TP0 pid=136) ERROR 06-25 02:49:28 [multiproc_executor.py:898] NotImplementedError: No NvFp4 MoE backend supports the deployment configuration.\n"
+        "(EngineCore pid=1) ERROR 06-25 [core.py:1] EngineCore failed to start.\n"
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n";
+    struct mp_logscan *s = scan_all(t, strlen(t), 4096);
+    const struct mp_logresult *r = mp_logscan_result(s);
+    assert_true(r->has_crash);
+    assert_string_equal(r->crash.cls, "no-moe-backend");
+    assert_int_equal(r->crash.line, 3); /* the INFO line 2 is not a crash */
+    assert_true(r->crash.engine_dead);
+    assert_string_equal(r->startup_error, "No NvFp4 MoE backend supports the deployment configuration.");
+    assert_int_equal(r->startup_error_line, 3);
+    assert_true(has_finding(r, "moe-backend-rejected"));
+    assert_false(r->ready);
+    mp_logscan_free(s);
+
+    const char *u = "vllm serve: error: unrecognized arguments: --moe-backend cutlass\n";
+    s = scan_all(u, strlen(u), 7);
+    r = mp_logscan_result(s);
+    assert_string_equal(r->crash.cls, "unsupported-backend");
+    assert_string_equal(r->startup_error, "unrecognized arguments: --moe-backend cutlass");
+    mp_logscan_free(s);
+}
+
+static void test_long_lines_and_binary(void **st)
+{
+    (void)st;
+    size_t big = 3 * MP_LOGSCAN_MAX_LINE + 17;
+    char *t = xmalloc(big + 300);
+    memset(t, 'a', big);
+    /* the literal sits beyond the kept part: it must not be seen */
+    memcpy(t + big - 40, "CUDA error: misaligned address", 30);
+    t[big] = '\n';
+    const char *tail = "INFO [a.py:1] Using 'MARLIN' NvFp4 MoE backend out of potential backends: ['MARLIN'].\n";
+    memcpy(t + big + 1, tail, strlen(tail));
+    size_t len = big + 1 + strlen(tail);
+    /* invalid UTF-8 and NULs inside a line */
+    struct mp_logscan *s = scan_all(t, len, 4096);
+    const char junk[] = "\xff\xfe\x00\xc3 Using 'B\xff' NvFp4 MoE backend out of potential backends: ['\xc3']\n";
+    mp_logscan_feed(s, junk, sizeof(junk) - 1);
+    mp_logscan_finish(s);
+    const struct mp_logresult *r = mp_logscan_result(s);
+    assert_int_equal(r->lines, 3);
+    assert_int_equal(r->truncated_lines, 1);
+    assert_false(r->has_crash);
+    assert_string_equal(r->moe_backend, "MARLIN");
+    assert_int_equal(r->moe_backend_line, 2);
+    assert_true(has_finding(r, "long-lines"));
+    char *j = json_of(s);
+    cJSON *p = cJSON_Parse(j);
+    assert_non_null(p);
+    cJSON_Delete(p);
+    free(j);
+    mp_logscan_free(s);
+    free(t);
+}
+
+static void test_sites_after_error(void **st)
+{
+    (void)st;
+    const char *t =
+        "torch.AcceleratorError: CUDA error: misaligned address\n"
+        "  vllm/v1/worker/gpu_model_runner.py:313 in get_output\n"
+        "    self.async_copy_ready_event.synchronize()\n"
+        "Failed: Cuda error /workspace/csrc/custom_all_reduce.cuh:455 'an illegal memory access was encountered'\n";
+    struct mp_logscan *s = scan_all(t, strlen(t), 4096);
+    const struct mp_logresult *r = mp_logscan_result(s);
+    assert_string_equal(r->crash.cls, "misaligned-address");
+    assert_true(r->crash.nsites >= 1);
+    assert_string_equal(r->crash.sites[0], "vllm/v1/worker/gpu_model_runner.py:get_output");
+    mp_logscan_free(s);
+}
+
+static void test_render_text(void **st)
+{
+    (void)st;
+    struct mp_logscan *s = scan_all(sample, sizeof(sample) - 1, 33);
+    struct buf b = BUF_INIT;
+    mp_logresult_to_text(mp_logscan_result(s), "x.log", &b);
+    assert_non_null(strstr(b.data, "FLASHINFER_CUTLASS  (line 5)"));
+    assert_non_null(strstr(b.data, "illegal-address at line 13, engine dead"));
+    buf_release(&b);
+    mp_logscan_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sample_fields),       cmocka_unit_test(test_chunking_invariant),
+        cmocka_unit_test(test_event_bits),          cmocka_unit_test(test_prefixes_quotes),
+        cmocka_unit_test(test_startup_error_and_levels), cmocka_unit_test(test_long_lines_and_binary),
+        cmocka_unit_test(test_sites_after_error),   cmocka_unit_test(test_render_text),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
