@@ -170,6 +170,8 @@ int mp_sse_feed(struct mp_sse *p, const char *buf, size_t len, mp_sse_cb cb, voi
             line_append(p, s, k);
             if (!p->skip_line)
                 rc = process_line(p, p->line, p->line_len, cb, ud, &limited);
+        } else if (k > max_ev(p)) {
+            p->skip_event = true; /* same rule as a line that overflows the line buffer */
         } else {
             rc = process_line(p, s, k, cb, ud, &limited);
         }
