@@ -37,6 +37,12 @@ static size_t max_ev(const struct mp_sse *p)
     return p->max_event ? p->max_event : MP_SSE_DEFAULT_MAX_EVENT;
 }
 
+/* a line may hold max_event bytes of value plus its field name */
+static size_t max_line(const struct mp_sse *p)
+{
+    return max_ev(p) + 16;
+}
+
 /* Ensure room for need bytes (+1 for a NUL) in *b; need <= max_event is checked by callers. */
 static void reserve(char **b, size_t *cap, size_t need)
 {
@@ -53,7 +59,7 @@ static void line_append(struct mp_sse *p, const char *s, size_t n)
 {
     if (p->skip_line || n == 0)
         return;
-    if (p->line_len + n > max_ev(p)) {
+    if (p->line_len + n > max_line(p)) {
         p->skip_line = true;
         p->skip_event = true;
         p->line_len = 0;
@@ -170,7 +176,7 @@ int mp_sse_feed(struct mp_sse *p, const char *buf, size_t len, mp_sse_cb cb, voi
             line_append(p, s, k);
             if (!p->skip_line)
                 rc = process_line(p, p->line, p->line_len, cb, ud, &limited);
-        } else if (k > max_ev(p)) {
+        } else if (k > max_line(p)) {
             p->skip_event = true; /* same rule as a line that overflows the line buffer */
         } else {
             rc = process_line(p, s, k, cb, ud, &limited);

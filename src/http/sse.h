@@ -17,7 +17,8 @@
  * blank line (or final line ending) is missing, because a server that closes right after the last
  * "data:" line still sent that data.
  *
- * Bounds: an event whose data (or a single line) would exceed max_event bytes is dropped whole;
+ * Bounds: an event whose data would exceed max_event bytes (or with a line longer than
+ * max_event + 16) is dropped whole;
  * the parser skips to the next blank line, counts it in p->oversize and the feed/finish call
  * that completes it returns MP_ELIMIT after processing the rest of the input. The parser stays
  * usable. Memory held: at most about 2 * max_event bytes.
