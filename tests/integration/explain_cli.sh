@@ -1,0 +1,38 @@
+#!/bin/bash
+# explain_cli: `moeprobe explain` on launch commands: env words, docker -e,
+# image-tag versions, JSON shape, secret redaction, the closing sentence.
+set -u
+: "${MOEPROBE:?}"
+fail() { echo "FAIL: $*"; exit 1; }
+# a clean environment so the caller's VLLM_*/CUDA_* do not leak in
+run() { env -i PATH="$PATH" ASAN_OPTIONS="${ASAN_OPTIONS:-}" UBSAN_OPTIONS="${UBSAN_OPTIONS:-}" "$MOEPROBE" "$@"; }
+
+out=$(run explain -- VLLM_SCALED_MM_BACKEND=marlin vllm serve nvidia/X --port 8000) || fail "exit $?"
+echo "$out" | tail -n 1 | grep -q "^VLLM_SCALED_MM_BACKEND is not a vLLM variable in any upstream release; .*moeprobe minimize" \
+    || fail "closing sentence: $out"
+echo "$out" | grep -q "engine version: unknown" || fail "unknown version not said"
+
+out=$(run explain --json -- docker run --gpus all -e HF_TOKEN=secret123 --env VLLM_TEST_FORCE_FP8_MARLIN=1 \
+      -p 8000:8000 vllm/vllm-openai:v0.17.0-cu130 --model m --moe-backend marlin) || fail "docker exit $?"
+case "$out" in *secret123*) fail "secret printed";; esac
+python3 - "$out" <<'PY' || fail "docker JSON"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["engine_version"] == "0.17.0" and d["version_known"], d
+k = {x["knob"]: x for x in d["knobs"]}
+assert "HF_TOKEN=***" in k, k
+assert k["--moe-backend marlin"]["status"] == "active" and k["--moe-backend marlin"]["affects"] == "moe"
+assert k["VLLM_TEST_FORCE_FP8_MARLIN=1"]["status"] == "overridden", k
+assert "--gpus all" not in k and "-p 8000:8000" not in k, k
+assert d["predicted_moe_backend"] == "MARLIN", d
+PY
+
+out=$(VLLM_TEST_FORCE_FP8_MARLIN=1 env PATH="$PATH" "$MOEPROBE" explain --json --engine-version 0.16.0 -- vllm serve m) || fail "exit $?"
+echo "$out" | grep -q '"predicted_moe_backend": "MARLIN"' || fail "current environment not used: $out"
+
+run explain --engine-version 0.15.0 -- vllm serve m --moe-backend cutlass | tail -n 1 | grep -q "does not exist in vLLM 0.15.0" \
+    || fail "--moe-backend before 0.17"
+run explain --engine-version nonsense -- vllm serve m 2>/dev/null; [ $? -eq 2 ] || fail "bad version: want 2"
+run explain 2>/dev/null; [ $? -eq 2 ] || fail "no command: want 2"
+run explain --help | grep -q "usage: moeprobe explain" || fail "--help"
+exit 0
