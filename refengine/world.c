@@ -87,9 +87,13 @@ int world_parse_version(const char *s, int *maj, int *min, int *pat)
             p++;
         }
         v[i] = (int)n;
-        if (i < 2) {
+        if (i == 0) {
             if (*p != '.')
                 return MP_EPARSE;
+            p++;
+        } else if (i == 1) {
+            if (*p != '.')
+                break; /* "0.17": patch 0 */
             p++;
         } else if (*p == '.') {
             break; /* 0.10.1.1 style: ignore the rest */

@@ -1,0 +1,209 @@
+/* Unit tests: NvFp4 MoE resolution per vLLM era, device, environment and
+ * flags (tables), plus the era's printed lines. */
+#include "compat.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "resolve.h"
+#include "world.h"
+
+static void mkworld(struct world *w, const char *version, const char *device, const char *extra)
+{
+    char text[2048];
+    snprintf(text, sizeof(text), "[engine]\nversion = %s\ndevice = %s\nmodel = m/x\n%s", version,
+             device, extra ? extra : "");
+    struct mp_diag d = MP_DIAG_INIT;
+    int rc = world_parse(text, strlen(text), "t.ini", w, &d);
+    if (rc)
+        fail_msg("world: %zu: %s", d.line, d.msg);
+}
+
+static bool has_line(const struct re_lines *l, const char *part)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strstr(l->v[i].text, part))
+            return true;
+    return false;
+}
+
+struct row {
+    const char *version, *device, *extra; /* world */
+    const char *flag;                     /* --moe-backend */
+    const char *env[4];
+    enum re_status status;
+    const char *backend;  /* expected backend name or NULL */
+    const char *expect;   /* substring of an engine line, or of the error */
+};
+
+static const struct row rows[] = {
+    /* oracle era, auto on SM12x: TRTLLM/CuteDSL are SM100-only */
+    {"0.17.0", "sm121", NULL, NULL, {NULL}, RE_OK, "FLASHINFER_CUTLASS",
+     "Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend out of potential backends: "
+     "['FLASHINFER_TRTLLM', 'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTLASS', 'VLLM_CUTLASS', 'MARLIN']."},
+    {"0.17.0", "sm100", NULL, NULL, {NULL}, RE_OK, "FLASHINFER_TRTLLM", NULL},
+    {"0.17.0", "sm90", NULL, NULL, {NULL}, RE_OK, "FLASHINFER_CUTLASS", NULL},
+    /* explicit flag wins over env, no fallback */
+    {"0.17.0", "sm121", NULL, "cutlass", {"VLLM_USE_FLASHINFER_MOE_FP4=1", NULL}, RE_OK,
+     "VLLM_CUTLASS", NULL},
+    {"0.17.0", "sm121", NULL, "Flashinfer-TRTLLM", {NULL}, RE_ERR_STARTUP, NULL,
+     "ValueError: NvFp4 MoE backend 'FLASHINFER_TRTLLM' does not support the deployment "
+     "configuration since kernel does not support current device."},
+    {"0.17.0", "sm121", NULL, "triton", {NULL}, RE_ERR_STARTUP, NULL,
+     "ValueError: moe_backend='triton' is not supported for NvFP4 MoE. Expected one of"},
+    {"0.17.0", "sm121", NULL, "b12x", {NULL}, RE_ERR_STARTUP, NULL, "moe_backend='b12x'"},
+    {"0.28.0", "sm121", NULL, "b12x", {NULL}, RE_OK, "B12X", NULL},
+    /* the flag does not exist before 0.17 */
+    {"0.15.1", "sm120", NULL, "cutlass", {NULL}, RE_ERR_ARGPARSE, NULL,
+     "unrecognized arguments: --moe-backend cutlass"},
+    /* env semantics of the oracle era */
+    {"0.17.0", "sm121", NULL, NULL, {"VLLM_USE_FLASHINFER_MOE_FP4=0", NULL}, RE_OK,
+     "VLLM_CUTLASS", "potential backends: ['VLLM_CUTLASS', 'MARLIN']."},
+    {"0.17.0", "sm121", NULL, NULL, {"VLLM_TEST_FORCE_FP8_MARLIN=1", NULL}, RE_OK, "MARLIN",
+     "Weight-only FP4 compression will be used leveraging the Marlin kernel"},
+    {"0.17.0", "sm121", NULL, NULL,
+     {"VLLM_USE_FLASHINFER_MOE_FP4=1", "VLLM_FLASHINFER_MOE_BACKEND=latency", NULL},
+     RE_ERR_STARTUP, NULL, "Found VLLM_USE_FLASHINFER_MOE_FP4=1, but no FlashInfer"},
+    /* a variable the era does not have changes nothing */
+    {"0.17.0", "sm121", NULL, NULL, {"VLLM_SCALED_MM_BACKEND=marlin", NULL}, RE_OK,
+     "FLASHINFER_CUTLASS", NULL},
+    /* ...unless the world's fork knows it */
+    {"0.17.0", "sm121", "[knob VLLM_SCALED_MM_BACKEND]\nmarlin = MARLIN\n", NULL,
+     {"VLLM_SCALED_MM_BACKEND=marlin", NULL}, RE_OK, "MARLIN", NULL},
+    /* the explicit flag beats the fork knob */
+    {"0.17.0", "sm121", "[knob VLLM_SCALED_MM_BACKEND]\nmarlin = MARLIN\n", "cutlass",
+     {"VLLM_SCALED_MM_BACKEND=marlin", NULL}, RE_OK, "VLLM_CUTLASS", NULL},
+    /* unsupported backends are skipped by auto */
+    {"0.15.1", "sm120", "[backend FLASHINFER_CUTLASS]\nsupported = false\n", NULL, {NULL}, RE_OK,
+     "VLLM_CUTLASS", NULL},
+    {"0.17.0", "sm121",
+     "[backend FLASHINFER_CUTLASS]\nsupported = false\n[backend VLLM_CUTLASS]\nsupported = false\n"
+     "[backend MARLIN]\nsupported = false\n",
+     NULL, {NULL}, RE_ERR_STARTUP, NULL,
+     "NotImplementedError: No NvFp4 MoE backend supports the deployment configuration."},
+    /* 0.15.0 lacked the SM120 family check (fixed in 0.15.1) */
+    {"0.15.0", "sm120", NULL, NULL, {NULL}, RE_OK, "VLLM_CUTLASS", NULL},
+    /* list growth by era */
+    {"0.19.2", "sm120", NULL, NULL, {NULL}, RE_OK, "FLASHINFER_CUTLASS",
+     "'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTEDSL_BATCHED', 'FLASHINFER_CUTLASS'"},
+    {"0.23.1", "sm121", NULL, NULL, {NULL}, RE_OK, "FLASHINFER_CUTLASS", "'MARLIN', 'EMULATION']."},
+    {"0.26.0", "sm121", NULL, NULL, {NULL}, RE_OK, "FLASHINFER_CUTLASS",
+     "'MARLIN', 'HUMMING', 'EMULATION']."},
+    /* removed env vars are no-ops in 0.23+ */
+    {"0.23.1", "sm121", NULL, NULL, {"VLLM_USE_FLASHINFER_MOE_FP4=0", NULL}, RE_OK,
+     "FLASHINFER_CUTLASS", NULL},
+    /* pre-oracle: FlashInfer only when opted in */
+    {"0.13.0", "sm120", NULL, NULL, {NULL}, RE_OK, "VLLM_CUTLASS", "Using flashinfer-cutlass for NVFP4 GEMM"},
+    {"0.13.0", "sm120", NULL, NULL,
+     {"VLLM_USE_FLASHINFER_MOE_FP4=1", "VLLM_FLASHINFER_MOE_BACKEND=throughput", NULL}, RE_OK,
+     "FLASHINFER_CUTLASS", "Using FlashInfer CUTLASS kernels for ModelOptNvFp4FusedMoE."},
+    {"0.13.0", "sm121", NULL, NULL, {"VLLM_USE_FLASHINFER_MOE_FP4=1", NULL}, RE_OK,
+     "FLASHINFER_CUTLASS", "Flashinfer TRTLLM MOE backend is only supported on SM100"},
+    {"0.13.0", "sm120", "[backend VLLM_CUTLASS]\nsupported = false\n", NULL, {NULL}, RE_OK,
+     "MARLIN", "Falling back to Marlin FP4 MoE kernel."},
+    {"0.13.0", "sm120", NULL, NULL, {"VLLM_TEST_FORCE_FP8_MARLIN=1", NULL}, RE_OK, "VLLM_CUTLASS",
+     NULL},
+};
+
+static void test_table(void **st)
+{
+    MP_UNUSED(st);
+    for (size_t i = 0; i < MP_ARRAY_SIZE(rows); i++) {
+        const struct row *r = &rows[i];
+        struct world w;
+        mkworld(&w, r->version, r->device, r->extra);
+        struct re_inputs in = {.moe_backend = r->flag, .moe_backend_from_flag = r->flag != NULL,
+                               .env = r->env};
+        struct re_resolution res;
+        assert_int_equal(re_resolve(&w, &in, &res), 0);
+        if (res.status != r->status)
+            fail_msg("row %zu: status %d, error '%s'", i, res.status, res.error);
+        if (r->backend && strcmp(world_backend_name(res.backend), r->backend) != 0)
+            fail_msg("row %zu: backend %s, expected %s", i, world_backend_name(res.backend),
+                     r->backend);
+        if (r->expect && !has_line(&res.engine_lines, r->expect) && !strstr(res.error, r->expect))
+            fail_msg("row %zu: no line or error containing '%s' (error '%s')", i, r->expect,
+                     res.error);
+        re_resolution_free(&res);
+    }
+}
+
+static void test_env_warnings(void **st)
+{
+    MP_UNUSED(st);
+    const char *env[] = {"VLLM_SCALED_MM_BACKEND=marlin", "VLLM_LOGGING_LEVEL=INFO",
+                         "VLLM_USE_FLASHINFER_MOE_FP4=0", "HOME=/root", NULL};
+    struct world w;
+    struct re_resolution res;
+    struct re_inputs in = {.env = env};
+    /* 0.17: no unknown-variable check yet */
+    mkworld(&w, "0.17.0", "sm121", NULL);
+    re_resolve(&w, &in, &res);
+    assert_int_equal(res.api_lines.n, 0);
+    re_resolution_free(&res);
+    /* 0.19: the fork variable is unknown, the others are known */
+    mkworld(&w, "0.19.0", "sm120", NULL);
+    re_resolve(&w, &in, &res);
+    assert_true(has_line(&res.api_lines, "Unknown vLLM environment variable detected: VLLM_SCALED_MM_BACKEND"));
+    assert_false(has_line(&res.api_lines, "VLLM_LOGGING_LEVEL"));
+    assert_false(has_line(&res.api_lines, "detected: VLLM_USE_FLASHINFER_MOE_FP4"));
+    re_resolution_free(&res);
+    /* 0.21: deprecation FutureWarning */
+    mkworld(&w, "0.21.0", "sm120", NULL);
+    re_resolve(&w, &in, &res);
+    assert_true(has_line(&res.api_lines, "FutureWarning: VLLM_USE_FLASHINFER_MOE_FP4 is deprecated"));
+    re_resolution_free(&res);
+    /* 0.23: removed -> unknown */
+    mkworld(&w, "0.23.1", "sm121", NULL);
+    re_resolve(&w, &in, &res);
+    assert_true(has_line(&res.api_lines, "detected: VLLM_USE_FLASHINFER_MOE_FP4"));
+    re_resolution_free(&res);
+    /* a world knob is known to its fork */
+    mkworld(&w, "0.19.0", "sm120", "[knob VLLM_SCALED_MM_BACKEND]\nmarlin = MARLIN\n");
+    re_resolve(&w, &in, &res);
+    assert_false(has_line(&res.api_lines, "VLLM_SCALED_MM_BACKEND"));
+    assert_int_equal(res.backend, WB_MARLIN);
+    re_resolution_free(&res);
+}
+
+static void test_dense_attention_and_tags(void **st)
+{
+    MP_UNUSED(st);
+    struct world w;
+    struct re_resolution res;
+    const char *env[] = {"VLLM_NVFP4_GEMM_BACKEND=marlin", NULL};
+    struct re_inputs in = {.env = env};
+    mkworld(&w, "0.17.0", "sm121", NULL);
+    re_resolve(&w, &in, &res);
+    assert_true(has_line(&res.engine_lines, "Using NvFp4LinearBackend.MARLIN for NVFP4 GEMM"));
+    assert_true(has_line(&res.engine_lines, "Using FLASHINFER attention backend out of potential backends: ['FLASHINFER', 'TRITON_ATTN']."));
+    re_resolution_free(&res);
+    mkworld(&w, "0.20.0", "sm120", NULL);
+    struct re_inputs in2 = {.linear_backend = "cutlass", .attention_backend = "triton_attn"};
+    re_resolve(&w, &in2, &res);
+    assert_true(has_line(&res.engine_lines, "Using CutlassNvFp4LinearKernel for NVFP4 GEMM"));
+    assert_true(has_line(&res.engine_lines, "Using AttentionBackendEnum.TRITON_ATTN backend."));
+    re_resolution_free(&res);
+    mkworld(&w, "0.13.0", "sm120", NULL);
+    re_resolve(&w, &in2, &res);
+    assert_int_equal(res.status, RE_ERR_ARGPARSE); /* --linear-backend is 0.20+ */
+    re_resolution_free(&res);
+    assert_string_equal(re_proc_tag(&w, RE_PROC_ENGINE), "EngineCore_DP0");
+    mkworld(&w, "0.19.0", "sm120", NULL);
+    assert_string_equal(re_proc_tag(&w, RE_PROC_ENGINE), "EngineCore");
+    assert_string_equal(re_proc_tag(&w, RE_PROC_API), "APIServer");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_env_warnings),
+        cmocka_unit_test(test_dense_attention_and_tags),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
