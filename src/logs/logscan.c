@@ -169,7 +169,35 @@ static int gram_score(unsigned char c)
     return 1;
 }
 
-static size_t add_literal(struct mp_logscan *s, const char *lit)
+/* Typical high-volume log text: prefilter grams that occur here are avoided,
+ * so ordinary lines rarely reach the verification step. */
+static const char typical_text[] =
+    "(APIServer pid=1) INFO:     127.0.0.1:40000 - \"POST /v1/completions HTTP/1.1\" 200 OK\n"
+    "(APIServer pid=1) INFO:     127.0.0.1:40000 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n"
+    "(APIServer pid=1) INFO:     127.0.0.1:40000 - \"GET /health HTTP/1.1\" 200 OK\n"
+    "(APIServer pid=1) INFO 04-17 18:06:17 [loggers.py:248] Engine 000: Avg prompt throughput: "
+    "1234.5 tokens/s, Avg generation throughput: 456.7 tokens/s, Running: 8 reqs, Waiting: 0 "
+    "reqs, GPU KV cache usage: 12.3%, Prefix cache hit rate: 45.6%\n"
+    "(EngineCore_DP0 pid=184) INFO 04-17 18:06:36 [gpu_model_runner.py:4735] Model loading took "
+    "15.77 GiB memory and 27.6 seconds\n"
+    "(Worker_TP0 pid=271) INFO 02-02 13:19:36 [backends.py:643] Using cache directory: "
+    "/root/.cache/vllm/torch_compile_cache for vLLM's torch.compile\n"
+    "(EngineCore_DP0 pid=214) INFO 02-02 13:20:32 [shm_broadcast.py:542] No available shared "
+    "memory broadcast block found in 60 seconds.\n"
+    "Loading safetensors checkpoint shards:  20% Completed | 1/5 [00:17<01:10, 17.52s/it]\n"
+    "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%| 5/5 [00:00<00:00, 8.66it/s]\n";
+
+static void count_typical(uint16_t *cnt)
+{
+    const unsigned char *u = (const unsigned char *)typical_text;
+    for (size_t i = 0; i + 1 < sizeof(typical_text) - 1; i++) {
+        unsigned g = u[i] | ((unsigned)u[i + 1] << 8);
+        if (cnt[g] < 60000)
+            cnt[g]++;
+    }
+}
+
+static size_t add_literal(struct mp_logscan *s, const char *lit, const uint16_t *typical)
 {
     for (size_t i = 0; i < s->nlits; i++)
         if (!strcmp(s->lits[i], lit))
@@ -186,9 +214,11 @@ static size_t add_literal(struct mp_logscan *s, const char *lit)
     s->nlitsigs[id] = 0;
     /* index the rarest-looking 2-byte window of the literal */
     size_t best = 0;
-    int bs = 100;
+    int bs = 1 << 30;
     for (size_t o = 0; o + 1 < len; o++) {
-        int sc = gram_score((unsigned char)lit[o]) + gram_score((unsigned char)lit[o + 1]);
+        unsigned g0 = (unsigned char)lit[o] | ((unsigned)(unsigned char)lit[o + 1] << 8);
+        int sc = gram_score((unsigned char)lit[o]) + gram_score((unsigned char)lit[o + 1]) +
+                 16 * typical[g0];
         if (sc < bs) {
             bs = sc;
             best = o;
@@ -211,11 +241,14 @@ struct mp_logscan *mp_logscan_new(const struct mp_knowledge *k)
     s->head = xmalloc(65536 * sizeof(int32_t));
     for (size_t i = 0; i < 65536; i++)
         s->head[i] = -1;
+    uint16_t *typical = xcalloc(65536, sizeof(uint16_t));
+    count_typical(typical);
     for (size_t i = 0; i < k->nsigs; i++) {
-        size_t id = add_literal(s, k->sigs[i].literal);
+        size_t id = add_literal(s, k->sigs[i].literal, typical);
         s->litsigs[id] = xreallocarray(s->litsigs[id], s->nlitsigs[id] + 1, sizeof(size_t));
         s->litsigs[id][s->nlitsigs[id]++] = i;
     }
+    free(typical);
     s->hit = xcalloc(s->nlits + 1, 1);
     s->hitlist = xcalloc(s->nlits + 1, sizeof(uint16_t));
     s->sigbuf = xcalloc(k->nsigs + 1, sizeof(size_t));
@@ -679,7 +712,7 @@ static void add_frame(struct mp_logscan *s, const char *site, bool cpp)
     s->last_frame_line = s->lineno;
     free(s->last_frame_site);
     s->last_frame_site = xstrdup(site);
-    if (s->crash_cls >= 0 && s->collecting_after && s->lineno > s->crash_line &&
+    if (!cpp && s->crash_cls >= 0 && s->collecting_after && s->lineno > s->crash_line &&
         s->lineno - s->crash_line <= AFTER_WINDOW && s->after.n < 16) {
         if (!sv_has(&s->after, site))
             sv_push(&s->after, xstrdup(site));
