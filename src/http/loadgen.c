@@ -7,7 +7,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "clock.h"
@@ -51,6 +55,11 @@ struct mp_lg {
     struct lg_req *done_head, *done_tail; /* FIFO of finished requests */
     CURL **pool;
     size_t npool;
+    /* curl_multi_socket_action driver: libcurl's sockets live in an epoll set, so a wakeup
+     * costs O(ready sockets), not O(connections) as curl_multi_poll does */
+    int epfd;
+    int wakefd;        /* eventfd for mp_lg_wakeup */
+    int64_t timer_ns;  /* libcurl's timeout deadline, -1 = none */
 };
 
 const char *mp_lg_outcome_name(enum mp_lg_outcome o)
@@ -66,6 +75,36 @@ const char *mp_lg_outcome_name(enum mp_lg_outcome o)
     case MP_LG_ABORTED: return "aborted";
     }
     return "unknown";
+}
+
+static int sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
+{
+    struct mp_lg *lg = userp;
+    (void)e;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(lg->epfd, EPOLL_CTL_DEL, fd, NULL); /* may already be gone with a close */
+        return 0;
+    }
+    struct epoll_event ev = { 0 };
+    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    ev.data.fd = fd;
+    if (epoll_ctl(lg->epfd, socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) != 0) {
+        if (errno == EEXIST)
+            epoll_ctl(lg->epfd, EPOLL_CTL_MOD, fd, &ev);
+        else if (errno == ENOENT)
+            epoll_ctl(lg->epfd, EPOLL_CTL_ADD, fd, &ev);
+    }
+    if (!socketp)
+        curl_multi_assign(lg->multi, fd, lg); /* any non-NULL marks "registered" */
+    return 0;
+}
+
+static int timer_cb(CURLM *m, long timeout_ms, void *userp)
+{
+    struct mp_lg *lg = userp;
+    (void)m;
+    lg->timer_ns = timeout_ms < 0 ? -1 : mp_now_ns() + (int64_t)timeout_ms * 1000000;
+    return 0;
 }
 
 struct mp_lg *mp_lg_new(const struct mp_lg_config *cfg)
@@ -101,6 +140,17 @@ struct mp_lg *mp_lg_new(const struct mp_lg_config *cfg)
     curl_multi_setopt(lg->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
     curl_multi_setopt(lg->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, 0L);
     curl_multi_setopt(lg->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
+    lg->epfd = epoll_create1(EPOLL_CLOEXEC);
+    lg->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (lg->epfd < 0 || lg->wakefd < 0) {
+        fputs("fatal: cannot create epoll/eventfd\n", stderr);
+        abort();
+    }
+    lg->timer_ns = -1;
+    curl_multi_setopt(lg->multi, CURLMOPT_SOCKETFUNCTION, sock_cb);
+    curl_multi_setopt(lg->multi, CURLMOPT_SOCKETDATA, lg);
+    curl_multi_setopt(lg->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+    curl_multi_setopt(lg->multi, CURLMOPT_TIMERDATA, lg);
     lg->next_id = 1;
     return lg;
 }
@@ -151,6 +201,8 @@ void mp_lg_free(struct mp_lg *lg)
         curl_easy_cleanup(lg->pool[i]);
     free(lg->pool);
     curl_multi_cleanup(lg->multi);
+    close(lg->epfd);
+    close(lg->wakefd);
     curl_slist_free_all(lg->post_hdrs);
     curl_slist_free_all(lg->get_hdrs);
     if (lg->auth_hdr) {
@@ -521,28 +573,98 @@ static void drain(struct mp_lg *lg)
     }
 }
 
+static short to_poll(short curl_events)
+{
+    return (short)(((curl_events & CURL_WAIT_POLLIN) ? POLLIN : 0) |
+                   ((curl_events & CURL_WAIT_POLLPRI) ? POLLPRI : 0) |
+                   ((curl_events & CURL_WAIT_POLLOUT) ? POLLOUT : 0));
+}
+
+static short from_poll(short revents)
+{
+    return (short)(((revents & (POLLIN | POLLHUP | POLLERR)) ? CURL_WAIT_POLLIN : 0) |
+                   ((revents & POLLPRI) ? CURL_WAIT_POLLPRI : 0) |
+                   ((revents & POLLOUT) ? CURL_WAIT_POLLOUT : 0));
+}
+
+static int run_sockets(struct mp_lg *lg)
+{
+    struct epoll_event evs[256];
+    int running = 0, n;
+    do {
+        n = epoll_wait(lg->epfd, evs, (int)MP_ARRAY_SIZE(evs), 0);
+        if (n < 0)
+            return errno == EINTR ? 0 : MP_EHTTP;
+        for (int i = 0; i < n; i++) {
+            int flags = 0;
+            if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP))
+                flags |= CURL_CSELECT_IN;
+            if (evs[i].events & EPOLLOUT)
+                flags |= CURL_CSELECT_OUT;
+            if (evs[i].events & EPOLLERR)
+                flags |= CURL_CSELECT_ERR;
+            if (curl_multi_socket_action(lg->multi, evs[i].data.fd, flags, &running) != CURLM_OK)
+                return MP_EHTTP;
+        }
+    } while (n == (int)MP_ARRAY_SIZE(evs));
+    return 0;
+}
+
 int mp_lg_poll(struct mp_lg *lg, struct curl_waitfd *extra, unsigned nextra, int timeout_ms)
 {
-    int running = 0;
-    for (unsigned i = 0; i < nextra; i++)
-        extra[i].revents = 0;
-    if (curl_multi_perform(lg->multi, &running) != CURLM_OK)
-        return MP_EHTTP;
-    drain(lg);
+    struct pollfd stackfds[8], *pf = stackfds;
+    unsigned npf = 2 + nextra;
+    if (npf > MP_ARRAY_SIZE(stackfds))
+        pf = xcalloc(npf, sizeof(*pf));
+    int rc = 0, running = 0;
     if (lg->done_head || timeout_ms < 0)
         timeout_ms = 0;
-    if (curl_multi_poll(lg->multi, extra, nextra, timeout_ms, NULL) != CURLM_OK)
-        return MP_EHTTP;
-    if (curl_multi_perform(lg->multi, &running) != CURLM_OK)
-        return MP_EHTTP;
+    int64_t now = mp_now_ns();
+    if (lg->timer_ns >= 0) {
+        int64_t t = lg->timer_ns <= now ? 0 : (lg->timer_ns - now + 999999) / 1000000;
+        if (t < timeout_ms)
+            timeout_ms = (int)t;
+    }
+    pf[0] = (struct pollfd){ lg->epfd, POLLIN, 0 };
+    pf[1] = (struct pollfd){ lg->wakefd, POLLIN, 0 };
+    for (unsigned i = 0; i < nextra; i++)
+        pf[2 + i] = (struct pollfd){ extra[i].fd, to_poll(extra[i].events), 0 };
+    int n = poll(pf, npf, timeout_ms);
+    if (n < 0 && errno != EINTR) {
+        rc = -errno;
+        goto out;
+    }
+    for (unsigned i = 0; i < nextra; i++)
+        extra[i].revents = n > 0 ? from_poll(pf[2 + i].revents) : 0;
+    if (n > 0 && pf[1].revents) {
+        uint64_t v;
+        if (read(lg->wakefd, &v, sizeof(v)) < 0) {
+            /* EAGAIN: another reader got it; nothing to do */
+        }
+    }
+    if ((rc = run_sockets(lg)) < 0) /* also after a timer wakeup: cheap, and catches late readiness */
+        goto out;
+    if (lg->timer_ns >= 0 && mp_now_ns() >= lg->timer_ns) {
+        lg->timer_ns = -1;
+        if (curl_multi_socket_action(lg->multi, CURL_SOCKET_TIMEOUT, 0, &running) != CURLM_OK) {
+            rc = MP_EHTTP;
+            goto out;
+        }
+    }
     drain(lg);
-    return 0;
+out:
+    if (pf != stackfds)
+        free(pf);
+    return rc;
 }
 
 void mp_lg_wakeup(struct mp_lg *lg)
 {
-    if (lg)
-        curl_multi_wakeup(lg->multi);
+    if (lg) {
+        uint64_t one = 1;
+        ssize_t w = write(lg->wakefd, &one, sizeof(one)); /* async-signal-safe */
+        (void)w;
+    }
 }
 
 size_t mp_lg_inflight(const struct mp_lg *lg)

@@ -52,11 +52,14 @@ long mp_lg_start(struct mp_lg *lg, const char *prompt, int user_tag);
 long mp_lg_get(struct mp_lg *lg, const char *path, double timeout_s, int user_tag);
 
 /* Run transfers for at most timeout_ms (0: do what is ready, never block), also waking when one
- * of the extra fds is readable or mp_lg_wakeup is called. revents of the extra fds are filled in.
- * Returns immediately (after doing ready work) when results are waiting. Returns 0 or MP_EHTTP. */
+ * of the extra fds is ready or mp_lg_wakeup is called; revents of the extra fds are filled in
+ * (CURL_WAIT_POLLIN also on hang-up/error). Waits at most once per call, so loop on it. Does not
+ * block when results are waiting. Implementation: curl_multi_socket_action with libcurl's
+ * sockets in an epoll set, so one wakeup costs O(ready sockets), not O(connections) (the same
+ * contract as curl_multi_poll with extra_fds). Returns 0, -errno or MP_EHTTP. */
 int mp_lg_poll(struct mp_lg *lg, struct curl_waitfd *extra, unsigned nextra, int timeout_ms);
-/* Wake a blocked mp_lg_poll from another thread or a signal handler (curl_multi_wakeup: one
- * write() on an internal socket pair; not formally documented as async-signal-safe). */
+/* Wake a blocked mp_lg_poll from another thread or a signal handler (one write() to an eventfd:
+ * async-signal-safe). */
 void mp_lg_wakeup(struct mp_lg *lg);
 
 /* Requests started and not yet finished (results waiting to be popped are not counted). */
