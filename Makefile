@@ -121,7 +121,10 @@ check: test
 demo:
 	@scripts/deps.sh install
 	@$(MAKE) --no-print-directory all
-	./moeprobe qualify --out demo-run -- ./refengine/refengine --world worlds/demo-nemotron-super.ini --port '{port}'
+	@rm -rf demo-run
+	@echo "moeprobe demo: qualifying the sm12x-nvfp4 preset against refengine's Nemotron-3-Super world (a short workload)"
+	./moeprobe qualify --out demo-run --max-tokens 32 --seq 5 --conc 4:8 --conc 8:16 \
+	  -- ./refengine/refengine --world worlds/demo-nemotron-super.ini --port '{port}'
 
 fuzz:
 	@command -v clang >/dev/null || { echo "make fuzz needs clang"; exit 2; }

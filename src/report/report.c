@@ -69,7 +69,6 @@ size_t mp_report_add_candidate(struct mp_report *rep, const struct mp_candidate 
     struct mp_cand_report *cr = &rep->c[rep->n];
     memset(cr, 0, sizeof(*cr));
     mp_candidate_copy(&cr->cand, c);
-    cr->primary = -1;
     cr->not_run = true;
     cr->diag.throughput_ratio = -1;
     return rep->n++;
@@ -157,7 +156,11 @@ void mp_fingerprint_detect(struct mp_fingerprint *fp)
 
 const struct mp_attempt_result *mp_cand_primary(const struct mp_cand_report *c)
 {
-    return c->primary >= 0 ? &c->attempts[c->primary] : NULL;
+    for (size_t j = 0; j < c->nattempts; j++) {
+        if (!c->attempts[j].launch_blocking)
+            return &c->attempts[j];
+    }
+    return NULL;
 }
 
 static bool streq(const char *a, const char *b)
@@ -212,13 +215,6 @@ static void set_why(struct mp_cand_report *c, char *owned)
 
 static void finalize_candidate(struct mp_cand_report *c)
 {
-    c->primary = -1;
-    for (size_t j = 0; j < c->nattempts; j++) {
-        if (!c->attempts[j].launch_blocking) {
-            c->primary = (int)j;
-            break;
-        }
-    }
     const struct mp_attempt_result *p = mp_cand_primary(c);
     c->verdict = NULL;
     if (!p) {

@@ -39,7 +39,6 @@ struct mp_cand_report {
     /* derived by finalize */
     const char *verdict;            /* DESIGN's verdict word, NULL if not run */
     char *why;                      /* one sentence */
-    int primary;                    /* index of the first normal attempt, -1 none */
     bool not_run;
 };
 

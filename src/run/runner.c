@@ -72,26 +72,33 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     return rc;
 }
 
-static double median_rate(const struct mp_cand_report *c, bool blocking)
+/* Median per-request decode rate of the lowest-concurrency phase that both
+ * modes ran ("warmup"/"sequential" normally), so contention does not skew
+ * the blocked/normal ratio. <0 when unknown. */
+static double phase_rate(const struct mp_cand_report *c, bool blocking, const char *phase)
 {
-    size_t n = 0;
-    for (size_t j = 0; j < c->nattempts; j++)
-        if (c->attempts[j].launch_blocking == blocking)
-            n += c->attempts[j].nreq_tok_s;
-    if (!n)
-        return -1;
-    double *v = xmalloc(n * sizeof(*v));
-    size_t k = 0;
+    double best = -1;
     for (size_t j = 0; j < c->nattempts; j++) {
         const struct mp_attempt_result *a = &c->attempts[j];
         if (a->launch_blocking != blocking)
             continue;
-        memcpy(v + k, a->req_tok_s, a->nreq_tok_s * sizeof(*v));
-        k += a->nreq_tok_s;
+        for (size_t k = 0; k < a->nphases; k++) {
+            if (!strcmp(a->phases[k].name, phase) && a->phases[k].req_tok_s_p50 > 0)
+                best = MP_MAX(best, a->phases[k].req_tok_s_p50);
+        }
     }
-    double m = mp_stats_percentile(v, n, 50);
-    free(v);
-    return m;
+    return best;
+}
+
+static double throughput_ratio(const struct mp_cand_report *c)
+{
+    static const char *const phases[] = {"sequential", "warmup"};
+    for (size_t i = 0; i < MP_ARRAY_SIZE(phases); i++) {
+        double rn = phase_rate(c, false, phases[i]), rb = phase_rate(c, true, phases[i]);
+        if (rn > 0 && rb > 0)
+            return rb / rn;
+    }
+    return -1;
 }
 
 static bool is_failure(enum mp_outcome o)
@@ -167,8 +174,7 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
     if (rc < 0 || ctx->signo)
         return rc;
     dg->requests_clean = b->req_ok;
-    double rn = median_rate(c, false), rb = median_rate(c, true);
-    dg->throughput_ratio = rn > 0 && rb > 0 ? rb / rn : -1;
+    dg->throughput_ratio = throughput_ratio(c);
     free(dg->note);
     dg->note = NULL;
     if (b->outcome == MP_OUT_CLEAN) {
