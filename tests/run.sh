@@ -18,9 +18,16 @@ pass=0 fail=0 skip=0
 failed_names=()
 logdir=$(mktemp -d /tmp/moeprobe-tests.XXXXXX)
 
+# Every test runs with a unique MOEPROBE_TEST_MARKER in its environment; all
+# processes it starts inherit it (escapees too), so after the test any
+# process still carrying it is a leftover.
 leftovers() {
-    # processes of the binaries under test still alive (ours only)
-    pgrep -f -- "$REFENGINE|$MOEPROBE" 2>/dev/null | grep -vx "$$" || true
+    local m=$1 p
+    for p in /proc/[0-9]*; do
+        [ "${p#/proc/}" = "$$" ] && continue
+        { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "MOEPROBE_TEST_MARKER=$m" &&
+            echo "${p#/proc/}"
+    done
 }
 
 run_one() {
@@ -28,13 +35,15 @@ run_one() {
     local log="$logdir/${name//\//_}.log"
     local t0 rc
     t0=$(date +%s.%N)
-    "$@" >"$log" 2>&1
+    local marker="t$$-$RANDOM$RANDOM"
+    MOEPROBE_TEST_MARKER=$marker "$@" >"$log" 2>&1
     rc=$?
     local left
-    left=$(leftovers)
+    left=$(leftovers "$marker")
     if [ -n "$left" ]; then
         echo "leftover processes after $name: $left" >>"$log"
         ps -o pid,pgid,sid,cmd -p "$(echo $left | tr ' ' ',')" >>"$log" 2>&1
+        # shellcheck disable=SC2086
         kill -9 $left 2>/dev/null
         [ $rc -eq 0 ] && rc=99
     fi
