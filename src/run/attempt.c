@@ -508,6 +508,76 @@ static enum mp_outcome run_workload(struct att *a)
     return MP_OUT_CLEAN;
 }
 
+/* The output check: greedy completions of fixed prompts, one at a time. */
+static enum mp_outcome run_quality(struct att *a, const struct mp_lg_config *base)
+{
+    const struct mp_attempt_opts *o = a->o;
+    struct mp_attempt_result *r = a->r;
+    struct mp_lg_config qc = *base;
+    qc.ignore_eos = false;
+    qc.max_tokens = o->quality_max_tokens > 0 ? o->quality_max_tokens : 32;
+    struct mp_lg *main_lg = a->lg;
+    a->lg = mp_lg_new(&qc);
+    r->nquality = o->nquality;
+    r->quality_texts = xcalloc(o->nquality + 1, sizeof(*r->quality_texts));
+    struct mp_phase_result *ph = &r->phases[r->nphases++];
+    snprintf(ph->name, sizeof(ph->name), "quality");
+    ph->level = 1;
+    ph->planned = (int)o->nquality;
+    a->cur_phase = (int)(r->nphases - 1);
+    int64_t t0 = mp_now_ns();
+    enum mp_outcome out = MP_OUT_CLEAN;
+    for (size_t i = 0; i < o->nquality && out == MP_OUT_CLEAN; i++) {
+        if (mp_lg_start(a->lg, o->quality_prompts[i], -1 - (int)i) < 0) {
+            set_fail(a, "client-error", "could not start a request");
+            break;
+        }
+        bool done = false;
+        while (!done) {
+            pump(a, 100);
+            struct mp_lg_result res;
+            while (mp_lg_next_result(a->lg, &res) == 1) {
+                if (res.kind == MP_LG_GEN) {
+                    if (res.outcome == MP_LG_OK)
+                        r->quality_texts[i] = xstrndup(res.text ? res.text : "", res.text_len);
+                    handle_gen_result(a, &res);
+                    done = true;
+                }
+                mp_lg_result_release(&res);
+            }
+            draw_progress(a, "quality", (int)i, (int)o->nquality);
+            if (a->signo) {
+                out = MP_OUT_INTERRUPTED;
+                break;
+            }
+            if (a->events & MP_LOGEV_FATAL)
+                set_fail(a, "engine-fatal", "the engine logged a fatal error");
+            if (a->exited)
+                set_fail(a, "process-exit", "the engine exited during the workload");
+            if (a->failed)
+                break;
+            if (stalled(a)) {
+                a->req_fail_class = xstrdup("hang");
+                a->req_fail_msg = xasprintf("no token progress for %.0f s in the output check",
+                                            o->wl->stall_timeout_s);
+                r->fail_phase = xstrdup("quality");
+                r->ok_before_failure = r->req_ok;
+                out = MP_OUT_HANG;
+                break;
+            }
+        }
+        if (a->failed) {
+            settle(a, 10.0);
+            out = MP_OUT_CRASH;
+        }
+    }
+    ph->wall_s = (double)(mp_now_ns() - t0) / 1e9;
+    ph->tok_s = ph->wall_s > 0 ? ph->tokens / ph->wall_s : 0;
+    mp_lg_free(a->lg);
+    a->lg = main_lg;
+    return out;
+}
+
 static char *dup_or_null(const char *s)
 {
     return s ? xstrdup(s) : NULL;
@@ -688,6 +758,8 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         a.lg = mp_lg_new(&lgc);
         int64_t t_work = mp_now_ns();
         r->outcome = run_workload(&a);
+        if (r->outcome == MP_OUT_CLEAN && o->nquality)
+            r->outcome = run_quality(&a, &lgc);
         r->workload_s = (double)(mp_now_ns() - t_work) / 1e9;
     }
     clear_progress(&a);
@@ -766,6 +838,9 @@ void mp_attempt_result_release(struct mp_attempt_result *r)
     for (size_t i = 0; i < r->ntexts; i++)
         free(r->texts[i]);
     free(r->texts);
+    for (size_t i = 0; i < r->nquality; i++)
+        free(r->quality_texts[i]);
+    free(r->quality_texts);
     memset(r, 0, sizeof(*r));
 }
 

@@ -89,7 +89,7 @@ struct mp_attempt_result {
     char *fail_phase;          /* phase in which it failed */
     char *exit_desc;           /* "exited with status 0", ... or NULL if still running at teardown */
     /* workload */
-    struct mp_phase_result phases[MP_MAX_PHASES + 1];
+    struct mp_phase_result phases[MP_MAX_PHASES + 2]; /* + extended + quality */
     size_t nphases;
     unsigned long req_ok, req_failed;
     double *ttft_ms, *itl_ms, *e2e_ms, *req_tok_s;  /* samples of OK requests */
@@ -101,8 +101,10 @@ struct mp_attempt_result {
     int teardown_leftovers;    /* processes of this attempt found alive after teardown */
     bool teardown_killed;
     int escapees_killed;
-    char **texts;              /* first generated texts per prompt index (quality) */
+    char **texts;              /* first generated texts per workload prompt index */
     size_t ntexts;
+    char **quality_texts;      /* greedy output per quality prompt (NULL = not run/failed) */
+    size_t nquality;
 };
 
 struct mp_attempt_opts {
@@ -118,6 +120,12 @@ struct mp_attempt_opts {
     int signal_fd;                     /* signalfd for SIGINT/SIGTERM/SIGHUP/SIGCHLD or -1 */
     const char *label;                 /* progress label, e.g. "cutlass 2/5" */
     bool progress;                     /* draw a live progress line on stderr */
+    /* Output check: after a clean workload, each prompt is sent once, greedy
+     * (temperature 0), without ignore_eos, with quality_max_tokens (default
+     * 32), one at a time, as phase "quality". NULL/0 = no quality phase. */
+    const char *const *quality_prompts;
+    size_t nquality;
+    int quality_max_tokens;
 };
 
 /* Run one attempt. Returns 0 when the attempt ran (whatever its outcome;
