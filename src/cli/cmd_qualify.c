@@ -18,6 +18,7 @@
 #include "err.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
+#include "quality/quality.h"
 #include "report/report.h"
 #include "run/runner.h"
 #include "xalloc.h"
@@ -81,14 +82,17 @@ int mp_signals_setup(sigset_t *old)
 
 int mp_write_reports(struct mp_report *rep, bool json_stdout, bool quiet)
 {
-    struct buf j = BUF_INIT, md = BUF_INIT, sum = BUF_INIT;
+    struct buf j = BUF_INIT, md = BUF_INIT, sum = BUF_INIT, html = BUF_INIT;
     int rc = 0;
     mp_report_finalize(rep);
     mp_report_json(rep, &j);
     mp_report_markdown(rep, &md);
+    mp_report_html(rep, &html);
     int e = mp_write_file_atomic(rep->run_dir, "report.json", j.data, j.len);
     if (e == 0)
         e = mp_write_file_atomic(rep->run_dir, "report.md", md.data, md.len);
+    if (e == 0)
+        e = mp_write_file_atomic(rep->run_dir, "report.html", html.data, html.len);
     if (e < 0) {
         mp_error("cannot write the report into '%s': %s", rep->run_dir, mp_strerror(e));
         rc = -1;
@@ -106,6 +110,7 @@ int mp_write_reports(struct mp_report *rep, bool json_stdout, bool quiet)
     buf_release(&j);
     buf_release(&md);
     buf_release(&sum);
+    buf_release(&html);
     return rc;
 }
 
@@ -202,6 +207,8 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         .diag_max_requests = o.diag_max_requests,
         .cheap_start_s = 120,
     };
+    if (!o.no_quality)
+        ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
     bool input_error = false;
     for (size_t i = 0; i < rep.n && !ctx.signo; i++) {
         const struct mp_attempt_result *a = NULL;

@@ -27,6 +27,7 @@
     "  --api completions|chat     endpoint to drive (completions)\n"                     \
     "  --api-key-env NAME         send the bearer token from variable NAME (never stored)\n" \
     "  --no-diagnose              do not rerun crashes with CUDA_LAUNCH_BLOCKING=1\n"     \
+    "  --no-quality               skip the greedy output check after the load phases\n"  \
     "  --diagnose-max-requests N  cap on the launch-blocking run (2000)\n"               \
     "  --knowledge FILE           vLLM knob/log knowledge to use instead of the built-in\n" \
     "  --json                     print the report JSON on stdout\n"                     \
@@ -40,7 +41,7 @@ struct mp_opts {
     char *out_dir;
     int port;
     struct mp_workload wl;
-    bool json, quiet, no_diagnose;
+    bool json, quiet, no_diagnose, no_quality;
     unsigned long diag_max_requests;
     char *knowledge_file;
     char *api_key;           /* value of --api-key-env's variable; never printed */

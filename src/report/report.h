@@ -88,6 +88,8 @@ void mp_report_finalize(struct mp_report *rep);
 
 void mp_report_json(const struct mp_report *rep, struct buf *out);
 void mp_report_markdown(const struct mp_report *rep, struct buf *out);
+/* Self-contained HTML report (no network; everything from logs escaped). */
+void mp_report_html(const struct mp_report *rep, struct buf *out);
 /* Short human summary (for stderr at the end of a run). */
 void mp_report_summary(const struct mp_report *rep, struct buf *out);
 

@@ -45,6 +45,8 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .signal_fd = ctx->signal_fd,
         .label = label,
         .progress = ctx->progress,
+        .quality_prompts = ctx->quality_prompts,
+        .nquality = ctx->nquality,
     };
     struct mp_attempt_result r;
     memset(&r, 0, sizeof(r));

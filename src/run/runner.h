@@ -24,6 +24,8 @@ struct mp_runctx {
     bool quiet;                       /* no per-attempt lines on stderr */
     unsigned long diag_max_requests;  /* cap on the blocked run's required requests */
     double cheap_start_s;             /* startups faster than this may be repeated for evidence */
+    const char *const *quality_prompts; /* output-check prompts (borrowed) or NULL */
+    size_t nquality;
     int signo;                        /* set when interrupted */
 };
 
