@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 #include <signal.h>
 #include <stdio.h>
@@ -761,6 +762,10 @@ static void on_accept(void)
                 continue;
             return; /* EAGAIN, or EMFILE: retry on the next wake-up */
         }
+        /* tokens are small writes: without TCP_NODELAY, Nagle + delayed ACK
+         * holds them back ~40 ms, which no real server does */
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         struct conn *c = xcalloc(1, sizeof(*c));
         c->fd = fd;
         c->in = (struct buf)BUF_INIT;
