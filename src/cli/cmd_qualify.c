@@ -231,7 +231,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
                 exit_code = MP_EXIT_INTERNAL;
                 goto out_restore;
             }
-        } else if (a) {
+        } else if (a && a->outcome != MP_OUT_CRASH) {
             mp_diagnose(&ctx, &rep, i); /* notes why it is not diagnosed */
         }
         if (o.no_diagnose && a && a->outcome == MP_OUT_CRASH) {
