@@ -221,7 +221,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
             break;
         }
         if (r < 0) {
-            exit_code = MP_EXIT_INTERNAL;
+            exit_code = r == MP_EUSAGE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
             goto out_restore;
         }
         if (ctx.signo)

@@ -27,7 +27,8 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         if (port < 0)
             return mp_error("cannot find a free port: %s", mp_strerror(port));
     } else if (mp_port_in_use(port)) {
-        return mp_error("port %d is already in use; pick another with --port or leave it out", port);
+        mp_error("port %d is already in use; pick another with --port or leave it out", port);
+        return MP_EUSAGE;
     }
     char label[128];
     snprintf(label, sizeof(label), "%s %zu/%zu%s", c->cand.name, ci + 1, rep->n,

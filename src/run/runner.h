@@ -32,7 +32,8 @@ struct mp_runctx {
 /* Run one attempt of candidate ci (normal, or with CUDA_LAUNCH_BLOCKING=1)
  * with workload wl (NULL = ctx->wl), append it to the report and return it
  * through *out (valid until the next attempt is added). Returns 0, or <0
- * when moeprobe could not run it (message printed). ctx->signo is set when
+ * when moeprobe could not run it (message printed): MP_EUSAGE for an input
+ * error (the --port is taken), another code for an internal error. ctx->signo is set when
  * interrupted. */
 int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool blocking,
                    const struct mp_workload *wl, const struct mp_attempt_result **out);
