@@ -1,0 +1,43 @@
+#!/bin/bash
+# bad input gets a clear message and the right exit code, never a hang past
+# the timeouts, never a leftover process.
+. "$(dirname "$0")/q_lib.sh"
+expect() { # expect RC PATTERN CMD...
+    local want=$1 pat=$2; shift 2
+    "$@" >"$Q_TMP/out" 2>"$Q_TMP/err"
+    local rc=$?
+    [ "$rc" -eq "$want" ] || { cat "$Q_TMP/err"; fail "'$*': exit $rc, want $want"; }
+    [ -z "$pat" ] || grep -q -- "$pat" "$Q_TMP/err" || { cat "$Q_TMP/err"; fail "'$*': no message matching '$pat'"; }
+}
+M=$MOEPROBE
+expect 2 "cannot run '/nonexistent/vllm'" "$M" qualify --quiet --out "$Q_TMP/a" -- /nonexistent/vllm serve
+expect 2 "has no name" "$M" qualify --candidate '--moe-backend cutlass' -- true
+expect 2 "unterminated" "$M" qualify --candidate "x: A='b" -- true
+expect 2 "LEVEL:REQUESTS" "$M" qualify --conc 8 -- true
+expect 2 "no server command" "$M" qualify --out "$Q_TMP/b"
+expect 2 "unknown option" "$M" qualify --bogus -- true
+expect 2 "unknown preset" "$M" qualify --preset nope -- true
+expect 2 "matches no candidate" "$M" qualify --only zzz -- true
+expect 2 "unknown command" "$M" frobnicate
+# an engine that never answers: startup-failure after --ready-timeout
+expect 1 "" "$M" qualify --quiet --out "$Q_TMP/c" --ready-timeout 1 --candidate 'x:' -- sh -c 'exec sleep 30'
+check "$Q_TMP/c/report.json" 'c["x"]["verdict"] == "startup-failure"' \
+  '"did not become ready within 1 s" in c["x"]["why"]' || fail "never ready"
+# an engine that floods its output and never answers: bounded, same verdict
+expect 1 "" "$M" qualify --quiet --out "$Q_TMP/d" --ready-timeout 1 --candidate 'x:' -- sh -c 'exec yes flooding-the-log'
+check "$Q_TMP/d/report.json" 'c["x"]["verdict"] == "startup-failure"' || fail "flood"
+[ "$(stat -c %s "$Q_TMP/d/attempts/x-1/server.log")" -le $((600 * 1024 * 1024)) ] || fail "flood log unbounded"
+# an engine that exits at once: its reason is quoted
+expect 1 "" "$M" qualify --quiet --out "$Q_TMP/e" --candidate 'x:' -- sh -c 'echo "ValueError: boom at startup" >&2; exit 3'
+check "$Q_TMP/e/report.json" 'c["x"]["verdict"] == "startup-failure"' \
+  '"exited with status 3" in c["x"]["why"] or "boom" in c["x"]["why"]' || fail "exit at once"
+# a port that is already in use: clear message, usage exit code
+exec {pfd}< <(exec python3 -c 'import socket, signal
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+print(s.getsockname()[1], flush=True); signal.pause()')
+PYPID=$!
+read -r PORT <&"$pfd" || fail "no port from the listener"
+expect 2 "port $PORT is already in use" "$M" qualify --quiet --out "$Q_TMP/f" --port "$PORT" --candidate 'x:' -- "$REFENGINE" --world "$ROOT/tests/worlds/fast.ini"
+kill "$PYPID" 2>/dev/null; exec {pfd}<&-
+assert_no_leftovers
+echo ok
