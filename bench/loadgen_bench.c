@@ -1,11 +1,12 @@
 /* loadgen_bench.c - drive the loadgen against a server and report the client's own cost.
  *
- *   loadgen_bench --url http://127.0.0.1:8000 [--mode stream|get] [--path /health]
+ *   loadgen_bench --url http://127.0.0.1:8000 [--mode stream|complete|get] [--path /health]
  *                 [--conc N] [--duration S] [--max-tokens N] [--chat] [--model M]
  *
  * Closed loop: keeps --conc requests in flight for --duration seconds (a finished request is
- * replaced at once), then cancels what is left. stream = POST streaming generations; get = GET
- * PATH (the wrk comparison). Prints one line of key=value pairs:
+ * replaced at once), then cancels what is left. stream = POST streaming generations; complete = POST
+ * non-streaming generations ("stream": false); get = GET PATH (complete and get: the wrk
+ * comparisons). Prints one line of key=value pairs:
  *   requests (finished OK inside the window), rps, events (token events), eps, tokens, tok_s,
  *   errors, max_inflight, avg_inflight (sampled once per loop turn), cpu_s (user+sys of this process), cpu_pct
  *   (of one core), p50/p99 TTFT and ITL, and the median per-stream decode rate (stream mode;
@@ -31,7 +32,7 @@ static double cpu_s(void)
 
 static void usage(void)
 {
-    fputs("usage: loadgen_bench --url URL [--mode stream|get] [--path P] [--conc N] [--duration S]\n"
+    fputs("usage: loadgen_bench --url URL [--mode stream|complete|get] [--path P] [--conc N] [--duration S]\n"
           "                     [--max-tokens N] [--chat] [--model M]\n", stderr);
     exit(2);
 }
@@ -60,8 +61,8 @@ int main(int argc, char **argv)
         else usage();
         i++;
     }
-    bool get = strcmp(mode, "get") == 0;
-    if (!url || conc < 1 || duration <= 0 || (!get && strcmp(mode, "stream") != 0))
+    bool get = strcmp(mode, "get") == 0, complete = strcmp(mode, "complete") == 0;
+    if (!url || conc < 1 || duration <= 0 || (!get && !complete && strcmp(mode, "stream") != 0))
         usage();
     curl_global_init(CURL_GLOBAL_DEFAULT);
     struct mp_lg_config cfg = { .base_url = url, .model = model, .chat = chat, .max_tokens = (int)max_tokens,
@@ -79,7 +80,9 @@ int main(int argc, char **argv)
         while (mp_lg_inflight(lg) < (size_t)conc) {
             char prompt[64];
             snprintf(prompt, sizeof(prompt), "Benchmark prompt number %d.", prompt_no++);
-            if ((get ? mp_lg_get(lg, path, 0, 0) : mp_lg_start(lg, prompt, 0)) < 0) {
+            long id = get ? mp_lg_get(lg, path, 0, 0)
+                          : complete ? mp_lg_complete(lg, prompt, 0) : mp_lg_start(lg, prompt, 0);
+            if (id < 0) {
                 fputs("loadgen_bench: cannot start a request\n", stderr);
                 return 1;
             }
@@ -128,7 +131,7 @@ int main(int argc, char **argv)
            mode, conc, wall, ok, (double)ok / wall, events, (double)events / wall, tokens,
            (double)tokens / wall, errors, max_inflight, turns > 0 ? inflight_sum / turns : 0, cpu,
            100.0 * cpu / wall);
-    if (!get)
+    if (!get && !complete)
         printf(" ttft_p50_ms=%.2f ttft_p99_ms=%.2f itl_p50_ms=%.3f itl_p99_ms=%.3f stream_tok_s_p50=%.2f",
                mp_hist_percentile(&ttft, 50), mp_hist_percentile(&ttft, 99), mp_hist_percentile(&itl, 50),
                mp_hist_percentile(&itl, 99), mp_hist_percentile(&rate, 50));

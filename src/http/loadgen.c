@@ -47,7 +47,7 @@ struct mp_lg {
     char *base_url;
     char *model;
     char *auth_hdr;
-    struct curl_slist *post_hdrs, *get_hdrs;
+    struct curl_slist *post_hdrs, *json_hdrs, *get_hdrs;
     struct mp_lg_config cfg;
     long next_id;
     size_t ninflight;
@@ -127,13 +127,16 @@ struct mp_lg *mp_lg_new(const struct mp_lg_config *cfg)
     lg->post_hdrs = curl_slist_append(NULL, "Content-Type: application/json");
     lg->post_hdrs = curl_slist_append(lg->post_hdrs, "Accept: text/event-stream");
     lg->post_hdrs = curl_slist_append(lg->post_hdrs, "Expect:");
+    lg->json_hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+    lg->json_hdrs = curl_slist_append(lg->json_hdrs, "Expect:");
     if (cfg->api_key && *cfg->api_key) {
         lg->auth_hdr = xasprintf("Authorization: Bearer %s", cfg->api_key);
         lg->post_hdrs = curl_slist_append(lg->post_hdrs, lg->auth_hdr);
+        lg->json_hdrs = curl_slist_append(lg->json_hdrs, lg->auth_hdr);
         lg->get_hdrs = curl_slist_append(NULL, lg->auth_hdr);
     }
     lg->multi = curl_multi_init();
-    if (!lg->multi || !lg->post_hdrs || (lg->auth_hdr && !lg->get_hdrs)) {
+    if (!lg->multi || !lg->post_hdrs || !lg->json_hdrs || (lg->auth_hdr && !lg->get_hdrs)) {
         fputs("fatal: out of memory (libcurl)\n", stderr);
         abort();
     }
@@ -204,6 +207,7 @@ void mp_lg_free(struct mp_lg *lg)
     close(lg->epfd);
     close(lg->wakefd);
     curl_slist_free_all(lg->post_hdrs);
+    curl_slist_free_all(lg->json_hdrs);
     curl_slist_free_all(lg->get_hdrs);
     if (lg->auth_hdr) {
         memset(lg->auth_hdr, 0, strlen(lg->auth_hdr));
@@ -344,6 +348,8 @@ static size_t get_write(char *ptr, size_t size, size_t nmemb, void *ud)
     size_t n = size * nmemb;
     r->now = mp_now_ns();
     note_status(r);
+    if (!r->res.t_first_token_ns)
+        r->res.t_first_token_ns = r->now; /* first body byte (MP_LG_COMPLETE) */
     r->last_event_ns = r->now;
     if (r->text.len < LG_GET_BODY_MAX)
         buf_add(&r->text, ptr, MP_MIN(n, LG_GET_BODY_MAX - r->text.len));
@@ -403,10 +409,8 @@ static struct lg_req *req_new(struct mp_lg *lg, enum mp_lg_kind kind, int user_t
     return r;
 }
 
-long mp_lg_start(struct mp_lg *lg, const char *prompt, int user_tag)
+static char *gen_body(const struct mp_lg *lg, const char *prompt, bool stream, size_t *len)
 {
-    if (!lg || !prompt)
-        return -EINVAL;
     struct buf b = BUF_INIT;
     buf_adds(&b, "{");
     if (lg->model) {
@@ -422,18 +426,43 @@ long mp_lg_start(struct mp_lg *lg, const char *prompt, int user_tag)
         buf_adds(&b, "\"prompt\":");
         buf_add_json_str(&b, prompt, strlen(prompt));
     }
-    buf_printf(&b, ",\"max_tokens\":%d,\"temperature\":0,\"stream\":true,"
-                   "\"stream_options\":{\"include_usage\":true},\"ignore_eos\":%s}",
-               lg->cfg.max_tokens, lg->cfg.ignore_eos ? "true" : "false");
+    buf_printf(&b, ",\"max_tokens\":%d,\"temperature\":0,%s\"ignore_eos\":%s}", lg->cfg.max_tokens,
+               stream ? "\"stream\":true,\"stream_options\":{\"include_usage\":true}," : "\"stream\":false,",
+               lg->cfg.ignore_eos ? "true" : "false");
+    return buf_detach(&b, len);
+}
+
+long mp_lg_start(struct mp_lg *lg, const char *prompt, int user_tag)
+{
+    if (!lg || !prompt)
+        return -EINVAL;
     struct lg_req *r = req_new(lg, MP_LG_GEN, user_tag);
     size_t blen = 0;
-    r->body = buf_detach(&b, &blen);
+    r->body = gen_body(lg, prompt, true, &blen);
     CURL *e = r->easy;
     curl_easy_setopt(e, CURLOPT_URL, lg->url_gen);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, lg->post_hdrs);
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, gen_write);
+    if (lg->cfg.request_timeout_s > 0)
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(lg->cfg.request_timeout_s * 1000.0));
+    return submit(lg, r);
+}
+
+long mp_lg_complete(struct mp_lg *lg, const char *prompt, int user_tag)
+{
+    if (!lg || !prompt)
+        return -EINVAL;
+    struct lg_req *r = req_new(lg, MP_LG_COMPLETE, user_tag);
+    size_t blen = 0;
+    r->body = gen_body(lg, prompt, false, &blen);
+    CURL *e = r->easy;
+    curl_easy_setopt(e, CURLOPT_URL, lg->url_gen);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, lg->json_hdrs);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, get_write);
     if (lg->cfg.request_timeout_s > 0)
         curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(lg->cfg.request_timeout_s * 1000.0));
     return submit(lg, r);
@@ -490,6 +519,41 @@ static void curl_failure(struct lg_req *r, CURLcode cc)
     set_error(r, "%s", msg);
 }
 
+/* Non-streaming response body: pick usage.completion_tokens and the first finish_reason with a
+ * plain scan (no JSON tree: this is the hot path of the request-rate benchmark). The keys are
+ * unique in an OpenAI completion object; a body without usage keeps usage_seen false. */
+static void complete_fields(struct lg_req *r)
+{
+    const char *b = r->text.data ? r->text.data : "";
+    size_t n = r->text.len;
+    static const char ct[] = "\"completion_tokens\":", fr[] = "\"finish_reason\":\"";
+    const char *p = memmem(b, n, ct, sizeof(ct) - 1);
+    if (p) {
+        p += sizeof(ct) - 1;
+        while (p < b + n && (*p == ' ' || *p == '\t'))
+            p++;
+        long v = 0;
+        bool digits = false;
+        while (p < b + n && *p >= '0' && *p <= '9' && v < INT32_MAX / 10) {
+            v = v * 10 + (*p++ - '0');
+            digits = true;
+        }
+        if (digits) {
+            r->res.usage_seen = true;
+            r->usage_tokens = (int)v;
+        }
+    }
+    p = memmem(b, n, fr, sizeof(fr) - 1);
+    if (p) {
+        p += sizeof(fr) - 1;
+        const char *q = memchr(p, '"', (size_t)(b + n - p));
+        if (q && q - p < 64)
+            r->res.finish_reason = xstrndup(p, (size_t)(q - p));
+    }
+    r->res.t_last_token_ns = r->last_event_ns;
+    r->res.outcome = MP_LG_OK;
+}
+
 static void finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted)
 {
     int64_t now = mp_now_ns();
@@ -499,6 +563,17 @@ static void finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool abort
     if (aborted) {
         res->outcome = MP_LG_ABORTED;
         set_error(r, "aborted by the caller");
+    } else if (res->kind == MP_LG_COMPLETE) {
+        if (cc != CURLE_OK) {
+            curl_failure(r, cc);
+        } else if (res->http_status != 200) {
+            char m[400];
+            mp_sse_error_body_message(r->text.data, r->text.len, m, sizeof(m));
+            res->outcome = MP_LG_HTTP_ERROR;
+            set_error(r, "HTTP %d%s%s", res->http_status, m[0] ? ": " : "", m);
+        } else {
+            complete_fields(r);
+        }
     } else if (res->kind == MP_LG_GET) {
         if (cc != CURLE_OK) {
             curl_failure(r, cc);
@@ -536,6 +611,8 @@ static void finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool abort
     }
     if (res->kind == MP_LG_GEN)
         res->output_tokens = res->usage_seen ? r->usage_tokens : res->chunks;
+    else if (res->kind == MP_LG_COMPLETE)
+        res->output_tokens = res->usage_seen ? r->usage_tokens : 0;
     if (res->t_end_ns == 0)
         res->t_end_ns = now;
     size_t tl = 0;

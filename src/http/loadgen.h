@@ -47,6 +47,14 @@ void mp_lg_free(struct mp_lg *lg); /* aborts in-flight transfers, drops results;
  * on the next mp_lg_poll; t_start_ns is stamped now. Returns an id > 0, or <0 (-EINVAL for a
  * NULL prompt, MP_EHTTP if libcurl refused the transfer). */
 long mp_lg_start(struct mp_lg *lg, const char *prompt, int user_tag);
+/* Start one non-streaming generation request ("stream": false; otherwise the body of
+ * mp_lg_start) with this prompt (copied): what a request-rate load test of a model server sends.
+ * The result has kind MP_LG_COMPLETE, the response body in text (first 1 MiB), output_tokens and
+ * usage_seen from usage.completion_tokens, finish_reason, t_first_token_ns = arrival of the first
+ * body byte, t_last_token_ns = of the last; chunks 0, no gaps. The body is scanned for those
+ * keys, not parsed as JSON (a malformed body is not detected). Returns an id > 0 or <0 like
+ * mp_lg_start. */
+long mp_lg_complete(struct mp_lg *lg, const char *prompt, int user_tag);
 /* Start a GET of base_url + path (e.g. "/health"). The result has kind MP_LG_GET, http_status
  * and the body in text (first 1 MiB). timeout_s <= 0: no cap. Returns an id > 0 or <0. */
 long mp_lg_get(struct mp_lg *lg, const char *path, double timeout_s, int user_tag);
@@ -75,10 +83,10 @@ int mp_lg_cancel(struct mp_lg *lg, long id);
 /* Cancel every in-flight request (e.g. after a stall); returns how many were cancelled. */
 size_t mp_lg_cancel_all(struct mp_lg *lg);
 
-enum mp_lg_kind { MP_LG_GEN = 1, MP_LG_GET = 2 };
+enum mp_lg_kind { MP_LG_GEN = 1, MP_LG_GET = 2, MP_LG_COMPLETE = 3 };
 enum mp_lg_outcome {
     MP_LG_OK = 0,
-    MP_LG_HTTP_ERROR,   /* status other than 200 (GEN) or >= 400 (GET) */
+    MP_LG_HTTP_ERROR,   /* status other than 200 (GEN, COMPLETE) or >= 400 (GET) */
     MP_LG_STREAM_ERROR, /* in-band error event */
     MP_LG_CUT,          /* connection closed / stream ended without [DONE] */
     MP_LG_PROTOCOL,     /* malformed SSE/JSON, oversize event */

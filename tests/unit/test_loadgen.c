@@ -165,6 +165,13 @@ static void build(struct conn *c, const char *req)
                     "\"model\":\"m\",\"choices\":[],\"usage\":{\"prompt_tokens\":15,\"total_tokens\":17,"
                     "\"completion_tokens\":2}}");
         event(c, 0, "[DONE]"); sse_tail(c);
+    } else if (strstr(req, "SCN_complete")) { /* non-streaming: one JSON body, only if asked for */
+        if (!strstr(req, "\"stream\":false") || strstr(req, "event-stream"))
+            return fixed(c, "400 Bad Request", "{\"object\":\"error\",\"message\":\"expected stream false\"}");
+        fixed(c, "200 OK", "{\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"created\":1,\"model\":\"m\","
+                           "\"choices\":[{\"index\":0,\"text\":\" a b c\",\"logprobs\":null,\"finish_reason\":"
+                           "\"length\",\"stop_reason\":null}],\"usage\":{\"prompt_tokens\":3,\"total_tokens\":"
+                           "8,\"completion_tokens\": 5,\"prompt_tokens_details\":null}}");
     } else if (strstr(req, "SCN_stall")) { /* headers, then nothing until the client leaves */
         sse_head(c); seg_add(c, SEG_GATE, 0, NULL, 0); sse_tail(c);
     } else {
@@ -549,6 +556,50 @@ static void t_get(void **state)
     srv_stop(s);
 }
 
+/* Non-streaming generations: request says "stream": false, fields come from a scan of the body;
+ * errors as for streaming requests; the connection is reused like any other. */
+static void t_complete(void **state)
+{
+    (void)state;
+    struct srv *s = srv_start();
+    struct mp_lg *lg = lg_for(s, false, 0);
+    struct mp_lg_result r;
+    for (int i = 0; i < 3; i++) {
+        long id = mp_lg_complete(lg, "SCN_complete", 7);
+        assert_true(id > 0);
+        one(lg, &r);
+        assert_int_equal(r.id, id);
+        assert_int_equal(r.user_tag, 7);
+        assert_int_equal(r.kind, MP_LG_COMPLETE);
+        assert_int_equal(r.outcome, MP_LG_OK);
+        assert_int_equal(r.http_status, 200);
+        assert_true(r.usage_seen);
+        assert_int_equal(r.output_tokens, 5);
+        assert_string_equal(r.finish_reason, "length");
+        assert_int_equal(r.chunks, 0);
+        assert_int_equal(r.ngaps, 0);
+        assert_non_null(strstr(r.text, "\" a b c\""));
+        assert_true(r.t_start_ns < r.t_first_token_ns);
+        assert_true(r.t_first_token_ns <= r.t_last_token_ns && r.t_last_token_ns <= r.t_end_ns);
+        mp_lg_result_release(&r);
+    }
+    mp_lg_complete(lg, "SCN_500", 8);
+    one(lg, &r);
+    assert_int_equal(r.kind, MP_LG_COMPLETE);
+    assert_int_equal(r.outcome, MP_LG_HTTP_ERROR);
+    assert_int_equal(r.http_status, 500);
+    assert_string_equal(r.error, "HTTP 500: EngineCore encountered an issue. See stack trace (above) for the "
+                                 "root cause.");
+    assert_false(r.usage_seen);
+    assert_int_equal(r.output_tokens, 0);
+    mp_lg_result_release(&r);
+    assert_int_equal(mp_lg_complete(lg, NULL, 0), -EINVAL);
+    assert_int_equal(atomic_load(&s->accepts), 1);
+    assert_int_equal(atomic_load(&s->requests), 4);
+    mp_lg_free(lg);
+    srv_stop(s);
+}
+
 /* TTFT is measured from the start and tokens are stamped as they arrive, not at the end. */
 static void t_arrival_stamps(void **state)
 {
@@ -698,6 +749,7 @@ int main(void)
         cmocka_unit_test(t_errors),
         cmocka_unit_test(t_connect_refused),
         cmocka_unit_test(t_get),
+        cmocka_unit_test(t_complete),
         cmocka_unit_test(t_arrival_stamps),
         cmocka_unit_test(t_cancel_and_extra_fds),
         cmocka_unit_test(t_keepalive),
