@@ -136,8 +136,10 @@ static int run_main(int argc, char **argv, bool diagnose_only)
 {
     struct mp_opts o;
     int rc = mp_opts_parse(&o, argc, argv, diagnose_only ? diagnose_help : qualify_help);
-    if (rc != 0)
+    if (rc != 0) {
+        mp_opts_release(&o);
         return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
+    }
     int exit_code = MP_EXIT_INTERNAL;
     struct mp_report rep;
     mp_report_init(&rep, o.out_dir);
