@@ -21,6 +21,7 @@
 #include "quality/quality.h"
 #include "report/report.h"
 #include "run/runner.h"
+#include "sched/sched.h"
 #include "xalloc.h"
 
 static const char qualify_help[] =
@@ -37,6 +38,7 @@ static const char qualify_help[] =
     "after 'docker run'/'podman run'); other knob words are appended to it.\n"
     "\n"
     MP_COMMON_OPTS_HELP
+    MP_SCHED_OPTS_HELP
     "\n"
     "example:\n"
     "  moeprobe qualify -- vllm serve nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4 --port {port}\n"
@@ -139,6 +141,11 @@ static int run_main(int argc, char **argv, bool diagnose_only)
     if (rc != 0) {
         mp_opts_release(&o);
         return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
+    }
+    if (!diagnose_only && mp_sched_wanted(&o)) { /* --gpus, --slurm: tasks (src/sched) */
+        rc = mp_sched_qualify(&o, argc, argv);
+        mp_opts_release(&o);
+        return rc;
     }
     int exit_code = MP_EXIT_INTERNAL;
     struct mp_report rep;

@@ -14,7 +14,8 @@
 enum {
     O_CANDIDATE = 256, O_PRESET, O_ONLY, O_OUT, O_PORT, O_READY, O_SEQ, O_CONC, O_MAXTOK,
     O_STALL, O_GRACE, O_API, O_APIKEY, O_NODIAG, O_DIAGMAX, O_KNOWLEDGE, O_JSON, O_QUIET,
-    O_FROM, O_TO, O_NOQUALITY,
+    O_FROM, O_TO, O_NOQUALITY, O_GPUS, O_GPUS_PER, O_SLURM, O_SLURM_ARGS, O_SLURM_SCRIPT,
+    O_RESUME,
 };
 
 static const struct option longopts[] = {
@@ -39,6 +40,12 @@ static const struct option longopts[] = {
     {"quiet", no_argument, NULL, O_QUIET},
     {"from", required_argument, NULL, O_FROM},
     {"to", required_argument, NULL, O_TO},
+    {"gpus", required_argument, NULL, O_GPUS},
+    {"gpus-per-engine", required_argument, NULL, O_GPUS_PER},
+    {"slurm", no_argument, NULL, O_SLURM},
+    {"slurm-args", required_argument, NULL, O_SLURM_ARGS},
+    {"slurm-script", required_argument, NULL, O_SLURM_SCRIPT},
+    {"resume", required_argument, NULL, O_RESUME},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -83,6 +90,7 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
     memset(o, 0, sizeof(*o));
     mp_workload_default(&o->wl);
     o->diag_max_requests = 2000;
+    o->gpus_per_engine = 1;
     bool conc_given = false;
     const char *preset = NULL;
     long v;
@@ -203,6 +211,32 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
             free(o->to);
             o->to = xstrdup(optarg);
             break;
+        case O_GPUS:
+            free(o->gpus);
+            o->gpus = xstrdup(optarg);
+            break;
+        case O_GPUS_PER:
+            if (parse_long("--gpus-per-engine", optarg, 1, 1024, &v) < 0)
+                return -1;
+            o->gpus_per_engine = (int)v;
+            break;
+        case O_SLURM:
+            o->slurm = true;
+            break;
+        case O_SLURM_ARGS:
+            free(o->slurm_args);
+            o->slurm_args = xstrdup(optarg);
+            break;
+        case O_SLURM_SCRIPT:
+            free(o->slurm_script);
+            o->slurm_script = xstrdup(optarg);
+            break;
+        case O_RESUME:
+            free(o->resume);
+            o->resume = xstrdup(optarg);
+            free(o->out_dir);
+            o->out_dir = xstrdup(optarg);
+            break;
         case '?':
         default:
             if (optopt)
@@ -264,5 +298,9 @@ void mp_opts_release(struct mp_opts *o)
     }
     free(o->from);
     free(o->to);
+    free(o->gpus);
+    free(o->slurm_args);
+    free(o->slurm_script);
+    free(o->resume);
     memset(o, 0, sizeof(*o));
 }

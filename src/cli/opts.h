@@ -34,6 +34,19 @@
     "  --quiet                    no progress or summary on stderr\n"                    \
     "  -h, --help                 this help\n"
 
+/* qualify only: scale-out (src/sched, docs/scale-out.md) */
+#define MP_SCHED_OPTS_HELP                                                               \
+    "scale-out (qualify):\n"                                                             \
+    "  --gpus 0,1,2,3             run candidates in parallel, each engine pinned to its\n" \
+    "                             own GPUs (default: every GPU nvidia-smi lists)\n"      \
+    "  --gpus-per-engine N        GPUs per engine (1; tensor-parallel servers need more)\n" \
+    "  --slurm                    one Slurm job-array task per candidate, then merge\n"  \
+    "  --slurm-args 'ARGS'        extra sbatch arguments (e.g. '--partition=gpu --gres=gpu:1')\n" \
+    "  --slurm-script FILE        only write the sbatch script (submit it by hand, then\n" \
+    "                             'moeprobe report --merge RUNDIR')\n"                   \
+    "  --resume RUNDIR            with --gpus/--slurm: rerun only the candidates whose\n" \
+    "                             task left no finished result in RUNDIR\n"
+
 struct mp_opts {
     struct mp_candidate *cands;
     size_t ncands;
@@ -45,6 +58,12 @@ struct mp_opts {
     unsigned long diag_max_requests;
     char *knowledge_file;
     char *api_key;           /* value of --api-key-env's variable; never printed */
+    /* scale-out (src/sched) */
+    char *gpus;              /* --gpus list as given, or NULL */
+    int gpus_per_engine;     /* --gpus-per-engine (default 1) */
+    bool slurm;
+    char *slurm_args, *slurm_script;
+    char *resume;            /* --resume RUNDIR (also sets out_dir) */
     /* minimize */
     char *from, *to;
     char **cmd;              /* points into argv */
