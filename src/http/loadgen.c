@@ -38,6 +38,7 @@ struct lg_req {
     int64_t last_event_ns;
     int usage_tokens;
     bool status_seen, done_seen, stream_error, protocol_error;
+    long timeout_ms;   /* CURLOPT_TIMEOUT_MS, 0 = none */
     char errbuf[CURL_ERROR_SIZE];
 };
 
@@ -59,6 +60,8 @@ struct mp_lg {
      * costs O(ready sockets), not O(connections) as curl_multi_poll does */
     int epfd;
     int wakefd;        /* eventfd for mp_lg_wakeup */
+    uint8_t *fdst;     /* per-fd LGFD_* bits, indexed by fd */
+    size_t fdcap;
     int64_t timer_ns;  /* libcurl's timeout deadline, -1 = none */
 };
 
@@ -77,25 +80,83 @@ const char *mp_lg_outcome_name(enum mp_lg_outcome o)
     return "unknown";
 }
 
+/* Per-fd state. libcurl asks for CURL_POLL_REMOVE whenever a transfer ends and for IN/OUT again
+ * when the next transfer reuses the connection: a DEL + ADD pair of epoll_ctl calls per request.
+ * For the connection sockets libcurl opens through our opensocket callback (LGFD_OWNED) the
+ * registration is kept while the connection idles in libcurl's cache (LGFD_ACTIVE cleared); an
+ * event on an idle socket (the server closed it) drops the registration then, and libcurl finds
+ * the connection dead when it next looks. The closesocket callback forgets the fd, so a reused fd
+ * number is never mistaken for a registered one. Other sockets (resolver) are added and removed
+ * as libcurl says. */
+#define LGFD_OWNED 0x01u  /* opened by lg_opensocket, not yet closed */
+#define LGFD_REG 0x02u    /* in the epoll set */
+#define LGFD_ACTIVE 0x04u /* libcurl wants events on it */
+#define LGFD_IN 0x08u     /* registered events */
+#define LGFD_OUT 0x10u
+
+static uint8_t *fd_state(struct mp_lg *lg, curl_socket_t fd)
+{
+    size_t i = (size_t)fd;
+    if (i >= lg->fdcap) {
+        size_t cap = lg->fdcap ? lg->fdcap : 256;
+        while (cap <= i)
+            cap *= 2;
+        lg->fdst = xrealloc(lg->fdst, cap);
+        memset(lg->fdst + lg->fdcap, 0, cap - lg->fdcap);
+        lg->fdcap = cap;
+    }
+    return &lg->fdst[i];
+}
+
+static curl_socket_t lg_opensocket(void *clientp, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    struct mp_lg *lg = clientp;
+    (void)purpose;
+    curl_socket_t fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    if (fd == CURL_SOCKET_BAD)
+        return fd;
+    *fd_state(lg, fd) = LGFD_OWNED;
+    return fd;
+}
+
+static int lg_closesocket(void *clientp, curl_socket_t fd)
+{
+    struct mp_lg *lg = clientp;
+    if (fd >= 0 && (size_t)fd < lg->fdcap)
+        lg->fdst[fd] = 0; /* close() removes it from the epoll set */
+    return close(fd);
+}
+
 static int sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
 {
     struct mp_lg *lg = userp;
     (void)e;
+    (void)socketp;
+    uint8_t *st = fd_state(lg, fd);
     if (what == CURL_POLL_REMOVE) {
-        epoll_ctl(lg->epfd, EPOLL_CTL_DEL, fd, NULL); /* may already be gone with a close */
+        if ((*st & (LGFD_OWNED | LGFD_REG)) == (LGFD_OWNED | LGFD_REG)) {
+            *st &= (uint8_t)~LGFD_ACTIVE; /* keep it registered while it idles */
+        } else {
+            epoll_ctl(lg->epfd, EPOLL_CTL_DEL, fd, NULL); /* may already be gone with a close */
+            *st &= LGFD_OWNED;
+        }
+        return 0;
+    }
+    uint8_t want = (uint8_t)(((what & CURL_POLL_IN) ? LGFD_IN : 0u) | ((what & CURL_POLL_OUT) ? LGFD_OUT : 0u));
+    if ((*st & LGFD_REG) && (*st & (LGFD_IN | LGFD_OUT)) == want) {
+        *st |= LGFD_ACTIVE;
         return 0;
     }
     struct epoll_event ev = { 0 };
-    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
+    ev.events = ((want & LGFD_IN) ? EPOLLIN : 0u) | ((want & LGFD_OUT) ? EPOLLOUT : 0u);
     ev.data.fd = fd;
-    if (epoll_ctl(lg->epfd, socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) != 0) {
+    if (epoll_ctl(lg->epfd, (*st & LGFD_REG) ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) != 0) {
         if (errno == EEXIST)
             epoll_ctl(lg->epfd, EPOLL_CTL_MOD, fd, &ev);
         else if (errno == ENOENT)
             epoll_ctl(lg->epfd, EPOLL_CTL_ADD, fd, &ev);
     }
-    if (!socketp)
-        curl_multi_assign(lg->multi, fd, lg); /* any non-NULL marks "registered" */
+    *st = (uint8_t)((*st & LGFD_OWNED) | LGFD_REG | LGFD_ACTIVE | want);
     return 0;
 }
 
@@ -173,7 +234,7 @@ static void easy_recycle(struct mp_lg *lg, CURL *e)
     if (!e)
         return;
     if (lg->npool < LG_POOL_MAX) {
-        curl_easy_reset(e);
+        /* no curl_easy_reset: the constant options stay, the per-request ones are set again */
         if (!lg->pool)
             lg->pool = xcalloc(LG_POOL_MAX, sizeof(*lg->pool));
         lg->pool[lg->npool++] = e;
@@ -206,6 +267,7 @@ void mp_lg_free(struct mp_lg *lg)
     curl_multi_cleanup(lg->multi);
     close(lg->epfd);
     close(lg->wakefd);
+    free(lg->fdst);
     curl_slist_free_all(lg->post_hdrs);
     curl_slist_free_all(lg->json_hdrs);
     curl_slist_free_all(lg->get_hdrs);
@@ -360,11 +422,23 @@ static size_t get_write(char *ptr, size_t size, size_t nmemb, void *ud)
 
 static CURL *easy_get(struct mp_lg *lg)
 {
-    CURL *e = lg->npool ? lg->pool[--lg->npool] : curl_easy_init();
+    if (lg->npool)
+        return lg->pool[--lg->npool];
+    CURL *e = curl_easy_init();
     if (!e) {
         fputs("fatal: out of memory (libcurl)\n", stderr);
         abort();
     }
+    /* options every request shares, set once per handle (handles are pooled without reset) */
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+    curl_easy_setopt(e, CURLOPT_PROXY, "");
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, lg_opensocket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, lg);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, lg_closesocket);
+    curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, lg);
     return e;
 }
 
@@ -373,12 +447,8 @@ static long submit(struct mp_lg *lg, struct lg_req *r)
     CURL *e = r->easy;
     curl_easy_setopt(e, CURLOPT_PRIVATE, r);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-    curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(e, CURLOPT_PROXY, "");
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, r->timeout_ms); /* 0: none */
     r->res.id = lg->next_id++;
     r->res.t_start_ns = mp_now_ns();
     r->res.protocol_pos = -1;
@@ -446,7 +516,7 @@ long mp_lg_start(struct mp_lg *lg, const char *prompt, int user_tag)
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, gen_write);
     if (lg->cfg.request_timeout_s > 0)
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(lg->cfg.request_timeout_s * 1000.0));
+        r->timeout_ms = (long)(lg->cfg.request_timeout_s * 1000.0);
     return submit(lg, r);
 }
 
@@ -464,7 +534,7 @@ long mp_lg_complete(struct mp_lg *lg, const char *prompt, int user_tag)
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)blen);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, get_write);
     if (lg->cfg.request_timeout_s > 0)
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(lg->cfg.request_timeout_s * 1000.0));
+        r->timeout_ms = (long)(lg->cfg.request_timeout_s * 1000.0);
     return submit(lg, r);
 }
 
@@ -477,12 +547,12 @@ long mp_lg_get(struct mp_lg *lg, const char *path, double timeout_s, int user_ta
     CURL *e = r->easy;
     curl_easy_setopt(e, CURLOPT_URL, url); /* libcurl copies strings */
     free(url);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, NULL); /* a pooled handle may have posted */
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-    if (lg->get_hdrs)
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, lg->get_hdrs);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, lg->get_hdrs); /* NULL: none */
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, get_write);
     if (timeout_s > 0)
-        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout_s * 1000.0) + (timeout_s * 1000.0 < 1));
+        r->timeout_ms = (long)(timeout_s * 1000.0) + (timeout_s * 1000.0 < 1);
     return submit(lg, r);
 }
 
@@ -673,6 +743,13 @@ static int run_sockets(struct mp_lg *lg)
         if (n < 0)
             return errno == EINTR ? 0 : MP_EHTTP;
         for (int i = 0; i < n; i++) {
+            int fd = evs[i].data.fd;
+            uint8_t *st = fd_state(lg, fd);
+            if (!(*st & LGFD_ACTIVE)) { /* idle in libcurl's cache and the peer closed it, or stale */
+                epoll_ctl(lg->epfd, EPOLL_CTL_DEL, fd, NULL);
+                *st &= LGFD_OWNED;
+                continue;
+            }
             int flags = 0;
             if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP))
                 flags |= CURL_CSELECT_IN;
@@ -680,7 +757,7 @@ static int run_sockets(struct mp_lg *lg)
                 flags |= CURL_CSELECT_OUT;
             if (evs[i].events & EPOLLERR)
                 flags |= CURL_CSELECT_ERR;
-            if (curl_multi_socket_action(lg->multi, evs[i].data.fd, flags, &running) != CURLM_OK)
+            if (curl_multi_socket_action(lg->multi, fd, flags, &running) != CURLM_OK)
                 return MP_EHTTP;
         }
     } while (n == (int)MP_ARRAY_SIZE(evs));
