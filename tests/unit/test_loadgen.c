@@ -117,6 +117,10 @@ static void build(struct conn *c, const char *req)
 {
     if (strncmp(req, "GET /health ", 12) == 0)
         return fixed(c, "200 OK", "");
+    if (strncmp(req, "GET /closeidle ", 15) == 0) { /* a whole response, then the server hangs up */
+        raw(c, 0, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
+        return seg_add(c, SEG_CLOSE, 0, NULL, 0);
+    }
     if (strncmp(req, "GET ", 4) == 0)
         return fixed(c, "404 Not Found", "{\"detail\":\"Not Found\"}");
     if (strstr(req, "SCN_ok")) { /* 5 tokens, usage says 5 */
@@ -702,6 +706,34 @@ static void t_keepalive(void **state)
     srv_stop(s);
 }
 
+/* The server closes connections while they idle in libcurl's cache (their sockets stay in the
+ * epoll set between requests): every next request still succeeds, on a new connection, and the
+ * client does not spin on the dead socket or confuse a reused fd number with it. */
+static void t_server_closes_idle(void **state)
+{
+    (void)state;
+    struct srv *s = srv_start();
+    struct mp_lg *lg = lg_for(s, false, 0);
+    struct mp_lg_result r;
+    for (int i = 0; i < 20; i++) {
+        mp_lg_get(lg, "/closeidle", 5, i);
+        one(lg, &r);
+        assert_int_equal(r.outcome, MP_LG_OK);
+        assert_string_equal(r.text, "ok");
+        mp_lg_result_release(&r);
+        if (i % 2) /* give the hang-up a chance to arrive while nothing is in flight */
+            assert_int_equal(mp_lg_poll(lg, NULL, 0, 0), 0);
+    }
+    mp_lg_get(lg, "/health", 5, 99);
+    one(lg, &r);
+    assert_int_equal(r.outcome, MP_LG_OK);
+    mp_lg_result_release(&r);
+    assert_int_equal(atomic_load(&s->accepts), 21);
+    assert_int_equal(atomic_load(&s->requests), 21);
+    mp_lg_free(lg);
+    srv_stop(s);
+}
+
 static void t_concurrent(void **state)
 {
     (void)state;
@@ -753,6 +785,7 @@ int main(void)
         cmocka_unit_test(t_arrival_stamps),
         cmocka_unit_test(t_cancel_and_extra_fds),
         cmocka_unit_test(t_keepalive),
+        cmocka_unit_test(t_server_closes_idle),
         cmocka_unit_test(t_concurrent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
