@@ -2,6 +2,7 @@
  * they share, the signal set-up, and writing the report. */
 #include "compat.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 #include "quality/quality.h"
 #include "report/report.h"
 #include "run/runner.h"
+#include "store/store.h"
 #include "sched/sched.h"
 #include "xalloc.h"
 
@@ -45,8 +47,17 @@ static const char qualify_help[] =
     "  moeprobe qualify --candidate 'cutlass: --moe-backend cutlass' \\\n"
     "      --candidate 'marlin3: VLLM_USE_FLASHINFER_MOE_FP4=0 VLLM_TEST_FORCE_FP8_MARLIN=1' -- vllm serve M\n"
     "\n"
+    "Everything is recorded as it happens in RUNDIR/moeprobe.db (SQLite); the\n"
+    "reports are rendered from it. An interrupted run continues with\n"
+    "  moeprobe qualify --resume RUNDIR [--quiet] [--json]\n"
+    "(its original options; finished candidates are kept, engines the dead run\n"
+    "left are killed first). A run directory in use by another moeprobe is\n"
+    "refused (exit 2).\n"
+    "\n"
     "exit codes: 0 a recommendation was made; 1 no candidate qualified;\n"
-    "            2 usage or input error; 3 internal or I/O error; 128+N killed by signal N\n";
+    "            2 usage or input error (also: run directory locked, fingerprint\n"
+    "            differs on --resume); 3 internal or I/O error (also: the evidence\n"
+    "            store cannot be written); 128+N killed by signal N\n";
 
 static const char diagnose_help[] =
     "usage: moeprobe diagnose [options] -- SERVER COMMAND...\n"
@@ -134,18 +145,189 @@ static bool only_has(const char *only, const char *name)
     return false;
 }
 
+/* A stored argument with NAME=*** words gets the values back from our
+ * environment. 0, or -1 when a variable is not set (message printed). */
+static int unmask_word(const char *w, struct mp_strv *out)
+{
+    struct buf b = BUF_INIT;
+    const char *p = w;
+    const char *hit;
+    while ((hit = strstr(p, "=***")) != NULL) {
+        const char *n0 = hit;
+        while (n0 > w && (isalnum((unsigned char)n0[-1]) || n0[-1] == '_'))
+            n0--;
+        buf_add(&b, p, (size_t)(hit - p));
+        char *name = xstrndup(n0, (size_t)(hit - n0));
+        const char *val = *name ? getenv(name) : NULL;
+        if (*name && mp_is_secret_name(name, strlen(name))) {
+            if (!val) {
+                mp_error("the run used the secret %s, which is stored masked; set %s in the "
+                         "environment to resume", name, name);
+                free(name);
+                buf_release(&b);
+                return -1;
+            }
+            buf_adds(&b, "=");
+            buf_adds(&b, val);
+        } else {
+            buf_adds(&b, "=***");
+        }
+        free(name);
+        p = hit + 4;
+    }
+    buf_adds(&b, p);
+    mp_strv_push_owned(out, b.data ? buf_detach(&b, NULL) : xstrdup(""));
+    return 0;
+}
+
+/* `qualify --resume RUNDIR [options]` without a server command: the
+ * arguments become ours, then the stored ones (secrets restored from the
+ * environment). Returns 0 (nothing to do, or *out filled), or an exit code. */
+static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *out)
+{
+    const char *dir = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            return 0; /* a server command is given: the options are the caller's */
+        if (!strcmp(argv[i], "--resume") && i + 1 < argc)
+            dir = argv[i + 1];
+        else if (!strncmp(argv[i], "--resume=", 9))
+            dir = argv[i] + 9;
+    }
+    if (!dir)
+        return 0;
+    struct mp_store *st = NULL;
+    struct mp_diag d = MP_DIAG_INIT;
+    int rc = mp_store_open(dir, MP_STORE_READONLY, &st, &d);
+    if (rc < 0) {
+        mp_error("--resume: %s", d.msg[0] ? d.msg : mp_strerror(rc));
+        return rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+    }
+    char *stored_sub = NULL;
+    struct mp_strv stored = MP_STRV_INIT;
+    rc = mp_store_run_argv(st, &stored_sub, &stored);
+    mp_store_close(st);
+    int ec = 0;
+    if (rc < 0 || strcmp(stored_sub, sub) != 0) {
+        mp_error("--resume: '%s' holds no %s run%s%s", dir, sub, stored_sub ? " (it is a " : "",
+                 stored_sub ? stored_sub : "");
+        if (stored_sub)
+            fputs(")\n", stderr);
+        ec = MP_EXIT_USAGE;
+        goto out;
+    }
+    for (int i = 0; i < argc; i++)
+        mp_strv_push(out, argv[i]);
+    for (size_t i = 0; i < stored.n && !ec; i++) {
+        if (unmask_word(stored.v[i], out) < 0)
+            ec = MP_EXIT_USAGE;
+    }
+out:
+    free(stored_sub);
+    mp_strv_release(&stored);
+    return ec;
+}
+
+/* Open the store of a run directory as its writer; 0 or an exit code. */
+static int open_store(const char *dir, unsigned flags, struct mp_store **st)
+{
+    struct mp_diag d = MP_DIAG_INIT;
+    int rc = mp_store_open(dir, flags | MP_STORE_LOCK, st, &d);
+    if (rc == 0)
+        return 0;
+    mp_error("%s", d.msg[0] ? d.msg : mp_strerror(rc));
+    return rc == MP_ESTATE || rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+}
+
+static void fp_fill_from_attempts(struct mp_report *rep, struct mp_fp_extra *x)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
+        if (!p)
+            continue;
+        if (!rep->fp.engine_version && p->engine_version) {
+            rep->fp.engine_version = xstrdup(p->engine_version);
+            free(rep->fp.engine);
+            rep->fp.engine = xstrdup("vllm");
+        }
+        if (!rep->fp.model && p->model)
+            rep->fp.model = xstrdup(p->model);
+        if (!x->quantization && p->quantization)
+            x->quantization = xstrdup(p->quantization);
+    }
+}
+
+int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct mp_report *live,
+                                bool json_stdout, bool quiet, int *recommended)
+{
+    struct mp_report out;
+    mp_report_init(&out, run_dir);
+    int rc = mp_store_load(st, &out, NULL);
+    if (rc < 0) {
+        mp_error("cannot read the evidence store back: %s", mp_store_errmsg(st));
+        mp_report_release(&out);
+        return -1;
+    }
+    if (live && getenv("MOEPROBE_CHECK_STORE")) {
+        /* test hook: the database must hold everything the live model holds */
+        struct buf a = BUF_INIT, b = BUF_INIT;
+        mp_report_finalize(live);
+        mp_report_finalize(&out);
+        mp_report_json(live, &a);
+        mp_report_json(&out, &b);
+        bool same = a.len == b.len && !memcmp(a.data, b.data, a.len);
+        if (!same) {
+            mp_write_file_atomic(run_dir, "check-live.json", a.data, a.len);
+            mp_write_file_atomic(run_dir, "check-store.json", b.data, b.len);
+            mp_error("MOEPROBE_CHECK_STORE: the report from the store differs from the live one");
+            rc = -1;
+        }
+        buf_release(&a);
+        buf_release(&b);
+    }
+    if (rc == 0 && mp_write_reports(&out, json_stdout, quiet) < 0)
+        rc = -1;
+    if (recommended)
+        *recommended = out.recommended;
+    mp_report_release(&out);
+    return rc;
+}
+
 static int run_main(int argc, char **argv, bool diagnose_only)
 {
     struct mp_opts o;
-    int rc = mp_opts_parse(&o, argc, argv, diagnose_only ? diagnose_help : qualify_help);
+    struct mp_store *store = NULL;
+    struct mp_strv rargv = MP_STRV_INIT;
+    bool *done = NULL;
+    struct mp_fp_extra fpx;
+    memset(&fpx, 0, sizeof(fpx));
+    fpx.gpu_memory_mib = -1;
+    signal(SIGXFSZ, SIG_IGN); /* a file-size limit must be an I/O error, not death */
+    int rc = resume_args(argc, argv, diagnose_only ? "diagnose" : "qualify", &rargv);
+    if (rc) {
+        mp_strv_release(&rargv);
+        return rc;
+    }
+    if (rargv.n) {
+        argc = (int)rargv.n;
+        argv = mp_strv_array(&rargv);
+    }
+    rc = mp_opts_parse(&o, argc, argv, diagnose_only ? diagnose_help : qualify_help);
     if (rc != 0) {
         mp_opts_release(&o);
+        mp_strv_release(&rargv);
         return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
     }
     if (!diagnose_only && mp_sched_wanted(&o)) { /* --gpus, --slurm: tasks (src/sched) */
         rc = mp_sched_qualify(&o, argc, argv);
         mp_opts_release(&o);
+        mp_strv_release(&rargv);
         return rc;
+    }
+    const char *resume_dir = o.resume;
+    if (resume_dir) {
+        free(o.out_dir);
+        o.out_dir = xstrdup(resume_dir);
     }
     int exit_code = MP_EXIT_INTERNAL;
     struct mp_report rep;
@@ -166,8 +348,10 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         }
         kn = kn_owned;
     }
-    /* candidates */
-    if (diagnose_only) {
+    /* candidates (a resumed run takes them from the store) */
+    if (resume_dir) {
+        /* nothing here */
+    } else if (diagnose_only) {
         if (o.ncands == 0) {
             struct mp_candidate c;
             mp_candidate_from_knobs("candidate", "", &c, NULL);
@@ -187,11 +371,14 @@ static int run_main(int argc, char **argv, bool diagnose_only)
             goto out;
         }
     }
-    if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
-        mp_error("cannot create run directory '%s': %s", o.out_dir, strerror(errno));
-        exit_code = MP_EXIT_INTERNAL;
-        goto out;
+    {
+        int e = open_store(o.out_dir, resume_dir ? 0 : MP_STORE_CREATE, &store);
+        if (e) {
+            exit_code = e;
+            goto out;
+        }
     }
+    mp_store_mask_init(mp_store_mask(store), o.cands, o.ncands, o.api_key);
     sfd = mp_signals_setup(&oldmask);
     if (sfd < 0) {
         mp_error("cannot set up signal handling: %s", mp_strerror(sfd));
@@ -201,7 +388,62 @@ static int run_main(int argc, char **argv, bool diagnose_only)
     char iso[32];
     mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
     rep.started = xstrdup(iso);
-    mp_fingerprint_detect(&rep.fp);
+    mp_fingerprint_detect_ex(&rep.fp, &fpx);
+    if (o.model_dir) {
+        fpx.model_dir = xstrdup(o.model_dir);
+        fpx.quantization = mp_fingerprint_model_dir(o.model_dir);
+        if (!fpx.quantization)
+            mp_warn("--model-dir '%s': no quantization found in config.json or "
+                    "hf_quant_config.json", o.model_dir);
+    }
+    if (resume_dir) {
+        int killed = 0;
+        if (mp_store_reap_dead_run(store, &killed) < 0)
+            goto store_failed;
+        if (killed && !o.quiet)
+            fprintf(stderr, "moeprobe: killed %d engine process(es) left by the interrupted run\n",
+                    killed);
+        struct mp_report old;
+        mp_report_init(&old, o.out_dir);
+        if (mp_store_load(store, &old, &done) < 0) {
+            mp_report_release(&old);
+            goto store_failed;
+        }
+        char *why = mp_fingerprint_mismatch(&old.fp, &rep.fp);
+        if (why) {
+            mp_error("refusing to resume '%s' on a different machine (%s): results only hold "
+                     "for the fingerprint they were measured on", o.out_dir, why);
+            free(why);
+            mp_report_release(&old);
+            exit_code = MP_EXIT_USAGE;
+            goto out_restore;
+        }
+        /* keep the original start, the stored candidates and finished attempts */
+        mp_fingerprint_detect_ex(&old.fp, NULL);
+        mp_report_release(&rep);
+        rep = old;
+        if (mp_store_run_resumed(store, iso) < 0)
+            goto store_failed;
+        if (!o.quiet) {
+            size_t nd = 0;
+            for (size_t i = 0; i < rep.n; i++)
+                nd += done[i];
+            fprintf(stderr, "moeprobe: resuming %s: %zu of %zu candidate(s) already finished\n",
+                    o.out_dir, nd, rep.n);
+        }
+    } else {
+        char **sargv = argv + 1; /* secrets are masked by the store */
+        if (mp_store_run_begin(store, diagnose_only ? "diagnose" : "qualify", sargv,
+                               (size_t)(argc - 1), mp_version, iso) < 0)
+            goto store_failed;
+        for (size_t i = 0; i < rep.n; i++) {
+            if (mp_store_candidate(store, i, &rep.c[i].cand) < 0)
+                goto store_failed;
+        }
+        done = xcalloc(rep.n + 1, sizeof(*done));
+    }
+    if (mp_store_set_fingerprint(store, &rep.fp, &fpx) < 0)
+        goto store_failed;
 
     struct mp_runctx ctx = {
         .run_dir = o.out_dir,
@@ -215,13 +457,20 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         .quiet = o.quiet,
         .diag_max_requests = o.diag_max_requests,
         .cheap_start_s = 120,
+        .store = store,
     };
     if (!o.no_quality)
         ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
     bool input_error = false;
     for (size_t i = 0; i < rep.n && !ctx.signo; i++) {
+        if (done[i])
+            continue;
         const struct mp_attempt_result *a = NULL;
-        int r = mp_run_attempt(&ctx, &rep, i, false, NULL, &a);
+        int r = 0;
+        if (rep.c[i].nattempts) /* resumed: its finished attempts stand */
+            a = mp_cand_primary(&rep.c[i]);
+        if (!a)
+            r = mp_run_attempt(&ctx, &rep, i, false, NULL, &a);
         if (r < 0 && a && a->outcome == MP_OUT_ERROR && a->fail_class &&
             !strcmp(a->fail_class, "spawn")) {
             /* the server command itself cannot run: no candidate can */
@@ -247,6 +496,12 @@ static int run_main(int argc, char **argv, bool diagnose_only)
             free(rep.c[i].diag.note);
             rep.c[i].diag.note = xstrdup("diagnosis skipped (--no-diagnose)");
         }
+        if (ctx.signo)
+            break;
+        fp_fill_from_attempts(&rep, &fpx);
+        if (mp_store_set_fingerprint(store, &rep.fp, &fpx) < 0 ||
+            mp_store_candidate_done(store, i, &rep.c[i].diag) < 0)
+            goto store_failed;
     }
     mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
     rep.finished = xstrdup(iso);
@@ -255,14 +510,19 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         exit_code = MP_EXIT_USAGE;
         goto out_restore;
     }
-    if (mp_write_reports(&rep, o.json, o.quiet) < 0) {
+    if (mp_store_run_finish(store, iso, ctx.signo != 0) < 0)
+        goto store_failed;
+    int recommended = -1;
+    if (mp_write_reports_from_store(store, o.out_dir, &rep, o.json, o.quiet, &recommended) < 0) {
         exit_code = MP_EXIT_INTERNAL;
         goto out_restore;
     }
+    rep.recommended = recommended;
     if (ctx.signo) {
         exit_code = 128 + ctx.signo;
     } else if (diagnose_only) {
-        const char *v = rep.c[0].verdict;
+        mp_report_finalize(&rep);
+        const char *v = rep.n ? rep.c[0].verdict : NULL;
         exit_code = v && (!strcmp(v, "async-race") || !strcmp(v, "kernel-fault") ||
                           !strcmp(v, "stable"))
                         ? MP_EXIT_OK
@@ -270,6 +530,10 @@ static int run_main(int argc, char **argv, bool diagnose_only)
     } else {
         exit_code = rep.recommended >= 0 ? MP_EXIT_OK : MP_EXIT_NONE;
     }
+    goto out_restore;
+store_failed:
+    mp_error("cannot write the evidence store in '%s': %s", o.out_dir, mp_store_errmsg(store));
+    exit_code = MP_EXIT_INTERNAL;
 out_restore:
     mp_proc_reap_orphans();
     sigprocmask(SIG_SETMASK, &oldmask, NULL);
@@ -279,6 +543,10 @@ out:
     mp_report_release(&rep);
     mp_knowledge_free(kn_owned);
     mp_opts_release(&o);
+    mp_store_close(store);
+    mp_strv_release(&rargv);
+    mp_fp_extra_release(&fpx);
+    free(done);
     return exit_code;
 }
 

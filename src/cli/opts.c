@@ -14,7 +14,7 @@
 enum {
     O_CANDIDATE = 256, O_PRESET, O_ONLY, O_OUT, O_PORT, O_READY, O_SEQ, O_CONC, O_MAXTOK,
     O_STALL, O_GRACE, O_API, O_APIKEY, O_NODIAG, O_DIAGMAX, O_KNOWLEDGE, O_JSON, O_QUIET,
-    O_FROM, O_TO, O_NOQUALITY, O_GPUS, O_GPUS_PER, O_SLURM, O_SLURM_ARGS, O_SLURM_SCRIPT,
+    O_FROM, O_TO, O_NOQUALITY, O_MODELDIR, O_GPUS, O_GPUS_PER, O_SLURM, O_SLURM_ARGS, O_SLURM_SCRIPT,
     O_RESUME,
 };
 
@@ -38,6 +38,7 @@ static const struct option longopts[] = {
     {"knowledge", required_argument, NULL, O_KNOWLEDGE},
     {"json", no_argument, NULL, O_JSON},
     {"quiet", no_argument, NULL, O_QUIET},
+    {"model-dir", required_argument, NULL, O_MODELDIR},
     {"from", required_argument, NULL, O_FROM},
     {"to", required_argument, NULL, O_TO},
     {"gpus", required_argument, NULL, O_GPUS},
@@ -203,6 +204,10 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
         case O_QUIET:
             o->quiet = true;
             break;
+        case O_MODELDIR:
+            free(o->model_dir);
+            o->model_dir = xstrdup(optarg);
+            break;
         case O_FROM:
             free(o->from);
             o->from = xstrdup(optarg);
@@ -292,6 +297,7 @@ void mp_opts_release(struct mp_opts *o)
     free(o->only);
     free(o->out_dir);
     free(o->knowledge_file);
+    free(o->model_dir);
     if (o->api_key) {
         memset(o->api_key, 0, strlen(o->api_key));
         free(o->api_key);

@@ -30,6 +30,7 @@
     "  --no-quality               skip the greedy output check after the load phases\n"  \
     "  --diagnose-max-requests N  cap on the launch-blocking run (2000)\n"               \
     "  --knowledge FILE           vLLM knob/log knowledge to use instead of the built-in\n" \
+    "  --model-dir DIR            checkpoint folder: its quantization joins the fingerprint\n" \
     "  --json                     print the report JSON on stdout\n"                     \
     "  --quiet                    no progress or summary on stderr\n"                    \
     "  -h, --help                 this help\n"
@@ -57,6 +58,7 @@ struct mp_opts {
     bool json, quiet, no_diagnose, no_quality;
     unsigned long diag_max_requests;
     char *knowledge_file;
+    char *model_dir;         /* --model-dir (fingerprint) */
     char *api_key;           /* value of --api-key-env's variable; never printed */
     /* scale-out (src/sched) */
     char *gpus;              /* --gpus list as given, or NULL */

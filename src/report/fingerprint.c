@@ -1,7 +1,14 @@
 /* fingerprint.c - what the results are only valid for: GPU, compute
- * capability, driver, CUDA, host (the engine and model come from the log). */
+ * capability, driver, CUDA, host (the engine and model come from the log,
+ * the quantization also from the checkpoint folder).
+ *
+ * GPU facts come from NVML, loaded at run time with dlopen so that
+ * moeprobe runs (and says "no NVIDIA GPU") on machines without a driver;
+ * nvidia-smi is the fallback. */
 #include "report/report.h"
 
+#include <cjson/cJSON.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,10 +18,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "buf.h"
+#include "store/store.h"
 #include "xalloc.h"
 
-/* Run a command and return its first output line (trimmed), or NULL. */
-static char *first_line_of(const char *const argv[])
+/* Run a command and return its output (at most 16 KiB), or NULL when it
+ * cannot run or fails. */
+static char *output_of(const char *const argv[])
 {
     int pfd[2];
     if (pipe2(pfd, O_CLOEXEC) != 0)
@@ -34,51 +44,277 @@ static char *first_line_of(const char *const argv[])
         _exit(127);
     }
     close(pfd[1]);
-    char buf[1024];
+    char buf[16384];
     size_t len = 0;
     ssize_t n;
-    while (len < sizeof(buf) - 1 && (n = read(pfd[0], buf + len, sizeof(buf) - 1 - len)) != 0) {
+    while ((n = read(pfd[0], buf + len, sizeof(buf) - 1 - len)) != 0) {
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             break;
         }
         len += (size_t)n;
+        if (len == sizeof(buf) - 1) {
+            char sink[4096]; /* keep draining so the child cannot block */
+            while ((n = read(pfd[0], sink, sizeof(sink))) > 0 || (n < 0 && errno == EINTR))
+                ;
+            break;
+        }
     }
     close(pfd[0]);
-    int st;
+    int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
     buf[len] = '\0';
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || len == 0)
         return NULL;
-    char *nl = strchr(buf, '\n');
+    return xstrdup(buf);
+}
+
+static char *trimdup(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        n--;
+    return xstrndup(s, n);
+}
+
+int mp_fingerprint_from_nvml(const struct mp_nvml_api *api, struct mp_fingerprint *fp,
+                             struct mp_fp_extra *x)
+{
+    if (!api->init || !api->count || !api->handle || !api->name || api->init() != 0)
+        return -ENODEV;
+    int rc = 0;
+    unsigned n = 0;
+    void *dev = NULL;
+    char name[256] = "";
+    if (api->count(&n) != 0 || n == 0 || api->handle(0, &dev) != 0 ||
+        api->name(dev, name, sizeof(name)) != 0) {
+        rc = -ENODEV;
+        goto out;
+    }
+    free(fp->gpu);
+    fp->gpu = n > 1 ? xasprintf("%u x %s", n, name) : xstrdup(name);
+    int major = 0, minor = 0;
+    if (api->cc && api->cc(dev, &major, &minor) == 0) {
+        free(fp->compute_capability);
+        fp->compute_capability = xasprintf("%d.%d", major, minor);
+    }
+    char drv[96] = "";
+    if (api->driver_version && api->driver_version(drv, sizeof(drv)) == 0 && drv[0]) {
+        free(fp->driver);
+        fp->driver = xstrdup(drv);
+    }
+    int cv = 0;
+    if (api->cuda_version && api->cuda_version(&cv) == 0 && cv > 0) {
+        free(fp->cuda);
+        fp->cuda = xasprintf("%d.%d", cv / 1000, (cv % 1000) / 10);
+    }
+    if (x) {
+        unsigned long long mem[3] = {0, 0, 0};
+        /* unified memory (GB10): NOT_SUPPORTED, or a zero total */
+        x->gpu_memory_mib = api->memory && api->memory(dev, mem) == 0 && mem[0] > 0
+                                ? (long)(mem[0] >> 20)
+                                : -1;
+        free(x->gpu_source);
+        x->gpu_source = xstrdup("nvml");
+    }
+out:
+    if (api->shutdown)
+        api->shutdown();
+    return rc;
+}
+
+static int nvml_detect(struct mp_fingerprint *fp, struct mp_fp_extra *x)
+{
+    const char *lib = getenv("MOEPROBE_NVML_LIB");
+    if (lib && !strcmp(lib, "none"))
+        return -ENOENT;
+    void *h = dlopen(lib && *lib ? lib : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return -ENOENT;
+    struct mp_nvml_api api;
+    memset(&api, 0, sizeof(api));
+#define SYM(field, a, b)                                                 \
+    do {                                                                 \
+        void *p_ = dlsym(h, a);                                          \
+        if (!p_ && (b))                                                  \
+            p_ = dlsym(h, (b) ? (b) : "");                               \
+        memcpy(&api.field, &p_, sizeof(p_));                             \
+    } while (0)
+    SYM(init, "nvmlInit_v2", "nvmlInit");
+    SYM(shutdown, "nvmlShutdown", NULL);
+    SYM(driver_version, "nvmlSystemGetDriverVersion", NULL);
+    SYM(cuda_version, "nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion");
+    SYM(count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+    SYM(handle, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+    SYM(name, "nvmlDeviceGetName", NULL);
+    SYM(cc, "nvmlDeviceGetCudaComputeCapability", NULL);
+    SYM(memory, "nvmlDeviceGetMemoryInfo", NULL);
+#undef SYM
+    int rc = mp_fingerprint_from_nvml(&api, fp, x);
+    dlclose(h);
+    return rc;
+}
+
+static int smi_detect(struct mp_fingerprint *fp, struct mp_fp_extra *x)
+{
+    const char *q[] = {"nvidia-smi", "--query-gpu=name,compute_cap,driver_version,memory.total",
+                       "--format=csv,noheader,nounits", NULL};
+    char *out = output_of(q);
+    if (!out)
+        return -ENOENT;
+    unsigned ngpu = 0;
+    for (char *p = out; *p; p++)
+        ngpu += *p == '\n';
+    char *nl = strchr(out, '\n');
     if (nl)
         *nl = '\0';
-    return xstrdup(buf);
+    char *save = NULL;
+    char *name = strtok_r(out, ",", &save);
+    char *cc = strtok_r(NULL, ",", &save);
+    char *drv = strtok_r(NULL, ",", &save);
+    char *mem = strtok_r(NULL, ",", &save);
+    if (!name) {
+        free(out);
+        return -ENOENT;
+    }
+    char *n = trimdup(name);
+    free(fp->gpu);
+    fp->gpu = ngpu > 1 ? xasprintf("%u x %s", ngpu, n) : xstrdup(n);
+    free(n);
+    if (cc) {
+        free(fp->compute_capability);
+        fp->compute_capability = trimdup(cc);
+    }
+    if (drv) {
+        free(fp->driver);
+        fp->driver = trimdup(drv);
+    }
+    if (x) {
+        char *end = NULL;
+        long m = mem ? strtol(mem, &end, 10) : -1;
+        x->gpu_memory_mib = mem && end != mem && m > 0 ? m : -1; /* "[N/A]" on GB10 */
+        free(x->gpu_source);
+        x->gpu_source = xstrdup("nvidia-smi");
+    }
+    free(out);
+    /* the CUDA version is only in the plain output's header */
+    const char *plain[] = {"nvidia-smi", NULL};
+    out = output_of(plain);
+    const char *cv = out ? strstr(out, "CUDA Version:") : NULL;
+    if (cv) {
+        cv += strlen("CUDA Version:");
+        while (*cv == ' ')
+            cv++;
+        size_t l = strspn(cv, "0123456789.");
+        if (l) {
+            free(fp->cuda);
+            fp->cuda = xstrndup(cv, l);
+        }
+    }
+    free(out);
+    return 0;
+}
+
+void mp_fingerprint_detect_ex(struct mp_fingerprint *fp, struct mp_fp_extra *x)
+{
+    struct utsname u;
+    if (x) {
+        memset(x, 0, sizeof(*x));
+        x->gpu_memory_mib = -1;
+    }
+    if (uname(&u) == 0) {
+        free(fp->host_arch);
+        fp->host_arch = xasprintf("%s (Linux %s)", u.machine, u.release);
+    }
+    if (nvml_detect(fp, x) == 0 || smi_detect(fp, x) == 0)
+        return;
+    free(fp->gpu);
+    fp->gpu = xstrdup("no NVIDIA GPU");
+    if (x)
+        x->gpu_source = xstrdup("none");
 }
 
 void mp_fingerprint_detect(struct mp_fingerprint *fp)
 {
-    struct utsname u;
-    if (uname(&u) == 0)
-        fp->host_arch = xasprintf("%s (Linux %s)", u.machine, u.release);
-    const char *q[] = {"nvidia-smi", "--query-gpu=name,compute_cap,driver_version",
-                       "--format=csv,noheader", NULL};
-    char *line = first_line_of(q);
-    if (line) {
-        char *save = NULL;
-        char *name = strtok_r(line, ",", &save);
-        char *cc = strtok_r(NULL, ",", &save);
-        char *drv = strtok_r(NULL, ",", &save);
-#define TRIM(s) ((s) ? (s) + strspn((s), " ") : NULL)
-        fp->gpu = name ? xstrdup(TRIM(name)) : NULL;
-        fp->compute_capability = cc ? xstrdup(TRIM(cc)) : NULL;
-        fp->driver = drv ? xstrdup(TRIM(drv)) : NULL;
-#undef TRIM
-        free(line);
-    } else {
-        fp->gpu = xstrdup("no NVIDIA GPU");
-    }
+    mp_fingerprint_detect_ex(fp, NULL);
 }
 
+static char *read_small(const char *dir, const char *name)
+{
+    char *path = xasprintf("%s/%s", dir, name);
+    FILE *f = fopen(path, "re");
+    free(path);
+    if (!f)
+        return NULL;
+    struct buf b = BUF_INIT;
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && b.len < (8u << 20))
+        buf_add(&b, chunk, n);
+    fclose(f);
+    if (!b.data)
+        return NULL;
+    return buf_detach(&b, NULL);
+}
+
+static const char *jget(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+char *mp_fingerprint_model_dir(const char *dir)
+{
+    char *res = NULL;
+    char *t = read_small(dir, "config.json");
+    cJSON *j = t ? cJSON_Parse(t) : NULL;
+    free(t);
+    const cJSON *qc = cJSON_GetObjectItemCaseSensitive(j, "quantization_config");
+    const char *method = jget(qc, "quant_method");
+    const char *algo = jget(qc, "quant_algo");
+    if (!algo) {
+        const cJSON *cg = cJSON_GetObjectItemCaseSensitive(qc, "config_groups");
+        const cJSON *g0 = cg ? cg->child : NULL;
+        const cJSON *w = cJSON_GetObjectItemCaseSensitive(g0, "weights");
+        const cJSON *bits = cJSON_GetObjectItemCaseSensitive(w, "num_bits");
+        if (cJSON_IsNumber(bits))
+            res = method ? xasprintf("%s (%d-bit weights)", method, bits->valueint) : NULL;
+    }
+    if (!res && method)
+        res = algo ? xasprintf("%s (%s)", method, algo) : xstrdup(method);
+    cJSON_Delete(j);
+    if (res)
+        return res;
+    t = read_small(dir, "hf_quant_config.json");
+    j = t ? cJSON_Parse(t) : NULL;
+    free(t);
+    const char *a2 = jget(cJSON_GetObjectItemCaseSensitive(j, "quantization"), "quant_algo");
+    if (a2)
+        res = xasprintf("modelopt (%s)", a2);
+    cJSON_Delete(j);
+    return res;
+}
+
+char *mp_fingerprint_mismatch(const struct mp_fingerprint *a, const struct mp_fingerprint *b)
+{
+    struct {
+        const char *what, *x, *y;
+    } f[] = {
+        {"GPU", a->gpu, b->gpu},
+        {"compute capability", a->compute_capability, b->compute_capability},
+        {"driver", a->driver, b->driver},
+        {"CUDA", a->cuda, b->cuda},
+        {"engine version", a->engine_version, b->engine_version},
+        {"model", a->model, b->model},
+        {"host", a->host_arch, b->host_arch},
+    };
+    for (size_t i = 0; i < MP_ARRAY_SIZE(f); i++) {
+        if (f[i].x && f[i].y && strcmp(f[i].x, f[i].y) != 0)
+            return xasprintf("different %s: '%s' vs '%s'", f[i].what, f[i].x, f[i].y);
+    }
+    return NULL;
+}

@@ -21,6 +21,7 @@
 #include "http/loadgen.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
+#include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
 
@@ -137,6 +138,9 @@ struct att {
     struct dvec ttft, itl, e2e, rts;
     struct dvec phase_rts;
     int64_t last_draw;
+    const struct mp_store_mask *mask; /* secret values to mask in files, or NULL */
+    bool io_err;               /* the store failed: stop */
+    long nreq_stored;          /* requests written to the store */
 };
 
 static void on_line(void *ud, const char *line, size_t len, bool truncated)
@@ -152,7 +156,17 @@ static void on_line(void *ud, const char *line, size_t len, bool truncated)
         return;
     }
     a->log_bytes += (long)len + 1;
+    char *masked = NULL;
+    if (a->mask && a->mask->values.n) {
+        bool changed = false;
+        masked = mp_store_mask_apply(a->mask, line, len, false, &changed);
+        if (changed) {
+            line = masked;
+            len = strlen(masked);
+        }
+    }
     fwrite(line, 1, len, a->logf);
+    free(masked);
     if (truncated)
         fputs(" [moeprobe: line truncated]", a->logf);
     fputc('\n', a->logf);
@@ -268,14 +282,41 @@ static void write_request(struct att *a, const struct mp_lg_result *res, const c
                (double)(res->t_start_ns - a->t_spawn) / 1e9,
                res->t_first_token_ns ? ms(res->t_first_token_ns - res->t_start_ns) : -1.0,
                ms(res->t_end_ns - res->t_start_ns), res->output_tokens, res->chunks);
-    if (res->error[0]) {
+    char *err = res->error[0] ? mp_store_mask_apply(a->mask, res->error, strlen(res->error), false, NULL)
+                              : NULL;
+    if (err) {
         buf_adds(&b, ",\"error\":");
-        buf_add_json_str(&b, res->error, strlen(res->error));
+        buf_add_json_str(&b, err, strlen(err));
     }
     buf_adds(&b, "}\n");
     fwrite(b.data, 1, b.len, a->reqf);
     fflush(a->reqf);
     buf_release(&b);
+    if (a->o->store && !a->io_err) {
+        double rate = -1;
+        if (res->outcome == MP_LG_OK && res->output_tokens > 1 && res->t_first_token_ns &&
+            res->t_end_ns > res->t_first_token_ns)
+            rate = (res->output_tokens - 1) / ((double)(res->t_end_ns - res->t_first_token_ns) / 1e9);
+        struct mp_store_request rq = {
+            .seq = ++a->nreq_stored,
+            .req_id = res->id,
+            .phase = phase,
+            .outcome = res->outcome == MP_LG_OK ? "ok" : lg_outcome_class(res->outcome),
+            .http_status = res->http_status,
+            .start_s = (double)(res->t_start_ns - a->t_spawn) / 1e9,
+            .ttft_ms = res->t_first_token_ns ? ms(res->t_first_token_ns - res->t_start_ns) : -1.0,
+            .e2e_ms = ms(res->t_end_ns - res->t_start_ns),
+            .output_tokens = res->output_tokens,
+            .chunks = res->chunks,
+            .req_tok_s = rate,
+            .itl_ms = res->outcome == MP_LG_OK ? res->gaps_ms : NULL,
+            .nitl = res->outcome == MP_LG_OK ? res->ngaps : 0,
+            .error = err,
+        };
+        if (mp_store_add_request(a->o->store, a->o->store_attempt, &rq) < 0)
+            a->io_err = true;
+    }
+    free(err);
 }
 
 static void handle_gen_result(struct att *a, struct mp_lg_result *res)
@@ -360,7 +401,7 @@ static bool wait_ready(struct att *a)
     int64_t deadline = a->t_spawn + (int64_t)(wl->ready_timeout_s * 1e9);
     int64_t next_probe = mp_now_ns();
     bool probing = false;
-    while (!a->signo) {
+    while (!a->signo && !a->io_err) {
         int64_t now = mp_now_ns();
         if (a->exited || (a->events & MP_LOGEV_FATAL))
             return false;
@@ -477,6 +518,8 @@ static enum mp_outcome run_workload(struct att *a)
             draw_progress(a, ph->name, done, sp.requests);
             if (a->signo)
                 return MP_OUT_INTERRUPTED;
+            if (a->io_err)
+                return MP_OUT_ERROR;
             if (a->events & MP_LOGEV_FATAL)
                 set_fail(a, "engine-fatal", "the engine logged a fatal error");
             if (a->exited)
@@ -548,6 +591,10 @@ static enum mp_outcome run_quality(struct att *a, const struct mp_lg_config *bas
             draw_progress(a, "quality", (int)i, (int)o->nquality);
             if (a->signo) {
                 out = MP_OUT_INTERRUPTED;
+                break;
+            }
+            if (a->io_err) {
+                out = MP_OUT_ERROR;
                 break;
             }
             if (a->events & MP_LOGEV_FATAL)
@@ -670,6 +717,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     a.o = o;
     a.r = r;
     a.cur_phase = -1;
+    a.mask = o->store ? mp_store_mask(o->store) : NULL;
     struct mp_launch launch;
     memset(&launch, 0, sizeof(launch));
     int rc = 0;
@@ -734,6 +782,9 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         r->fail_message = xstrdup(d.msg[0] ? d.msg : mp_strerror(rc));
         goto out;
     }
+    if (o->store && mp_store_attempt_spawned(o->store, o->store_attempt, r->command,
+                                             mp_proc_pid(a.proc), marker) < 0)
+        a.io_err = true;
     /* Ready probes use a model-less loadgen; generation gets the served model name. */
     a.lg = mp_lg_new(&lgc);
     bool ready = wait_ready(&a);
@@ -788,6 +839,12 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     }
     classify_failure(&a);
     rc = 0;
+    if (a.io_err) {
+        r->outcome = MP_OUT_ERROR;
+        free(r->fail_message);
+        r->fail_message = xasprintf("cannot write the evidence store: %s", mp_store_errmsg(o->store));
+        rc = MP_EDB;
+    }
 
 out:
     if (a.logf && fclose(a.logf) != 0 && rc == 0)

@@ -18,6 +18,7 @@
 #include "cli/spec.h"
 
 struct mp_knowledge;
+struct mp_store;
 
 #define MP_MAX_PHASES 16
 
@@ -126,6 +127,13 @@ struct mp_attempt_opts {
     const char *const *quality_prompts;
     size_t nquality;
     int quality_max_tokens;
+    /* Evidence store (NULL = none): the engine's pid and marker and every
+     * finished request are written to attempt row store_attempt as they
+     * happen; secret values are masked in server.log and requests.jsonl. A
+     * store write error ends the attempt (outcome MP_OUT_ERROR, return
+     * MP_EDB). */
+    struct mp_store *store;
+    int64_t store_attempt;
 };
 
 /* Run one attempt. Returns 0 when the attempt ran (whatever its outcome;

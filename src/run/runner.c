@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "err.h"
+#include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
 
@@ -19,6 +20,12 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return mp_error("cannot create '%s': %s", dir, strerror(errno));
     int index = (int)c->nattempts + 1;
+    int64_t att_id = 0;
+    if (ctx->store) {
+        if (mp_store_candidate(ctx->store, ci, &c->cand) < 0 ||
+            mp_store_next_index(ctx->store, ci, &index) < 0)
+            return mp_error("cannot write the evidence store: %s", mp_store_errmsg(ctx->store));
+    }
     snprintf(dir, sizeof(dir), "%s/attempts/%s-%d%s", ctx->run_dir, c->cand.name, index,
              blocking ? "-blocking" : "");
     int port = ctx->port;
@@ -30,6 +37,8 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         mp_error("port %d is already in use; pick another with --port or leave it out", port);
         return MP_EUSAGE;
     }
+    if (ctx->store && mp_store_attempt_begin(ctx->store, ci, index, blocking, dir, &att_id) < 0)
+        return mp_error("cannot write the evidence store: %s", mp_store_errmsg(ctx->store));
     char label[128];
     snprintf(label, sizeof(label), "%s %zu/%zu%s", c->cand.name, ci + 1, rep->n,
              blocking ? " blocking" : "");
@@ -48,6 +57,8 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .progress = ctx->progress,
         .quality_prompts = ctx->quality_prompts,
         .nquality = ctx->nquality,
+        .store = ctx->store,
+        .store_attempt = att_id,
     };
     struct mp_attempt_result r;
     memset(&r, 0, sizeof(r));
@@ -69,6 +80,11 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     }
     if (rc < 0 && r.outcome == MP_OUT_ERROR && r.fail_message && !r.fail_class)
         mp_error("%s", r.fail_message);
+    if (ctx->store && rc != MP_EDB && !signo &&
+        mp_store_attempt_finish(ctx->store, att_id, &r) < 0) {
+        mp_error("cannot write the evidence store: %s", mp_store_errmsg(ctx->store));
+        rc = MP_EDB;
+    }
     const struct mp_attempt_result *added = mp_report_add_attempt(rep, ci, &r);
     if (out)
         *out = added;

@@ -27,6 +27,8 @@ struct mp_runctx {
     const char *const *quality_prompts; /* output-check prompts (borrowed) or NULL */
     size_t nquality;
     int signo;                        /* set when interrupted */
+    struct mp_store *store;           /* evidence store (borrowed) or NULL: every
+                                       * candidate and attempt is recorded as it runs */
 };
 
 /* Run one attempt of candidate ci (normal, or with CUDA_LAUNCH_BLOCKING=1)

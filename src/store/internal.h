@@ -1,0 +1,42 @@
+/* internal.h - shared between the store's files; not for other modules. */
+#ifndef MP_STORE_INTERNAL_H
+#define MP_STORE_INTERNAL_H
+
+#include "compat.h"
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "run/attempt.h"
+#include "store/store.h"
+
+struct mp_store {
+    sqlite3 *db;
+    int lock_fd;
+    bool readonly, failed;
+    int version;
+    char err[512];
+    struct mp_store_mask mask;
+    sqlite3_stmt *ins_req;     /* cached request insert */
+    int64_t *cand_ids;         /* report position -> candidates.id */
+    size_t ncand_ids;
+};
+
+enum mp_store_coltype { MP_COL_STR, MP_COL_LONG, MP_COL_ULONG, MP_COL_INT, MP_COL_DBL, MP_COL_BOOL, MP_COL_STRV };
+struct mp_store_col {
+    const char *name;
+    enum mp_store_coltype type;
+    size_t off;
+};
+/* attempts columns that mirror struct mp_attempt_result fields */
+extern const struct mp_store_col mp_store_attempt_cols[];
+extern const size_t mp_store_nattempt_cols;
+
+int mp_store_fail(struct mp_store *s, const char *what);
+int mp_store_prep(struct mp_store *s, sqlite3_stmt **st, const char *sql);
+void mp_store_bind_text(struct mp_store *s, sqlite3_stmt *st, int i, const char *v);
+char *mp_store_strv_json(const struct mp_strv *v);
+
+#endif

@@ -1,0 +1,311 @@
+/* load.c - reading a run back from the store into the report model, so
+ * that every report is rendered from the database alone. */
+#include "store/internal.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "xalloc.h"
+
+static char *col_str(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return t ? xstrdup((const char *)t) : NULL;
+}
+
+static void strv_from_json(struct mp_strv *v, const char *j)
+{
+    if (!j)
+        return;
+    cJSON *a = cJSON_Parse(j);
+    cJSON *it;
+    cJSON_ArrayForEach(it, a)
+    {
+        if (cJSON_IsString(it))
+            mp_strv_push(v, it->valuestring);
+    }
+    cJSON_Delete(a);
+}
+
+static enum mp_outcome outcome_from(const char *s)
+{
+    for (int o = MP_OUT_CLEAN; o <= MP_OUT_ERROR; o++) {
+        if (s && !strcmp(s, mp_outcome_name((enum mp_outcome)o)))
+            return (enum mp_outcome)o;
+    }
+    return MP_OUT_ERROR;
+}
+
+static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void *base)
+{
+    char *p = (char *)base + c->off;
+    bool null = sqlite3_column_type(st, i) == SQLITE_NULL;
+    switch (c->type) {
+    case MP_COL_STR:
+        *(char **)(void *)p = col_str(st, i);
+        break;
+    case MP_COL_LONG:
+        *(long *)(void *)p = null ? 0 : (long)sqlite3_column_int64(st, i);
+        break;
+    case MP_COL_ULONG:
+        *(unsigned long *)(void *)p = null ? 0 : (unsigned long)sqlite3_column_int64(st, i);
+        break;
+    case MP_COL_INT:
+        *(int *)(void *)p = null ? 0 : sqlite3_column_int(st, i);
+        break;
+    case MP_COL_BOOL:
+        *(bool *)(void *)p = !null && sqlite3_column_int(st, i) != 0;
+        break;
+    case MP_COL_DBL:
+        *(double *)(void *)p = null ? 0 : sqlite3_column_double(st, i);
+        break;
+    case MP_COL_STRV:
+        strv_from_json((struct mp_strv *)(void *)p, (const char *)sqlite3_column_text(st, i));
+        break;
+    }
+}
+
+struct dv {
+    double *v;
+    size_t n, cap;
+};
+
+static void dv_push(struct dv *d, double x)
+{
+    if (d->n == d->cap) {
+        d->cap = d->cap ? d->cap * 2 : 64;
+        d->v = xreallocarray(d->v, d->cap, sizeof(*d->v));
+    }
+    d->v[d->n++] = x;
+}
+
+static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attempt_result *r)
+{
+    sqlite3_stmt *st = NULL;
+    /* phases */
+    if (mp_store_prep(s, &st,
+                      "SELECT name, level, planned, ok, failed, wall_s, tokens, tok_s, req_tok_s_p50"
+                      " FROM phases WHERE attempt_id = ? ORDER BY pos") < 0)
+        return MP_EDB;
+    sqlite3_bind_int64(st, 1, id);
+    while (sqlite3_step(st) == SQLITE_ROW && r->nphases < MP_ARRAY_SIZE(r->phases)) {
+        struct mp_phase_result *ph = &r->phases[r->nphases++];
+        snprintf(ph->name, sizeof(ph->name), "%s", (const char *)sqlite3_column_text(st, 0));
+        ph->level = sqlite3_column_int(st, 1);
+        ph->planned = sqlite3_column_int(st, 2);
+        ph->ok = sqlite3_column_int(st, 3);
+        ph->failed = sqlite3_column_int(st, 4);
+        ph->wall_s = sqlite3_column_double(st, 5);
+        ph->tokens = (long)sqlite3_column_int64(st, 6);
+        ph->tok_s = sqlite3_column_double(st, 7);
+        ph->req_tok_s_p50 = sqlite3_column_double(st, 8);
+    }
+    sqlite3_finalize(st);
+    /* samples of OK requests, in arrival order */
+    if (mp_store_prep(s, &st,
+                      "SELECT ttft_ms, e2e_ms, req_tok_s, itl FROM requests"
+                      " WHERE attempt_id = ? AND outcome = 'ok' ORDER BY id") < 0)
+        return MP_EDB;
+    sqlite3_bind_int64(st, 1, id);
+    struct dv ttft = {0}, e2e = {0}, rts = {0}, itl = {0};
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double t = sqlite3_column_double(st, 0);
+        if (t >= 0)
+            dv_push(&ttft, t);
+        dv_push(&e2e, sqlite3_column_double(st, 1));
+        if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+            dv_push(&rts, sqlite3_column_double(st, 2));
+        int nb = sqlite3_column_bytes(st, 3);
+        const void *blob = sqlite3_column_blob(st, 3);
+        for (int k = 0; blob && k + (int)sizeof(double) <= nb; k += (int)sizeof(double)) {
+            double g;
+            memcpy(&g, (const char *)blob + k, sizeof(g));
+            dv_push(&itl, g);
+        }
+    }
+    sqlite3_finalize(st);
+    r->ttft_ms = ttft.v, r->nttft = ttft.n;
+    r->e2e_ms = e2e.v, r->ne2e = e2e.n;
+    r->req_tok_s = rts.v, r->nreq_tok_s = rts.n;
+    r->itl_ms = itl.v, r->nitl = itl.n;
+    /* generated texts */
+    r->ntexts = 0;
+    for (const char *const *p = mp_prompts; *p; p++)
+        r->ntexts++;
+    r->texts = xcalloc(r->ntexts + 1, sizeof(*r->texts));
+    if (mp_store_prep(s, &st, "SELECT kind, idx, text FROM texts WHERE attempt_id = ?") < 0)
+        return MP_EDB;
+    sqlite3_bind_int64(st, 1, id);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *kind = (const char *)sqlite3_column_text(st, 0);
+        size_t idx = (size_t)sqlite3_column_int64(st, 1);
+        if (!strcmp(kind, "workload") && idx < r->ntexts) {
+            free(r->texts[idx]);
+            r->texts[idx] = col_str(st, 2);
+        } else if (!strcmp(kind, "quality") && idx < 4096) {
+            if (idx >= r->nquality) {
+                r->quality_texts = xreallocarray(r->quality_texts, idx + 2, sizeof(char *));
+                memset(r->quality_texts + r->nquality, 0, (idx + 2 - r->nquality) * sizeof(char *));
+                r->nquality = idx + 1;
+            }
+            free(r->quality_texts[idx]);
+            r->quality_texts[idx] = col_str(st, 2);
+        }
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+static int load_fp(struct mp_store *s, struct mp_report *rep)
+{
+    sqlite3_stmt *st = NULL;
+    if (mp_store_prep(s, &st,
+                      "SELECT gpu, compute_capability, driver, cuda, engine, engine_version, model,"
+                      " host_arch FROM fingerprint WHERE id = 1") < 0)
+        return MP_EDB;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        char **f[] = {&rep->fp.gpu, &rep->fp.compute_capability, &rep->fp.driver, &rep->fp.cuda,
+                      &rep->fp.engine, &rep->fp.engine_version, &rep->fp.model, &rep->fp.host_arch};
+        for (int i = 0; i < 8; i++) {
+            free(*f[i]);
+            *f[i] = col_str(st, i);
+        }
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int mp_store_load_fp_extra(struct mp_store *s, struct mp_fp_extra *x)
+{
+    memset(x, 0, sizeof(*x));
+    x->gpu_memory_mib = -1;
+    if (s->version < 2)
+        return 0;
+    sqlite3_stmt *st = NULL;
+    if (mp_store_prep(s, &st,
+                      "SELECT quantization, gpu_memory_mib, gpu_source, model_dir FROM fingerprint"
+                      " WHERE id = 1") < 0)
+        return MP_EDB;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        x->quantization = col_str(st, 0);
+        if (sqlite3_column_type(st, 1) != SQLITE_NULL)
+            x->gpu_memory_mib = (long)sqlite3_column_int64(st, 1);
+        x->gpu_source = col_str(st, 2);
+        x->model_dir = col_str(st, 3);
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    bool *done = NULL;
+    if (mp_store_prep(s, &st, "SELECT started, finished, interrupted, moeprobe_version FROM run WHERE id = 1") < 0)
+        return MP_EDB;
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        sqlite3_finalize(st);
+        return -ENOENT;
+    }
+    free(rep->started);
+    free(rep->finished);
+    rep->started = col_str(st, 0);
+    rep->finished = col_str(st, 1);
+    rep->interrupted = sqlite3_column_int(st, 2) != 0;
+    char *ver = col_str(st, 3);
+    if (ver) {
+        free(rep->moeprobe_version);
+        rep->moeprobe_version = ver;
+    }
+    sqlite3_finalize(st);
+    if ((rc = load_fp(s, rep)) < 0)
+        return rc;
+
+    /* candidates */
+    if (mp_store_prep(s, &st, "SELECT id, pos, name, env, args, done FROM candidates ORDER BY pos") < 0)
+        return MP_EDB;
+    size_t ncap = 0;
+    int64_t *ids = NULL;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        struct mp_candidate c;
+        memset(&c, 0, sizeof(c));
+        c.name = col_str(st, 2);
+        strv_from_json(&c.env, (const char *)sqlite3_column_text(st, 3));
+        strv_from_json(&c.args, (const char *)sqlite3_column_text(st, 4));
+        size_t i = mp_report_add_candidate(rep, &c);
+        mp_candidate_release(&c);
+        if (i >= ncap) {
+            ncap = i + 16;
+            ids = xreallocarray(ids, ncap, sizeof(*ids));
+            done = xreallocarray(done, ncap, sizeof(*done));
+        }
+        ids[i] = sqlite3_column_int64(st, 0);
+        done[i] = sqlite3_column_int(st, 5) != 0;
+    }
+    sqlite3_finalize(st);
+
+    for (size_t i = 0; i < rep->n && rc == 0; i++) {
+        /* attempts (finished ones; interrupted and running ones are not evidence) */
+        struct buf sql = BUF_INIT;
+        buf_adds(&sql, "SELECT id, idx, launch_blocking, dir, outcome");
+        for (size_t k = 0; k < mp_store_nattempt_cols; k++)
+            buf_printf(&sql, ", %s", mp_store_attempt_cols[k].name);
+        buf_adds(&sql, " FROM attempts WHERE candidate_id = ? AND status = 'done' ORDER BY id");
+        rc = mp_store_prep(s, &st, sql.data);
+        buf_release(&sql);
+        if (rc < 0)
+            break;
+        sqlite3_bind_int64(st, 1, ids[i]);
+        while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+            struct mp_attempt_result r;
+            memset(&r, 0, sizeof(r));
+            int64_t aid = sqlite3_column_int64(st, 0);
+            r.index = sqlite3_column_int(st, 1);
+            r.launch_blocking = sqlite3_column_int(st, 2) != 0;
+            r.dir = col_str(st, 3);
+            r.outcome = outcome_from((const char *)sqlite3_column_text(st, 4));
+            for (size_t k = 0; k < mp_store_nattempt_cols; k++)
+                read_col(st, (int)k + 5, &mp_store_attempt_cols[k], &r);
+            rc = load_attempt_details(s, aid, &r);
+            mp_report_add_attempt(rep, i, &r);
+            mp_attempt_result_release(&r);
+        }
+        sqlite3_finalize(st);
+        if (rc < 0)
+            break;
+        /* diagnosis */
+        if (mp_store_prep(s, &st,
+                          "SELECT done, launch_blocking, requests_clean, requests_required, confidence,"
+                          " throughput_ratio, pinned_site, reasoning, note FROM diagnoses"
+                          " WHERE candidate_id = ?") < 0) {
+            rc = MP_EDB;
+            break;
+        }
+        sqlite3_bind_int64(st, 1, ids[i]);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            struct mp_diagnosis *dg = &rep->c[i].diag;
+            dg->done = sqlite3_column_int(st, 0) != 0;
+            const char *lb = (const char *)sqlite3_column_text(st, 1);
+            dg->launch_blocking = !lb ? NULL : !strcmp(lb, "clean") ? "clean" : "crashed";
+            dg->requests_clean = (unsigned long)sqlite3_column_int64(st, 2);
+            dg->requests_required = (unsigned long)sqlite3_column_int64(st, 3);
+            dg->confidence = sqlite3_column_double(st, 4);
+            dg->throughput_ratio = sqlite3_column_double(st, 5);
+            dg->pinned_site = col_str(st, 6);
+            dg->reasoning = col_str(st, 7);
+            dg->note = col_str(st, 8);
+        }
+        sqlite3_finalize(st);
+    }
+    free(ids);
+    if (rc < 0 || !done_out)
+        free(done);
+    else
+        *done_out = done ? done : xcalloc(1, sizeof(bool));
+    return rc;
+}

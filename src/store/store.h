@@ -1,0 +1,210 @@
+/* store.h - the evidence store: one SQLite database per run directory
+ * (RUNDIR/moeprobe.db) that holds everything a run learns, written as it
+ * happens, so that a crash or kill -9 of moeprobe loses at most the request
+ * in flight. Reports are rendered from the database alone (see load.c).
+ *
+ * Database: WAL journal, synchronous=NORMAL (a committed transaction
+ * survives the death of the process), foreign keys on, busy_timeout 5 s.
+ * The schema is versioned with PRAGMA user_version and upgraded by forward
+ * migrations when an older database is opened for writing (docs/store.md
+ * lists the tables).
+ *
+ * Writers take RUNDIR/lock with flock(LOCK_EX|LOCK_NB) for as long as the
+ * store is open: a second moeprobe on the same run directory is refused
+ * (mp_store_open returns MP_ESTATE). Readers (moeprobe report) take no lock.
+ *
+ * Secrets: every text the store writes goes through the store's mask (see
+ * mp_store_mask_*): values of secret variables become ***.
+ *
+ * Errors follow err.h: 0 or a negative code (MP_EDB for SQLite failures,
+ * with the message in mp_store_errmsg(); -errno for file-system ones).
+ * After the first write error the store is "failed": every later write
+ * returns MP_EDB at once, and the database keeps its last committed state.
+ * Loop-thread only. */
+#ifndef MP_STORE_H
+#define MP_STORE_H
+
+#include "compat.h"
+
+#include <sys/types.h>
+
+#include "cli/spec.h"
+#include "err.h"
+
+struct sqlite3;
+struct mp_report;
+struct mp_fingerprint;
+struct mp_diagnosis;
+struct mp_attempt_result;
+
+#define MP_STORE_DB_NAME "moeprobe.db"
+#define MP_STORE_SCHEMA_VERSION 2
+
+/* ---- the secret mask ---- */
+
+/* A set of secret values to replace by *** wherever they appear. */
+struct mp_store_mask {
+    struct mp_strv values;
+};
+/* Collect: values (>= 4 bytes) of every variable of our own environment whose
+ * name is secret (mp_is_secret_name), of the candidates' secret env knobs,
+ * and extra (e.g. the API key; may be NULL). */
+void mp_store_mask_init(struct mp_store_mask *m, const struct mp_candidate *cands, size_t ncands,
+                        const char *extra);
+void mp_store_mask_add(struct mp_store_mask *m, const char *value);
+void mp_store_mask_release(struct mp_store_mask *m);
+/* Masked copy of s[0..len) (caller frees): every known secret value becomes
+ * ***; with words, also the value of every NAME=VALUE word (at a word start)
+ * whose NAME is secret (for commands and knobs; not for engine output, where
+ * "max_num_batched_tokens=8192" is no secret). *changed tells whether
+ * anything was replaced (may be NULL). m may be NULL. */
+char *mp_store_mask_apply(const struct mp_store_mask *m, const char *s, size_t len, bool words,
+                          bool *changed);
+
+/* ---- opening ---- */
+
+struct mp_store;
+
+enum {
+    MP_STORE_CREATE = 1,   /* create the database (and run directory) if missing */
+    MP_STORE_LOCK = 2,     /* writer: take RUNDIR/lock; refused when another holds it */
+    MP_STORE_READONLY = 4, /* reader: no lock, no migration, no writes */
+};
+
+/* Open RUNDIR's store. Returns 0 and *out, or: MP_ESTATE (another moeprobe
+ * holds the lock), -ENOENT (no database and no MP_STORE_CREATE), MP_EDB
+ * (corrupt, newer schema than this moeprobe, or an SQLite error), -errno.
+ * d->msg says what happened (d may be NULL). */
+int mp_store_open(const char *run_dir, unsigned flags, struct mp_store **out, struct mp_diag *d);
+/* Close (accepts NULL); releases the lock. */
+void mp_store_close(struct mp_store *s);
+/* The last error message ("" when none). */
+const char *mp_store_errmsg(const struct mp_store *s);
+/* The mask used for everything this store writes (borrowed, owned by s). */
+struct mp_store_mask *mp_store_mask(struct mp_store *s);
+
+/* Bring a raw database to schema version target (0 < target <=
+ * MP_STORE_SCHEMA_VERSION) with the forward migrations, in one transaction.
+ * Exposed for the migration test. 0 or MP_EDB. */
+int mp_db_migrate(struct sqlite3 *db, int target, struct mp_diag *d);
+
+/* ---- the run ---- */
+
+/* Record the run: the subcommand, its arguments (secrets masked), the
+ * version and start time. Replaces nothing: a resumed run keeps its row. */
+int mp_store_run_begin(struct mp_store *s, const char *subcommand, char *const *argv, size_t argc,
+                       const char *version, const char *started);
+/* The stored subcommand and arguments (masked). 0, -ENOENT (no run), MP_EDB. */
+int mp_store_run_argv(struct mp_store *s, char **subcommand, struct mp_strv *argv);
+int mp_store_run_finish(struct mp_store *s, const char *finished, bool interrupted);
+/* Count a resume of this run. */
+int mp_store_run_resumed(struct mp_store *s, const char *when);
+
+/* Fingerprint extras the report model has no field for. */
+struct mp_fp_extra {
+    char *quantization;        /* from the log or the checkpoint */
+    long gpu_memory_mib;       /* -1 = not reported (unified memory, e.g. GB10) */
+    char *gpu_source;          /* "nvml", "nvidia-smi", "none" */
+    char *model_dir;           /* --model-dir or NULL */
+};
+void mp_fp_extra_release(struct mp_fp_extra *x);
+/* Store the fingerprint (replaces the stored one). */
+int mp_store_set_fingerprint(struct mp_store *s, const struct mp_fingerprint *fp,
+                             const struct mp_fp_extra *x);
+
+/* ---- candidates and attempts ---- */
+
+/* Make sure candidate number pos (report index) is stored; 0 or MP_EDB. */
+int mp_store_candidate(struct mp_store *s, size_t pos, const struct mp_candidate *c);
+/* Mark candidate pos finished, with its diagnosis (may be NULL). */
+int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diagnosis *dg);
+/* Next free attempt number of candidate pos (counts every stored attempt,
+ * interrupted ones included, so directories are never reused). */
+int mp_store_next_index(struct mp_store *s, size_t pos, int *index);
+/* A new attempt row (status "running"); *id for the calls below. */
+int mp_store_attempt_begin(struct mp_store *s, size_t pos, int index, bool blocking,
+                           const char *dir, int64_t *id);
+/* The engine was spawned: pid, its start time (/proc/PID/stat field 22) and
+ * the marker, so that a resume can find what a dead run left. */
+int mp_store_attempt_spawned(struct mp_store *s, int64_t id, const char *command, pid_t pid,
+                             const char *marker);
+
+/* One finished request. */
+struct mp_store_request {
+    long seq;                  /* 1-based order of completion in the attempt (unique) */
+    long req_id;               /* the load generator's id (restarts per phase client) */
+    const char *phase;
+    const char *outcome;       /* "ok" or a failure class */
+    int http_status;
+    double start_s, ttft_ms, e2e_ms; /* ttft_ms < 0: no token */
+    int output_tokens, chunks;
+    double req_tok_s;          /* < 0: not computed */
+    const double *itl_ms;      /* inter-token gaps */
+    size_t nitl;
+    const char *error;         /* NULL = none */
+};
+/* Insert one request in its own transaction. */
+int mp_store_add_request(struct mp_store *s, int64_t attempt, const struct mp_store_request *rq);
+/* The attempt is over: its summary, phases, generated texts and log events
+ * (read from server.log), status "done" - one transaction. */
+int mp_store_attempt_finish(struct mp_store *s, int64_t id, const struct mp_attempt_result *r);
+
+/* One minimization test (minimize). */
+int mp_store_add_minimize_test(struct mp_store *s, unsigned test_no, const char *knobs,
+                               const char *candidate, bool passed);
+
+/* ---- resume ---- */
+
+/* Kill what a dead run left: for each attempt still "running", SIGKILL
+ * every process carrying its marker, and its recorded pid's group when the
+ * pid still has the recorded start time; then mark those attempts
+ * "interrupted". *killed gets the number of processes signalled. */
+int mp_store_reap_dead_run(struct mp_store *s, int *killed);
+
+/* ---- reading back ---- */
+
+/* Load the whole run into rep (initialised by the caller with
+ * mp_report_init): fingerprint, candidates in order, finished attempts
+ * with their samples, diagnoses. done (may be NULL) gets a malloc'ed array
+ * of rep->n flags: candidate finished. Returns 0, -ENOENT or MP_EDB. */
+int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done);
+/* Stored fingerprint extras (zeroed when none). */
+int mp_store_load_fp_extra(struct mp_store *s, struct mp_fp_extra *x);
+
+/* ---- fingerprint (implemented in report/fingerprint.c) ---- */
+
+/* The NVML functions moeprobe uses, as loaded with dlopen (injectable for
+ * tests). Return values are nvmlReturn_t (0 = success). */
+struct mp_nvml_api {
+    int (*init)(void);
+    int (*shutdown)(void);
+    int (*driver_version)(char *buf, unsigned len);
+    int (*cuda_version)(int *v);               /* e.g. 12080 */
+    int (*count)(unsigned *n);
+    int (*handle)(unsigned i, void **dev);
+    int (*name)(void *dev, char *buf, unsigned len);
+    int (*cc)(void *dev, int *major, int *minor);
+    int (*memory)(void *dev, unsigned long long mem[3]); /* total, free, used */
+};
+/* Fill fp/x from NVML through api. Returns 0, or <0 when NVML has no GPU or
+ * failed (fp untouched). A memory call that fails (unified-memory GPUs such
+ * as GB10 say NOT_SUPPORTED) leaves x->gpu_memory_mib = -1. */
+int mp_fingerprint_from_nvml(const struct mp_nvml_api *api, struct mp_fingerprint *fp,
+                             struct mp_fp_extra *x);
+/* Detect the host's part of the fingerprint: NVML (dlopen of
+ * libnvidia-ml.so.1, or $MOEPROBE_NVML_LIB; "none" skips it), else
+ * nvidia-smi, else gpu = "no NVIDIA GPU"; host arch and kernel. x may be NULL. */
+void mp_fingerprint_detect_ex(struct mp_fingerprint *fp, struct mp_fp_extra *x);
+/* Quantization of a checkpoint folder (config.json quantization_config, or
+ * hf_quant_config.json), e.g. "modelopt_fp4 (NVFP4)"; NULL when not found. */
+char *mp_fingerprint_model_dir(const char *dir);
+/* Compare the parts that decide whether results carry over: GPU, compute
+ * capability, driver, CUDA, engine version, model, host. Returns NULL when
+ * they match (a field unknown on either side matches), else a sentence
+ * naming the first difference (caller frees). */
+char *mp_fingerprint_mismatch(const struct mp_fingerprint *a, const struct mp_fingerprint *b);
+
+/* Start time of pid (/proc/PID/stat field 22, clock ticks since boot), or 0. */
+unsigned long long mp_store_pid_starttime(pid_t pid);
+
+#endif
