@@ -147,6 +147,10 @@ cuda:
 	@if command -v nvcc >/dev/null 2>&1 && [ -f refengine/cuda/Makefile ]; then \
 	  $(MAKE) -C refengine/cuda; else echo "cuda: nvcc not found (or no CUDA sources); skipping CUDA backends"; fi
 
+# on the GPU machine: build the CUDA backends, numerics test, qualify a CUDA world (docs/gpu.md)
+gpu-check:
+	@scripts/gpu-check.sh
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(B)/bin/moeprobe $(DESTDIR)$(PREFIX)/bin/moeprobe

@@ -15,6 +15,7 @@
 #include "server.h"
 #include "world.h"
 #include "xalloc.h"
+#include "cuda/moe_cuda.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -492,6 +493,14 @@ int main(int argc, char **argv)
         mp_error("%s", m);
         goto out;
     }
+    if (w.cuda && !moe_cuda_compiled()) {
+        mp_error("%s: [engine] cuda = true needs the CUDA build of refengine "
+                 "(refengine/refengine-cuda, made by `make cuda` where nvcc exists); this "
+                 "binary was built without CUDA support",
+                 c.world_path);
+        rc = MP_EXIT_USAGE;
+        goto out;
+    }
     uint64_t seed = c.have_seed ? c.seed : w.seed;
     const char *model = c.model_tag ? c.model_tag : w.model;
     const char *served = c.served_model_name ? c.served_model_name : model;
@@ -596,6 +605,55 @@ int main(int argc, char **argv)
         goto out;
     }
 
+    struct moe_cuda *gpu = NULL;
+    enum moe_cuda_path gpu_path = MOE_CUDA_TWO_STREAM;
+    if (w.cuda) {
+        /* after the fork: the EngineCore child never touches CUDA */
+        static const char *const path_names[] = {
+            "marlin (route, dequantise to FP16, FP16 GEMM; one stream)",
+            "two-stream (routing and experts on two streams, ordered by an event)",
+            "racy two-stream (routing and experts on two streams, no event)",
+            "faulty (two-stream with an unchecked block-scale index)"};
+        gpu_path = re_server_cuda_path(res.backend, &w.backends[res.backend]);
+        struct moe_cuda_cfg mc = {
+            .hidden = (int)w.cuda_hidden, .inter = (int)w.cuda_intermediate,
+            .experts = (int)w.cuda_experts, .top_k = (int)w.cuda_top_k,
+            .layers = (int)w.cuda_layers, .seed = seed,
+        };
+        char desc[256];
+        struct moe_cuda_err ce;
+        if (moe_cuda_init(&mc, &gpu, desc, sizeof(desc), &ce) != 0) {
+            re_log(&lg, RE_PROC_ENGINE, RE_ERROR, "core.py", 1100,
+                   "EngineCore failed to start.\nTraceback (most recent call last):\n"
+                   "  File \"" PY "/v1/engine/core.py\", line 1090, in run_engine_core\n"
+                   "    engine_core = EngineCoreProc(*args, engine_index=dp_rank, **kwargs)\n"
+                   "  File \"" PY "/v1/worker/gpu_worker.py\", line 244, in init_device\n"
+                   "    torch.cuda.set_device(self.device)\n"
+                   "torch.AcceleratorError: CUDA error: %s (%s in %s)",
+                   ce.text, ce.name, ce.call);
+            const char *tag = re_proc_tag(&w, RE_PROC_ENGINE);
+            re_log_raw(&lg, RE_PROC_API,
+                       "RuntimeError: Engine core initialization failed. See root cause above. "
+                       "Failed core proc(s): {'%s': 1}",
+                       tag ? tag : "EngineCore_DP0");
+            close(pfd[1]);
+            close(lfd);
+            if (!hostile) {
+                kill(child, SIGTERM);
+                while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+                    ;
+            }
+            rc = 1;
+            goto out;
+        }
+        re_log(&lg, RE_PROC_ENGINE, RE_INFO, "refengine_cuda.py", 1,
+               "refengine CUDA mode on %s: %u MoE layers per step, %u experts (top-%u), hidden "
+               "%u, intermediate %u, NVFP4 weights (E2M1, E4M3 scale per 16, FP32 global); %s "
+               "path: %s",
+               desc, w.cuda_layers, w.cuda_experts, w.cuda_top_k, w.cuda_hidden,
+               w.cuda_intermediate, world_backend_name(res.backend), path_names[gpu_path]);
+    }
+
     char site_key[1200];
     char *rp = realpath(c.world_path, NULL);
     snprintf(site_key, sizeof(site_key), "%s|%s", rp ? rp : c.world_path,
@@ -617,8 +675,11 @@ int main(int argc, char **argv)
         .child_pipe = pfd[1],
         .child_hostile = hostile,
         .site_key = site_key,
+        .cuda = gpu,
+        .cuda_path = gpu_path,
     };
     rc = re_server_run(&cfg);
+    moe_cuda_free(gpu);
 out:
     if (have_res)
         re_resolution_free(&res);

@@ -43,6 +43,7 @@ struct stream {
     unsigned emitted;     /* tokens produced (EOS included) */
     struct re_gen gen;
     bool crash, fault, hang;
+    bool cuda_fault, cuda_window; /* CUDA mode: this request triggers the fault / opens race windows */
     unsigned event_at;    /* token index of the crash / hang */
     int64_t next_ns, start_ns;
     size_t heap_idx;      /* SIZE_MAX when not scheduled */
@@ -80,6 +81,7 @@ static struct {
     unsigned nwaiting;    /* admitted while hung */
     unsigned gen_count;
     uint64_t race_state, id_state;
+    uint64_t jitter_state; /* CUDA mode: GPU timing is not reproducible, neither are its draws */
     /* metrics */
     unsigned long long prompt_tokens_total, gen_tokens_total;
     unsigned long long success[4]; /* stop, length, abort, error */
@@ -333,14 +335,16 @@ static unsigned cur_contention(void)
 static int64_t token_interval_ns(void)
 {
     double rate = S.be->tokens_per_second;
-    if (S.cfg->blocking)
-        rate *= S.be->blocking_slowdown;
+    if (S.cfg->blocking && !S.cfg->cuda)
+        rate *= S.be->blocking_slowdown; /* CUDA mode: the real launches cost what they cost */
     rate /= 1.0 + S.be->contention * (double)(cur_contention() - 1);
     double ns = 1e9 / rate;
     return ns < 1000 ? 1000 : (int64_t)ns;
 }
 
 static void engine_die(const char *site, const char *why);
+static void engine_die_err(const char *site, const char *text, const char *en);
+static const char *cuda_site(enum moe_cuda_site site);
 
 static void emit_chunk(struct stream *s, const char *text, const char *finish, bool last)
 {
@@ -428,12 +432,65 @@ static bool stream_tick(struct stream *s, int64_t now)
     return true;
 }
 
+/* CUDA mode: every due stream's next token is one row of a real GPU step
+ * (one batch per step, like a scheduler tick); a CUDA error kills the engine */
+static void cuda_tokens(int64_t now)
+{
+    const struct world *w = S.cfg->w;
+    double p = S.be->race_probability >= 0 ? S.be->race_probability : w->cuda_route_jitter;
+    for (int round = 0; round < 64 && S.nheap && S.heap[0]->next_ns <= now && !S.dead && !S.hung;
+         round++) {
+        struct stream *batch[MOE_CUDA_MAX_TOKENS];
+        int n = 0;
+        bool fault = false, window = false;
+        while (n < MOE_CUDA_MAX_TOKENS && S.nheap && S.heap[0]->next_ns <= now) {
+            struct stream *s = S.heap[0];
+            heap_remove(s);
+            batch[n++] = s;
+            fault = fault || (s->cuda_fault && s->emitted == s->event_at);
+            window = window || (s->cuda_window && s->emitted >= s->event_at);
+        }
+        double u = (double)(re_gen_mix(&S.jitter_state) >> 11) / 9007199254740992.0;
+        struct moe_cuda_step st = {
+            .ntok = n,
+            .route_delay_ns = window || u < p ? 200000u : 0u,
+            .fault = fault,
+            .input_seed = re_gen_mix(&S.jitter_state),
+        };
+        struct moe_cuda_err err;
+        if (moe_cuda_step(S.cfg->cuda, S.cfg->cuda_path, &st, &err) != 0) {
+            re_log(S.cfg->log, RE_PROC_ENGINE, RE_DEBUG, "refengine_cuda.py", 1,
+                   "%s returned %s (%s) at site %s", err.call, err.name, err.text,
+                   moe_cuda_site_name(err.site));
+            engine_die_err(cuda_site(err.site), err.text, err.name);
+            return;
+        }
+        int64_t after = mp_now_ns();
+        for (int i = 0; i < n && !S.dead && !S.hung; i++) {
+            struct stream *s = batch[i];
+            if (stream_tick(s, after)) {
+                s->next_ns = after + token_interval_ns();
+                heap_push(s);
+            }
+        }
+        now = mp_now_ns();
+    }
+}
+
 static void on_tokens(void)
 {
     uint64_t exp;
     if (read(S.tfd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
         return;
     int64_t now = mp_now_ns();
+    if (S.cfg->cuda) {
+        cuda_tokens(now);
+        if (S.dead || S.hung)
+            arm_at(S.tfd, 0);
+        else
+            rearm_tokens();
+        return;
+    }
     /* bounded batch per wake-up so the loop stays responsive */
     for (int n = 0; n < 4096 && S.nheap && S.heap[0]->next_ns <= now && !S.dead && !S.hung; n++) {
         struct stream *s = S.heap[0];
@@ -517,10 +574,16 @@ static void start_generation(struct conn *c, const struct re_http_req *hr, bool 
     /* failure modes (request numbers count from engine start, warm-up included) */
     const struct world_backend_cfg *b = S.be;
     s->event_at = s->limit > 2 ? 2 : s->limit - 1;
-    if (b->failure == WF_ASYNC_RACE) {
+    if (S.cfg->cuda && (b->failure == WF_ASYNC_RACE || b->failure == WF_KERNEL_FAULT)) {
+        /* no simulated crash: the request only opens race windows / runs the
+         * faulty step; whether and where it fails is up to the GPU */
+        s->cuda_window = b->failure == WF_ASYNC_RACE && b->crash_after_requests &&
+                         s->number == b->crash_after_requests;
+        s->cuda_fault = b->failure == WF_KERNEL_FAULT && s->number == b->fault_after_requests;
+    } else if (b->failure == WF_ASYNC_RACE) {
         bool hit = b->crash_after_requests && s->number == b->crash_after_requests;
         if (b->race_probability >= 0) {
-            double u = (double)(re_gen_mix(&S.race_state) >> 11) / 9007199254740992.0;
+            double u = (double)(re_gen_mix(&S.jitter_state) >> 11) / 9007199254740992.0;
             hit = hit || u < b->race_probability;
         }
         s->crash = hit && !S.cfg->blocking;
@@ -851,6 +914,24 @@ void re_server_site_frames(struct buf *b, const char *site)
         {"cutlass_moe_fp4",
          "  File \"" PY "/model_executor/layers/fused_moe/experts/cutlass_moe.py\", line 877, in apply\n"
          "    run_cutlass_moe_fp4(\n"},
+        {"prepare_inputs",
+         "  File \"" PY "/v1/worker/gpu_model_runner.py\", line 1432, in _prepare_inputs\n"
+         "    self.input_ids.copy_to_gpu(total_num_scheduled_tokens)\n"},
+        {"fused_topk",
+         "  File \"" PY "/model_executor/layers/fused_moe/router/fused_topk_router.py\", line 92, in fused_topk\n"
+         "    ops.topk_softmax(\n"},
+        {"moe_wait_stream",
+         "  File \"" PY "/model_executor/layers/fused_moe/layer.py\", line 1711, in forward_impl\n"
+         "    torch.cuda.current_stream().wait_stream(self.routing_stream)\n"},
+        {"moe_sum",
+         "  File \"" PY "/model_executor/layers/fused_moe/fused_moe.py\", line 1630, in fused_experts_impl\n"
+         "    ops.moe_sum(\n"},
+        {"async_copy",
+         "  File \"" PY "/v1/worker/gpu_model_runner.py\", line 278, in __init__\n"
+         "    self.sampled_token_ids_cpu = self._sampled_token_ids.to(\n"},
+        {"nvfp4_moe_apply",
+         "  File \"" PY "/model_executor/layers/fused_moe/experts/nvfp4_moe.py\", line 212, in apply\n"
+         "    torch.ops._C.nvfp4_moe_apply(\n"},
         {"fused_marlin_moe",
          "  File \"" PY "/model_executor/layers/fused_moe/fused_marlin_moe.py\", line 244, in fused_marlin_moe\n"
          "    ops.moe_wna16_marlin_gemm(\n"},
@@ -864,6 +945,15 @@ void re_server_site_frames(struct buf *b, const char *site)
                "  File \"" PY "/model_executor/layers/utils.py\", line 214, in %s\n"
                "    torch.ops._C.%s(out, x)\n",
                site, site);
+}
+
+enum moe_cuda_path re_server_cuda_path(enum world_backend b, const struct world_backend_cfg *cfg)
+{
+    if (cfg->failure == WF_ASYNC_RACE)
+        return MOE_CUDA_RACY;
+    if (cfg->failure == WF_KERNEL_FAULT)
+        return MOE_CUDA_FAULTY;
+    return b == WB_MARLIN ? MOE_CUDA_MARLIN : MOE_CUDA_TWO_STREAM;
 }
 
 /* rotate the site between attempts: a per-world counter in $TMPDIR */
@@ -908,13 +998,52 @@ static void stop_child(void)
 /* the engine dies: site NULL = pick one of the world's sites */
 static void engine_die(const char *site, const char *why)
 {
-    const struct re_server_cfg *cfg = S.cfg;
-    struct re_log *lg = cfg->log;
     const struct world_backend_cfg *b = S.be;
-    S.dead = true;
     if (!site)
         site = b->sites[next_site(b->nsites)];
     MP_UNUSED(why);
+    engine_die_err(site, b->error, cuda_enum(b->error));
+}
+
+/* CUDA mode: where the host noticed the error, as a vLLM call site */
+static const char *cuda_site(enum moe_cuda_site site)
+{
+    switch (site) {
+    case MOE_SITE_INPUT:
+        return "prepare_inputs";
+    case MOE_SITE_ROUTE:
+        return "fused_topk";
+    case MOE_SITE_EVENT:
+        return "moe_wait_stream";
+    case MOE_SITE_DEQUANT:
+        return "fused_marlin_moe";
+    case MOE_SITE_EXPERTS:
+        switch (S.cfg->res->backend) {
+        case WB_MARLIN:
+            return "fused_marlin_moe";
+        case WB_FLASHINFER_CUTLASS:
+            return "flashinfer_cutlass_fused_moe";
+        case WB_VLLM_CUTLASS:
+            return "cutlass_moe_fp4";
+        default:
+            return "nvfp4_moe_apply";
+        }
+    case MOE_SITE_COMBINE:
+        return "moe_sum";
+    case MOE_SITE_OUTPUT:
+        return "async_copy";
+    case MOE_SITE_SYNC:
+    default:
+        return "get_output";
+    }
+}
+
+/* the engine dies of a CUDA error with the runtime's text and enum name (may be NULL) */
+static void engine_die_err(const char *site, const char *text, const char *en)
+{
+    const struct re_server_cfg *cfg = S.cfg;
+    struct re_log *lg = cfg->log;
+    S.dead = true;
     struct buf t = BUF_INIT;
     buf_adds(&t, "EngineCore encountered a fatal error.\nTraceback (most recent call last):\n"
                  "  File \"" PY "/v1/engine/core.py\", line 937, in run_engine_core\n"
@@ -928,8 +1057,7 @@ static void engine_die(const char *site, const char *why)
                  "  File \"" PY "/v1/worker/gpu_worker.py\", line 612, in execute_model\n"
                  "    output = self.model_runner.execute_model(scheduler_output, intermediate_tensors)\n");
     re_server_site_frames(&t, site);
-    buf_printf(&t, "torch.AcceleratorError: CUDA error: %s\n", b->error);
-    const char *en = cuda_enum(b->error);
+    buf_printf(&t, "torch.AcceleratorError: CUDA error: %s\n", text);
     if (en)
         buf_printf(&t,
                    "Search for `%s' in "
@@ -1206,6 +1334,7 @@ int re_server_run(const struct re_server_cfg *cfg)
     };
     S.race_state = cfg->seed ^ 0xa5a5a5a5u;
     S.id_state = (uint64_t)mp_wall_ns() ^ ((uint64_t)getpid() << 32);
+    S.jitter_state = S.id_state ^ 0x6a09e667f3bcc909ULL;
 
     sigset_t set;
     sigemptyset(&set);

@@ -11,6 +11,7 @@
 #include "logfmt.h"
 #include "resolve.h"
 #include "world.h"
+#include "cuda/moe_cuda.h"
 
 #include <sys/types.h>
 
@@ -29,7 +30,13 @@ struct re_server_cfg {
     int child_pipe;         /* write end; closing it tells the child we are gone */
     bool child_hostile;     /* ignores SIGTERM or escaped the group: never signalled */
     const char *site_key;   /* identifies the world for crash-site rotation */
+    struct moe_cuda *cuda;  /* CUDA mode: the GPU MoE (NULL otherwise), not owned */
+    enum moe_cuda_path cuda_path;
 };
+
+/* The CUDA path a backend runs in CUDA mode: async-race -> RACY,
+ * kernel-fault -> FAULTY, MARLIN -> MARLIN, any other -> TWO_STREAM. */
+enum moe_cuda_path re_server_cuda_path(enum world_backend b, const struct world_backend_cfg *cfg);
 
 int re_server_run(const struct re_server_cfg *cfg);
 

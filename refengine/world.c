@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +287,35 @@ static int engine_key(struct pstate *s, const char *k, const char *v)
     } else if (!strcmp(k, "child_escapes_group")) {
         if (!parse_bool(v, &w->child_escapes_group))
             return err(s, "child_escapes_group: expected true or false, got '%.80s'", v);
+    } else if (!strcmp(k, "cuda")) {
+        if (!parse_bool(v, &w->cuda))
+            return err(s, "cuda: expected true or false, got '%.80s'", v);
+    } else if (!strcmp(k, "cuda_route_jitter")) {
+        if (!parse_double(v, 0, 1, &w->cuda_route_jitter))
+            return err(s, "cuda_route_jitter: expected a probability in [0, 1], got '%.80s'", v);
+    } else if (!strncmp(k, "cuda_", 5)) {
+        static const struct {
+            const char *key;
+            unsigned lo, hi, mult;
+            size_t off;
+        } dims[] = {
+            {"cuda_hidden", 64, 8192, 64, offsetof(struct world, cuda_hidden)},
+            {"cuda_intermediate", 64, 8192, 64, offsetof(struct world, cuda_intermediate)},
+            {"cuda_experts", 2, 256, 1, offsetof(struct world, cuda_experts)},
+            {"cuda_top_k", 1, 16, 1, offsetof(struct world, cuda_top_k)},
+            {"cuda_layers", 1, 256, 1, offsetof(struct world, cuda_layers)},
+        };
+        for (size_t i = 0; i < MP_ARRAY_SIZE(dims); i++) {
+            if (strcmp(k, dims[i].key) != 0)
+                continue;
+            unsigned long long x;
+            if (!parse_uint(v, dims[i].hi, &x) || x < dims[i].lo || x % dims[i].mult)
+                return err(s, "%s: expected an integer in [%u, %u]%s, got '%.80s'", k, dims[i].lo,
+                           dims[i].hi, dims[i].mult > 1 ? " (a multiple of 64)" : "", v);
+            *(unsigned *)((char *)w + dims[i].off) = (unsigned)x;
+            return 0;
+        }
+        return err(s, "unknown key '%.80s' in [engine]", k);
     } else {
         return err(s, "unknown key '%.80s' in [engine]", k);
     }
@@ -527,6 +557,12 @@ int world_parse(const char *text, size_t len, const char *filename, struct world
     s.d = d;
     snprintf(out->quantization, sizeof(out->quantization), "modelopt_fp4");
     out->load_seconds = 0.5;
+    out->cuda_hidden = 1024;
+    out->cuda_intermediate = 512;
+    out->cuda_experts = 32;
+    out->cuda_top_k = 4;
+    out->cuda_layers = 8;
+    out->cuda_route_jitter = 0.02;
     for (int i = 0; i < WB_COUNT; i++)
         world_backend_defaults(&out->backends[i]);
     if (len > WORLD_MAX_FILE)
@@ -567,6 +603,9 @@ int world_parse(const char *text, size_t len, const char *filename, struct world
         return err(&s, "[engine] needs device (sm90, sm100, sm120 or sm121)");
     if (!s.have_model)
         return err(&s, "[engine] needs model");
+    if (out->cuda_top_k > out->cuda_experts)
+        return err(&s, "[engine] cuda_top_k (%u) exceeds cuda_experts (%u)", out->cuda_top_k,
+                   out->cuda_experts);
     for (int i = 0; i < WB_COUNT; i++) {
         int rc = check_backend(&s, (enum world_backend)i);
         if (rc)

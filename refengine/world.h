@@ -85,6 +85,15 @@ struct world {
     uint64_t seed;          /* default 0 */
     bool child_ignores_sigterm;
     bool child_escapes_group;
+    /* CUDA mode (refengine-cuda only): every generated token runs a real
+     * NVFP4 MoE layer stack on the GPU; failures are real CUDA errors. */
+    bool cuda;
+    unsigned cuda_hidden;       /* default 1024 */
+    unsigned cuda_intermediate; /* default 512 (per expert) */
+    unsigned cuda_experts;      /* default 32 */
+    unsigned cuda_top_k;        /* default 4 */
+    unsigned cuda_layers;       /* MoE layers per token, default 8 */
+    double cuda_route_jitter;   /* per-step probability that routing runs slow, default 0.02 */
     struct world_backend_cfg backends[WB_COUNT];
     unsigned nknobs;
     struct world_knob knobs[WORLD_MAX_KNOBS];
