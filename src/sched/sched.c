@@ -1,24 +1,371 @@
-/* sched.c - entry point of qualify's scale-out (see sched.h). */
+/* sched.c - entry point of qualify's scale-out (see sched.h): the plan
+ * (tasks, the child command), then local GPUs or Slurm, then the merge. */
 #include "compat.h"
 
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/opts.h"
+#include "clock.h"
 #include "err.h"
+#include "proc/proc.h"
+#include "report/report.h"
+#include "sched/internal.h"
 #include "sched/sched.h"
+#include "xalloc.h"
 
 bool mp_sched_wanted(const struct mp_opts *o)
 {
     if (getenv(MP_SCHED_CHILD_VAR))
         return false;
-    return o->gpus || o->slurm || o->slurm_script || o->resume;
+    if (o->gpus || o->slurm || o->slurm_script || o->resume)
+        return true;
+    /* default --gpus: every GPU nvidia-smi lists; one GPU runs serially */
+    char *g = mp_sched_gpus_detect();
+    bool many = g && strchr(g, ',');
+    free(g);
+    return many;
+}
+
+/* options dropped from the child command: name, takes a value */
+static const struct {
+    const char *name;
+    bool value;
+} dropped[] = {
+    {"gpus", true},  {"gpus-per-engine", true}, {"slurm", false}, {"slurm-args", true},
+    {"slurm-script", true}, {"resume", true}, {"out", true}, {"only", true},
+    {"port", true},  {"json", false},
+};
+
+void mp_sched_filter_opts(char **argv, int nopt, struct mp_strv *out)
+{
+    for (int i = 1; i < nopt; i++) {
+        const char *w = argv[i];
+        if (!strcmp(w, "--"))
+            break;
+        bool drop = false, skip_value = false;
+        if (!strncmp(w, "--", 2)) {
+            for (size_t k = 0; k < MP_ARRAY_SIZE(dropped); k++) {
+                size_t l = strlen(dropped[k].name);
+                if (strncmp(w + 2, dropped[k].name, l) != 0)
+                    continue;
+                if (w[2 + l] == '\0') {
+                    drop = true;
+                    skip_value = dropped[k].value;
+                } else if (w[2 + l] == '=') {
+                    drop = true;
+                }
+            }
+        }
+        if (!drop) {
+            mp_strv_push(out, w);
+            continue;
+        }
+        if (skip_value)
+            i++;
+    }
+}
+
+void mp_sched_child_argv(const struct mp_sched_plan *pl, size_t i, int port, struct mp_strv *out)
+{
+    mp_strv_push(out, pl->self);
+    mp_strv_push(out, "qualify");
+    for (size_t k = 0; k < pl->child_opts.n; k++)
+        mp_strv_push(out, pl->child_opts.v[k]);
+    mp_strv_push(out, "--only");
+    mp_strv_push(out, pl->t[i].name);
+    mp_strv_push(out, "--out");
+    mp_strv_push(out, pl->t[i].dir);
+    if (port > 0) {
+        mp_strv_push(out, "--port");
+        mp_strv_push_owned(out, xasprintf("%d", port));
+    }
+    mp_strv_push(out, "--");
+    for (size_t k = 0; k < pl->ncmd; k++)
+        mp_strv_push(out, pl->cmd[k]);
+}
+
+bool mp_sched_task_finished(const char *task_dir)
+{
+    char *path = xasprintf("%s/report.json", task_dir);
+    FILE *f = fopen(path, "r");
+    free(path);
+    if (!f)
+        return false;
+    struct buf b = BUF_INIT;
+    char tmp[8192];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
+        buf_add(&b, tmp, n);
+    fclose(f);
+    bool ok = false;
+    cJSON *j = b.data ? cJSON_ParseWithLength(b.data, b.len) : NULL;
+    if (j) {
+        const cJSON *in = cJSON_GetObjectItemCaseSensitive(j, "interrupted");
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "candidates");
+        ok = !cJSON_IsTrue(in) && cJSON_GetArraySize(c) > 0;
+    }
+    cJSON_Delete(j);
+    buf_release(&b);
+    return ok;
+}
+
+static bool only_has(const char *only, const char *name)
+{
+    if (!only)
+        return true;
+    size_t nl = strlen(name);
+    const char *p = only;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == nl && !strncmp(p, name, nl))
+            return true;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return false;
+}
+
+static int mkdir_p(const char *path)
+{
+    char *tmp = xstrdup(path);
+    int rc = 0;
+    for (char *p = tmp + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (mkdir(tmp, 0777) != 0 && errno != EEXIST) {
+                rc = -errno;
+                break;
+            }
+            *p = c;
+            if (!c)
+                break;
+        }
+    }
+    free(tmp);
+    return rc;
+}
+
+static void plan_release(struct mp_sched_plan *pl)
+{
+    for (size_t i = 0; i < pl->n; i++) {
+        free(pl->t[i].name);
+        free(pl->t[i].dir);
+    }
+    free(pl->t);
+    free(pl->run_dir);
+    free(pl->self);
+    mp_strv_release(&pl->child_opts);
+    memset(pl, 0, sizeof(*pl));
+}
+
+/* A task that runs again starts from an empty directory; what an earlier
+ * try left is kept beside it as NAME.prev-K. */
+static void move_aside(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return;
+    for (int k = 1; k < 1000; k++) {
+        char *to = xasprintf("%s.prev-%d", dir, k);
+        bool exists = stat(to, &st) == 0;
+        if (!exists && rename(dir, to) == 0) {
+            free(to);
+            return;
+        }
+        free(to);
+        if (!exists)
+            return;
+    }
+}
+
+static int signals_setup(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGCHLD);
+    if (sigprocmask(SIG_BLOCK, &set, old) != 0)
+        return -errno;
+    int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (fd < 0) {
+        int e = -errno;
+        sigprocmask(SIG_SETMASK, old, NULL);
+        return e;
+    }
+    return fd;
 }
 
 int mp_sched_qualify(const struct mp_opts *o, int argc, char **argv)
 {
-    MP_UNUSED(o);
+    struct mp_sched_plan pl;
+    memset(&pl, 0, sizeof(pl));
+    struct mp_strv sets = MP_STRV_INIT;
+    int exit_code = MP_EXIT_USAGE;
+    int sfd = -1;
+    sigset_t oldmask;
+    char *detected = NULL;
     MP_UNUSED(argc);
-    MP_UNUSED(argv);
-    mp_error("--gpus/--slurm: not implemented yet");
-    return MP_EXIT_USAGE;
+
+    if (o->slurm && o->gpus)
+        return mp_error("--gpus and --slurm cannot be combined: Slurm hands out the GPUs "
+                        "(e.g. --slurm-args '--gres=gpu:1')"),
+               MP_EXIT_USAGE;
+    if (o->slurm_args && !o->slurm && !o->slurm_script)
+        return mp_error("--slurm-args needs --slurm or --slurm-script"), MP_EXIT_USAGE;
+    bool slurm = o->slurm || o->slurm_script;
+    if (!slurm) {
+        const char *list = o->gpus;
+        if (!list)
+            list = detected = mp_sched_gpus_detect();
+        if (list) {
+            struct mp_diag d = MP_DIAG_INIT;
+            if (mp_sched_gpu_sets(list, o->gpus_per_engine, &sets, &d) < 0) {
+                mp_error("%s", d.msg);
+                goto out;
+            }
+        } else {
+            mp_strv_push(&sets, ""); /* no GPU known: one engine at a time, unpinned */
+        }
+    }
+    /* the run directory, absolute */
+    if (mkdir_p(o->out_dir) < 0 || !(pl.run_dir = realpath(o->out_dir, NULL))) {
+        mp_error("cannot create run directory '%s': %s", o->out_dir, strerror(errno));
+        exit_code = MP_EXIT_INTERNAL;
+        goto out;
+    }
+    char *tasks = xasprintf("%s/tasks", pl.run_dir);
+    int e = mkdir_p(tasks);
+    free(tasks);
+    if (e < 0) {
+        mp_error("cannot create '%s/tasks': %s", pl.run_dir, mp_strerror(e));
+        exit_code = MP_EXIT_INTERNAL;
+        goto out;
+    }
+    char self[PATH_MAX];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (sl <= 0) {
+        mp_error("cannot find this moeprobe's own path: %s", strerror(errno));
+        exit_code = MP_EXIT_INTERNAL;
+        goto out;
+    }
+    self[sl] = '\0';
+    pl.self = xstrdup(self);
+    pl.cmd = o->cmd;
+    pl.ncmd = o->ncmd;
+    pl.port = o->port;
+    pl.grace_s = o->wl.grace_s;
+    pl.json = o->json;
+    pl.quiet = o->quiet;
+    mp_sched_filter_opts(argv, (int)(o->cmd - argv), &pl.child_opts);
+    for (size_t i = 0; i < o->ncands; i++) {
+        if (!only_has(o->only, o->cands[i].name))
+            continue;
+        pl.t = xreallocarray(pl.t, pl.n + 1, sizeof(*pl.t));
+        struct mp_sched_task *t = &pl.t[pl.n++];
+        t->name = xstrdup(o->cands[i].name);
+        t->dir = xasprintf("%s/tasks/%s", pl.run_dir, t->name);
+        t->skip = o->resume && mp_sched_task_finished(t->dir);
+    }
+    if (pl.n == 0) {
+        mp_error("--only '%s' matches no candidate", o->only ? o->only : "");
+        goto out;
+    }
+    size_t todo = 0;
+    for (size_t i = 0; i < pl.n; i++) {
+        if (pl.t[i].skip)
+            continue;
+        todo++;
+        if (!o->slurm_script)
+            move_aside(pl.t[i].dir);
+    }
+    if (mp_sched_index_write(pl.run_dir, &pl) < 0) {
+        mp_error("cannot write '%s/tasks/index.txt'", pl.run_dir);
+        exit_code = MP_EXIT_INTERNAL;
+        goto out;
+    }
+    if (o->resume && !o->quiet)
+        fprintf(stderr, "moeprobe: resuming %s: %zu of %zu candidates to run\n", pl.run_dir, todo,
+                pl.n);
+
+    if (o->slurm_script) {
+        struct buf s = BUF_INIT;
+        mp_sched_slurm_script(&pl, o->slurm_args, &s);
+        FILE *f = fopen(o->slurm_script, "w");
+        bool ok = f && fwrite(s.data, 1, s.len, f) == s.len;
+        if (f && fclose(f) != 0)
+            ok = false;
+        buf_release(&s);
+        if (!ok) {
+            mp_error("cannot write '%s': %s", o->slurm_script, strerror(errno));
+            exit_code = MP_EXIT_INTERNAL;
+            goto out;
+        }
+        chmod(o->slurm_script, 0755);
+        fprintf(stderr,
+                "moeprobe: wrote %s (%zu array task%s); submit it with 'sbatch %s', then run "
+                "'moeprobe report --merge %s'\n",
+                o->slurm_script, todo, todo == 1 ? "" : "s", o->slurm_script, pl.run_dir);
+        exit_code = MP_EXIT_OK;
+        goto out;
+    }
+
+    sfd = signals_setup(&oldmask);
+    if (sfd < 0) {
+        mp_error("cannot set up signal handling: %s", mp_strerror(sfd));
+        exit_code = MP_EXIT_INTERNAL;
+        goto out;
+    }
+    mp_proc_become_subreaper();
+    int rc = 0;
+    if (todo > 0) {
+        if (slurm) {
+            char *script = xasprintf("%s/tasks/qualify.sbatch", pl.run_dir);
+            struct buf s = BUF_INIT;
+            mp_sched_slurm_script(&pl, o->slurm_args, &s);
+            char *dir = xasprintf("%s/tasks", pl.run_dir);
+            rc = mp_write_file_atomic(dir, "qualify.sbatch", s.data, s.len);
+            free(dir);
+            buf_release(&s);
+            if (rc < 0) {
+                mp_error("cannot write '%s': %s", script, mp_strerror(rc));
+                rc = MP_EXIT_INTERNAL;
+            } else {
+                rc = mp_sched_run_slurm(&pl, script, sfd);
+            }
+            free(script);
+        } else {
+            rc = mp_sched_run_local(&pl, &sets, sfd);
+        }
+    }
+    if (rc != 0 && rc < 128) {
+        exit_code = rc;
+        goto out_restore;
+    }
+    exit_code = mp_sched_merge(pl.run_dir, pl.json, pl.quiet);
+    if (rc >= 128)
+        exit_code = rc;
+out_restore:
+    mp_proc_reap_orphans();
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+out:
+    if (sfd >= 0)
+        close(sfd);
+    free(detected);
+    mp_strv_release(&sets);
+    plan_release(&pl);
+    return exit_code;
 }
