@@ -99,6 +99,11 @@ void mp_sched_slurm_script(const struct mp_sched_plan *pl, const char *slurm_arg
 int mp_sched_run_slurm(struct mp_sched_plan *pl, const char *script_path, int signal_fd);
 
 /* ---- merge.c ---- */
+struct mp_report;
+/* Load task_dir's results into rep (initialised by the caller): its store,
+ * or its report.json when it has no database. *finished: every candidate
+ * finished and the task was not interrupted. 0, -ENOENT, MP_EPARSE, MP_EDB. */
+int mp_sched_task_load(const char *task_dir, struct mp_report *rep, bool *finished);
 /* Merge the task results of run_dir (order from tasks/index.txt) into
  * run_dir/report.{json,md,html}; print the report (JSON with json) on
  * stdout and a summary on stderr unless quiet. Tasks whose fingerprints

@@ -7,10 +7,13 @@
  * and the recommendation are computed across all candidates exactly as in
  * a serial run.
  *
- * Loading from report.json is a stop-gap until the evidence store's
- * loader (mp_store_load) lands: it restores what the report shows; latency
- * samples are rebuilt so that p50/p99 come out as the task reported them,
- * and the output check's answers are the quoted texts (200 bytes). */
+ * Each task is loaded from its evidence store (RUNDIR/tasks/NAME/moeprobe.db,
+ * mp_store_load: lossless). A task directory without a database (a moeprobe
+ * without the store, or a store that failed) falls back to its report.json,
+ * which restores what the report shows: latency samples are rebuilt so that
+ * p50/p99 come out as the task reported them, the output check's answers
+ * are the quoted texts (200 bytes), and attempts other than the first keep
+ * only their outcome, counts and evidence lines. */
 #include "compat.h"
 
 #include <cjson/cJSON.h>
@@ -23,6 +26,7 @@
 #include "clock.h"
 #include "report/report.h"
 #include "sched/internal.h"
+#include "store/store.h"
 #include "xalloc.h"
 
 /* ---- JSON helpers ---- */
@@ -337,6 +341,30 @@ static int load_task(const char *task_dir, struct mp_report *rep)
     return 0;
 }
 
+int mp_sched_task_load(const char *task_dir, struct mp_report *rep, bool *finished)
+{
+    *finished = false;
+    struct mp_store *st = NULL;
+    int rc = mp_store_open(task_dir, MP_STORE_READONLY, &st, NULL);
+    if (rc == 0) {
+        bool *done = NULL;
+        rc = mp_store_load(st, rep, &done);
+        mp_store_close(st);
+        if (rc == 0) {
+            *finished = rep->n > 0 && !rep->interrupted;
+            for (size_t i = 0; i < rep->n && done; i++)
+                *finished = *finished && done[i];
+        }
+        free(done);
+        return rc;
+    }
+    /* no database: the task's report.json */
+    rc = load_task(task_dir, rep);
+    if (rc == 0)
+        *finished = rep->n > 0 && !rep->interrupted;
+    return rc;
+}
+
 static char *fp_key(const struct mp_fingerprint *f)
 {
     const char *v[] = {f->gpu, f->compute_capability, f->driver, f->cuda,
@@ -446,9 +474,10 @@ int mp_sched_merge(const char *run_dir, bool json, bool quiet)
         char *tdir = xasprintf("%s/tasks/%s", run_dir, names.v[i]);
         struct mp_report t;
         mp_report_init(&t, tdir);
-        bool finished = mp_sched_task_finished(tdir);
-        int le = finished ? load_task(tdir, &t) : -ENOENT;
-        if (le < 0) {
+        bool finished = false;
+        int le = mp_sched_task_load(tdir, &t, &finished);
+        if (le < 0 || !finished) {
+            le = -ENOENT;
             nmissing++;
             mp_report_release(&t);
             mp_report_init(&t, tdir);

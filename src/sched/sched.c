@@ -2,7 +2,6 @@
  * (tasks, the child command), then local GPUs or Slurm, then the merge. */
 #include "compat.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -95,27 +94,12 @@ void mp_sched_child_argv(const struct mp_sched_plan *pl, size_t i, int port, str
 
 bool mp_sched_task_finished(const char *task_dir)
 {
-    char *path = xasprintf("%s/report.json", task_dir);
-    FILE *f = fopen(path, "r");
-    free(path);
-    if (!f)
-        return false;
-    struct buf b = BUF_INIT;
-    char tmp[8192];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
-        buf_add(&b, tmp, n);
-    fclose(f);
-    bool ok = false;
-    cJSON *j = b.data ? cJSON_ParseWithLength(b.data, b.len) : NULL;
-    if (j) {
-        const cJSON *in = cJSON_GetObjectItemCaseSensitive(j, "interrupted");
-        const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "candidates");
-        ok = !cJSON_IsTrue(in) && cJSON_GetArraySize(c) > 0;
-    }
-    cJSON_Delete(j);
-    buf_release(&b);
-    return ok;
+    struct mp_report t;
+    mp_report_init(&t, task_dir);
+    bool finished = false;
+    mp_sched_task_load(task_dir, &t, &finished);
+    mp_report_release(&t);
+    return finished;
 }
 
 static bool only_has(const char *only, const char *name)
