@@ -318,7 +318,9 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         mp_strv_release(&rargv);
         return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
     }
-    if (!diagnose_only && mp_sched_wanted(&o)) { /* --gpus, --slurm: tasks (src/sched) */
+    /* a serial run's --resume is ours (the store); scale-out runs resume in src/sched */
+    bool serial_resume = o.resume && !o.gpus && !o.slurm && !o.slurm_script;
+    if (!diagnose_only && !serial_resume && mp_sched_wanted(&o)) { /* --gpus, --slurm: tasks (src/sched) */
         rc = mp_sched_qualify(&o, argc, argv);
         mp_opts_release(&o);
         mp_strv_release(&rargv);
@@ -409,7 +411,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
             mp_report_release(&old);
             goto store_failed;
         }
-        char *why = mp_fingerprint_mismatch(&old.fp, &rep.fp);
+        char *why = mp_fingerprint_mismatch(&old.fp, &rep.fp, false);
         if (why) {
             mp_error("refusing to resume '%s' on a different machine (%s): results only hold "
                      "for the fingerprint they were measured on", o.out_dir, why);

@@ -299,20 +299,35 @@ char *mp_fingerprint_model_dir(const char *dir)
     return res;
 }
 
-char *mp_fingerprint_mismatch(const struct mp_fingerprint *a, const struct mp_fingerprint *b)
+/* "x86_64 (Linux 6.8.0)" -> length of "x86_64" */
+static size_t arch_len(const char *h)
+{
+    const char *sp = strchr(h, ' ');
+    return sp ? (size_t)(sp - h) : strlen(h);
+}
+
+char *mp_fingerprint_mismatch(const struct mp_fingerprint *a, const struct mp_fingerprint *b,
+                              bool history)
 {
     struct {
         const char *what, *x, *y;
+        bool hist; /* also checked for history */
     } f[] = {
-        {"GPU", a->gpu, b->gpu},
-        {"compute capability", a->compute_capability, b->compute_capability},
-        {"driver", a->driver, b->driver},
-        {"CUDA", a->cuda, b->cuda},
-        {"engine version", a->engine_version, b->engine_version},
-        {"model", a->model, b->model},
-        {"host", a->host_arch, b->host_arch},
+        {"GPU", a->gpu, b->gpu, true},
+        {"compute capability", a->compute_capability, b->compute_capability, true},
+        {"driver", a->driver, b->driver, false},
+        {"CUDA", a->cuda, b->cuda, false},
+        {"engine version", a->engine_version, b->engine_version, false},
+        {"model", a->model, b->model, true},
+        {"host", a->host_arch, b->host_arch, false},
     };
+    if (history && a->host_arch && b->host_arch &&
+        (arch_len(a->host_arch) != arch_len(b->host_arch) ||
+         strncmp(a->host_arch, b->host_arch, arch_len(a->host_arch)) != 0))
+        return xasprintf("different host architecture: '%s' vs '%s'", a->host_arch, b->host_arch);
     for (size_t i = 0; i < MP_ARRAY_SIZE(f); i++) {
+        if (history && !f[i].hist)
+            continue;
         if (f[i].x && f[i].y && strcmp(f[i].x, f[i].y) != 0)
             return xasprintf("different %s: '%s' vs '%s'", f[i].what, f[i].x, f[i].y);
     }

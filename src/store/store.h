@@ -199,10 +199,13 @@ void mp_fingerprint_detect_ex(struct mp_fingerprint *fp, struct mp_fp_extra *x);
  * hf_quant_config.json), e.g. "modelopt_fp4 (NVFP4)"; NULL when not found. */
 char *mp_fingerprint_model_dir(const char *dir);
 /* Compare the parts that decide whether results carry over: GPU, compute
- * capability, driver, CUDA, engine version, model, host. Returns NULL when
- * they match (a field unknown on either side matches), else a sentence
- * naming the first difference (caller frees). */
-char *mp_fingerprint_mismatch(const struct mp_fingerprint *a, const struct mp_fingerprint *b);
+ * capability, model, host architecture, and unless history is set also
+ * driver, CUDA and engine version (history = runs put side by side, e.g.
+ * before and after an engine upgrade, where those may differ). Returns NULL
+ * when they match (a field unknown on either side matches), else a
+ * sentence naming the first difference (caller frees). */
+char *mp_fingerprint_mismatch(const struct mp_fingerprint *a, const struct mp_fingerprint *b,
+                              bool history);
 
 /* Start time of pid (/proc/PID/stat field 22, clock ticks since boot), or 0. */
 unsigned long long mp_store_pid_starttime(pid_t pid);

@@ -1,0 +1,304 @@
+/* cmd_report.c - `moeprobe report`: render a run's report again from its
+ * evidence store alone, or put runs of the same fingerprint side by side. */
+#include "compat.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "cli/commands.h"
+#include "err.h"
+#include "report/report.h"
+#include "store/store.h"
+#include "xalloc.h"
+
+static const char report_help[] =
+    "usage: moeprobe report [--format md|json|html] [--no-write] RUNDIR\n"
+    "       moeprobe report --compare [--format md|json] RUNDIR RUNDIR...\n"
+    "\n"
+    "Renders a run's report from its evidence store (RUNDIR/moeprobe.db) alone,\n"
+    "rewrites report.json, report.md and report.html in RUNDIR (not with\n"
+    "--no-write) and prints the chosen format on stdout (md by default). Works on\n"
+    "a run that is still going or was interrupted (it shows what is finished).\n"
+    "\n"
+    "--compare puts runs side by side, one column per run, e.g. before and after\n"
+    "an engine upgrade. Runs must share the fingerprint's GPU, compute capability,\n"
+    "model and host architecture; a run that does not is refused with the reason.\n"
+    "\n"
+    "exit codes: 0 ok; 2 usage error, no store, or fingerprints differ;\n"
+    "            3 the store cannot be read or the report not written\n";
+
+enum { F_MD, F_JSON, F_HTML };
+
+static int load_run(const char *dir, struct mp_report *rep)
+{
+    struct mp_store *st = NULL;
+    struct mp_diag d = MP_DIAG_INIT;
+    int rc = mp_store_open(dir, MP_STORE_READONLY, &st, &d);
+    if (rc < 0) {
+        mp_error("%s", d.msg[0] ? d.msg : mp_strerror(rc));
+        return rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+    }
+    mp_report_init(rep, dir);
+    rc = mp_store_load(st, rep, NULL);
+    if (rc < 0)
+        mp_error("cannot read '%s': %s", dir,
+                 rc == -ENOENT ? "no run recorded" : mp_store_errmsg(st));
+    mp_store_close(st);
+    if (rc < 0) {
+        mp_report_release(rep);
+        return rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+    }
+    mp_report_finalize(rep);
+    return 0;
+}
+
+static double seq_rate(const struct mp_attempt_result *a)
+{
+    for (size_t k = 0; a && k < a->nphases; k++) {
+        if (!strcmp(a->phases[k].name, "sequential"))
+            return a->phases[k].tok_s;
+    }
+    return -1;
+}
+
+static double best_conc(const struct mp_attempt_result *a)
+{
+    double best = -1;
+    for (size_t k = 0; a && k < a->nphases; k++) {
+        if (!strncmp(a->phases[k].name, "concurrency-", 12) && a->phases[k].tok_s > best)
+            best = a->phases[k].tok_s;
+    }
+    return best;
+}
+
+static const struct mp_cand_report *find_cand(const struct mp_report *r, const char *name)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (!strcmp(r->c[i].cand.name, name))
+            return &r->c[i];
+    }
+    return NULL;
+}
+
+static const char *nz(const char *s)
+{
+    return s ? s : "-";
+}
+
+static int compare(char **dirs, int n, int fmt)
+{
+    struct mp_report *runs = xcalloc((size_t)n, sizeof(*runs));
+    int ec = 0, loaded = 0;
+    for (int i = 0; i < n && !ec; i++) {
+        ec = load_run(dirs[i], &runs[i]);
+        if (!ec)
+            loaded++;
+    }
+    for (int i = 1; i < loaded && !ec; i++) {
+        char *why = mp_fingerprint_mismatch(&runs[0].fp, &runs[i].fp, true);
+        if (why) {
+            mp_error("refusing to compare '%s' with '%s': %s; results only hold for the "
+                     "fingerprint they were measured on", dirs[i], dirs[0], why);
+            free(why);
+            ec = MP_EXIT_USAGE;
+        }
+    }
+    if (ec)
+        goto out;
+    /* candidate names in first-seen order */
+    struct mp_strv names = MP_STRV_INIT;
+    for (int i = 0; i < n; i++) {
+        for (size_t c = 0; c < runs[i].n; c++) {
+            bool seen = false;
+            for (size_t k = 0; k < names.n && !seen; k++)
+                seen = !strcmp(names.v[k], runs[i].c[c].cand.name);
+            if (!seen)
+                mp_strv_push(&names, runs[i].c[c].cand.name);
+        }
+    }
+    struct buf b = BUF_INIT;
+    if (fmt == F_JSON) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON *ra = cJSON_AddArrayToObject(root, "runs");
+        for (int i = 0; i < n; i++) {
+            const struct mp_report *r = &runs[i];
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "run_dir", dirs[i]);
+            cJSON_AddStringToObject(o, "started", nz(r->started));
+            cJSON_AddStringToObject(o, "engine_version", nz(r->fp.engine_version));
+            cJSON_AddStringToObject(o, "driver", nz(r->fp.driver));
+            cJSON_AddStringToObject(o, "cuda", nz(r->fp.cuda));
+            if (r->recommended >= 0)
+                cJSON_AddStringToObject(o, "recommendation", r->c[r->recommended].cand.name);
+            else
+                cJSON_AddNullToObject(o, "recommendation");
+            cJSON *cs = cJSON_AddObjectToObject(o, "candidates");
+            for (size_t c = 0; c < r->n; c++) {
+                const struct mp_cand_report *cr = &r->c[c];
+                const struct mp_attempt_result *p = mp_cand_primary(cr);
+                cJSON *e = cJSON_AddObjectToObject(cs, cr->cand.name);
+                cJSON_AddStringToObject(e, "verdict", cr->verdict ? cr->verdict : "not-run");
+                if (p && p->moe_backend)
+                    cJSON_AddStringToObject(e, "moe_backend", p->moe_backend);
+                double sr = seq_rate(p);
+                if (sr >= 0)
+                    cJSON_AddNumberToObject(e, "sequential_tok_s", sr);
+            }
+            cJSON_AddItemToArray(ra, o);
+        }
+        cJSON_AddStringToObject(root, "gpu", nz(runs[0].fp.gpu));
+        cJSON_AddStringToObject(root, "model", nz(runs[0].fp.model));
+        char *t = cJSON_Print(root);
+        buf_adds(&b, t);
+        buf_addc(&b, '\n');
+        cJSON_free(t);
+        cJSON_Delete(root);
+    } else {
+        buf_printf(&b, "# moeprobe: %d runs side by side\n\nGPU %s, model %s\n\n| |", n,
+                   nz(runs[0].fp.gpu), nz(runs[0].fp.model));
+        for (int i = 0; i < n; i++)
+            buf_printf(&b, " %s |", dirs[i]);
+        buf_adds(&b, "\n|---|");
+        for (int i = 0; i < n; i++)
+            buf_adds(&b, "---|");
+        buf_adds(&b, "\n| engine |");
+        for (int i = 0; i < n; i++)
+            buf_printf(&b, " %s %s |", nz(runs[i].fp.engine), nz(runs[i].fp.engine_version));
+        buf_adds(&b, "\n| driver / CUDA |");
+        for (int i = 0; i < n; i++)
+            buf_printf(&b, " %s / %s |", nz(runs[i].fp.driver), nz(runs[i].fp.cuda));
+        buf_adds(&b, "\n| started |");
+        for (int i = 0; i < n; i++)
+            buf_printf(&b, " %s |", nz(runs[i].started));
+        buf_adds(&b, "\n| recommendation |");
+        for (int i = 0; i < n; i++)
+            buf_printf(&b, " %s |",
+                       runs[i].recommended >= 0 ? runs[i].c[runs[i].recommended].cand.name : "none");
+        buf_adds(&b, "\n");
+        for (size_t k = 0; k < names.n; k++) {
+            buf_printf(&b, "| **%s** |", names.v[k]);
+            for (int i = 0; i < n; i++) {
+                const struct mp_cand_report *cr = find_cand(&runs[i], names.v[k]);
+                const struct mp_attempt_result *p = cr ? mp_cand_primary(cr) : NULL;
+                if (!cr) {
+                    buf_adds(&b, " - |");
+                    continue;
+                }
+                buf_printf(&b, " %s", cr->verdict ? cr->verdict : "not run");
+                if (p && p->moe_backend)
+                    buf_printf(&b, ", %s", p->moe_backend);
+                double sr = seq_rate(p), cc = best_conc(p);
+                if (sr >= 0)
+                    buf_printf(&b, ", %.1f tok/s seq", sr);
+                if (cc >= 0)
+                    buf_printf(&b, ", %.1f tok/s conc", cc);
+                buf_adds(&b, " |");
+            }
+            buf_adds(&b, "\n");
+        }
+    }
+    fwrite(b.data, 1, b.len, stdout);
+    if (fflush(stdout) != 0)
+        ec = MP_EXIT_INTERNAL;
+    buf_release(&b);
+    mp_strv_release(&names);
+out:
+    for (int i = 0; i < loaded; i++)
+        mp_report_release(&runs[i]);
+    free(runs);
+    return ec;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"compare", no_argument, NULL, 'c'},
+        {"no-write", no_argument, NULL, 'n'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int fmt = F_MD;
+    bool cmp = false, nowrite = false;
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (!strcmp(optarg, "md"))
+                fmt = F_MD;
+            else if (!strcmp(optarg, "json"))
+                fmt = F_JSON;
+            else if (!strcmp(optarg, "html"))
+                fmt = F_HTML;
+            else {
+                mp_error("--format: '%s' is not md, json or html", optarg);
+                return MP_EXIT_USAGE;
+            }
+            break;
+        case 'c':
+            cmp = true;
+            break;
+        case 'n':
+            nowrite = true;
+            break;
+        case 'h':
+            fputs(report_help, stdout);
+            return MP_EXIT_OK;
+        default:
+            mp_error("unknown option or missing value '%s' (see --help)", argv[optind - 1]);
+            return MP_EXIT_USAGE;
+        }
+    }
+    int nd = argc - optind;
+    if (cmp) {
+        if (nd < 2) {
+            mp_error("--compare needs two or more run directories");
+            return MP_EXIT_USAGE;
+        }
+        if (fmt == F_HTML) {
+            mp_error("--compare renders md or json");
+            return MP_EXIT_USAGE;
+        }
+        return compare(argv + optind, nd, fmt);
+    }
+    if (nd != 1) {
+        mp_error("give exactly one run directory (see --help)");
+        return MP_EXIT_USAGE;
+    }
+    const char *dir = argv[optind];
+    struct mp_report rep;
+    int ec = load_run(dir, &rep);
+    if (ec)
+        return ec;
+    struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT;
+    mp_report_json(&rep, &j);
+    mp_report_markdown(&rep, &md);
+    mp_report_html(&rep, &html);
+    if (!nowrite) {
+        int e = mp_write_file_atomic(dir, "report.json", j.data, j.len);
+        if (e == 0)
+            e = mp_write_file_atomic(dir, "report.md", md.data, md.len);
+        if (e == 0)
+            e = mp_write_file_atomic(dir, "report.html", html.data, html.len);
+        if (e < 0) {
+            mp_error("cannot write the report into '%s': %s", dir, mp_strerror(e));
+            ec = MP_EXIT_INTERNAL;
+        }
+    }
+    const struct buf *o = fmt == F_JSON ? &j : fmt == F_HTML ? &html : &md;
+    fwrite(o->data, 1, o->len, stdout);
+    if (fflush(stdout) != 0)
+        ec = MP_EXIT_INTERNAL;
+    buf_release(&j);
+    buf_release(&md);
+    buf_release(&html);
+    mp_report_release(&rep);
+    return ec;
+}
