@@ -83,6 +83,6 @@ void moe_cuda_free(struct moe_cuda *h)
 const char *moe_cuda_site_name(enum moe_cuda_site s)
 {
     static const char *const names[MOE_SITE_COUNT] = {
-        "init", "input", "route", "event", "dequant", "experts", "combine", "output", "sync"};
+        "init", "input", "route", "event", "dequant", "experts", "combine", "output", "sync", "stats"};
     return (unsigned)s < MOE_SITE_COUNT ? names[s] : "?";
 }

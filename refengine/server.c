@@ -923,6 +923,9 @@ void re_server_site_frames(struct buf *b, const char *site)
         {"moe_wait_stream",
          "  File \"" PY "/model_executor/layers/fused_moe/layer.py\", line 1711, in forward_impl\n"
          "    torch.cuda.current_stream().wait_stream(self.routing_stream)\n"},
+        {"expert_load",
+         "  File \"" PY "/model_executor/layers/fused_moe/layer.py\", line 1893, in forward_impl\n"
+         "    expert_load = topk_ids.flatten().bincount(minlength=self.global_num_experts).cpu()\n"},
         {"moe_sum",
          "  File \"" PY "/model_executor/layers/fused_moe/fused_moe.py\", line 1630, in fused_experts_impl\n"
          "    ops.moe_sum(\n"},
@@ -1032,6 +1035,8 @@ static const char *cuda_site(enum moe_cuda_site site)
         return "moe_sum";
     case MOE_SITE_OUTPUT:
         return "async_copy";
+    case MOE_SITE_STATS:
+        return "expert_load";
     case MOE_SITE_SYNC:
     default:
         return "get_output";

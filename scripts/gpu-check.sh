@@ -11,7 +11,9 @@
 #
 # Environment: MOEPROBE (default ./moeprobe; built with `make` when missing),
 # GPU_RESULTS, CJSON_CFLAGS / CJSON_LIBS (when libcjson-dev is not installed),
-# GPU_CHECK_WORLD (default worlds/cuda-h200.ini).
+# GPU_CHECK_WORLD (default worlds/cuda-h200.ini), GPU_CHECK_ENGINE (default
+# build/cuda/refengine-cuda; build/cuda/refengine-fake from `make -C refengine/cuda
+# fake` dry-runs the plumbing without a GPU, with a stub nvidia-smi on PATH).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
@@ -42,7 +44,7 @@ if ! make --no-print-directory cuda >"$RES/build.log" 2>&1; then
     die "make cuda failed (see $RES/build.log)"
 fi
 echo "build: $(tail -1 "$RES/build.log") in $(echo "$(date +%s.%N) - $t0" | bc 2>/dev/null || echo '?') s"
-RE="$ROOT/build/cuda/refengine-cuda"
+RE=${GPU_CHECK_ENGINE:-$ROOT/build/cuda/refengine-cuda}
 MOEPROBE=${MOEPROBE:-$ROOT/moeprobe}
 if [ ! -x "$MOEPROBE" ]; then
     make --no-print-directory all >>"$RES/build.log" 2>&1 || die "no moeprobe binary and \`make\` failed; set MOEPROBE"
@@ -56,19 +58,36 @@ cat "$RES/numerics.txt"
 
 # 3. qualify
 mem_before=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
-rm -rf "$RES/run"
+rm -rf "$RES/run" "$RES"/census-*
+# GPU memory and compute processes, sampled by nvidia-smi itself during qualify
+nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 250 >"$RES/gpu-mem.csv" 2>&1 &
+mem_pid=$!
+nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader -lms 500 \
+    >"$RES/gpu-apps.csv" 2>&1 &
+apps_pid=$!
+CANDS=(--candidate 'racy: --moe-backend flashinfer_cutlass'
+       --candidate 'faulty: --moe-backend humming'
+       --candidate 'marlin: --moe-backend marlin'
+       --candidate 'two-stream: --moe-backend emulation')
+WL=(--no-quality --max-tokens 32 --seq 5 --conc 4:8 --conc 8:16 --grace 5)
 t0=$(date +%s)
-"$MOEPROBE" qualify --out "$RES/run" --no-quality --max-tokens 32 --seq 5 --conc 4:8 --conc 8:16 \
-    --grace 5 \
-    --candidate 'racy: --moe-backend flashinfer_cutlass' \
-    --candidate 'faulty: --moe-backend humming' \
-    --candidate 'marlin: --moe-backend marlin' \
-    --candidate 'two-stream: --moe-backend emulation' \
+"$MOEPROBE" qualify --out "$RES/run" "${WL[@]}" "${CANDS[@]}" \
     -- "$RE" --world "$ROOT/$WORLD" --port '{port}' \
     >"$RES/qualify.stdout" 2>"$RES/qualify.stderr"
 qrc=$?
 echo "qualify: exit $qrc in $(( $(date +%s) - t0 )) s"
 cat "$RES/qualify.stderr"
+# race census: more normal-mode starts of the racy backend (no diagnosis), for
+# the distribution of requests served before the race hits and of error sites
+for i in 1 2 3 4; do
+    "$MOEPROBE" qualify --quiet --out "$RES/census-$i" --no-diagnose --only racy "${WL[@]}" "${CANDS[@]}" \
+        -- "$RE" --world "$ROOT/$WORLD" --port '{port}' >/dev/null 2>>"$RES/qualify.stderr"
+done
+kill "$mem_pid" "$apps_pid" 2>/dev/null
+wait "$mem_pid" "$apps_pid" 2>/dev/null
+mem_peak=$(grep -E '^[0-9]+$' "$RES/gpu-mem.csv" | sort -n | tail -1)
+apps_seen=$(grep -c refengine "$RES/gpu-apps.csv")
+echo "during qualify: peak GPU memory used ${mem_peak:-?} MiB; refengine seen in $apps_seen compute-app samples"
 left=$(pgrep -f "build/cuda/refengine-cuda" || true)
 [ -z "$left" ] || fail "refengine-cuda processes left after qualify: $left"
 apps=$(nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader 2>&1)
@@ -79,9 +98,9 @@ echo "gpu memory used: ${mem_before} MiB before, ${mem_after} MiB after; compute
     || fail "GPU memory not released: ${mem_before} -> ${mem_after} MiB"
 [ -f "$RES/run/report.json" ] || { fail "no report.json (qualify exit $qrc)"; exit 1; }
 
-python3 - "$RES" "$mem_before" "$mem_after" "${apps:-none}" <<'PY' || FAILED=1
-import json, os, re, sys
-res, mb, ma, apps = sys.argv[1:5]
+python3 - "$RES" "$mem_before" "$mem_after" "${apps:-none}" "${mem_peak:-?}" "$apps_seen" <<'PY' || FAILED=1
+import glob, json, os, re, sys
+res, mb, ma, apps, mpeak, aseen = sys.argv[1:7]
 r = json.load(open(os.path.join(res, "run", "report.json")))
 c = {x["name"]: x for x in r["candidates"]}
 bad = []
@@ -111,9 +130,9 @@ for x in r["candidates"]:
         want(g(a, "teardown", "leftovers") in (0, None), "%s: teardown leftovers" % x["name"])
 
 # the innermost frame of each crash = where the host noticed the error
-def site_of(a):
+def site_of(a, run="run"):
     try:
-        log = open(os.path.join(res, "run", a["dir"], "server.log"), errors="replace").read().split("\n")
+        log = open(os.path.join(res, run, a["dir"], "server.log"), errors="replace").read().split("\n")
     except OSError:
         return None
     fn = None
@@ -148,10 +167,29 @@ for x in r["candidates"]:
         x["name"], g(x, "resolved", "moe_backend"), paths.get(x["name"], "?"), x.get("verdict"), na,
         ", ".join(first_sites(x, False)) or "-", bl, "%.2f" % tr if isinstance(tr, (int, float)) and tr > 0 else "-",
         "%.0f" % seq if isinstance(seq, (int, float)) else "-"))
+# the census: every normal racy attempt of the main run and the extra starts
+census = [(a.get("requests_ok"), a.get("outcome"), site_of(a)) for a in racy.get("attempts", [])
+          if not a.get("launch_blocking")]
+for d in sorted(glob.glob(os.path.join(res, "census-*"))):
+    try:
+        rc_ = json.load(open(os.path.join(d, "report.json")))
+    except (OSError, ValueError):
+        continue
+    for x in rc_.get("candidates", []):
+        for a in x.get("attempts", []):
+            census.append((a.get("requests_ok"), a.get("outcome"), site_of(a, os.path.basename(d))))
+crashes = [t for t in census if t[1] == "crashed"]
+inner = sorted(set(t[2] for t in crashes if t[2]))
+want(len(inner) >= 2, "racy: one innermost error site across %d crashes: %s" % (len(crashes), inner))
+lines += ["", "race census (normal-mode starts of the racy backend, %d): %d crashed; requests served "
+          "before the crash: %s; innermost error sites: %s" % (
+              len(census), len(crashes), [t[0] for t in crashes],
+              ", ".join("%s x%d" % (s_, sum(1 for t in crashes if t[2] == s_)) for s_ in inner))]
 lines += ["", "racy: %s" % racy.get("why"), "faulty: %s" % faulty.get("why"),
           "racy: distinct sites across normal attempts: %s" % g(racy, "crash", "distinct_sites"),
           "faulty: pinned site under CUDA_LAUNCH_BLOCKING=1: %s" % g(faulty, "diagnosis", "pinned_site"),
-          "GPU memory used: %s MiB before, %s MiB after; compute apps after: %s" % (mb, ma, apps), ""]
+          "GPU memory used: %s MiB before, peak %s MiB during, %s MiB after; refengine in %s "
+          "compute-app samples during, compute apps after: %s" % (mb, mpeak, ma, aseen, apps), ""]
 lines += ["assertions: " + ("all hold" if not bad else "FAILED")] + ["- " + b for b in bad]
 open(os.path.join(res, "results.md"), "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))

@@ -72,6 +72,7 @@ struct moe_cuda {
     uint8_t *h_up_q, *h_down_q, *h_up_s, *h_down_s;
     float *h_up_g, *h_down_g, *h_router;
     float *h_x, *h_out; // pinned
+    unsigned *h_ids;    // pinned: the mid-step expert-load read-back
     // device
     uint8_t *up_q, *down_q, *up_s, *down_s;
     float *up_g, *down_g, *router;
@@ -97,7 +98,7 @@ static float unif(uint64_t *s) // [-1, 1)
 }
 
 static const char *const site_names[MOE_SITE_COUNT] = {
-    "init", "input", "route", "event", "dequant", "experts", "combine", "output", "sync"};
+    "init", "input", "route", "event", "dequant", "experts", "combine", "output", "sync", "stats"};
 
 extern "C" const char *moe_cuda_site_name(enum moe_cuda_site s)
 {
@@ -505,6 +506,7 @@ static int init_dev(struct moe_cuda *h, char *desc, size_t desclen, struct moe_c
     CK(cudaMalloc(&h->tmp, sizeof(float) * (size_t)2 * I * H), MOE_SITE_INIT, "cudaMalloc");
     CK(cudaMallocHost(&h->h_x, sizeof(float) * (size_t)T * H), MOE_SITE_INIT, "cudaMallocHost");
     CK(cudaMallocHost(&h->h_out, sizeof(float) * (size_t)T * H), MOE_SITE_INIT, "cudaMallocHost");
+    CK(cudaMallocHost(&h->h_ids, sizeof(unsigned) * (size_t)T * K), MOE_SITE_INIT, "cudaMallocHost");
     CK(cudaMemset(h->ids, 0, sizeof(unsigned) * (size_t)T * K), MOE_SITE_INIT, "cudaMemset");
     CK(cudaMemset(h->wts, 0, sizeof(float) * (size_t)T * K), MOE_SITE_INIT, "cudaMemset");
     CK(cudaMemcpy(h->up_q, h->h_up_q, up_n / 2, cudaMemcpyHostToDevice), MOE_SITE_INIT, "cudaMemcpy");
@@ -606,6 +608,15 @@ extern "C" int moe_cuda_step(struct moe_cuda *h, enum moe_cuda_path path,
                        st->fault && l == fl, true, e);
         if (rc)
             return rc;
+        if (l == (h->c.layers - 1) / 2) {
+            // half-way: read the routing back for expert-load statistics
+            // (a synchronising host read, like a .cpu() in the forward pass)
+            cudaStream_t f = path == MOE_CUDA_MARLIN ? h->sr : h->se;
+            CK(cudaMemcpyAsync(h->h_ids, h->ids, sizeof(unsigned) * (size_t)ntok * h->c.top_k,
+                               cudaMemcpyDeviceToHost, f),
+               MOE_SITE_STATS, "cudaMemcpyAsync");
+            CK(cudaStreamSynchronize(f), MOE_SITE_STATS, "cudaStreamSynchronize");
+        }
     }
     return finish(h, path, ntok, NULL, e);
 }
@@ -677,6 +688,7 @@ extern "C" void moe_cuda_free(struct moe_cuda *h)
             cudaFree(dev[i]);
         cudaFreeHost(h->h_x);
         cudaFreeHost(h->h_out);
+        cudaFreeHost(h->h_ids);
         cudaStreamDestroy(h->sr);
         cudaStreamDestroy(h->se);
         cudaEventDestroy(h->ev_route);

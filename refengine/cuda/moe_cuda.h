@@ -55,6 +55,7 @@ enum moe_cuda_site {
     MOE_SITE_COMBINE,    /* combine (moe_sum) launch */
     MOE_SITE_OUTPUT,     /* D2H copy of the result */
     MOE_SITE_SYNC,       /* waiting for the step's copy event */
+    MOE_SITE_STATS,      /* mid-step expert-load read-back (a stream synchronisation) */
     MOE_SITE_COUNT
 };
 

@@ -51,7 +51,7 @@ int moe_cuda_step(struct moe_cuda *h, enum moe_cuda_path path, const struct moe_
                   struct moe_cuda_err *e)
 {
     static const enum moe_cuda_site racy_sites[] = {MOE_SITE_ROUTE, MOE_SITE_EXPERTS,
-                                                    MOE_SITE_COMBINE, MOE_SITE_SYNC};
+                                                    MOE_SITE_STATS, MOE_SITE_SYNC};
     h->n++;
     if (path == MOE_CUDA_FAULTY && st->fault)
         return err(e, h->blocking ? MOE_SITE_EXPERTS : MOE_SITE_SYNC);
@@ -89,6 +89,6 @@ void moe_cuda_free(struct moe_cuda *h)
 const char *moe_cuda_site_name(enum moe_cuda_site s)
 {
     static const char *const names[MOE_SITE_COUNT] = {
-        "init", "input", "route", "event", "dequant", "experts", "combine", "output", "sync"};
+        "init", "input", "route", "event", "dequant", "experts", "combine", "output", "sync", "stats"};
     return (unsigned)s < MOE_SITE_COUNT ? names[s] : "?";
 }
