@@ -23,6 +23,7 @@ void mp_report_init(struct mp_report *rep, const char *run_dir)
     rep->moeprobe_version = xstrdup(mp_version);
     rep->run_dir = xstrdup(run_dir ? run_dir : ".");
     rep->recommended = -1;
+    rep->qc.ref = -1;
 }
 
 static void fp_release(struct mp_fingerprint *fp)
@@ -59,6 +60,7 @@ void mp_report_release(struct mp_report *rep)
     free(rep->recommendation_why);
     mp_strv_release(&rep->learned);
     groups_release(rep);
+    mp_qcheck_release(&rep->qc);
     fp_release(&rep->fp);
     memset(rep, 0, sizeof(*rep));
 }
@@ -308,6 +310,39 @@ static void compute_noop(struct mp_report *rep)
     }
 }
 
+/* The output check: compare the primary attempts' greedy answers; a stable
+ * candidate whose answers are garbage becomes garbage-output. */
+static void output_check(struct mp_report *rep)
+{
+    const struct mp_sanity_set *set = mp_sanity_builtin();
+    struct mp_qcand_in *in = xcalloc(rep->n + 1, sizeof(*in));
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
+        in[i].name = rep->c[i].cand.name;
+        if (p && p->outcome == MP_OUT_CLEAN && p->nquality) {
+            in[i].texts = (const char *const *)p->quality_texts;
+            in[i].ntexts = p->nquality;
+        }
+    }
+    mp_qcheck_release(&rep->qc);
+    mp_qcheck_run(set, in, rep->n, &rep->qc);
+    free(in);
+    for (size_t i = 0; i < rep->n; i++) {
+        struct mp_cand_report *c = &rep->c[i];
+        const struct mp_qcand_out *q = &rep->qc.c[i];
+        if (!c->verdict || strcmp(c->verdict, "stable") != 0 || q->status == MP_QC_NOT_RUN)
+            continue;
+        if (q->status == MP_QC_GARBAGE) {
+            c->verdict = "garbage-output";
+            set_why(c, xasprintf("served every request without an error, but its %s", q->why));
+        } else {
+            char *w = xasprintf("%s; output check passed (%zu of %zu sanity prompts)", c->why,
+                                q->passed, rep->qc.nprompts);
+            set_why(c, w);
+        }
+    }
+}
+
 static size_t cand_nknobs(const struct mp_cand_report *c)
 {
     return mp_candidate_nknobs(&c->cand);
@@ -318,6 +353,7 @@ void mp_report_finalize(struct mp_report *rep)
     groups_release(rep);
     for (size_t i = 0; i < rep->n; i++)
         finalize_candidate(&rep->c[i]);
+    output_check(rep);
     /* fingerprint fields from the engine's own log */
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
@@ -388,6 +424,15 @@ void mp_report_finalize(struct mp_report *rep)
                 mp_strv_push_owned(&rep->learned, s);
             }
         }
+        for (size_t i = 0; i < rep->n; i++) {
+            const struct mp_cand_report *c = &rep->c[i];
+            if (c->verdict && !strcmp(c->verdict, "garbage-output"))
+                mp_strv_push_owned(&rep->learned,
+                                   xasprintf("%s serves without errors but its output is garbage",
+                                             c->cand.name));
+        }
+        if (rep->qc.note)
+            mp_strv_push(&rep->learned, rep->qc.note);
         if (!rep->learned.n)
             mp_strv_push(&rep->learned, "no candidate ran every phase without a failure");
     }
@@ -447,6 +492,54 @@ static void add_evidence(cJSON *ev, const struct mp_report *rep, const struct mp
     }
     cJSON_AddItemToArray(ev, cJSON_CreateString(s));
     free(s);
+}
+
+static cJSON *qcheck_cand_json(const struct mp_report *rep, size_t i)
+{
+    const struct mp_qcheck *q = &rep->qc;
+    if (i >= q->n || q->c[i].status == MP_QC_NOT_RUN)
+        return cJSON_CreateNull();
+    const struct mp_qcand_out *c = &q->c[i];
+    const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
+    const struct mp_sanity_set *set = mp_sanity_builtin();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "result", c->status == MP_QC_OK ? "pass" : "garbage");
+    cJSON_AddNumberToObject(o, "passed", (double)c->passed);
+    cJSON_AddNumberToObject(o, "wrong", (double)c->wrong);
+    cJSON_AddNumberToObject(o, "degenerate", (double)c->degenerate);
+    cJSON_AddNumberToObject(o, "prompts", (double)q->nprompts);
+    cJSON_AddItemToObject(o, "why", jstr(c->why));
+    cJSON *arr = cJSON_AddArrayToObject(o, "answers");
+    for (size_t k = 0; k < q->nprompts; k++) {
+        const char *t = p && k < p->nquality ? p->quality_texts[k] : NULL;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "id", set->p[k].id);
+        cJSON_AddStringToObject(e, "prompt", set->p[k].prompt);
+        char *quoted = mp_quality_quote(t, 200);
+        cJSON_AddItemToObject(e, "output", jstr(quoted));
+        free(quoted);
+        cJSON_AddStringToObject(e, "result", mp_qres_name(c->res[k]));
+        cJSON_AddItemToObject(e, "reason", jstr(c->res_why[k]));
+        cJSON_AddItemToArray(arr, e);
+    }
+    if (c->ref >= 0) {
+        cJSON *a = cJSON_AddObjectToObject(o, "agreement");
+        cJSON_AddItemToObject(a, "reference", jstr(rep->c[c->ref].cand.name));
+        cJSON_AddNumberToObject(a, "identical", (double)c->identical);
+        cJSON_AddNumberToObject(a, "compared", (double)c->compared);
+        if (c->diff_prompt >= 0) {
+            cJSON *d = cJSON_AddObjectToObject(a, "first_difference");
+            cJSON_AddStringToObject(d, "prompt", set->p[c->diff_prompt].id);
+            cJSON_AddNumberToObject(d, "token", (double)c->diff_token);
+            cJSON_AddItemToObject(d, "this", jstr(c->diff_this));
+            cJSON_AddItemToObject(d, "reference", jstr(c->diff_ref));
+        } else {
+            cJSON_AddNullToObject(a, "first_difference");
+        }
+    } else {
+        cJSON_AddNullToObject(o, "agreement");
+    }
+    return o;
 }
 
 static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report *c)
@@ -568,6 +661,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     } else {
         cJSON_AddNullToObject(o, "diagnosis");
     }
+    cJSON_AddItemToObject(o, "output_check", qcheck_cand_json(rep, (size_t)(c - rep->c)));
     cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
     for (size_t j = 0; j < c->nattempts; j++) {
         const struct mp_attempt_result *a = &c->attempts[j];
@@ -657,6 +751,10 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
         cJSON_AddNullToObject(root, "recommendation");
     }
     cJSON_AddItemToObject(root, "learned", jstrv(&rep->learned));
+    cJSON *qc = cJSON_AddObjectToObject(root, "output_check");
+    cJSON_AddStringToObject(qc, "status", rep->qc.status ? rep->qc.status : "not-run");
+    cJSON_AddItemToObject(qc, "reference", jstr(rep->qc.ref >= 0 ? rep->c[rep->qc.ref].cand.name : NULL));
+    cJSON_AddItemToObject(qc, "note", jstr(rep->qc.note));
     char *txt = cJSON_Print(root);
     buf_adds(out, txt);
     buf_addc(out, '\n');
@@ -728,6 +826,64 @@ static const char *rel_dir(const struct mp_report *rep, const char *dir)
     if (!strncmp(dir, rep->run_dir, rl) && dir[rl] == '/')
         return dir + rl + 1;
     return dir;
+}
+
+static void md_output_check(const struct mp_report *rep, struct buf *out)
+{
+    const struct mp_qcheck *q = &rep->qc;
+    if (!q->status || !strcmp(q->status, "not-run"))
+        return;
+    const struct mp_sanity_set *set = mp_sanity_builtin();
+    buf_adds(out, "## Output check\n\n");
+    buf_printf(out, "Greedy answers to %zu sanity prompts (`data/sanity-prompts.json`), compared "
+                    "across candidates", q->nprompts);
+    if (q->ref >= 0) {
+        buf_adds(out, "; agreement is measured against ");
+        md_cell(out, rep->c[q->ref].cand.name, 64);
+    }
+    buf_adds(out, ".");
+    if (q->note) {
+        buf_adds(out, " ");
+        md_cell(out, q->note, 600);
+        buf_adds(out, ".");
+    }
+    buf_adds(out, "\n\n| candidate | result | passed | identical to reference | first differing token |\n"
+                  "|---|---|---:|---:|---|\n");
+    for (size_t i = 0; i < q->n; i++) {
+        const struct mp_qcand_out *c = &q->c[i];
+        if (c->status == MP_QC_NOT_RUN)
+            continue;
+        buf_adds(out, "| ");
+        md_cell(out, rep->c[i].cand.name, 64);
+        buf_printf(out, " | %s | %zu/%zu | ", c->status == MP_QC_OK ? "pass" : "**garbage**",
+                   c->passed, q->nprompts);
+        if (c->ref >= 0)
+            buf_printf(out, "%zu/%zu | ", c->identical, c->compared);
+        else
+            buf_adds(out, "(reference) | ");
+        if (c->diff_prompt >= 0) {
+            md_cell(out, set->p[c->diff_prompt].id, 40);
+            buf_printf(out, " token %ld: ", c->diff_token);
+            md_cell(out, c->diff_this, 60);
+            buf_adds(out, " vs ");
+            md_cell(out, c->diff_ref, 60);
+        } else {
+            buf_adds(out, "—");
+        }
+        buf_adds(out, " |\n");
+    }
+    buf_adds(out, "\n");
+    for (size_t i = 0; i < q->n; i++) {
+        const struct mp_qcand_out *c = &q->c[i];
+        if (c->status != MP_QC_GARBAGE)
+            continue;
+        buf_adds(out, "- ");
+        md_cell(out, rep->c[i].cand.name, 64);
+        buf_adds(out, ": ");
+        md_cell(out, c->why, 400);
+        buf_adds(out, "\n");
+    }
+    buf_adds(out, "\n");
 }
 
 void mp_report_markdown(const struct mp_report *rep, struct buf *out)
@@ -863,6 +1019,8 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         }
         buf_adds(out, "\n");
     }
+
+    md_output_check(rep, out);
 
     buf_adds(out, "## Details\n\n");
     for (size_t i = 0; i < rep->n; i++) {

@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "cli/spec.h"
+#include "quality/quality.h"
 #include "run/attempt.h"
 
 struct mp_fingerprint {
@@ -69,6 +70,8 @@ struct mp_report {
     size_t ngroups;
     struct mp_noop *noop;
     size_t nnoop;
+    /* the output check across candidates (index = candidate index) */
+    struct mp_qcheck qc;
     bool interrupted;
 };
 
