@@ -32,6 +32,9 @@ srv_pin=() cli_pin=()
 if [ "$PIN" = 1 ] && [ "$(nproc)" -ge 2 ]; then srv_pin=(taskset -c 1); cli_pin=(taskset -c 0); fi
 
 tmp=$(mktemp -d /tmp/client-bench.XXXXXX)
+# private copies: a concurrent `make` relinking the build outputs must not break a run
+cp "$RE" "$tmp/refengine" && cp "$LB" "$tmp/loadgen_bench" || exit 1
+RE=$tmp/refengine LB=$tmp/loadgen_bench
 pid= tailpid=
 stop_engine() {
     [ -n "$tailpid" ] && kill "$tailpid" 2>/dev/null && wait "$tailpid" 2>/dev/null
@@ -126,13 +129,18 @@ LUA
                     wargs=("$url/health")
                 fi
                 run_lg() { l=$("${cli_pin[@]}" "$LB" --url "$url" --conc "$c" --duration "$DURATION" "${lgargs[@]}"); }
-                run_wrk() { w=$("${cli_pin[@]}" wrk -t1 -c"$c" -d"${DURATION}s" "${wargs[@]}"); }
+                run_wrk() { w=$(/usr/bin/time -f "wrk_cpu_s=%U+%S" "${cli_pin[@]}" wrk -t1 -c"$c" -d"${DURATION}s" "${wargs[@]}" 2>&1); }
                 if ((i % 2)); then run_lg; run_wrk; else run_wrk; run_lg; fi
                 lr=$(kv "$l" rps)
                 wr=$(echo "$w" | awk '/Requests\/sec/ {print $2}')
+                if [ -z "$lr" ] || [ -z "$wr" ]; then echo "endpoint=$ep conns=$c round=$i: a run failed"; continue; fi
                 werr=$(echo "$w" | grep -E 'Socket errors|Non-2xx' | tr -s ' ' | tr '\n' ' ')
                 ratio=$(echo "scale=3; $lr / $wr" | bc)
-                echo "endpoint=$ep conns=$c round=$i loadgen_rps=$lr loadgen_cpu_pct=$(kv "$l" cpu_pct) loadgen_errors=$(kv "$l" errors) wrk_rps=$wr ratio=$ratio $werr"
+                # CPU per request of each client: less sensitive to scheduling noise than rates
+                lus=$(echo "scale=2; 1000000 * $(kv "$l" cpu_s) / ($lr * $(kv "$l" duration_s))" | bc)
+                wcpu=$(echo "$w" | grep -o 'wrk_cpu_s=[0-9.+]*' | cut -d= -f2)
+                wus=$(echo "scale=2; 1000000 * ($wcpu) / ($wr * $DURATION)" | bc)
+                echo "endpoint=$ep conns=$c round=$i loadgen_rps=$lr loadgen_cpu_pct=$(kv "$l" cpu_pct) loadgen_errors=$(kv "$l" errors) wrk_rps=$wr ratio=$ratio loadgen_us_per_req=$lus wrk_us_per_req=$wus $werr"
                 echo "$ep $c $ratio" >>"$tmp/ratios"
             done
         done

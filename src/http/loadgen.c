@@ -23,6 +23,7 @@
 #define LG_ERR_BODY_MAX ((size_t)64 << 10) /* error bodies of generation requests */
 #define LG_GAPS_MAX ((size_t)1 << 22)      /* inter-token gaps kept per request */
 #define LG_POOL_MAX 8192                   /* idle easy handles kept for reuse */
+#define LG_SPARE_MAX 1024                  /* finished request records kept for reuse */
 
 struct lg_req {
     struct mp_lg *lg;
@@ -56,6 +57,8 @@ struct mp_lg {
     struct lg_req *done_head, *done_tail; /* FIFO of finished requests */
     CURL **pool;
     size_t npool;
+    struct lg_req *spare; /* free list of request records (next), saves a large calloc/free */
+    size_t nspare;
     /* curl_multi_socket_action driver: libcurl's sockets live in an epoll set, so a wakeup
      * costs O(ready sockets), not O(connections) as curl_multi_poll does */
     int epfd;
@@ -229,6 +232,23 @@ static void req_free(struct lg_req *r)
     free(r);
 }
 
+/* a popped request's record: keep it for the next request, or free it */
+static void req_put(struct mp_lg *lg, struct lg_req *r)
+{
+    if (lg->nspare >= LG_SPARE_MAX) {
+        req_free(r);
+        return;
+    }
+    mp_lg_result_release(&r->res);
+    mp_sse_free(&r->sse);
+    buf_release(&r->text);
+    buf_release(&r->errbody);
+    free(r->body);
+    r->next = lg->spare;
+    lg->spare = r;
+    lg->nspare++;
+}
+
 static void easy_recycle(struct mp_lg *lg, CURL *e)
 {
     if (!e)
@@ -260,6 +280,11 @@ void mp_lg_free(struct mp_lg *lg)
         struct lg_req *nx = r->next;
         req_free(r);
         r = nx;
+    }
+    while (lg->spare) {
+        r = lg->spare;
+        lg->spare = r->next;
+        free(r); /* contents were released by req_put */
     }
     for (size_t i = 0; i < lg->npool; i++)
         curl_easy_cleanup(lg->pool[i]);
@@ -468,7 +493,14 @@ static long submit(struct mp_lg *lg, struct lg_req *r)
 
 static struct lg_req *req_new(struct mp_lg *lg, enum mp_lg_kind kind, int user_tag)
 {
-    struct lg_req *r = xcalloc(1, sizeof(*r));
+    struct lg_req *r = lg->spare;
+    if (r) {
+        lg->spare = r->next;
+        lg->nspare--;
+        memset(r, 0, sizeof(*r));
+    } else {
+        r = xcalloc(1, sizeof(*r));
+    }
     r->lg = lg;
     r->res.kind = kind;
     r->res.user_tag = user_tag;
@@ -871,7 +903,7 @@ int mp_lg_next_result(struct mp_lg *lg, struct mp_lg_result *out)
         lg->done_tail = NULL;
     *out = r->res;
     memset(&r->res, 0, sizeof(r->res));
-    req_free(r);
+    req_put(lg, r);
     return 1;
 }
 
