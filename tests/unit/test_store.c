@@ -1,0 +1,301 @@
+/* Unit tests: the evidence store - schema migration from version 1, the
+ * lock, a round trip through the database, secret masking, and the
+ * fingerprint with a fake NVML (a discrete GPU, a unified-memory GB10, no
+ * GPU) and from a checkpoint folder. */
+#include "compat.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/report.h"
+#include "store/store.h"
+#include "xalloc.h"
+
+const char mp_version[] = "0.0.0-test";
+
+static char *tmpdir(void)
+{
+    char t[] = "/tmp/test-store.XXXXXX";
+    assert_non_null(mkdtemp(t));
+    return xstrdup(t);
+}
+
+static void rmtree(const char *d)
+{
+    char *cmd = xasprintf("rm -rf '%s'", d);
+    assert_int_equal(system(cmd), 0);
+    free(cmd);
+}
+
+static void test_migrate_from_v1(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *path = xasprintf("%s/%s", dir, MP_STORE_DB_NAME);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(mp_db_migrate(db, 1, NULL), 0);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO run(id, subcommand, argv, moeprobe_version, started)"
+                                  " VALUES (1, 'qualify', '[\"--\",\"x\"]', '0.0.9', 'then');"
+                                  "INSERT INTO fingerprint(id, gpu) VALUES (1, 'NVIDIA GB10');"
+                                  "INSERT INTO candidates(pos, name, env, args, done)"
+                                  " VALUES (0, 'old', '[]', '[]', 1);",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+
+    struct mp_store *s = NULL;
+    assert_int_equal(mp_store_open(dir, MP_STORE_LOCK, &s, NULL), 0);
+    /* migrated: the version-2 table and columns exist, the old rows are kept */
+    assert_int_equal(mp_store_add_minimize_test(s, 1, "A=1", "old", true), 0);
+    struct mp_fp_extra x;
+    assert_int_equal(mp_store_load_fp_extra(s, &x), 0);
+    assert_int_equal(x.gpu_memory_mib, -1);
+    mp_fp_extra_release(&x);
+    struct mp_report rep;
+    mp_report_init(&rep, dir);
+    bool *done = NULL;
+    assert_int_equal(mp_store_load(s, &rep, &done), 0);
+    assert_int_equal(rep.n, 1);
+    assert_string_equal(rep.c[0].cand.name, "old");
+    assert_true(done[0]);
+    assert_string_equal(rep.fp.gpu, "NVIDIA GB10");
+    free(done);
+    mp_report_release(&rep);
+    mp_store_close(s);
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), MP_STORE_SCHEMA_VERSION);
+    sqlite3_finalize(st);
+    /* a newer schema than ours is refused, not damaged */
+    assert_int_equal(sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    struct mp_diag d = MP_DIAG_INIT;
+    assert_int_equal(mp_store_open(dir, 0, &s, &d), MP_EDB);
+    assert_non_null(strstr(d.msg, "newer"));
+    free(path);
+    rmtree(dir);
+    free(dir);
+}
+
+static void test_lock_and_roundtrip(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *run = xasprintf("%s/run", dir);
+    struct mp_store *s = NULL, *s2 = NULL;
+    struct mp_diag d = MP_DIAG_INIT;
+    assert_int_equal(mp_store_open(run, MP_STORE_LOCK, &s, &d), -ENOENT);
+    assert_int_equal(mp_store_open(run, MP_STORE_CREATE | MP_STORE_LOCK, &s, NULL), 0);
+    assert_int_equal(mp_store_open(run, MP_STORE_LOCK, &s2, &d), MP_ESTATE);
+    assert_non_null(strstr(d.msg, "in use"));
+
+    struct mp_candidate c;
+    assert_int_equal(mp_candidate_from_knobs("tok", "HF_TOKEN=hunter22 --moe-backend marlin", &c, NULL), 0);
+    mp_store_mask_init(mp_store_mask(s), &c, 1, NULL);
+    char *argv[] = {"--candidate", "tok: HF_TOKEN=hunter22 --moe-backend marlin", "--", "vllm"};
+    assert_int_equal(mp_store_run_begin(s, "qualify", argv, 4, "9.9", "t0"), 0);
+    assert_int_equal(mp_store_candidate(s, 0, &c), 0);
+    int idx = 0;
+    assert_int_equal(mp_store_next_index(s, 0, &idx), 0);
+    assert_int_equal(idx, 1);
+    int64_t id = 0;
+    assert_int_equal(mp_store_attempt_begin(s, 0, idx, false, "/x/tok-1", &id), 0);
+    double gaps[] = {1.5, 2.5};
+    struct mp_store_request rq = {.seq = 1, .req_id = 7, .phase = "warmup", .outcome = "ok",
+                                  .http_status = 200, .ttft_ms = 12, .e2e_ms = 40,
+                                  .output_tokens = 3, .req_tok_s = 50, .itl_ms = gaps, .nitl = 2,
+                                  .error = "echo hunter22"};
+    assert_int_equal(mp_store_add_request(s, id, &rq), 0);
+    assert_int_equal(mp_store_add_request(s, id, &rq), MP_EDB); /* duplicate seq */
+    /* after a write error the store is failed: no more writes */
+    rq.seq = 2;
+    assert_int_equal(mp_store_add_request(s, id, &rq), MP_EDB);
+    assert_non_null(strstr(mp_store_errmsg(s), "UNIQUE"));
+    mp_store_close(s);
+
+    assert_int_equal(mp_store_open(run, MP_STORE_LOCK, &s, NULL), 0);
+    int killed = -1;
+    assert_int_equal(mp_store_reap_dead_run(s, &killed), 0);
+    assert_int_equal(killed, 0);
+    char *sub = NULL;
+    struct mp_strv av = MP_STRV_INIT;
+    assert_int_equal(mp_store_run_argv(s, &sub, &av), 0);
+    assert_string_equal(sub, "qualify");
+    assert_int_equal(av.n, 4);
+    assert_string_equal(av.v[1], "tok: HF_TOKEN=*** --moe-backend marlin");
+    free(sub);
+    mp_strv_release(&av);
+    assert_int_equal(mp_store_next_index(s, 0, &idx), 0);
+    assert_int_equal(idx, 2); /* the interrupted attempt's number is not reused */
+    struct mp_report rep;
+    mp_report_init(&rep, run);
+    assert_int_equal(mp_store_load(s, &rep, NULL), 0);
+    assert_int_equal(rep.n, 1);
+    assert_int_equal(rep.c[0].nattempts, 0); /* interrupted attempts are no evidence */
+    assert_string_equal(rep.c[0].cand.env.v[0], "HF_TOKEN=***");
+    mp_report_release(&rep);
+    mp_store_close(s);
+    mp_candidate_release(&c);
+
+    /* nothing in the database holds the secret */
+    char *cmd = xasprintf("grep -rqa hunter22 '%s'", run);
+    assert_int_not_equal(system(cmd), 0);
+    free(cmd);
+    free(run);
+    rmtree(dir);
+    free(dir);
+}
+
+static void test_mask(void **state)
+{
+    (void)state;
+    struct mp_store_mask m;
+    setenv("TEST_STORE_API_KEY", "sk-abcdef123456", 1);
+    mp_store_mask_init(&m, NULL, 0, "bearer-xyz-789");
+    unsetenv("TEST_STORE_API_KEY");
+    bool ch = false;
+    const char *line = "INFO key=sk-abcdef123456 auth bearer-xyz-789 max_num_batched_tokens=8192";
+    char *o = mp_store_mask_apply(&m, line, strlen(line), false, &ch);
+    assert_true(ch);
+    assert_string_equal(o, "INFO key=*** auth *** max_num_batched_tokens=8192");
+    free(o);
+    const char *w = "a: MY_SECRET=v1 --max-num-batched-tokens=8192 PLAIN=x";
+    o = mp_store_mask_apply(&m, w, strlen(w), true, &ch);
+    assert_string_equal(o, "a: MY_SECRET=*** --max-num-batched-tokens=8192 PLAIN=x");
+    free(o);
+    o = mp_store_mask_apply(&m, "nothing", 7, true, &ch);
+    assert_false(ch);
+    assert_string_equal(o, "nothing");
+    free(o);
+    mp_store_mask_release(&m);
+}
+
+/* ---- fake NVML ---- */
+static int fake_mem_rc;
+static unsigned fake_count;
+static int f_init(void) { return 0; }
+static int f_shutdown(void) { return 0; }
+static int f_drv(char *b, unsigned n) { snprintf(b, n, "580.95.05"); return 0; }
+static int f_cuda(int *v) { *v = 13000; return 0; }
+static int f_count(unsigned *n) { *n = fake_count; return 0; }
+static int f_handle(unsigned i, void **d) { (void)i; *d = &fake_count; return 0; }
+static int f_name(void *d, char *b, unsigned n) { (void)d; snprintf(b, n, fake_mem_rc ? "NVIDIA GB10" : "NVIDIA RTX PRO 6000"); return 0; }
+static int f_cc(void *d, int *a, int *b) { (void)d; *a = 12; *b = fake_mem_rc ? 1 : 0; return 0; }
+static int f_mem(void *d, unsigned long long m[3])
+{
+    (void)d;
+    if (fake_mem_rc)
+        return fake_mem_rc; /* NVML_ERROR_NOT_SUPPORTED */
+    m[0] = 96ULL << 30;
+    return 0;
+}
+
+static void test_fingerprint_nvml(void **state)
+{
+    (void)state;
+    struct mp_nvml_api api = {f_init, f_shutdown, f_drv, f_cuda, f_count, f_handle, f_name, f_cc, f_mem};
+    struct mp_fingerprint fp;
+    struct mp_fp_extra x;
+    memset(&fp, 0, sizeof(fp));
+    memset(&x, 0, sizeof(x));
+    fake_count = 1;
+    fake_mem_rc = 0;
+    assert_int_equal(mp_fingerprint_from_nvml(&api, &fp, &x), 0);
+    assert_string_equal(fp.gpu, "NVIDIA RTX PRO 6000");
+    assert_string_equal(fp.compute_capability, "12.0");
+    assert_string_equal(fp.driver, "580.95.05");
+    assert_string_equal(fp.cuda, "13.0");
+    assert_int_equal(x.gpu_memory_mib, 96 * 1024);
+    assert_string_equal(x.gpu_source, "nvml");
+    /* GB10: unified memory, NVML says NOT_SUPPORTED for memory figures */
+    struct mp_fingerprint fp2;
+    memset(&fp2, 0, sizeof(fp2));
+    fake_mem_rc = 3;
+    assert_int_equal(mp_fingerprint_from_nvml(&api, &fp2, &x), 0);
+    assert_string_equal(fp2.gpu, "NVIDIA GB10");
+    assert_string_equal(fp2.compute_capability, "12.1");
+    assert_int_equal(x.gpu_memory_mib, -1);
+    /* different machines are never compared */
+    char *why = mp_fingerprint_mismatch(&fp, &fp2, true);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "GPU"));
+    free(why);
+    assert_null(mp_fingerprint_mismatch(&fp, &fp, false));
+    /* no GPU: NVML loads but lists none */
+    fake_count = 0;
+    struct mp_fingerprint fp3;
+    memset(&fp3, 0, sizeof(fp3));
+    assert_true(mp_fingerprint_from_nvml(&api, &fp3, &x) < 0);
+    assert_null(fp3.gpu);
+    /* without NVML and without nvidia-smi */
+    setenv("MOEPROBE_NVML_LIB", "none", 1);
+    char *path = getenv("PATH") ? xstrdup(getenv("PATH")) : NULL;
+    setenv("PATH", "/nonexistent", 1);
+    struct mp_fp_extra x4;
+    mp_fingerprint_detect_ex(&fp3, &x4);
+    assert_string_equal(fp3.gpu, "no NVIDIA GPU");
+    assert_string_equal(x4.gpu_source, "none");
+    assert_non_null(fp3.host_arch);
+    if (path)
+        setenv("PATH", path, 1);
+    free(path);
+    unsetenv("MOEPROBE_NVML_LIB");
+    mp_fp_extra_release(&x);
+    mp_fp_extra_release(&x4);
+    struct mp_report r;
+    mp_report_init(&r, ".");
+    r.fp = fp;
+    mp_report_release(&r);
+    mp_report_init(&r, ".");
+    r.fp = fp2;
+    mp_report_release(&r);
+    mp_report_init(&r, ".");
+    r.fp = fp3;
+    mp_report_release(&r);
+}
+
+static void test_model_dir(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *p = xasprintf("%s/config.json", dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("{\"quantization_config\": {\"quant_method\": \"modelopt\", \"quant_algo\": \"NVFP4\"}}", f);
+    fclose(f);
+    char *q = mp_fingerprint_model_dir(dir);
+    assert_string_equal(q, "modelopt (NVFP4)");
+    free(q);
+    unlink(p);
+    free(p);
+    q = mp_fingerprint_model_dir(dir);
+    assert_null(q);
+    rmtree(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_migrate_from_v1),
+        cmocka_unit_test(test_lock_and_roundtrip),
+        cmocka_unit_test(test_mask),
+        cmocka_unit_test(test_fingerprint_nvml),
+        cmocka_unit_test(test_model_dir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
