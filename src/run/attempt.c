@@ -378,6 +378,24 @@ static void draw_progress(struct att *a, const char *what, int done, int total)
     fflush(stderr);
 }
 
+/* Soak progress: elapsed/remaining, requests, tok/s, 95 % failure-rate bound. */
+static void draw_soak(struct att *a, const struct mp_phase_result *ph, double duration_s)
+{
+    if (!a->o->progress)
+        return;
+    int64_t now = mp_now_ns();
+    if (now - a->last_draw < 1000000000LL)
+        return;
+    a->last_draw = now;
+    double rem = duration_s - ph->wall_s;
+    fprintf(stderr, "\r\033[K[%s] soak %.0fs elapsed, %.0fs left, %d ok / %d failed, %.1f tok/s, "
+                    "failure rate < %.2g (95%%)",
+            a->o->label ? a->o->label : "", ph->wall_s, rem > 0 ? rem : 0, ph->ok, ph->failed,
+            ph->wall_s > 0 ? ph->tokens / ph->wall_s : 0.0,
+            mp_stats_failure_upper95((unsigned long)ph->ok));
+    fflush(stderr);
+}
+
 static void clear_progress(struct att *a)
 {
     if (a->o->progress) {
@@ -494,9 +512,14 @@ static enum mp_outcome run_workload(struct att *a)
         a->cur_phase = (int)(r->nphases - 1);
         a->phase_rts.n = 0;
         int64_t t0 = mp_now_ns();
+        int64_t t_end = sp.duration_s > 0 ? t0 + (int64_t)(sp.duration_s * 1e9) : INT64_MAX;
         int started = 0, done = 0;
         while (done < sp.requests) {
-            while (!a->failed && started < sp.requests && (int)mp_lg_inflight(a->lg) < sp.level) {
+            bool expired = mp_now_ns() >= t_end;
+            if (expired && done == started)
+                break; /* duration over and nothing in flight */
+            while (!a->failed && !expired && started < sp.requests &&
+                   (int)mp_lg_inflight(a->lg) < sp.level) {
                 int pidx = (int)(a->gen_started % PROMPT_COUNT);
                 if (mp_lg_start(a->lg, mp_prompts[pidx], pidx) < 0) {
                     set_fail(a, "client-error", "could not start a request");
@@ -515,7 +538,10 @@ static enum mp_outcome run_workload(struct att *a)
                 mp_lg_result_release(&res);
             }
             ph->wall_s = (double)(mp_now_ns() - t0) / 1e9;
-            draw_progress(a, ph->name, done, sp.requests);
+            if (sp.duration_s > 0)
+                draw_soak(a, ph, sp.duration_s);
+            else
+                draw_progress(a, ph->name, done, sp.requests);
             if (a->signo)
                 return MP_OUT_INTERRUPTED;
             if (a->io_err)

@@ -26,6 +26,7 @@ struct mp_phase_spec {
     char name[32];  /* "warmup", "sequential", "concurrency-4", "extended" */
     int level;      /* requests in flight */
     int requests;   /* requests in the phase */
+    double duration_s; /* > 0: also stop starting requests after this long (soak) */
 };
 
 struct mp_workload {

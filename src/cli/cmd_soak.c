@@ -1,0 +1,216 @@
+/* cmd_soak.c - `moeprobe soak`: one candidate under steady load for a long
+ * time, until the duration ends or the first failure; every request goes
+ * into the run's evidence store as it finishes, and the report has the
+ * same format as qualify's. */
+#include "compat.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/commands.h"
+#include "cli/opts.h"
+#include "clock.h"
+#include "err.h"
+#include "logs/logscan.h"
+#include "proc/proc.h"
+#include "report/report.h"
+#include "run/runner.h"
+#include "store/store.h"
+#include "xalloc.h"
+
+int mp_signals_setup(sigset_t *old);
+int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct mp_report *live,
+                                bool json_stdout, bool quiet, int *recommended);
+
+static const char soak_help[] =
+    "usage: moeprobe soak --duration D [--concurrency N] [options] -- SERVER COMMAND...\n"
+    "\n"
+    "Starts the engine with one candidate (the first --candidate, or none) and\n"
+    "drives N concurrent requests (default 8) after one warm-up request until\n"
+    "the duration D (seconds, or with s/m/h: 9h) ends or the first failure, which\n"
+    "is classified as in qualify. Every request is recorded in RUNDIR/moeprobe.db\n"
+    "as it finishes; a progress line shows elapsed/remaining time, requests,\n"
+    "tok/s and the 95 % upper bound on the failure rate. The report (report.json,\n"
+    "report.md) has qualify's format; --json prints the JSON on stdout.\n"
+    "\n"
+    MP_COMMON_OPTS_HELP
+    "\n"
+    "not in this version: --base-url URL [--log FILE] (attach to a running server)\n"
+    "\n"
+    "exit codes: 0 the soak ran its duration without a failure; 1 it failed;\n"
+    "            2 usage or input error; 3 internal or I/O error; 128+N killed by signal N\n";
+
+static int parse_duration(const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    double mult = 1;
+    if (end && *end && end[1] == '\0') {
+        if (*end == 's')
+            end++;
+        else if (*end == 'm')
+            mult = 60, end++;
+        else if (*end == 'h')
+            mult = 3600, end++;
+    }
+    if (errno || end == s || *end || !isfinite(v) || v <= 0)
+        return mp_error("--duration: '%s' is not a positive duration (seconds, or with s/m/h)", s);
+    *out = v * mult;
+    return 0;
+}
+
+int cmd_soak(int argc, char **argv)
+{
+    double duration = 0;
+    long conc = 8;
+    bool has_cand = false;
+    struct mp_strv rest = MP_STRV_INIT;
+    int exit_code = MP_EXIT_USAGE;
+    signal(SIGXFSZ, SIG_IGN);
+    /* our own options first; the shared ones go to mp_opts_parse */
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        bool past = false;
+        for (int k = 1; k < i; k++)
+            past = past || !strcmp(argv[k], "--");
+        if (!past && i > 0 && !strcmp(a, "--duration") && i + 1 < argc) {
+            if (parse_duration(argv[++i], &duration) < 0)
+                goto usage;
+            continue;
+        }
+        if (!past && i > 0 && !strcmp(a, "--concurrency") && i + 1 < argc) {
+            char *end = NULL;
+            conc = strtol(argv[++i], &end, 10);
+            if (!end || *end || conc < 1 || conc > 100000) {
+                mp_error("--concurrency: '%s' is not a whole number in 1..100000", argv[i]);
+                goto usage;
+            }
+            continue;
+        }
+        if (!past && i > 0 && (!strcmp(a, "--base-url") || !strcmp(a, "--log"))) {
+            mp_error("%s: attaching to a running server is not implemented in this version", a);
+            goto usage;
+        }
+        if (!past && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
+            fputs(soak_help, stdout);
+            mp_strv_release(&rest);
+            return MP_EXIT_OK;
+        }
+        if (!past && !strcmp(a, "--candidate"))
+            has_cand = true;
+        mp_strv_push(&rest, a);
+    }
+    if (duration <= 0) {
+        mp_error("soak needs --duration (e.g. --duration 9h)");
+        goto usage;
+    }
+    struct mp_opts o;
+    int rc = mp_opts_parse(&o, (int)rest.n, mp_strv_array(&rest), soak_help);
+    if (rc != 0) {
+        mp_opts_release(&o);
+        mp_strv_release(&rest);
+        return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
+    }
+    struct mp_report rep;
+    mp_report_init(&rep, o.out_dir);
+    struct mp_store *store = NULL;
+    int sfd = -1;
+    sigset_t oldmask;
+    struct mp_fp_extra fpx;
+    memset(&fpx, 0, sizeof(fpx));
+    struct mp_candidate c;
+    if (has_cand) {
+        mp_candidate_copy(&c, &o.cands[0]);
+    } else {
+        mp_candidate_from_knobs("soak", "", &c, NULL);
+    }
+    mp_report_add_candidate(&rep, &c);
+    struct mp_diag d = MP_DIAG_INIT;
+    rc = mp_store_open(o.out_dir, MP_STORE_CREATE | MP_STORE_LOCK, &store, &d);
+    if (rc < 0) {
+        mp_error("%s", d.msg[0] ? d.msg : mp_strerror(rc));
+        exit_code = rc == MP_ESTATE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+        goto out;
+    }
+    exit_code = MP_EXIT_INTERNAL;
+    mp_store_mask_init(mp_store_mask(store), &c, 1, o.api_key);
+    sfd = mp_signals_setup(&oldmask);
+    if (sfd < 0) {
+        mp_error("cannot set up signal handling: %s", mp_strerror(sfd));
+        goto out;
+    }
+    mp_proc_become_subreaper();
+    char iso[32];
+    mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
+    rep.started = xstrdup(iso);
+    mp_fingerprint_detect_ex(&rep.fp, &fpx);
+    if (mp_store_run_begin(store, "soak", argv + 1, (size_t)(argc - 1), mp_version, iso) < 0 ||
+        mp_store_candidate(store, 0, &c) < 0 || mp_store_set_fingerprint(store, &rep.fp, &fpx) < 0)
+        goto store_failed;
+
+    struct mp_workload wl = o.wl;
+    wl.nphases = 2;
+    wl.phases[0].level = 1;
+    wl.phases[0].requests = 1;
+    snprintf(wl.phases[0].name, sizeof(wl.phases[0].name), "warmup");
+    snprintf(wl.phases[1].name, sizeof(wl.phases[1].name), "soak");
+    wl.phases[1].level = (int)conc;
+    wl.phases[1].requests = INT_MAX;
+    wl.phases[1].duration_s = duration;
+    struct mp_runctx ctx = {
+        .run_dir = o.out_dir,
+        .cmd = o.cmd,
+        .ncmd = o.ncmd,
+        .port = o.port,
+        .kn = mp_knowledge_builtin(),
+        .wl = &wl,
+        .signal_fd = sfd,
+        .progress = isatty(2) && !o.quiet,
+        .quiet = o.quiet,
+        .store = store,
+    };
+    const struct mp_attempt_result *a = NULL;
+    rc = mp_run_attempt(&ctx, &rep, 0, false, NULL, &a);
+    if (rc < 0 && !(a && a->outcome == MP_OUT_ERROR && a->fail_class && !strcmp(a->fail_class, "spawn")))
+        goto out_restore;
+    if (!ctx.signo && mp_store_candidate_done(store, 0, &rep.c[0].diag) < 0)
+        goto store_failed;
+    mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
+    if (mp_store_run_finish(store, iso, ctx.signo != 0) < 0)
+        goto store_failed;
+    if (mp_write_reports_from_store(store, o.out_dir, NULL, o.json, o.quiet, NULL) < 0)
+        goto out_restore;
+    if (ctx.signo)
+        exit_code = 128 + ctx.signo;
+    else if (rc < 0)
+        exit_code = MP_EXIT_USAGE; /* the server command cannot run */
+    else
+        exit_code = a && a->outcome == MP_OUT_CLEAN ? MP_EXIT_OK : MP_EXIT_NONE;
+    goto out_restore;
+store_failed:
+    mp_error("cannot write the evidence store in '%s': %s", o.out_dir, mp_store_errmsg(store));
+    exit_code = MP_EXIT_INTERNAL;
+out_restore:
+    mp_proc_reap_orphans();
+    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+out:
+    if (sfd >= 0)
+        close(sfd);
+    mp_candidate_release(&c);
+    mp_fp_extra_release(&fpx);
+    mp_store_close(store);
+    mp_report_release(&rep);
+    mp_opts_release(&o);
+    mp_strv_release(&rest);
+    return exit_code;
+usage:
+    mp_strv_release(&rest);
+    return MP_EXIT_USAGE;
+}
