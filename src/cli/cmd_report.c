@@ -13,12 +13,14 @@
 #include "cli/commands.h"
 #include "err.h"
 #include "report/report.h"
+#include "sched/sched.h"
 #include "store/store.h"
 #include "xalloc.h"
 
 static const char report_help[] =
     "usage: moeprobe report [--format md|json|html] [--no-write] RUNDIR\n"
     "       moeprobe report --compare [--format md|json] RUNDIR RUNDIR...\n"
+    "       moeprobe report --merge [--format md|json] RUNDIR\n"
     "\n"
     "Renders a run's report from its evidence store (RUNDIR/moeprobe.db) alone,\n"
     "rewrites report.json, report.md and report.html in RUNDIR (not with\n"
@@ -28,6 +30,10 @@ static const char report_help[] =
     "--compare puts runs side by side, one column per run, e.g. before and after\n"
     "an engine upgrade. Runs must share the fingerprint's GPU, compute capability,\n"
     "model and host architecture; a run that does not is refused with the reason.\n"
+    "\n"
+    "--merge merges the per-candidate task results of a qualify --gpus/--slurm run\n"
+    "(RUNDIR/tasks/*/) into RUNDIR's report, e.g. after submitting the script of\n"
+    "qualify --slurm-script by hand (docs/scale-out.md).\n"
     "\n"
     "exit codes: 0 ok; 2 usage error, no store, or fingerprints differ;\n"
     "            3 the store cannot be read or the report not written\n";
@@ -220,11 +226,12 @@ int cmd_report(int argc, char **argv)
         {"format", required_argument, NULL, 'f'},
         {"compare", no_argument, NULL, 'c'},
         {"no-write", no_argument, NULL, 'n'},
+        {"merge", no_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int fmt = F_MD;
-    bool cmp = false, nowrite = false;
+    bool cmp = false, nowrite = false, merge = false;
     optind = 0;
     opterr = 0;
     int c;
@@ -247,6 +254,9 @@ int cmd_report(int argc, char **argv)
             break;
         case 'n':
             nowrite = true;
+            break;
+        case 'm':
+            merge = true;
             break;
         case 'h':
             fputs(report_help, stdout);
@@ -271,6 +281,10 @@ int cmd_report(int argc, char **argv)
     if (nd != 1) {
         mp_error("give exactly one run directory (see --help)");
         return MP_EXIT_USAGE;
+    }
+    if (merge) { /* qualify --gpus/--slurm task results (src/sched) */
+        int mc = mp_sched_merge(argv[optind], fmt == F_JSON, true);
+        return mc == MP_EXIT_NONE ? MP_EXIT_OK : mc;
     }
     const char *dir = argv[optind];
     struct mp_report rep;
