@@ -104,11 +104,5 @@ struct mp_report;
  * or its report.json when it has no database. *finished: every candidate
  * finished and the task was not interrupted. 0, -ENOENT, MP_EPARSE, MP_EDB. */
 int mp_sched_task_load(const char *task_dir, struct mp_report *rep, bool *finished);
-/* Merge the task results of run_dir (order from tasks/index.txt) into
- * run_dir/report.{json,md,html}; print the report (JSON with json) on
- * stdout and a summary on stderr unless quiet. Tasks whose fingerprints
- * differ are reported side by side. Returns qualify's exit code (0 a
- * recommendation, 1 none, 3 I/O). */
-int mp_sched_merge(const char *run_dir, bool json, bool quiet);
 
 #endif

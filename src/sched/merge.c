@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "report/report.h"
 #include "sched/internal.h"
+#include "sched/sched.h"
 #include "store/store.h"
 #include "xalloc.h"
 

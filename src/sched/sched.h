@@ -30,4 +30,12 @@ bool mp_sched_wanted(const struct mp_opts *o);
  * "qualify"); o was parsed from them. Returns an exit code. */
 int mp_sched_qualify(const struct mp_opts *o, int argc, char **argv);
 
+/* Merge the task results of run_dir (tasks/index.txt, tasks/NAME/) into
+ * run_dir/report.{json,md,html}: one report like a serial run's, or, when
+ * the tasks' fingerprints differ, one report per fingerprint side by side
+ * (run_dir/fingerprint-K/). Prints the Markdown (JSON with json) on stdout
+ * and, unless quiet, a summary on stderr. Returns qualify's exit code:
+ * 0 a recommendation, 1 none, 2 no task index, 3 I/O error. */
+int mp_sched_merge(const char *run_dir, bool json, bool quiet);
+
 #endif

@@ -133,10 +133,10 @@ for c in b["candidates"]:
 PY
 
 # report --merge renders the same verdicts again
-if "$MOEPROBE" report --merge "$Q_DIR" --format json >"$Q_TMP/merge.json" 2>"$Q_TMP/merge.err"; then
-    check "$Q_TMP/merge.json" 'c["marlin"]["verdict"] == "stable"' 'c["auto"]["verdict"] == "async-race"' ||
-        fail "report --merge"
-fi
+"$MOEPROBE" report --merge --format json "$Q_DIR" >"$Q_TMP/merge.json" 2>"$Q_TMP/merge.err" ||
+    { cat "$Q_TMP/merge.err"; fail "report --merge: exit $?"; }
+check "$Q_TMP/merge.json" 'c["marlin"]["verdict"] == "stable"' 'c["auto"]["verdict"] == "async-race"' ||
+    fail "report --merge"
 
 # a task that died leaves a gap; --resume submits only that one
 rm -rf "$Q_DIR/tasks/cutlass"
