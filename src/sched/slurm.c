@@ -73,8 +73,8 @@ void mp_sched_slurm_script(const struct mp_sched_plan *pl, const char *slurm_arg
     }
     mp_strv_release(&argv);
     buf_adds(out, "--only \"$name\" --out \"$dir\"");
-    if (pl->port)
-        buf_printf(out, " --port %d", pl->port);
+    if (pl->port) /* tasks may share a node: each its own port */
+        buf_printf(out, " --port $((%d + SLURM_ARRAY_TASK_ID))", pl->port);
     buf_adds(out, " --");
     for (size_t k = 0; k < pl->ncmd; k++) {
         buf_addc(out, ' ');

@@ -17,6 +17,7 @@
 
 #include "report/report.h"
 #include "sched/internal.h"
+#include "sched/sched.h"
 #include "xalloc.h"
 
 const char mp_version[] = "0.0.0-test";
