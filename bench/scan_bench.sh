@@ -3,7 +3,7 @@
 # literals. Builds a synthetic vLLM log of SIZE_MB (default 1024) MiB: the
 # healthy startup logs of the corpus, then serving traffic (access lines,
 # periodic stats, tqdm-like progress, an occasional warning), with a crash at
-# the end. Results go to stdout; docs/perf-scan.md records a run.
+# the end. Results go to stdout; docs/performance.md records a run.
 # usage: bench/scan_bench.sh [SIZE_MB]     (run `make bench-bins` first)
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
