@@ -405,6 +405,8 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         if (killed && !o.quiet)
             fprintf(stderr, "moeprobe: killed %d engine process(es) left by the interrupted run\n",
                     killed);
+        if (mp_store_run_resumed(store, iso) < 0)
+            goto store_failed;
         struct mp_report old;
         mp_report_init(&old, o.out_dir);
         if (mp_store_load(store, &old, &done) < 0) {
@@ -424,8 +426,6 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         mp_fingerprint_detect_ex(&old.fp, NULL);
         mp_report_release(&rep);
         rep = old;
-        if (mp_store_run_resumed(store, iso) < 0)
-            goto store_failed;
         if (!o.quiet) {
             size_t nd = 0;
             for (size_t i = 0; i < rep.n; i++)

@@ -80,7 +80,7 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     }
     if (rc < 0 && r.outcome == MP_OUT_ERROR && r.fail_message && !r.fail_class)
         mp_error("%s", r.fail_message);
-    if (ctx->store && rc != MP_EDB && !signo &&
+    if (ctx->store && rc != MP_EDB &&
         mp_store_attempt_finish(ctx->store, att_id, &r) < 0) {
         mp_error("cannot write the evidence store: %s", mp_store_errmsg(ctx->store));
         rc = MP_EDB;

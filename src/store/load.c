@@ -250,12 +250,15 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
     sqlite3_finalize(st);
 
     for (size_t i = 0; i < rep->n && rc == 0; i++) {
-        /* attempts (finished ones; interrupted and running ones are not evidence) */
+        /* attempts (finished ones; running ones are not evidence) */
         struct buf sql = BUF_INIT;
         buf_adds(&sql, "SELECT id, idx, launch_blocking, dir, outcome");
         for (size_t k = 0; k < mp_store_nattempt_cols; k++)
             buf_printf(&sql, ", %s", mp_store_attempt_cols[k].name);
-        buf_adds(&sql, " FROM attempts WHERE candidate_id = ? AND status = 'done' ORDER BY id");
+        /* interrupted attempts with a summary count only while the run is
+         * (still) interrupted; a resume redoes them */
+        buf_printf(&sql, " FROM attempts WHERE candidate_id = ? AND (status = 'done'%s) ORDER BY id",
+                   rep->interrupted ? " OR (status = 'interrupted' AND outcome IS NOT NULL)" : "");
         rc = mp_store_prep(s, &st, sql.data);
         buf_release(&sql);
         if (rc < 0)

@@ -753,7 +753,10 @@ int mp_store_attempt_finish(struct mp_store *s, int64_t id, const struct mp_atte
     if (begin(s) < 0)
         return MP_EDB;
     struct buf sql = BUF_INIT;
-    buf_adds(&sql, "UPDATE attempts SET status = 'done', finished = ?, outcome = ?");
+    /* an attempt cut short by a signal stays "interrupted": evidence for the
+     * interrupted run's own report only, redone by a resume */
+    buf_printf(&sql, "UPDATE attempts SET status = '%s', finished = ?, outcome = ?",
+               r->outcome == MP_OUT_INTERRUPTED ? "interrupted" : "done");
     for (size_t i = 0; i < mp_store_nattempt_cols; i++)
         buf_printf(&sql, ", %s = ?", mp_store_attempt_cols[i].name);
     buf_adds(&sql, " WHERE id = ?");

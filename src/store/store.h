@@ -165,7 +165,8 @@ int mp_store_reap_dead_run(struct mp_store *s, int *killed);
 
 /* Load the whole run into rep (initialised by the caller with
  * mp_report_init): fingerprint, candidates in order, finished attempts
- * with their samples, diagnoses. done (may be NULL) gets a malloc'ed array
+ * with their samples (while the run is marked interrupted also the attempts
+ * cut short by its signal), diagnoses. done (may be NULL) gets a malloc'ed array
  * of rep->n flags: candidate finished. Returns 0, -ENOENT or MP_EDB. */
 int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done);
 /* Stored fingerprint extras (zeroed when none). */
