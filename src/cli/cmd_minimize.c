@@ -14,11 +14,13 @@
 #include "buf.h"
 #include "cli/commands.h"
 #include "cli/opts.h"
+#include "clock.h"
 #include "err.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
 #include "report/report.h"
 #include "run/runner.h"
+#include "store/store.h"
 #include "verdict/ddmin.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -154,6 +156,7 @@ struct mctx {
     struct buf tests;             /* JSON array items */
     unsigned ntests;
     bool json;
+    struct mp_store *store;       /* evidence store or NULL */
 };
 
 static const char *rel(const struct mp_report *rep, const char *dir)
@@ -202,6 +205,13 @@ static int try_config(struct mctx *m, const struct mp_candidate *c, const char *
     free(ev);
     buf_adds(t, "}");
     m->ntests++;
+    if (m->store) {
+        char *knobs = mp_candidate_knobs_str(c);
+        int e = mp_store_add_minimize_test(m->store, m->ntests, knobs, c->name, pass);
+        free(knobs);
+        if (e < 0)
+            return mp_error("cannot write the evidence store: %s", mp_store_errmsg(m->store));
+    }
     return pass ? 1 : 0;
 }
 
@@ -287,6 +297,22 @@ int cmd_minimize(int argc, char **argv)
         mp_error("cannot create run directory '%s': %s", o.out_dir, strerror(errno));
         goto out;
     }
+    struct mp_diag sd = MP_DIAG_INIT;
+    int se = mp_store_open(o.out_dir, MP_STORE_CREATE | MP_STORE_LOCK, &m.store, &sd);
+    if (se < 0) {
+        mp_error("%s", sd.msg[0] ? sd.msg : mp_strerror(se));
+        exit_code = se == MP_ESTATE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+        goto out;
+    }
+    mp_store_mask_init(mp_store_mask(m.store), &to_c, 1, o.api_key);
+    char iso[32];
+    mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
+    mp_fingerprint_detect(&rep.fp);
+    if (mp_store_run_begin(m.store, "minimize", argv + 1, (size_t)(argc - 1), mp_version, iso) < 0 ||
+        mp_store_set_fingerprint(m.store, &rep.fp, NULL) < 0) {
+        mp_error("cannot write the evidence store: %s", mp_store_errmsg(m.store));
+        goto out;
+    }
     sfd = mp_signals_setup(&oldmask);
     mp_proc_become_subreaper();
     struct mp_runctx ctx = {
@@ -294,6 +320,7 @@ int cmd_minimize(int argc, char **argv)
         .kn = mp_knowledge_builtin(), .wl = &o.wl, .signal_fd = sfd,
         .progress = isatty(2) && !o.quiet, .quiet = o.quiet,
         .diag_max_requests = o.diag_max_requests, .cheap_start_s = 120,
+        .store = m.store,
     };
     m.run = &ctx;
     m.rep = &rep;
@@ -413,12 +440,16 @@ write:;
     }
     fflush(stdout);
     buf_release(&out);
+    mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
+    if (mp_store_run_finish(m.store, iso, ctx.signo != 0) < 0)
+        mp_error("cannot write the evidence store: %s", mp_store_errmsg(m.store));
     mp_proc_reap_orphans();
     if (sfd >= 0) {
         sigprocmask(SIG_SETMASK, &oldmask, NULL);
         close(sfd);
     }
 out:
+    mp_store_close(m.store);
     free(minimal);
     buf_release(&m.tests);
     knobset_release(&m.from);

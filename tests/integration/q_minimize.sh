@@ -18,6 +18,13 @@ check "$Q_TMP/m.json" \
   'r["requests_required_for_pass"] > 0' \
   || fail "minimize result"
 cmp -s "$Q_TMP/m.json" "$Q_TMP/m/minimize.json" || fail "stdout differs from minimize.json"
+# every test is in the evidence store, with its attempts
+if command -v sqlite3 >/dev/null; then
+    ntests=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["tests"]))' "$Q_TMP/m.json")
+    [ "$(sqlite3 "$Q_TMP/m/moeprobe.db" 'select count(*) from minimize_tests')" = "$ntests" ] || fail "minimize tests in the store"
+    [ "$(sqlite3 "$Q_TMP/m/moeprobe.db" 'select count(*) from minimize_tests where passed = 1 and knobs = "VLLM_SCALED_MM_BACKEND=marlin"')" = 1 ] || fail "passing minimal test in the store"
+    [ "$(sqlite3 "$Q_TMP/m/moeprobe.db" 'select count(*) from attempts')" -ge "$ntests" ] || fail "attempts in the store"
+fi
 "$MOEPROBE" minimize --quiet --out "$Q_TMP/m2" --seq 2 --conc 2:2 --max-tokens 8 --no-quality \
     --from 'VLLM_SCALED_MM_BACKEND=marlin' --to 'VLLM_SCALED_MM_BACKEND=marlin VLLM_MARLIN_USE_ATOMIC_ADD=1' \
     -- "$REFENGINE" --world "$W/q-fork.ini" --port '{port}' >/dev/null 2>"$Q_TMP/m2.err"
