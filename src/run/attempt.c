@@ -483,6 +483,32 @@ static void settle(struct att *a, double settle_s)
     }
 }
 
+/* The failure watch, after every turn of a phase's loop. MP_OUT_CLEAN: go
+ * on; MP_OUT_CRASH: a failure was recorded (the caller settles); any other
+ * outcome ends the attempt as it is. */
+static enum mp_outcome watch(struct att *a, const char *phase)
+{
+    if (a->signo)
+        return MP_OUT_INTERRUPTED;
+    if (a->io_err)
+        return MP_OUT_ERROR;
+    if (a->events & MP_LOGEV_FATAL)
+        set_fail(a, "engine-fatal", "the engine logged a fatal error");
+    if (a->exited)
+        set_fail(a, "process-exit", "the engine exited during the workload");
+    if (a->failed)
+        return MP_OUT_CRASH;
+    if (stalled(a)) {
+        a->req_fail_class = xstrdup("hang");
+        a->req_fail_msg = xasprintf("no token progress for %.0f s with %zu request(s) in flight",
+                                    a->o->wl->stall_timeout_s, mp_lg_inflight(a->lg));
+        a->r->fail_phase = xstrdup(phase);
+        a->r->ok_before_failure = a->r->req_ok;
+        return MP_OUT_HANG;
+    }
+    return MP_OUT_CLEAN;
+}
+
 /* Run the phases. Returns the outcome (CLEAN, CRASH, HANG, INTERRUPTED). */
 static enum mp_outcome run_workload(struct att *a)
 {
@@ -542,26 +568,11 @@ static enum mp_outcome run_workload(struct att *a)
                 draw_soak(a, ph, sp.duration_s);
             else
                 draw_progress(a, ph->name, done, sp.requests);
-            if (a->signo)
-                return MP_OUT_INTERRUPTED;
-            if (a->io_err)
-                return MP_OUT_ERROR;
-            if (a->events & MP_LOGEV_FATAL)
-                set_fail(a, "engine-fatal", "the engine logged a fatal error");
-            if (a->exited)
-                set_fail(a, "process-exit", "the engine exited during the workload");
-            if (a->failed)
+            enum mp_outcome w = watch(a, ph->name);
+            if (w == MP_OUT_CRASH)
                 break;
-            if (stalled(a)) {
-                char msg[160];
-                snprintf(msg, sizeof(msg), "no token progress for %.0f s with %zu request(s) in flight",
-                         wl->stall_timeout_s, mp_lg_inflight(a->lg));
-                a->req_fail_class = xstrdup("hang");
-                a->req_fail_msg = xstrdup(msg);
-                r->fail_phase = xstrdup(ph->name);
-                r->ok_before_failure = r->req_ok;
-                return MP_OUT_HANG;
-            }
+            if (w != MP_OUT_CLEAN)
+                return w;
         }
         ph->wall_s = (double)(mp_now_ns() - t0) / 1e9;
         ph->tok_s = ph->wall_s > 0 ? ph->tokens / ph->wall_s : 0;
@@ -615,27 +626,11 @@ static enum mp_outcome run_quality(struct att *a, const struct mp_lg_config *bas
                 mp_lg_result_release(&res);
             }
             draw_progress(a, "quality", (int)i, (int)o->nquality);
-            if (a->signo) {
-                out = MP_OUT_INTERRUPTED;
+            enum mp_outcome w = watch(a, "quality");
+            if (w == MP_OUT_CRASH)
                 break;
-            }
-            if (a->io_err) {
-                out = MP_OUT_ERROR;
-                break;
-            }
-            if (a->events & MP_LOGEV_FATAL)
-                set_fail(a, "engine-fatal", "the engine logged a fatal error");
-            if (a->exited)
-                set_fail(a, "process-exit", "the engine exited during the workload");
-            if (a->failed)
-                break;
-            if (stalled(a)) {
-                a->req_fail_class = xstrdup("hang");
-                a->req_fail_msg = xasprintf("no token progress for %.0f s in the output check",
-                                            o->wl->stall_timeout_s);
-                r->fail_phase = xstrdup("quality");
-                r->ok_before_failure = r->req_ok;
-                out = MP_OUT_HANG;
+            if (w != MP_OUT_CLEAN) {
+                out = w;
                 break;
             }
         }
