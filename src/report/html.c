@@ -57,8 +57,7 @@ static const char css[] =
     "dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:.5em 0}"
     "dl.kv dt{color:var(--mut)}dl.kv dd{margin:0;word-break:break-word}"
     "figure.chart{margin:10px 0}figure.chart figcaption{font-weight:600;font-size:.92em;margin-bottom:2px}"
-    "figure.chart svg{width:100%;max-width:760px;height:auto;display:block}"
-    "@media(max-width:600px){svg text{font-size:12.5px}body{font-size:14px}}"
+    "figure.chart svg{width:100%;max-width:700px;height:auto;display:block}"
     "svg text{font:11px system-ui,sans-serif;fill:#1d2330}svg .lab{fill:#5b6475}svg .na{fill:#8a93a3}"
     "svg .val{font-weight:600}svg .ax{stroke:#9aa3b2}svg .p50{stroke:#1d2330;stroke-dasharray:3 2}"
     "svg .p99{stroke:#c62828;stroke-dasharray:3 2}svg .ro{fill:#3b7dd8}svg .rf{fill:#c62828}"
@@ -67,7 +66,9 @@ static const char css[] =
     ".note{color:var(--mut);font-size:.9em}.bad{color:var(--bad)}"
     ".grid2{display:grid;grid-template-columns:1fr;gap:0 18px}"
     "@media(min-width:760px){.grid2{grid-template-columns:1fr 1fr}}"
-    "footer{margin-top:30px;color:var(--mut);font-size:.85em}";
+    "footer{margin-top:30px;color:var(--mut);font-size:.85em}"
+    /* phones: a 480-unit chart is drawn at ~0.75 scale; larger text keeps it legible */
+    "@media(max-width:600px){svg text,svg .phl{font-size:13px}body{font-size:14px}}";
 
 static void esc(struct buf *b, const char *s)
 {
@@ -422,8 +423,9 @@ static void summary(const struct mp_report *rep, struct buf *b)
 static void cand_table(const struct mp_report *rep, struct buf *b)
 {
     buf_adds(b, "<h2>Candidates</h2>\n<div class=scroll><table><thead><tr><th>candidate</th>"
-                "<th>knobs</th><th>resolved MoE backend</th><th>verdict</th><th>seq tok/s</th>"
-                "<th>best conc tok/s</th><th>failed / requests</th><th>output check</th></tr>"
+                "<th>verdict</th><th>resolved MoE backend</th><th>seq tok/s</th>"
+                "<th>best conc tok/s</th><th>failed / requests</th><th>output check</th>"
+                "<th>knobs</th></tr>"
                 "</thead><tbody>\n");
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_cand_report *c = &rep->c[i];
@@ -434,17 +436,9 @@ static void cand_table(const struct mp_report *rep, struct buf *b)
         buf_adds(b, "\">");
         esc(b, c->cand.name);
         buf_adds(b, "</a></td><td>");
-        if (knobs[0]) {
-            buf_adds(b, "<code>");
-            esc(b, knobs);
-            buf_adds(b, "</code>");
-        } else {
-            buf_adds(b, "(none)");
-        }
+        verdict_badge(b, c->verdict);
         buf_adds(b, "</td><td>");
         esc(b, p ? (p->moe_backend ? p->moe_backend : "(not logged)") : NULL);
-        buf_adds(b, "</td><td>");
-        verdict_badge(b, c->verdict);
         buf_adds(b, "</td>");
         num_cell(b, phase_tok_s(p, "sequential", false));
         num_cell(b, phase_tok_s(p, "concurrency-", true));
@@ -461,6 +455,14 @@ static void cand_table(const struct mp_report *rep, struct buf *b)
         else
             buf_printf(b, "%s%zu/%zu%s", q->status == MP_QC_OK ? "" : "<span class=bad>", q->passed,
                        rep->qc.nprompts, q->status == MP_QC_OK ? "" : " garbage</span>");
+        buf_adds(b, "</td><td>");
+        if (knobs[0]) {
+            buf_adds(b, "<code>");
+            esc(b, knobs);
+            buf_adds(b, "</code>");
+        } else {
+            buf_adds(b, "(none)");
+        }
         buf_adds(b, "</td></tr>\n");
         free(knobs);
     }
@@ -495,7 +497,13 @@ static void throughput_chart(const struct mp_report *rep, struct buf *b)
             if (!strcmp(ph->name, "warmup") || !strcmp(ph->name, "quality") ||
                 !strcmp(ph->name, "extended"))
                 continue;
-            mp_strv_push_owned(&labels, xasprintf("%s · %s", rep->c[i].cand.name, ph->name));
+            /* short labels (the legend names the phases): "marlin · c8" */
+            char *ln = !strcmp(ph->name, "sequential") ? xstrdup("seq")
+                       : !strncmp(ph->name, "concurrency-", 12) ? xasprintf("c%s", ph->name + 12)
+                                                                 : xstrdup(ph->name);
+            mp_strv_push_owned(&labels, xasprintf("%.12s%s · %s", rep->c[i].cand.name,
+                                                  strlen(rep->c[i].cand.name) > 12 ? "…" : "", ln));
+            free(ln);
             vals = xreallocarray(vals, n + 1, sizeof(*vals));
             colors = xreallocarray(colors, n + 1, sizeof(*colors));
             vals[n] = ph->ok > 0 ? ph->tok_s : -1;

@@ -110,9 +110,9 @@ void mp_svg_hbars(struct buf *b, const char *title, const char *unit, const char
         buf_printf(b, "\"/><text x=%d y=16 class=lg>", x + 16);
         mp_html_esc(b, legend[2 * i], 40);
         buf_adds(b, "</text>");
-        x += 24 + 7 * (int)strlen(legend[2 * i]);
+        x += 28 + 8 * (int)strlen(legend[2 * i]);
     }
-    double span = W - LABEL_W - 80;
+    double span = W - LABEL_W - 95;
     for (size_t i = 0; i < n; i++) {
         int y = top + (int)i * ROW_H;
         buf_printf(b, "<text x=%d y=%d class=lab text-anchor=end>", LABEL_W - 6, y + 15);
