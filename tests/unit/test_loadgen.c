@@ -117,6 +117,18 @@ static void build(struct conn *c, const char *req)
 {
     if (strncmp(req, "GET /health ", 12) == 0)
         return fixed(c, "200 OK", "");
+    if (strncmp(req, "GET /host ", 10) == 0) { /* echo the Host header's value */
+        const char *h = strcasestr(req, "\r\nhost:");
+        char val[128] = "(none)";
+        if (h) {
+            h += 7;
+            while (*h == ' ')
+                h++;
+            size_t n = strcspn(h, "\r\n");
+            snprintf(val, sizeof(val), "%.*s", (int)MP_MIN(n, sizeof(val) - 1), h);
+        }
+        return fixed(c, "200 OK", val);
+    }
     if (strncmp(req, "GET /closeidle ", 15) == 0) { /* a whole response, then the server hangs up */
         raw(c, 0, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok");
         return seg_add(c, SEG_CLOSE, 0, NULL, 0);
@@ -734,6 +746,33 @@ static void t_server_closes_idle(void **state)
     srv_stop(s);
 }
 
+/* However many requests are in flight (the loadgen spreads them over several connection-cache
+ * shards), the server sees the base URL's host and port in Host. */
+static void t_host_header(void **state)
+{
+    (void)state;
+    enum { N = 100 };
+    struct srv *s = srv_start();
+    struct mp_lg *lg = lg_for(s, false, 0);
+    char want[64];
+    snprintf(want, sizeof(want), "127.0.0.1:%d", s->port);
+    for (int i = 0; i < N; i++)
+        assert_true(mp_lg_get(lg, "/host", 5, i) > 0);
+    struct mp_lg_result r;
+    for (int i = 0; i <= N; i++) {
+        if (i == N) /* and once more, alone */
+            mp_lg_get(lg, "/host", 5, N);
+        one(lg, &r);
+        assert_int_equal(r.outcome, MP_LG_OK);
+        assert_string_equal(r.text, want);
+        mp_lg_result_release(&r);
+    }
+    assert_int_equal(atomic_load(&s->requests), N + 1);
+    assert_true(atomic_load(&s->accepts) <= N);
+    mp_lg_free(lg);
+    srv_stop(s);
+}
+
 static void t_concurrent(void **state)
 {
     (void)state;
@@ -786,6 +825,7 @@ int main(void)
         cmocka_unit_test(t_cancel_and_extra_fds),
         cmocka_unit_test(t_keepalive),
         cmocka_unit_test(t_server_closes_idle),
+        cmocka_unit_test(t_host_header),
         cmocka_unit_test(t_concurrent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
