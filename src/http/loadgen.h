@@ -21,8 +21,8 @@
  * carrying several tokens counts once for inter-token gaps (docs/metrics.md).
  *
  * Connections: HTTP/1.1 keep-alive, reused across requests. With an IP-literal http:// base URL
- * (no path), requests are spread over up to 32 connection pools (one per LG_SHARD_SIZE requests
- * in flight; libcurl scans a pool linearly per request), addressed by synthetic names pinned to
+ * (no path), requests are spread over up to 32 connection pools (a further pool per 32 requests in
+ * flight; libcurl scans a pool linearly per request), addressed by synthetic names pinned to
  * the real address; the Host header and error messages carry the real host. Sequential requests
  * use one connection. Sockets are close-on-exec. Performance: docs/performance.md. */
 #ifndef MP_LOADGEN_H
