@@ -387,6 +387,17 @@ static void header(const struct mp_report *rep, struct buf *b)
     if (rep->interrupted)
         buf_adds(b, " <span class=bad>(interrupted)</span>");
     buf_adds(b, "</p>\n");
+    if (rep->checkpoint_summary) {
+        buf_adds(b, "<details><summary>checkpoint: ");
+        esc(b, rep->checkpoint_summary);
+        buf_adds(b, "</summary><ul>");
+        for (size_t i = 0; i < rep->checkpoint_notes.n; i++) {
+            buf_adds(b, "<li>");
+            esc(b, rep->checkpoint_notes.v[i]);
+            buf_adds(b, "</li>");
+        }
+        buf_adds(b, "</ul></details>\n");
+    }
 }
 
 static void summary(const struct mp_report *rep, struct buf *b)

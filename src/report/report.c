@@ -61,6 +61,9 @@ void mp_report_release(struct mp_report *rep)
     mp_strv_release(&rep->learned);
     groups_release(rep);
     mp_qcheck_release(&rep->qc);
+    free(rep->checkpoint_json);
+    free(rep->checkpoint_summary);
+    mp_strv_release(&rep->checkpoint_notes);
     fp_release(&rep->fp);
     memset(rep, 0, sizeof(*rep));
 }
@@ -85,6 +88,32 @@ struct mp_attempt_result *mp_report_add_attempt(struct mp_report *rep, size_t i,
     memset(owned_a, 0, sizeof(*owned_a));
     c->not_run = false;
     return &c->attempts[c->nattempts++];
+}
+
+void mp_report_set_checkpoint(struct mp_report *rep, const struct mp_inspect *in)
+{
+    free(rep->checkpoint_json);
+    free(rep->checkpoint_summary);
+    mp_strv_release(&rep->checkpoint_notes);
+    struct buf b = BUF_INIT;
+    mp_inspect_to_json(in, &b);
+    rep->checkpoint_json = buf_detach(&b, NULL);
+    struct buf s = BUF_INIT;
+    buf_printf(&s, "%s", in->architecture ? in->architecture : "unknown architecture");
+    if (in->moe)
+        buf_printf(&s, ", %ld experts (%ld per token), MoE intermediate size %ld, %s", in->experts,
+                   in->experts_per_token, in->intermediate_size,
+                   in->activation ? in->activation : "activation unknown");
+    if (in->has_swiglu_limit)
+        buf_printf(&s, ", swiglu_limit %g", in->swiglu_limit);
+    if (in->quantized)
+        buf_printf(&s, "; %s %s%s", in->producer ? in->producer : "", in->algo ? in->algo : "",
+                   in->weight_only == 1 ? " (weight-only)" : "");
+    if (in->hybrid)
+        buf_adds(&s, "; hybrid Mamba/attention");
+    rep->checkpoint_summary = buf_detach(&s, NULL);
+    for (size_t i = 0; i < in->nnotes; i++)
+        mp_strv_push(&rep->checkpoint_notes, in->notes[i]);
 }
 
 const struct mp_attempt_result *mp_cand_primary(const struct mp_cand_report *c)
@@ -711,6 +740,11 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
     cJSON_AddItemToObject(fp, "engine_version", jstr(rep->fp.engine_version));
     cJSON_AddItemToObject(fp, "model", jstr(rep->fp.model));
     cJSON_AddItemToObject(fp, "host_arch", jstr(rep->fp.host_arch));
+    if (rep->checkpoint_json) {
+        cJSON *ck = cJSON_Parse(rep->checkpoint_json);
+        if (ck)
+            cJSON_AddItemToObject(fp, "checkpoint", ck);
+    }
     cJSON_AddItemToObject(root, "started", jstr(rep->started));
     cJSON_AddItemToObject(root, "finished", jstr(rep->finished));
     if (rep->interrupted)
@@ -905,7 +939,22 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
     md_cell(out, rep->fp.model, 200);
     buf_adds(out, " |\n| host | ");
     md_cell(out, rep->fp.host_arch, 120);
-    buf_printf(out, " |\n| moeprobe | %s |\n\n", rep->moeprobe_version);
+    buf_printf(out, " |\n| moeprobe | %s |\n", rep->moeprobe_version);
+    if (rep->checkpoint_summary) {
+        buf_adds(out, "| checkpoint | ");
+        md_cell(out, rep->checkpoint_summary, 400);
+        buf_adds(out, " |\n");
+    }
+    buf_adds(out, "\n");
+    if (rep->checkpoint_notes.n) {
+        buf_adds(out, "What the checkpoint decides (`moeprobe inspect`):\n\n");
+        for (size_t i = 0; i < rep->checkpoint_notes.n; i++) {
+            buf_adds(out, "- ");
+            md_cell(out, rep->checkpoint_notes.v[i], 600);
+            buf_adds(out, "\n");
+        }
+        buf_adds(out, "\n");
+    }
 
     buf_adds(out, "## Recommendation\n\n");
     if (rep->recommended >= 0) {

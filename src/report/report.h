@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "cli/spec.h"
+#include "inspect/inspect.h"
 #include "quality/quality.h"
 #include "run/attempt.h"
 
@@ -70,6 +71,10 @@ struct mp_report {
     size_t ngroups;
     struct mp_noop *noop;
     size_t nnoop;
+    /* `qualify --model-dir`: what the checkpoint says (mp_report_set_checkpoint) */
+    char *checkpoint_json;          /* mp_inspect_to_json output, or NULL */
+    char *checkpoint_summary;       /* one line, or NULL */
+    struct mp_strv checkpoint_notes;
     /* the output check across candidates (index = candidate index) */
     struct mp_qcheck qc;
     bool interrupted;
@@ -85,6 +90,11 @@ struct mp_attempt_result *mp_report_add_attempt(struct mp_report *rep, size_t i,
                                                 struct mp_attempt_result *owned_a);
 /* Fill the fingerprint's host/GPU fields (nvidia-smi when present). */
 void mp_fingerprint_detect(struct mp_fingerprint *fp);
+
+/* Record what `inspect` found in the model directory; it goes into the
+ * fingerprint ("checkpoint" in report.json) and the Markdown/HTML reports.
+ * Copies what it needs; may be called again to replace it. */
+void mp_report_set_checkpoint(struct mp_report *rep, const struct mp_inspect *in);
 
 /* Compute verdicts, groups, noop knobs, recommendation. Idempotent. */
 void mp_report_finalize(struct mp_report *rep);

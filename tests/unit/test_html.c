@@ -197,12 +197,43 @@ static void test_page(void **state)
     rmdir(run);
 }
 
+/* qualify --model-dir: the inspect result lands in all three renderings */
+static void test_checkpoint(void **state)
+{
+    MP_UNUSED(state);
+    const char *root = getenv("ROOT");
+    char *dir = xasprintf("%s%stests/data/checkpoints/swiglu-clamp", root ? root : "", root ? "/" : "");
+    struct mp_inspect in;
+    assert_int_equal(mp_inspect_dir(dir, &in, NULL), 0);
+    free(dir);
+    struct mp_report rep;
+    mp_report_init(&rep, "/run");
+    mp_report_set_checkpoint(&rep, &in);
+    mp_report_set_checkpoint(&rep, &in); /* replaces, no leak */
+    mp_inspect_release(&in);
+    mp_report_finalize(&rep);
+    struct buf b = BUF_INIT;
+    mp_report_json(&rep, &b);
+    assert_non_null(strstr(b.data, "\"checkpoint\":\t{"));
+    assert_non_null(strstr(b.data, "\"swiglu_limit\":\t7"));
+    buf_reset(&b);
+    mp_report_markdown(&rep, &b);
+    assert_non_null(strstr(b.data, "| checkpoint | GptOssForCausalLM, 32 experts (4 per token)"));
+    assert_non_null(strstr(b.data, "- swiglu_limit=7:"));
+    buf_reset(&b);
+    mp_report_html(&rep, &b);
+    assert_non_null(strstr(b.data, "<details><summary>checkpoint: GptOssForCausalLM"));
+    buf_release(&b);
+    mp_report_release(&rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_esc),
         cmocka_unit_test(test_svg),
         cmocka_unit_test(test_page),
+        cmocka_unit_test(test_checkpoint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
