@@ -587,7 +587,32 @@ static void output_check(const struct mp_report *rep, struct buf *b)
         }
         buf_adds(b, "</tr>\n");
     }
-    buf_adds(b, "</tbody></table></div>\n");
+    buf_adds(b, "</tbody></table></div>\n<ul class=note>");
+    for (size_t i = 0; i < q->n; i++) {
+        const struct mp_qcand_out *c = &q->c[i];
+        if (c->status == MP_QC_NOT_RUN || c->ref < 0)
+            continue;
+        buf_adds(b, "<li><b>");
+        esc(b, rep->c[i].cand.name);
+        buf_printf(b, "</b>: %zu of %zu answers identical to ", c->identical, c->compared);
+        esc(b, rep->c[c->ref].cand.name);
+        if (c->diff_prompt >= 0) {
+            buf_adds(b, "; first difference in <code>");
+            esc(b, set->p[c->diff_prompt].id);
+            buf_printf(b, "</code> at token %ld: <code>", c->diff_token);
+            esc(b, c->diff_this);
+            buf_adds(b, "</code> vs <code>");
+            esc(b, c->diff_ref);
+            buf_adds(b, "</code>");
+        }
+        if (c->why) {
+            buf_adds(b, " — <span class=bad>");
+            esc(b, c->why);
+            buf_adds(b, "</span>");
+        }
+        buf_adds(b, "</li>");
+    }
+    buf_adds(b, "</ul>\n");
 }
 
 static void cand_section(const struct mp_report *rep, size_t i, struct buf *b)

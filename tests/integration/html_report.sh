@@ -58,7 +58,8 @@ grep -q 'evil/&lt;script&gt;alert(1)&lt;/script&gt;&amp;x' "$html" ||
     fail "escaped model name missing"
 for want in '<h2>Recommendation</h2>' 'v-async-race' 'v-garbage-output' 'v-stable' \
     'Requests over time' 'Time to first token' 'Inter-token latency' 'normal vs launch-blocking' \
-    'class="fail"' '<h2>Output check</h2>' 'server.log</code>, lines' 'class=hl'; do
+    'class="fail"' '<h2>Output check</h2>' 'server.log</code>, lines' 'class=hl' \
+    'answers identical to marlin; first difference in <code>capital</code> at token 0'; do
     grep -qF -- "$want" "$html" || fail "report.html lacks $want"
 done
 n_svg=$(grep -o '<svg ' "$html" | wc -l)
