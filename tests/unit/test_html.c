@@ -123,7 +123,8 @@ static void test_page(void **state)
     mp_report_init(&rep, run);
     rep.fp.model = xstrdup("evil/<img src=x onerror=alert(1)>");
     struct mp_candidate c;
-    assert_int_equal(mp_candidate_from_knobs("fic", "--moe-backend flashinfer_cutlass", &c, NULL), 0);
+    assert_int_equal(mp_candidate_from_knobs("fic", "HF_TOKEN=sekrit --moe-backend flashinfer_cutlass", &c,
+                                             NULL), 0);
     mp_report_add_candidate(&rep, &c);
     mp_candidate_release(&c);
     struct mp_attempt_result a;
@@ -162,6 +163,8 @@ static void test_page(void **state)
     assert_non_null(strstr(h, "&lt;script&gt;alert(2)&lt;/script&gt;"));
     assert_non_null(strstr(h, "&lt;script&gt;alert(1)&lt;/script&gt;")); /* from server.log */
     assert_non_null(strstr(h, "Content-Security-Policy"));
+    assert_null(strstr(h, "sekrit"));
+    assert_non_null(strstr(h, "HF_TOKEN=***"));
     assert_non_null(strstr(h, "v-crashed"));
     /* excerpt: lines 1-5 and 7-10 with the two evidence lines highlighted and a gap */
     assert_non_null(strstr(h, "lines 3, 9 (highlighted)"));
