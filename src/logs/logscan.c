@@ -653,7 +653,7 @@ static bool cuda_async_class(int cls)
 static void update_crash_finding(struct mp_logscan *s)
 {
     char *text = xasprintf("%s%s: %s%s", mp_kn_class_name(s->crash_cls),
-                           s->ready ? "" : " before the server was ready", s->crash_msg,
+                           s->ready ? "" : " before any sign that the server was ready", s->crash_msg,
                            s->engine_dead ? " (the engine died)" : "");
     if (s->crash_finding >= 0) {
         struct mp_logfinding *f = &s->findings[s->crash_finding];
@@ -997,11 +997,13 @@ static unsigned process_line(struct mp_logscan *s, const char *p, size_t len)
             ev |= MP_LOGEV_RESOLVED;
             break;
         case MP_KN_EV_READY:
+            /* the first sign of readiness: the startup line, or serving
+             * (access-log lines, throughput stats) in a log without it */
             if (!s->ready) {
                 s->ready = true;
                 s->ready_line = s->lineno;
+                ev |= MP_LOGEV_READY;
             }
-            ev |= MP_LOGEV_READY;
             break;
         case MP_KN_EV_TRACEBACK:
             s->tb_line = s->lineno;

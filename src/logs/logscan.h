@@ -46,7 +46,8 @@ enum {
     MP_LOGEV_FATAL = 2,    /* a fatal signature: CUDA error, EngineDeadError, engine/core init
                               failure, argparse error, No NvFp4 MoE backend..., ValueError at
                               startup, OOM */
-    MP_LOGEV_READY = 4,    /* server ready: "Application startup complete" */
+    MP_LOGEV_READY = 4,    /* first sign the server is ready: "Application startup complete",
+                              or serving (access log, throughput stats) without it */
     MP_LOGEV_WARNING = 8   /* unknown/deprecated env, TMA/autotuner failure, ... */
 };
 

@@ -112,6 +112,26 @@ static void test_chunking_invariant(void **st)
     mp_logscan_free(a);
 }
 
+/* A log without "Application startup complete" (an excerpt) that shows the
+ * server serving: a later crash is a serving crash, not a startup error. */
+static void test_serving_without_ready_line(void **st)
+{
+    (void)st;
+    struct mp_logscan *s = mp_logscan_new(mp_knowledge_builtin());
+    const char *log =
+        "INFO 07-28 10:00:00 [loggers.py:1] Engine 000: Avg prompt throughput: 10.0 tokens/s\n"
+        "ERROR 07-28 10:00:05 [core.py:1] torch.AcceleratorError: CUDA error: misaligned address\n";
+    mp_logscan_feed(s, log, strlen(log));
+    mp_logscan_finish(s);
+    const struct mp_logresult *r = mp_logscan_result(s);
+    assert_true(r->ready);
+    assert_int_equal(r->ready_line, 1);
+    assert_true(r->has_crash);
+    assert_string_equal(r->crash.cls, "misaligned-address");
+    assert_null(r->startup_error);
+    mp_logscan_free(s);
+}
+
 static void test_event_bits(void **st)
 {
     (void)st;
@@ -252,7 +272,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sample_fields),       cmocka_unit_test(test_chunking_invariant),
-        cmocka_unit_test(test_event_bits),          cmocka_unit_test(test_prefixes_quotes),
+        cmocka_unit_test(test_event_bits),
+        cmocka_unit_test(test_serving_without_ready_line),          cmocka_unit_test(test_prefixes_quotes),
         cmocka_unit_test(test_startup_error_and_levels), cmocka_unit_test(test_long_lines_and_binary),
         cmocka_unit_test(test_sites_after_error),   cmocka_unit_test(test_render_text),
     };
