@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "err.h"
 #include "logs/logscan.h"
+#include "inspect/inspect.h"
 #include "proc/proc.h"
 #include "quality/quality.h"
 #include "report/report.h"
@@ -392,11 +393,25 @@ static int run_main(int argc, char **argv, bool diagnose_only)
     rep.started = xstrdup(iso);
     mp_fingerprint_detect_ex(&rep.fp, &fpx);
     if (o.model_dir) {
+        /* what the checkpoint says joins the fingerprint (moeprobe inspect) */
+        struct mp_inspect in;
+        struct mp_diag dd = MP_DIAG_INIT;
+        if (mp_inspect_dir(o.model_dir, &in, &dd) < 0) {
+            char m[600];
+            mp_diag_format(&dd, m, sizeof(m));
+            mp_error("--model-dir: %s", m);
+            mp_inspect_release(&in);
+            exit_code = MP_EXIT_USAGE;
+            goto out_restore;
+        }
         fpx.model_dir = xstrdup(o.model_dir);
-        fpx.quantization = mp_fingerprint_model_dir(o.model_dir);
+        fpx.quantization = mp_inspect_quantization(&in);
         if (!fpx.quantization)
             mp_warn("--model-dir '%s': no quantization found in config.json or "
                     "hf_quant_config.json", o.model_dir);
+        mp_report_set_checkpoint(&rep, &in);
+        fpx.checkpoint_json = xstrdup(rep.checkpoint_json);
+        mp_inspect_release(&in);
     }
     if (resume_dir) {
         int killed = 0;

@@ -651,3 +651,12 @@ void mp_inspect_to_text(const struct mp_inspect *in, struct buf *b)
     for (size_t i = 0; i < in->nnotes; i++)
         buf_printf(b, "note: %s\n", in->notes[i]);
 }
+
+char *mp_inspect_quantization(const struct mp_inspect *in)
+{
+    if (!in->quantized || (!in->producer && !in->algo))
+        return NULL;
+    if (in->producer && in->algo)
+        return xasprintf("%s (%s)", in->producer, in->algo);
+    return xstrdup(in->producer ? in->producer : in->algo);
+}

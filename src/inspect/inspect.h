@@ -86,6 +86,9 @@ struct mp_inspect {
  * error). 0, or <0 with d naming the file and the problem. */
 int mp_inspect_dir(const char *dir, struct mp_inspect *out, struct mp_diag *d);
 void mp_inspect_release(struct mp_inspect *in);
+/* "producer (algo)" (e.g. "modelopt (NVFP4)"), or NULL when the checkpoint
+ * is not quantized; caller frees. */
+char *mp_inspect_quantization(const struct mp_inspect *in);
 /* The --json object (see docs; "notes" included), pretty-printed + "\n". */
 void mp_inspect_to_json(const struct mp_inspect *in, struct buf *out);
 /* Human-readable summary. */

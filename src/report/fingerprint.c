@@ -7,7 +7,6 @@
  * nvidia-smi is the fallback. */
 #include "report/report.h"
 
-#include <cjson/cJSON.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +19,7 @@
 
 #include "buf.h"
 #include "store/store.h"
+#include "inspect/inspect.h"
 #include "xalloc.h"
 
 /* Run a command and return its output (at most 16 KiB), or NULL when it
@@ -243,60 +243,16 @@ void mp_fingerprint_detect(struct mp_fingerprint *fp)
     mp_fingerprint_detect_ex(fp, NULL);
 }
 
-static char *read_small(const char *dir, const char *name)
-{
-    char *path = xasprintf("%s/%s", dir, name);
-    FILE *f = fopen(path, "re");
-    free(path);
-    if (!f)
-        return NULL;
-    struct buf b = BUF_INIT;
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && b.len < (8u << 20))
-        buf_add(&b, chunk, n);
-    fclose(f);
-    if (!b.data)
-        return NULL;
-    return buf_detach(&b, NULL);
-}
-
-static const char *jget(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 char *mp_fingerprint_model_dir(const char *dir)
 {
-    char *res = NULL;
-    char *t = read_small(dir, "config.json");
-    cJSON *j = t ? cJSON_Parse(t) : NULL;
-    free(t);
-    const cJSON *qc = cJSON_GetObjectItemCaseSensitive(j, "quantization_config");
-    const char *method = jget(qc, "quant_method");
-    const char *algo = jget(qc, "quant_algo");
-    if (!algo) {
-        const cJSON *cg = cJSON_GetObjectItemCaseSensitive(qc, "config_groups");
-        const cJSON *g0 = cg ? cg->child : NULL;
-        const cJSON *w = cJSON_GetObjectItemCaseSensitive(g0, "weights");
-        const cJSON *bits = cJSON_GetObjectItemCaseSensitive(w, "num_bits");
-        if (cJSON_IsNumber(bits))
-            res = method ? xasprintf("%s (%d-bit weights)", method, bits->valueint) : NULL;
+    struct mp_inspect in;
+    if (mp_inspect_dir(dir, &in, NULL) < 0) {
+        mp_inspect_release(&in);
+        return NULL;
     }
-    if (!res && method)
-        res = algo ? xasprintf("%s (%s)", method, algo) : xstrdup(method);
-    cJSON_Delete(j);
-    if (res)
-        return res;
-    t = read_small(dir, "hf_quant_config.json");
-    j = t ? cJSON_Parse(t) : NULL;
-    free(t);
-    const char *a2 = jget(cJSON_GetObjectItemCaseSensitive(j, "quantization"), "quant_algo");
-    if (a2)
-        res = xasprintf("modelopt (%s)", a2);
-    cJSON_Delete(j);
-    return res;
+    char *q = mp_inspect_quantization(&in);
+    mp_inspect_release(&in);
+    return q;
 }
 
 /* "x86_64 (Linux 6.8.0)" -> length of "x86_64" */

@@ -92,28 +92,67 @@ struct mp_attempt_result *mp_report_add_attempt(struct mp_report *rep, size_t i,
 
 void mp_report_set_checkpoint(struct mp_report *rep, const struct mp_inspect *in)
 {
+    struct buf b = BUF_INIT;
+    mp_inspect_to_json(in, &b);
+    mp_report_set_checkpoint_json(rep, b.data);
+    buf_release(&b);
+}
+
+static long jlong(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
+}
+
+static const char *jtext(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The summary line and notes come from the JSON alone, so a report loaded
+ * from the evidence store (which keeps the JSON) reads the same. */
+void mp_report_set_checkpoint_json(struct mp_report *rep, const char *json)
+{
     free(rep->checkpoint_json);
     free(rep->checkpoint_summary);
     mp_strv_release(&rep->checkpoint_notes);
-    struct buf b = BUF_INIT;
-    mp_inspect_to_json(in, &b);
-    rep->checkpoint_json = buf_detach(&b, NULL);
+    rep->checkpoint_json = json ? xstrdup(json) : NULL;
+    rep->checkpoint_summary = NULL;
+    cJSON *j = json ? cJSON_Parse(json) : NULL;
+    if (!j)
+        return;
+    const cJSON *moe = cJSON_GetObjectItemCaseSensitive(j, "moe");
+    const cJSON *q = cJSON_GetObjectItemCaseSensitive(j, "quantization");
+    const char *arch = jtext(j, "architecture");
     struct buf s = BUF_INIT;
-    buf_printf(&s, "%s", in->architecture ? in->architecture : "unknown architecture");
-    if (in->moe)
-        buf_printf(&s, ", %ld experts (%ld per token), MoE intermediate size %ld, %s", in->experts,
-                   in->experts_per_token, in->intermediate_size,
-                   in->activation ? in->activation : "activation unknown");
-    if (in->has_swiglu_limit)
-        buf_printf(&s, ", swiglu_limit %g", in->swiglu_limit);
-    if (in->quantized)
-        buf_printf(&s, "; %s %s%s", in->producer ? in->producer : "", in->algo ? in->algo : "",
-                   in->weight_only == 1 ? " (weight-only)" : "");
-    if (in->hybrid)
+    buf_printf(&s, "%s", arch ? arch : "unknown architecture");
+    if (cJSON_IsObject(moe)) {
+        const char *act = jtext(moe, "activation");
+        buf_printf(&s, ", %ld experts (%ld per token), MoE intermediate size %ld, %s",
+                   jlong(moe, "experts"), jlong(moe, "experts_per_token"),
+                   jlong(moe, "intermediate_size"), act ? act : "activation unknown");
+        const cJSON *lim = cJSON_GetObjectItemCaseSensitive(moe, "swiglu_limit");
+        if (cJSON_IsNumber(lim))
+            buf_printf(&s, ", swiglu_limit %g", lim->valuedouble);
+    }
+    if (cJSON_IsObject(q)) {
+        const char *prod = jtext(q, "producer"), *algo = jtext(q, "algo");
+        buf_printf(&s, "; %s %s%s", prod ? prod : "", algo ? algo : "",
+                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "weight_only")) ? " (weight-only)"
+                                                                                     : "");
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "hybrid")))
         buf_adds(&s, "; hybrid Mamba/attention");
     rep->checkpoint_summary = buf_detach(&s, NULL);
-    for (size_t i = 0; i < in->nnotes; i++)
-        mp_strv_push(&rep->checkpoint_notes, in->notes[i]);
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(j, "notes");
+    const cJSON *n;
+    cJSON_ArrayForEach(n, notes)
+    {
+        if (cJSON_IsString(n))
+            mp_strv_push(&rep->checkpoint_notes, n->valuestring);
+    }
+    cJSON_Delete(j);
 }
 
 const struct mp_attempt_result *mp_cand_primary(const struct mp_cand_report *c)

@@ -95,6 +95,9 @@ void mp_fingerprint_detect(struct mp_fingerprint *fp);
  * fingerprint ("checkpoint" in report.json) and the Markdown/HTML reports.
  * Copies what it needs; may be called again to replace it. */
 void mp_report_set_checkpoint(struct mp_report *rep, const struct mp_inspect *in);
+/* The same from mp_inspect_to_json's output (NULL clears); summary and
+ * notes are derived from it. */
+void mp_report_set_checkpoint_json(struct mp_report *rep, const char *json);
 
 /* Compute verdicts, groups, noop knobs, recommendation. Idempotent. */
 void mp_report_finalize(struct mp_report *rep);

@@ -176,6 +176,13 @@ static int load_fp(struct mp_store *s, struct mp_report *rep)
         }
     }
     sqlite3_finalize(st);
+    if (s->version >= 3) {
+        if (mp_store_prep(s, &st, "SELECT checkpoint_json FROM fingerprint WHERE id = 1") < 0)
+            return MP_EDB;
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+            mp_report_set_checkpoint_json(rep, (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
     return 0;
 }
 
@@ -198,6 +205,13 @@ int mp_store_load_fp_extra(struct mp_store *s, struct mp_fp_extra *x)
         x->model_dir = col_str(st, 3);
     }
     sqlite3_finalize(st);
+    if (s->version >= 3) {
+        if (mp_store_prep(s, &st, "SELECT checkpoint_json FROM fingerprint WHERE id = 1") < 0)
+            return MP_EDB;
+        if (sqlite3_step(st) == SQLITE_ROW)
+            x->checkpoint_json = col_str(st, 0);
+        sqlite3_finalize(st);
+    }
     return 0;
 }
 

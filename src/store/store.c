@@ -88,7 +88,10 @@ static const char schema_v2[] =
     " id INTEGER PRIMARY KEY, test_no INTEGER NOT NULL, knobs TEXT NOT NULL,"
     " candidate TEXT, passed INTEGER NOT NULL);";
 
-static const char *const migrations[] = {schema_v1, schema_v2};
+/* Version 3: what `moeprobe inspect` found in the --model-dir checkpoint. */
+static const char schema_v3[] = "ALTER TABLE fingerprint ADD COLUMN checkpoint_json TEXT;";
+
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {
@@ -407,6 +410,7 @@ void mp_fp_extra_release(struct mp_fp_extra *x)
     free(x->quantization);
     free(x->gpu_source);
     free(x->model_dir);
+    free(x->checkpoint_json);
     memset(x, 0, sizeof(*x));
     x->gpu_memory_mib = -1;
 }
@@ -420,8 +424,8 @@ int mp_store_set_fingerprint(struct mp_store *s, const struct mp_fingerprint *fp
     int rc = mp_store_prep(s, &st,
                            "INSERT OR REPLACE INTO fingerprint(id, gpu, compute_capability, driver,"
                            " cuda, engine, engine_version, model, host_arch, quantization,"
-                           " gpu_memory_mib, gpu_source, model_dir)"
-                           " VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                           " gpu_memory_mib, gpu_source, model_dir, checkpoint_json)"
+                           " VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     if (rc == 0) {
         const char *v[] = {fp->gpu, fp->compute_capability, fp->driver, fp->cuda, fp->engine,
                            fp->engine_version, fp->model, fp->host_arch};
@@ -434,6 +438,7 @@ int mp_store_set_fingerprint(struct mp_store *s, const struct mp_fingerprint *fp
             sqlite3_bind_null(st, 10);
         mp_store_bind_text(s, st, 11, x ? x->gpu_source : NULL);
         mp_store_bind_text(s, st, 12, x ? x->model_dir : NULL);
+        mp_store_bind_text(s, st, 13, x ? x->checkpoint_json : NULL);
         rc = step_done(s, st, "record the fingerprint");
     }
     return commit(s, rc);

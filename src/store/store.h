@@ -38,7 +38,7 @@ struct mp_diagnosis;
 struct mp_attempt_result;
 
 #define MP_STORE_DB_NAME "moeprobe.db"
-#define MP_STORE_SCHEMA_VERSION 2
+#define MP_STORE_SCHEMA_VERSION 3
 
 /* ---- the secret mask ---- */
 
@@ -106,6 +106,7 @@ struct mp_fp_extra {
     long gpu_memory_mib;       /* -1 = not reported (unified memory, e.g. GB10) */
     char *gpu_source;          /* "nvml", "nvidia-smi", "none" */
     char *model_dir;           /* --model-dir or NULL */
+    char *checkpoint_json;     /* mp_inspect_to_json of --model-dir, or NULL */
 };
 void mp_fp_extra_release(struct mp_fp_extra *x);
 /* Store the fingerprint (replaces the stored one). */
