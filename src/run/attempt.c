@@ -418,13 +418,19 @@ static bool wait_ready(struct att *a)
     const struct mp_workload *wl = a->o->wl;
     int64_t deadline = a->t_spawn + (int64_t)(wl->ready_timeout_s * 1e9);
     int64_t next_probe = mp_now_ns();
-    bool probing = false;
+    bool probing = false, ready_line_probed = false;
     while (!a->signo && !a->io_err) {
         int64_t now = mp_now_ns();
         if (a->exited || (a->events & MP_LOGEV_FATAL))
             return false;
         if (now > deadline)
             return false;
+        /* the engine logged that it is ready: ask now rather than at the
+         * next 250 ms poll (which stays for engines that do not log it) */
+        if (!ready_line_probed && (a->events & MP_LOGEV_READY)) {
+            ready_line_probed = true;
+            next_probe = now;
+        }
         if (!probing && now >= next_probe) {
             mp_lg_get(a->lg, "/health", 2.0, TAG_HEALTH);
             probing = true;
