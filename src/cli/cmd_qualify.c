@@ -128,23 +128,6 @@ int mp_write_reports(struct mp_report *rep, bool json_stdout, bool quiet)
     return rc;
 }
 
-static bool only_has(const char *only, const char *name)
-{
-    if (!only)
-        return true;
-    size_t nl = strlen(name);
-    const char *p = only;
-    while (*p) {
-        const char *e = strchr(p, ',');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        if (l == nl && !strncmp(p, name, nl))
-            return true;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return false;
-}
 
 /* A stored argument with NAME=*** words gets the values back from our
  * environment. 0, or -1 when a variable is not set (message printed). */
@@ -242,18 +225,10 @@ static int open_store(const char *dir, unsigned flags, struct mp_store **st)
 
 static void fp_fill_from_attempts(struct mp_report *rep, struct mp_fp_extra *x)
 {
-    for (size_t i = 0; i < rep->n; i++) {
+    mp_report_fill_fingerprint(rep);
+    for (size_t i = 0; i < rep->n && !x->quantization; i++) {
         const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
-        if (!p)
-            continue;
-        if (!rep->fp.engine_version && p->engine_version) {
-            rep->fp.engine_version = xstrdup(p->engine_version);
-            free(rep->fp.engine);
-            rep->fp.engine = xstrdup("vllm");
-        }
-        if (!rep->fp.model && p->model)
-            rep->fp.model = xstrdup(p->model);
-        if (!x->quantization && p->quantization)
+        if (p && p->quantization)
             x->quantization = xstrdup(p->quantization);
     }
 }
@@ -365,7 +340,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         }
     } else {
         for (size_t i = 0; i < o.ncands; i++) {
-            if (only_has(o.only, o.cands[i].name))
+            if (mp_opts_only_has(o.only, o.cands[i].name))
                 mp_report_add_candidate(&rep, &o.cands[i]);
         }
         if (rep.n == 0) {

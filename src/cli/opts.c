@@ -310,3 +310,21 @@ void mp_opts_release(struct mp_opts *o)
     free(o->resume);
     memset(o, 0, sizeof(*o));
 }
+
+bool mp_opts_only_has(const char *only, const char *name)
+{
+    if (!only)
+        return true;
+    size_t nl = strlen(name);
+    const char *p = only;
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == nl && !strncmp(p, name, nl))
+            return true;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return false;
+}

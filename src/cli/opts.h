@@ -77,5 +77,7 @@ struct mp_opts {
  * help text. Release with mp_opts_release in every case. */
 int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help);
 void mp_opts_release(struct mp_opts *o);
+/* True when name is in the comma-separated --only list (or the list is NULL). */
+bool mp_opts_only_has(const char *only, const char *name);
 
 #endif

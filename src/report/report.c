@@ -416,13 +416,8 @@ static size_t cand_nknobs(const struct mp_cand_report *c)
     return mp_candidate_nknobs(&c->cand);
 }
 
-void mp_report_finalize(struct mp_report *rep)
+void mp_report_fill_fingerprint(struct mp_report *rep)
 {
-    groups_release(rep);
-    for (size_t i = 0; i < rep->n; i++)
-        finalize_candidate(&rep->c[i]);
-    output_check(rep);
-    /* fingerprint fields from the engine's own log */
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
         if (!p)
@@ -435,6 +430,15 @@ void mp_report_finalize(struct mp_report *rep)
         if (!rep->fp.model && p->model)
             rep->fp.model = xstrdup(p->model);
     }
+}
+
+void mp_report_finalize(struct mp_report *rep)
+{
+    groups_release(rep);
+    for (size_t i = 0; i < rep->n; i++)
+        finalize_candidate(&rep->c[i]);
+    output_check(rep);
+    mp_report_fill_fingerprint(rep);
     compute_groups(rep);
     compute_noop(rep);
     /* recommendation: fastest stable (sequential, then concurrency), ties to fewer knobs */

@@ -99,6 +99,9 @@ void mp_report_set_checkpoint(struct mp_report *rep, const struct mp_inspect *in
  * notes are derived from it. */
 void mp_report_set_checkpoint_json(struct mp_report *rep, const char *json);
 
+/* Engine version and model of the fingerprint from the engines' own logs
+ * (first candidate that logged them); fields already set are kept. */
+void mp_report_fill_fingerprint(struct mp_report *rep);
 /* Compute verdicts, groups, noop knobs, recommendation. Idempotent. */
 void mp_report_finalize(struct mp_report *rep);
 

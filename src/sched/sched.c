@@ -102,23 +102,6 @@ bool mp_sched_task_finished(const char *task_dir)
     return finished;
 }
 
-static bool only_has(const char *only, const char *name)
-{
-    if (!only)
-        return true;
-    size_t nl = strlen(name);
-    const char *p = only;
-    while (*p) {
-        const char *e = strchr(p, ',');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        if (l == nl && !strncmp(p, name, nl))
-            return true;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return false;
-}
 
 static int mkdir_p(const char *path)
 {
@@ -256,7 +239,7 @@ int mp_sched_qualify(const struct mp_opts *o, int argc, char **argv)
     pl.quiet = o->quiet;
     mp_sched_filter_opts(argv, (int)(o->cmd - argv), &pl.child_opts);
     for (size_t i = 0; i < o->ncands; i++) {
-        if (!only_has(o->only, o->cands[i].name))
+        if (!mp_opts_only_has(o->only, o->cands[i].name))
             continue;
         pl.t = xreallocarray(pl.t, pl.n + 1, sizeof(*pl.t));
         struct mp_sched_task *t = &pl.t[pl.n++];
