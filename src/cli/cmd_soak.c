@@ -30,6 +30,7 @@ int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct
 
 static const char soak_help[] =
     "usage: moeprobe soak --duration D [--concurrency N] [options] -- SERVER COMMAND...\n"
+    "       moeprobe soak --duration D [--concurrency N] --base-url URL [--log FILE] [options]\n"
     "\n"
     "Starts the engine with one candidate (the first --candidate, or none) and\n"
     "drives N concurrent requests (default 8) after one warm-up request until\n"
@@ -41,7 +42,10 @@ static const char soak_help[] =
     "\n"
     MP_COMMON_OPTS_HELP
     "\n"
-    "not in this version: --base-url URL [--log FILE] (attach to a running server)\n"
+    "attach to a server someone else started (no SERVER COMMAND; nothing is stopped):\n"
+    "  --base-url URL             drive this server (e.g. http://127.0.0.1:8000)\n"
+    "  --log FILE                 its log, read from the start and followed as it grows,\n"
+    "                             so the backends it resolved and its crashes are classified\n"
     "\n"
     "exit codes: 0 the soak ran its duration without a failure; 1 it failed;\n"
     "            2 usage or input error; 3 internal or I/O error; 128+N killed by signal N\n";
@@ -71,6 +75,7 @@ int cmd_soak(int argc, char **argv)
     double duration = 0;
     long conc = 8;
     bool has_cand = false;
+    const char *base_url = NULL, *log_file = NULL;
     struct mp_strv rest = MP_STRV_INIT;
     int exit_code = MP_EXIT_USAGE;
     signal(SIGXFSZ, SIG_IGN);
@@ -94,9 +99,17 @@ int cmd_soak(int argc, char **argv)
             }
             continue;
         }
-        if (!past && i > 0 && (!strcmp(a, "--base-url") || !strcmp(a, "--log"))) {
-            mp_error("%s: attaching to a running server is not implemented in this version", a);
-            goto usage;
+        if (!past && i > 0 && !strcmp(a, "--base-url") && i + 1 < argc) {
+            base_url = argv[++i];
+            if (strncmp(base_url, "http://", 7) != 0 && strncmp(base_url, "https://", 8) != 0) {
+                mp_error("--base-url: '%s' is not an http:// or https:// URL", base_url);
+                goto usage;
+            }
+            continue;
+        }
+        if (!past && i > 0 && !strcmp(a, "--log") && i + 1 < argc) {
+            log_file = argv[++i];
+            continue;
         }
         if (!past && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
             fputs(soak_help, stdout);
@@ -110,6 +123,21 @@ int cmd_soak(int argc, char **argv)
     if (duration <= 0) {
         mp_error("soak needs --duration (e.g. --duration 9h)");
         goto usage;
+    }
+    if (log_file && !base_url) {
+        mp_error("--log goes with --base-url (a server soak starts itself is logged by moeprobe)");
+        goto usage;
+    }
+    if (base_url) {
+        for (size_t k = 0; k < rest.n; k++) {
+            if (!strcmp(rest.v[k], "--")) {
+                mp_error("give either --base-url or a server command after '--', not both");
+                goto usage;
+            }
+        }
+        /* the URL stands in for the command in the run's records */
+        mp_strv_push(&rest, "--");
+        mp_strv_push(&rest, base_url);
     }
     struct mp_opts o;
     int rc = mp_opts_parse(&o, (int)rest.n, mp_strv_array(&rest), soak_help);
@@ -175,6 +203,8 @@ int cmd_soak(int argc, char **argv)
         .progress = isatty(2) && !o.quiet,
         .quiet = o.quiet,
         .store = store,
+        .attach_url = base_url,
+        .attach_log = log_file,
     };
     const struct mp_attempt_result *a = NULL;
     rc = mp_run_attempt(&ctx, &rep, 0, false, NULL, &a);

@@ -477,12 +477,18 @@ void mp_report_finalize(struct mp_report *rep)
         size_t nstable = 0;
         for (size_t i = 0; i < rep->n; i++)
             nstable += rep->c[i].verdict && !strcmp(rep->c[i].verdict, "stable");
-        rep->recommendation_why = xasprintf(
-            "fastest of %zu stable candidate%s: %.1f tok/s sequential, %.1f tok/s best "
-            "concurrency; MoE backend %s; 0 failures in %lu requests (95%% upper bound on the "
-            "failure rate %.3f)",
-            nstable, nstable == 1 ? "" : "s", s, cc, p->moe_backend ? p->moe_backend : "(not logged)",
-            p->req_ok, mp_stats_failure_upper95(p->req_ok));
+        struct buf w = BUF_INIT;
+        buf_printf(&w, "%s of %zu stable candidate%s", nstable == 1 ? "the only one" : "fastest",
+                   nstable, nstable == 1 ? "" : "s");
+        if (s >= 0)
+            buf_printf(&w, ": %.1f tok/s sequential", s);
+        if (cc >= 0)
+            buf_printf(&w, "%s%.1f tok/s best concurrency", s >= 0 ? ", " : ": ", cc);
+        buf_printf(&w, "; MoE backend %s; 0 failures in %lu requests (95%% upper bound on the "
+                       "failure rate %.3f)",
+                   p->moe_backend ? p->moe_backend : "(not logged)", p->req_ok,
+                   mp_stats_failure_upper95(p->req_ok));
+        rep->recommendation_why = buf_detach(&w, NULL);
     } else {
         for (size_t i = 0; i < rep->n; i++) {
             const struct mp_cand_report *c = &rep->c[i];

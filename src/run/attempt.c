@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -140,6 +141,9 @@ struct att {
     int64_t last_draw;
     const struct mp_store_mask *mask; /* secret values to mask in files, or NULL */
     bool io_err;               /* the store failed: stop */
+    int follow_fd;             /* attach mode: the followed log file, or -1 */
+    struct buf follow_part;    /* its partial last line */
+    bool follow_cut;           /* that line passed the length bound */
     long nreq_stored;          /* requests written to the store */
 };
 
@@ -203,12 +207,45 @@ static void drain_signals(struct att *a)
     }
 }
 
+#define FOLLOW_LINE_MAX (64 * 1024)
+
+/* Attach mode: read what the followed log file gained since the last turn
+ * (at most 4 MiB a turn, so a flood cannot starve the loop) and hand its
+ * complete lines to on_line. A regular file is always "readable", so it is
+ * read once per turn instead of being polled. */
+static void follow_log(struct att *a)
+{
+    if (a->follow_fd < 0)
+        return;
+    char chunk[65536];
+    for (int turns = 0; turns < 64; turns++) {
+        ssize_t n = read(a->follow_fd, chunk, sizeof(chunk));
+        if (n <= 0)
+            return;
+        for (ssize_t i = 0; i < n; i++) {
+            char c = chunk[i];
+            if (c == '\n') {
+                size_t len = a->follow_part.len;
+                if (len && a->follow_part.data[len - 1] == '\r')
+                    len--;
+                on_line(a, a->follow_part.data, len, a->follow_cut);
+                buf_reset(&a->follow_part);
+                a->follow_cut = false;
+            } else if (a->follow_part.len < FOLLOW_LINE_MAX) {
+                buf_addc(&a->follow_part, c);
+            } else {
+                a->follow_cut = true;
+            }
+        }
+    }
+}
+
 /* One turn of the event loop: wait for transfers, engine output, signals. */
 static void pump(struct att *a, int timeout_ms)
 {
     struct curl_waitfd extra[2];
     unsigned n = 0;
-    int outfd = a->eof ? -1 : mp_proc_output_fd(a->proc);
+    int outfd = a->eof || !a->proc ? -1 : mp_proc_output_fd(a->proc);
     if (outfd >= 0) {
         extra[n].fd = outfd;
         extra[n].events = CURL_WAIT_POLLIN;
@@ -229,6 +266,7 @@ static void pump(struct att *a, int timeout_ms)
         if (rc != 0)
             a->eof = true;
     }
+    follow_log(a);
     drain_signals(a);
     check_exit(a);
 }
@@ -744,12 +782,13 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     a.o = o;
     a.r = r;
     a.cur_phase = -1;
+    a.follow_fd = -1;
     a.mask = o->store ? mp_store_mask(o->store) : NULL;
     struct mp_launch launch;
     memset(&launch, 0, sizeof(launch));
     int rc = 0;
-    char marker[96];
-    char base_url[64];
+    char marker[96] = "";
+    char base_url[512];
     int64_t t_begin = mp_now_ns();
 
     r->dir = xstrdup(o->dir);
@@ -775,11 +814,15 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     const char *blocking_env[] = {"CUDA_LAUNCH_BLOCKING=1", NULL};
     char cname[128];
     snprintf(cname, sizeof(cname), "moeprobe-%ld-%s-%d", (long)getpid(), o->cand->name, o->index);
-    mp_launch_build(&launch, o->cmd, o->ncmd, o->cand, o->port,
-                    o->launch_blocking ? blocking_env : NULL, cname);
-    r->command = mp_launch_display(&launch);
-
-    mp_proc_new_marker(marker, sizeof(marker));
+    if (o->attach_url) {
+        r->command = xasprintf("(attached to %s%s%s)", o->attach_url,
+                               o->attach_log ? ", log " : "", o->attach_log ? o->attach_log : "");
+    } else {
+        mp_launch_build(&launch, o->cmd, o->ncmd, o->cand, o->port,
+                        o->launch_blocking ? blocking_env : NULL, cname);
+        r->command = mp_launch_display(&launch);
+        mp_proc_new_marker(marker, sizeof(marker));
+    }
     struct mp_proc_spec spec = {
         .argv = mp_strv_array(&launch.argv),
         .env_add = mp_strv_array(&launch.env),
@@ -789,7 +832,14 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         .container_name = launch.container_name,
     };
     a.ls = mp_logscan_new(o->kn);
-    snprintf(base_url, sizeof(base_url), "http://127.0.0.1:%d", o->port);
+    if (o->attach_url) {
+        snprintf(base_url, sizeof(base_url), "%s", o->attach_url);
+        size_t bl = strlen(base_url);
+        while (bl > 0 && base_url[bl - 1] == '/')
+            base_url[--bl] = '\0';
+    } else {
+        snprintf(base_url, sizeof(base_url), "http://127.0.0.1:%d", o->port);
+    }
     struct mp_lg_config lgc = {
         .base_url = base_url,
         .model = "",
@@ -802,16 +852,32 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     };
     struct mp_diag d = MP_DIAG_INIT;
     a.t_spawn = mp_now_ns();
-    rc = mp_proc_spawn(&spec, &a.proc, &d);
-    if (rc < 0) {
-        r->outcome = MP_OUT_ERROR;
-        r->fail_class = xstrdup("spawn");
-        r->fail_message = xstrdup(d.msg[0] ? d.msg : mp_strerror(rc));
-        goto out;
+    if (o->attach_url) {
+        if (o->attach_log) {
+            a.follow_fd = open(o->attach_log, O_RDONLY | O_CLOEXEC);
+            if (a.follow_fd < 0) {
+                rc = -errno;
+                r->outcome = MP_OUT_ERROR;
+                r->fail_class = xstrdup("spawn");
+                r->fail_message = xasprintf("cannot read the log '%s': %s", o->attach_log,
+                                            strerror(errno));
+                goto out;
+            }
+        }
+        if (o->store && mp_store_attempt_spawned(o->store, o->store_attempt, r->command, 0, "") < 0)
+            a.io_err = true;
+    } else {
+        rc = mp_proc_spawn(&spec, &a.proc, &d);
+        if (rc < 0) {
+            r->outcome = MP_OUT_ERROR;
+            r->fail_class = xstrdup("spawn");
+            r->fail_message = xstrdup(d.msg[0] ? d.msg : mp_strerror(rc));
+            goto out;
+        }
+        if (o->store && mp_store_attempt_spawned(o->store, o->store_attempt, r->command,
+                                                 mp_proc_pid(a.proc), marker) < 0)
+            a.io_err = true;
     }
-    if (o->store && mp_store_attempt_spawned(o->store, o->store_attempt, r->command,
-                                             mp_proc_pid(a.proc), marker) < 0)
-        a.io_err = true;
     /* Ready probes use a model-less loadgen; generation gets the served model name. */
     a.lg = mp_lg_new(&lgc);
     bool ready = wait_ready(&a);
@@ -846,13 +912,16 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     struct mp_teardown td;
     memset(&td, 0, sizeof(td));
     int64_t t_td = mp_now_ns();
-    mp_proc_teardown(a.proc, o->wl->grace_s, on_line, &a, &td);
+    if (a.proc)
+        mp_proc_teardown(a.proc, o->wl->grace_s, on_line, &a, &td);
+    else
+        follow_log(&a); /* attached: the server is not ours to stop */
     check_exit(&a);
     r->teardown_s = (double)(mp_now_ns() - t_td) / 1e9;
     r->teardown_leftovers = td.leftovers;
     r->teardown_killed = td.killed;
     r->escapees_killed = td.escapees_killed;
-    if (a.exited || !td.was_running) {
+    if (a.proc && (a.exited || !td.was_running)) {
         char desc[128];
         mp_proc_describe_status(a.exited ? a.exit_status : td.exit_status, desc, sizeof(desc));
         r->exit_desc = xstrdup(desc);
@@ -889,6 +958,9 @@ out:
     free(a.req_fail_msg);
     mp_lg_free(a.lg);
     mp_proc_free(a.proc);
+    if (a.follow_fd >= 0)
+        close(a.follow_fd);
+    buf_release(&a.follow_part);
     mp_logscan_free(a.ls);
     mp_launch_release(&launch);
     r->wall_s = (double)(mp_now_ns() - t_begin) / 1e9;

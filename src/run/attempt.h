@@ -135,6 +135,12 @@ struct mp_attempt_opts {
      * MP_EDB). */
     struct mp_store *store;
     int64_t store_attempt;
+    /* Attach mode (soak --base-url): drive a server someone else started
+     * at attach_url instead of spawning cmd; attach_log (or NULL) is its log
+     * file, read from the beginning and followed as it grows. Nothing is
+     * torn down. */
+    const char *attach_url;
+    const char *attach_log;
 };
 
 /* Run one attempt. Returns 0 when the attempt ran (whatever its outcome;

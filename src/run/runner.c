@@ -29,7 +29,9 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     snprintf(dir, sizeof(dir), "%s/attempts/%s-%d%s", ctx->run_dir, c->cand.name, index,
              blocking ? "-blocking" : "");
     int port = ctx->port;
-    if (port == 0) {
+    if (ctx->attach_url) {
+        port = 0; /* someone else's server: no port of ours */
+    } else if (port == 0) {
         port = mp_free_port();
         if (port < 0)
             return mp_error("cannot find a free port: %s", mp_strerror(port));
@@ -59,6 +61,8 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .nquality = ctx->nquality,
         .store = ctx->store,
         .store_attempt = att_id,
+        .attach_url = ctx->attach_url,
+        .attach_log = ctx->attach_log,
     };
     struct mp_attempt_result r;
     memset(&r, 0, sizeof(r));

@@ -26,6 +26,8 @@ struct mp_runctx {
     double cheap_start_s;             /* startups faster than this may be repeated for evidence */
     const char *const *quality_prompts; /* output-check prompts (borrowed) or NULL */
     size_t nquality;
+    const char *attach_url;           /* soak --base-url: drive this server, spawn nothing */
+    const char *attach_log;           /* soak --log: its log file to follow, or NULL */
     int signo;                        /* set when interrupted */
     struct mp_store *store;           /* evidence store (borrowed) or NULL: every
                                        * candidate and attempt is recorded as it runs */
