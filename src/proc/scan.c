@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -112,13 +113,18 @@ int mp_proc__group_members(pid_t pgid, pid_t *pids, size_t max)
     return count;
 }
 
-/* Does /proc/<pid>/environ contain exactly want (a "NAME=VALUE" entry)? */
-static bool environ_has(pid_t pid, const char *want, size_t wlen, char *buf, size_t bufsz)
+/* Does /proc/<pid>/environ contain exactly want (a "NAME=VALUE" entry)?
+ * *empty is set when the file read as empty: a zombie, a kernel thread, or
+ * a process in the middle of execve() (its new environment not yet in
+ * place), which the caller reads again. */
+static bool environ_has(pid_t pid, const char *want, size_t wlen, char *buf, size_t bufsz,
+                        bool *empty)
 {
     char path[64];
     int fd;
     size_t len = 0;
 
+    *empty = false;
     snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -132,6 +138,7 @@ static bool environ_has(pid_t pid, const char *want, size_t wlen, char *buf, siz
         len += (size_t)n;
     }
     close(fd);
+    *empty = len == 0;
     for (size_t i = 0; i < len;) {
         const char *e = buf + i;
         const char *z = memchr(e, '\0', len - i);
@@ -165,7 +172,13 @@ int mp_proc__collect_marked(const char *marker, pid_t *pids, size_t max)
         pid_t pid = dirent_pid(de);
         if (pid <= 0 || pid == me)
             continue;
-        if (!environ_has(pid, want, wlen, buf, ENVIRON_MAX))
+        bool empty = false, has = environ_has(pid, want, wlen, buf, ENVIRON_MAX, &empty);
+        /* mid-exec reads as empty for a moment: look again a few times */
+        for (int again = 0; !has && empty && again < 64; again++) {
+            sched_yield();
+            has = environ_has(pid, want, wlen, buf, ENVIRON_MAX, &empty);
+        }
+        if (!has)
             continue;
         /* exiting but not yet a zombie still shows its environment */
         if (mp_proc__read_stat(pid, &st) == 0 && (st.state == 'Z' || st.state == 'X'))

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include <cmocka.h>
+#include <sched.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -67,6 +68,21 @@ static void lines_free(struct lines *l)
     free(l->v);
     free(l->trunc);
     memset(l, 0, sizeof(*l));
+}
+
+/* Count processes with the marker until the count is `want` (bounded).
+ * A process in the middle of execve() can briefly show an empty
+ * /proc/PID/environ, so a single scan right after "echo ready; exec ..." may
+ * miss it; the test waits for the state to settle instead of timing. */
+static int marked_settled(const char *marker, int want)
+{
+    int n = -1;
+    for (int i = 0; i < 100000 && n != want; i++) {
+        n = mp_proc_find_marked(marker, 0);
+        if (n != want)
+            sched_yield();
+    }
+    return n;
 }
 
 /* Parse the hex mask of a /proc status line ("SigIgn:\t0000...") */
@@ -339,7 +355,7 @@ static void test_exits_on_term(void **state)
     mp_proc_new_marker(marker, sizeof(marker));
     struct mp_proc *p = spawn_sh("echo ready; exec sleep 1000", marker, NULL);
     read_until(p, &l, "ready");
-    assert_int_equal(mp_proc_find_marked(marker, 0), 1);
+    assert_int_equal(marked_settled(marker, 1), 1);
     assert_false(mp_proc_exited(p, NULL));
     assert_int_equal(mp_proc_teardown(p, 30.0, on_line, &l, &t), 0);
     assert_true(t.was_running);
@@ -438,7 +454,7 @@ static void test_setsid_escapee_found_by_marker(void **state)
         marker, NULL);
     read_until(p, &l, "escaped");
     read_until(p, &l, "ready");
-    assert_int_equal(mp_proc_find_marked(marker, 0), 2);
+    assert_int_equal(marked_settled(marker, 2), 2);
     assert_int_equal(mp_proc_teardown(p, 30.0, on_line, &l, &t), 0);
     assert_true(t.exited_on_term); /* the group itself went on TERM */
     assert_false(t.killed);
@@ -460,7 +476,7 @@ static void test_double_fork_in_group(void **state)
     /* the subshell exits at once: its sleep is reparented to us (subreaper) */
     struct mp_proc *p = spawn_sh("(sleep 1000 &); trap '' TERM; echo ready; exec sleep 1000", marker, NULL);
     read_until(p, &l, "ready");
-    assert_int_equal(mp_proc_find_marked(marker, 0), 2);
+    assert_int_equal(marked_settled(marker, 2), 2);
     assert_int_equal(mp_proc_teardown(p, 0.2, on_line, &l, &t), 0);
     assert_true(t.killed);
     assert_int_equal(t.escapees_killed, 0);
@@ -482,7 +498,7 @@ static void test_leader_gone_group_left(void **state)
     struct mp_proc *p = spawn_sh("sleep 1000 & echo ready; exit 0", marker, NULL);
     read_until(p, &l, "ready");
     wait_exit(p);
-    assert_int_equal(mp_proc_find_marked(marker, 0), 1);
+    assert_int_equal(marked_settled(marker, 1), 1);
     assert_int_equal(mp_proc_teardown(p, 30.0, on_line, &l, &t), 0);
     assert_false(t.was_running);
     assert_true(t.exited_on_term); /* the rest of the group went on TERM */
