@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/opts.h"
 #include "err.h"
 #include "knowledge/knowledge.h"
 #include "xalloc.h"
@@ -164,17 +165,9 @@ int cmd_explain(int argc, char **argv)
         return MP_EXIT_USAGE;
     }
     struct mp_knowledge *own = NULL;
-    const struct mp_knowledge *k = mp_knowledge_builtin();
-    if (kfile) {
-        struct mp_diag d = MP_DIAG_INIT;
-        if (mp_knowledge_load(kfile, &own, &d) != 0) {
-            char msg[600];
-            mp_diag_format(&d, msg, sizeof(msg));
-            mp_error("explain: knowledge file %s", msg);
-            return MP_EXIT_USAGE;
-        }
-        k = own;
-    }
+    const struct mp_knowledge *k = NULL;
+    if (mp_cli_knowledge("explain", kfile, &own, &k) < 0)
+        return MP_EXIT_USAGE;
     struct vec env = {0}, flags = {0};
     char *image_ver = NULL, *image = NULL;
     bool container = false;

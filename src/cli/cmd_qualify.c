@@ -315,16 +315,10 @@ static int run_main(int argc, char **argv, bool diagnose_only)
     int sfd = -1;
     sigset_t oldmask;
 
-    if (o.knowledge_file) {
-        struct mp_diag d = MP_DIAG_INIT;
-        if (mp_knowledge_load(o.knowledge_file, &kn_owned, &d) < 0) {
-            char m[600];
-            mp_diag_format(&d, m, sizeof(m));
-            mp_error("%s", m);
-            exit_code = MP_EXIT_USAGE;
-            goto out;
-        }
-        kn = kn_owned;
+    if (mp_cli_knowledge(diagnose_only ? "diagnose" : "qualify", o.knowledge_file, &kn_owned,
+                         &kn) < 0) {
+        exit_code = MP_EXIT_USAGE;
+        goto out;
     }
     /* candidates (a resumed run takes them from the store) */
     if (resume_dir) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "cli/opts.h"
 #include "err.h"
 #include "knowledge/knowledge.h"
 #include "logs/logscan.h"
@@ -108,17 +109,9 @@ int cmd_scan(int argc, char **argv)
         return MP_EXIT_USAGE;
     }
     struct mp_knowledge *own = NULL;
-    const struct mp_knowledge *k = mp_knowledge_builtin();
-    if (kfile) {
-        struct mp_diag d = MP_DIAG_INIT;
-        if (mp_knowledge_load(kfile, &own, &d) != 0) {
-            char msg[600];
-            mp_diag_format(&d, msg, sizeof(msg));
-            mp_error("scan: knowledge file %s", msg);
-            return MP_EXIT_USAGE;
-        }
-        k = own;
-    }
+    const struct mp_knowledge *k = NULL;
+    if (mp_cli_knowledge("scan", kfile, &own, &k) < 0)
+        return MP_EXIT_USAGE;
     int rc = MP_EXIT_OK;
     char *buf = xmalloc(SCAN_CHUNK);
     struct buf out = BUF_INIT;

@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "err.h"
+#include "logs/logscan.h"
 #include "xalloc.h"
 
 enum {
@@ -327,4 +328,21 @@ bool mp_opts_only_has(const char *only, const char *name)
         p = e + 1;
     }
     return false;
+}
+
+int mp_cli_knowledge(const char *cmd, const char *file, struct mp_knowledge **own,
+                     const struct mp_knowledge **out)
+{
+    *own = NULL;
+    *out = mp_knowledge_builtin();
+    if (!file)
+        return 0;
+    struct mp_diag d = MP_DIAG_INIT;
+    if (mp_knowledge_load(file, own, &d) != 0) {
+        char msg[600];
+        mp_diag_format(&d, msg, sizeof(msg));
+        return mp_error("%s: knowledge file %s", cmd, msg);
+    }
+    *out = *own;
+    return 0;
 }

@@ -77,6 +77,13 @@ struct mp_opts {
  * help text. Release with mp_opts_release in every case. */
 int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help);
 void mp_opts_release(struct mp_opts *o);
+struct mp_knowledge;
+/* The knowledge a command uses: the built-in one, or file's when file is not
+ * NULL (*own is then set and the caller frees it with mp_knowledge_free).
+ * On a bad file prints "<cmd>: knowledge file <file:line: message>" and
+ * returns -1; else 0. */
+int mp_cli_knowledge(const char *cmd, const char *file, struct mp_knowledge **own,
+                     const struct mp_knowledge **out);
 /* True when name is in the comma-separated --only list (or the list is NULL). */
 bool mp_opts_only_has(const char *only, const char *name);
 
