@@ -264,6 +264,8 @@ int cmd_minimize(int argc, char **argv)
     sigset_t oldmask;
     size_t *minimal = NULL;
     size_t nmin = 0;
+    struct mp_knowledge *kn_owned = NULL;
+    const struct mp_knowledge *kn = NULL;
     struct mp_diag d = MP_DIAG_INIT;
 
     if (!o.from || !o.to) {
@@ -297,6 +299,10 @@ int cmd_minimize(int argc, char **argv)
         mp_error("cannot create run directory '%s': %s", o.out_dir, strerror(errno));
         goto out;
     }
+    if (mp_cli_knowledge("minimize", o.knowledge_file, &kn_owned, &kn) < 0) {
+        exit_code = MP_EXIT_USAGE;
+        goto out;
+    }
     struct mp_diag sd = MP_DIAG_INIT;
     int se = mp_store_open(o.out_dir, MP_STORE_CREATE | MP_STORE_LOCK, &m.store, &sd);
     if (se < 0) {
@@ -317,7 +323,7 @@ int cmd_minimize(int argc, char **argv)
     mp_proc_become_subreaper();
     struct mp_runctx ctx = {
         .run_dir = o.out_dir, .cmd = o.cmd, .ncmd = o.ncmd, .port = o.port,
-        .kn = mp_knowledge_builtin(), .wl = &o.wl, .signal_fd = sfd,
+        .kn = kn, .wl = &o.wl, .signal_fd = sfd,
         .progress = isatty(2) && !o.quiet, .quiet = o.quiet,
         .diag_max_requests = o.diag_max_requests, .cheap_start_s = 120,
         .store = m.store,
@@ -450,6 +456,7 @@ write:;
     }
 out:
     mp_store_close(m.store);
+    mp_knowledge_free(kn_owned);
     free(minimal);
     buf_release(&m.tests);
     knobset_release(&m.from);

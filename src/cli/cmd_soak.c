@@ -153,6 +153,8 @@ int cmd_soak(int argc, char **argv)
     sigset_t oldmask;
     struct mp_fp_extra fpx;
     memset(&fpx, 0, sizeof(fpx));
+    struct mp_knowledge *kn_owned = NULL;
+    const struct mp_knowledge *kn = NULL;
     struct mp_candidate c;
     if (has_cand) {
         mp_candidate_copy(&c, &o.cands[0]);
@@ -160,6 +162,10 @@ int cmd_soak(int argc, char **argv)
         mp_candidate_from_knobs("soak", "", &c, NULL);
     }
     mp_report_add_candidate(&rep, &c);
+    if (mp_cli_knowledge("soak", o.knowledge_file, &kn_owned, &kn) < 0) {
+        exit_code = MP_EXIT_USAGE;
+        goto out;
+    }
     struct mp_diag d = MP_DIAG_INIT;
     rc = mp_store_open(o.out_dir, MP_STORE_CREATE | MP_STORE_LOCK, &store, &d);
     if (rc < 0) {
@@ -197,7 +203,7 @@ int cmd_soak(int argc, char **argv)
         .cmd = o.cmd,
         .ncmd = o.ncmd,
         .port = o.port,
-        .kn = mp_knowledge_builtin(),
+        .kn = kn,
         .wl = &wl,
         .signal_fd = sfd,
         .progress = isatty(2) && !o.quiet,
@@ -236,6 +242,7 @@ out:
     mp_candidate_release(&c);
     mp_fp_extra_release(&fpx);
     mp_store_close(store);
+    mp_knowledge_free(kn_owned);
     mp_report_release(&rep);
     mp_opts_release(&o);
     mp_strv_release(&rest);
