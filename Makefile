@@ -30,6 +30,11 @@ else
   OPT     = -O2 -g
   LDSAN   =
 endif
+ifeq ($(FUZZ),1)
+  VARIANT = fuzz
+  OPT     = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
+  LDSAN   = -fsanitize=address,undefined
+endif
 ifeq ($(WERROR),1)
   WARN += -Werror
 endif
@@ -59,7 +64,7 @@ FZ_REPLAY := $(FZ_SRC:tests/fuzz/%.c=$(B)/fuzz-replay/%)
 # bench: build benchmark drivers; the scripts under bench/ run them (see docs/performance.md)
 bench: all bench-bins
 
-.PHONY: bench-bins unit-bins fuzz-bins all deps demo test check unit integration fuzz-replay fuzz lint install clean cuda gpu-check bench hdrcheck
+.PHONY: bench-bins unit-bins fuzz-bins fuzz-libfuzzer all deps demo test check unit integration fuzz-replay fuzz lint install clean cuda gpu-check bench hdrcheck
 all: deps $(B)/bin/moeprobe $(B)/bin/refengine
 	@cp -f $(B)/bin/moeprobe moeprobe.tmp && mv -f moeprobe.tmp moeprobe
 	@cp -f $(B)/bin/refengine refengine/refengine.tmp && mv -f refengine/refengine.tmp refengine/refengine
@@ -126,13 +131,19 @@ demo:
 	./moeprobe qualify --out demo-run --max-tokens 32 --seq 5 --conc 4:8 --conc 8:16 \
 	  -- ./refengine/refengine --world worlds/demo-nemotron-super.ini --port '{port}'
 
+# libFuzzer binaries: the library built with clang and fuzzer instrumentation
+# into build/fuzz/, one binary per target in build/fuzz/libfuzzer/.
 fuzz:
 	@command -v clang >/dev/null || { echo "make fuzz needs clang"; exit 2; }
-	@mkdir -p build/fuzz
+	@$(MAKE) --no-print-directory CC=clang FUZZ=1 fuzz-libfuzzer
 	@for f in $(FZ_SRC); do n=$$(basename $$f .c); \
-	  clang $(CSTD) -g -O1 -Isrc -Isrc/base -Irefengine $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
-	    -o build/fuzz/$$n $$f $(filter-out src/main.c,$(LIB_SRC)) $(filter-out refengine/main.c,$(RE_SRC)) $(LDLIBS) || exit 1; \
-	  echo "built build/fuzz/$$n (corpus: tests/fuzz/corpus/$${n#fuzz_}/)"; done
+	  echo "built build/fuzz/libfuzzer/$$n (corpus: tests/fuzz/corpus/$${n#fuzz_}/)"; done
+
+fuzz-libfuzzer: $(FZ_SRC:tests/fuzz/%.c=$(B)/libfuzzer/%)
+
+$(B)/libfuzzer/%: tests/fuzz/%.c $(B)/libmp.a $(RE_LIB_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Irefengine -fsanitize=fuzzer,address,undefined -o $@ $< $(RE_LIB_OBJ) $(B)/libmp.a $(LDLIBS)
 
 lint: hdrcheck
 	@! grep -nE '\b(strcpy|strcat|sprintf|gets|atoi|strtok|system|popen)\s*\(' $$(find src refengine -name '*.[ch]') \

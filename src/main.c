@@ -7,8 +7,6 @@
 #include "cli/commands.h"
 #include "err.h"
 
-const char mp_version[] = "0.1.0";
-
 static const char usage[] =
     "usage: moeprobe <command> [options] [-- SERVER COMMAND...]\n"
     "\n"
