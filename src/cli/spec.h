@@ -11,6 +11,7 @@
 #include "compat.h"
 
 #include "err.h"
+#include "secret.h"
 
 /* A growable NULL-terminated vector of owned strings (value type). */
 struct mp_strv {
@@ -76,11 +77,5 @@ void mp_launch_release(struct mp_launch *l);
 /* Render argv as a copy-pasteable shell line with env prefix, secrets
  * redacted (caller frees). */
 char *mp_launch_display(const struct mp_launch *l);
-
-/* True when an environment variable NAME holds a secret (its name contains
- * TOKEN, KEY, SECRET, PASSWORD or AUTH, case-insensitive). */
-bool mp_is_secret_name(const char *name, size_t len);
-/* Copy of "NAME=VALUE" with VALUE replaced by *** when NAME is secret. */
-char *mp_redact_assignment(const char *assign);
 
 #endif

@@ -3,22 +3,10 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "knowledge/knowledge.h"
+#include "secret.h"
 #include "xalloc.h"
-
-bool mp_kn_is_secret_name(const char *name, size_t len)
-{
-    static const char *const words[] = {"TOKEN", "KEY", "SECRET", "PASSWORD", "AUTH"};
-    for (size_t w = 0; w < MP_ARRAY_SIZE(words); w++) {
-        size_t wl = strlen(words[w]);
-        for (size_t i = 0; i + wl <= len; i++)
-            if (!strncasecmp(name + i, words[w], wl))
-                return true;
-    }
-    return false;
-}
 
 struct flagkv {
     const char *name; /* points into the caller's words or into own */
@@ -185,7 +173,7 @@ int mp_kn_explain(const struct mp_knowledge *k, const char *engine_version, char
         struct mp_kn_knob_report r = {0};
         char *name = xstrndup(env[i], (size_t)(eq - env[i]));
         const char *value = eq + 1;
-        bool secret = mp_kn_is_secret_name(name, strlen(name));
+        bool secret = mp_is_secret_name(name, strlen(name));
         r.name = name;
         r.knob = secret ? xasprintf("%s=***", name) : xstrdup(env[i]);
         r.kind = "env";
@@ -247,7 +235,7 @@ int mp_kn_explain(const struct mp_knowledge *k, const char *engine_version, char
     for (size_t i = 0; i < nfl; i++) {
         struct mp_kn_knob_report r = {0};
         char *name = norm_flag(fl[i].name, fl[i].namelen);
-        bool secret = mp_kn_is_secret_name(name, strlen(name));
+        bool secret = mp_is_secret_name(name, strlen(name));
         r.name = name;
         r.kind = "flag";
         if (fl[i].value)

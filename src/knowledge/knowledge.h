@@ -222,8 +222,5 @@ void mp_kn_explain_release(struct mp_explain *e);
 /* {"engine_version":..., "knobs":[...], "predicted_moe_backend":...} plus
  * "version_known", "prediction_reason", "summary". */
 void mp_kn_explain_to_json(const struct mp_explain *e, struct buf *out);
-/* True when NAME (len bytes) names a secret: contains TOKEN, KEY, SECRET,
- * PASSWORD or AUTH, case-insensitive. */
-bool mp_kn_is_secret_name(const char *name, size_t len);
 
 #endif

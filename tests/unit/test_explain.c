@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "knowledge/knowledge.h"
+#include "secret.h"
 
 static const struct mp_kn_knob_report *find(const struct mp_explain *e, const char *name)
 {
@@ -150,8 +151,8 @@ static void test_secrets_and_json(void **st)
     mp_kn_explain_release(&e);
     assert_int_equal(mp_kn_explain(mp_knowledge_builtin(), "latest", NULL, 0, NULL, 0, &e),
                      MP_EPARSE);
-    assert_true(mp_kn_is_secret_name("db_password", 11));
-    assert_false(mp_kn_is_secret_name("VLLM_USE_V1", 11));
+    assert_true(mp_is_secret_name("db_password", 11));
+    assert_false(mp_is_secret_name("VLLM_USE_V1", 11));
 }
 
 int main(void)
