@@ -75,6 +75,15 @@ static void esc(struct buf *b, const char *s)
     mp_html_esc(b, s, 4000);
 }
 
+/* The escaped words of v, separated by ", ". */
+static void esc_list(struct buf *b, const struct mp_strv *v)
+{
+    for (size_t k = 0; k < v->n; k++) {
+        buf_adds(b, k ? ", " : "");
+        esc(b, v->v[k]);
+    }
+}
+
 static void verdict_badge(struct buf *b, const char *v)
 {
     buf_adds(b, "<span class=\"v v-");
@@ -644,10 +653,7 @@ static void cand_section(const struct mp_report *rep, size_t i, struct buf *b)
         esc(b, p->moe_backend);
         if (p->moe_candidates.n) {
             buf_adds(b, " <span class=note>out of ");
-            for (size_t k = 0; k < p->moe_candidates.n; k++) {
-                buf_adds(b, k ? ", " : "");
-                esc(b, p->moe_candidates.v[k]);
-            }
+            esc_list(b, &p->moe_candidates);
             buf_adds(b, "</span>");
         }
         buf_adds(b, "</dd><dt>dense NVFP4</dt><dd>");
@@ -657,10 +663,7 @@ static void cand_section(const struct mp_report *rep, size_t i, struct buf *b)
         buf_adds(b, "</dd>");
         if (p->unknown_env.n) {
             buf_adds(b, "<dt>unknown to the engine</dt><dd>");
-            for (size_t k = 0; k < p->unknown_env.n; k++) {
-                buf_adds(b, k ? ", " : "");
-                esc(b, p->unknown_env.v[k]);
-            }
+            esc_list(b, &p->unknown_env);
             buf_adds(b, "</dd>");
         }
         buf_adds(b, "<dt>command</dt><dd><code>");
@@ -685,10 +688,7 @@ static void cand_section(const struct mp_report *rep, size_t i, struct buf *b)
         }
         if (a->sites.n) {
             buf_adds(b, "; sites: ");
-            for (size_t k = 0; k < a->sites.n; k++) {
-                buf_adds(b, k ? ", " : "");
-                esc(b, a->sites.v[k]);
-            }
+            esc_list(b, &a->sites);
         }
         buf_adds(b, "</dd>");
     }

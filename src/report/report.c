@@ -895,6 +895,15 @@ static void md_cell(struct buf *b, const char *s, size_t max)
     free(clean);
 }
 
+/* md_cell of each word of v, separated by ", ". */
+static void md_list(struct buf *b, const struct mp_strv *v, size_t max)
+{
+    for (size_t k = 0; k < v->n; k++) {
+        buf_adds(b, k ? ", " : "");
+        md_cell(b, v->v[k], max);
+    }
+}
+
 static void md_num(struct buf *b, double v)
 {
     if (v < 0)
@@ -1090,10 +1099,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
             buf_adds(out, "- ");
             md_cell(out, g->moe_backend, 64);
             buf_adds(out, ": ");
-            for (size_t k = 0; k < g->candidates.n; k++) {
-                buf_adds(out, k ? ", " : "");
-                md_cell(out, g->candidates.v[k], 64);
-            }
+            md_list(out, &g->candidates, 64);
             buf_adds(out, "\n");
         }
         buf_adds(out, "\n");
@@ -1136,10 +1142,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
             md_cell(out, p->moe_backend, 64);
             if (p->moe_candidates.n) {
                 buf_adds(out, " out of [");
-                for (size_t k = 0; k < p->moe_candidates.n; k++) {
-                    buf_adds(out, k ? ", " : "");
-                    md_cell(out, p->moe_candidates.v[k], 64);
-                }
+                md_list(out, &p->moe_candidates, 64);
                 buf_adds(out, "]");
             }
             buf_adds(out, "; dense NVFP4 ");
@@ -1149,10 +1152,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
             buf_adds(out, "\n");
             if (p->unknown_env.n) {
                 buf_adds(out, "- the engine does not know: ");
-                for (size_t k = 0; k < p->unknown_env.n; k++) {
-                    buf_adds(out, k ? ", " : "");
-                    md_cell(out, p->unknown_env.v[k], 80);
-                }
+                md_list(out, &p->unknown_env, 80);
                 buf_adds(out, "\n");
             }
         }
@@ -1173,10 +1173,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
             }
             if (a->sites.n) {
                 buf_adds(out, "; sites: ");
-                for (size_t k = 0; k < a->sites.n; k++) {
-                    buf_adds(out, k ? ", " : "");
-                    md_cell(out, a->sites.v[k], 120);
-                }
+                md_list(out, &a->sites, 120);
             }
             buf_adds(out, "\n");
         }
