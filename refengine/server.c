@@ -1043,6 +1043,38 @@ static const char *cuda_site(enum moe_cuda_site site)
     }
 }
 
+/* After engine death: every in-flight stream gets vLLM's in-band error event
+ * and ends, every non-streaming request a 500; nothing is scheduled any
+ * more. lg (or NULL) logs the per-stream "Error in ... stream generator". */
+static void fail_in_flight(struct re_log *lg)
+{
+    for (struct conn *c = S.conns, *nx; c; c = nx) {
+        nx = c->next;
+        struct stream *s = c->s;
+        if (!s)
+            continue;
+        if (s->req.stream) {
+            if (lg)
+                re_log(lg, RE_PROC_API, RE_ERROR, s->req.chat ? "serving_chat.py" : "serving_completion.py",
+                       s->req.chat ? 1223 : 386, "Error in %s stream generator.",
+                       s->req.chat ? "chat completion" : "completion");
+            struct buf e = BUF_INIT;
+            re_api_stream_error(&e, &S.shape,
+                                "EngineCore encountered an issue. See stack trace (above) for the "
+                                "root cause.");
+            sse_event(c, e.data, e.len);
+            buf_release(&e);
+            sse_end(c);
+        } else {
+            respond_dead(c);
+        }
+        stream_done(s, 3);
+        flush(c);
+    }
+    S.nactive = S.nwaiting = 0;
+    arm_at(S.tfd, 0);
+}
+
 /* the engine dies of a CUDA error with the runtime's text and enum name (may be NULL) */
 static void engine_die_err(const char *site, const char *text, const char *en)
 {
@@ -1083,31 +1115,7 @@ static void engine_die_err(const char *site, const char *text, const char *en)
            "    raise self._format_exception(outputs) from None\n"
            "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack "
            "trace (above) for the root cause.");
-    /* fail everything in flight */
-    for (struct conn *c = S.conns, *nx; c; c = nx) {
-        nx = c->next;
-        struct stream *s = c->s;
-        if (!s)
-            continue;
-        if (s->req.stream) {
-            re_log(lg, RE_PROC_API, RE_ERROR, s->req.chat ? "serving_chat.py" : "serving_completion.py",
-                   s->req.chat ? 1223 : 386, "Error in %s stream generator.",
-                   s->req.chat ? "chat completion" : "completion");
-            struct buf e = BUF_INIT;
-            re_api_stream_error(&e, &S.shape,
-                                "EngineCore encountered an issue. See stack trace (above) for the "
-                                "root cause.");
-            sse_event(c, e.data, e.len);
-            buf_release(&e);
-            sse_end(c);
-        } else {
-            respond_dead(c);
-        }
-        stream_done(s, 3);
-        flush(c);
-    }
-    S.nactive = S.nwaiting = 0;
-    arm_at(S.tfd, 0);
+    fail_in_flight(lg);
     stop_child();
     start_shutdown_timer(1.0); /* vLLM's watchdog then stops the server */
 }
@@ -1268,26 +1276,7 @@ static void on_signal(void)
                 }
                 /* like engine death, without a CUDA traceback */
                 S.dead = true;
-                for (struct conn *c = S.conns; c; c = c->next) {
-                    struct stream *s = c->s;
-                    if (!s)
-                        continue;
-                    if (s->req.stream) {
-                        struct buf e = BUF_INIT;
-                        re_api_stream_error(&e, &S.shape,
-                                            "EngineCore encountered an issue. See stack trace "
-                                            "(above) for the root cause.");
-                        sse_event(c, e.data, e.len);
-                        buf_release(&e);
-                        sse_end(c);
-                    } else {
-                        respond_dead(c);
-                    }
-                    stream_done(s, 3);
-                    flush(c);
-                }
-                S.nactive = S.nwaiting = 0;
-                arm_at(S.tfd, 0);
+                fail_in_flight(NULL);
                 start_shutdown_timer(1.0);
             }
         } else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
