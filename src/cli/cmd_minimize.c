@@ -25,7 +25,6 @@
 #include "verdict/stats.h"
 #include "xalloc.h"
 
-int mp_signals_setup(sigset_t *old);
 
 static const char minimize_help[] =
     "usage: moeprobe minimize --from 'KNOBS' --to 'KNOBS' [options] -- SERVER COMMAND...\n"

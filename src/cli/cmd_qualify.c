@@ -94,7 +94,7 @@ int mp_signals_setup(sigset_t *old)
     return fd;
 }
 
-int mp_write_reports(struct mp_report *rep, bool json_stdout, bool quiet)
+static int mp_write_reports(struct mp_report *rep, bool json_stdout, bool quiet)
 {
     struct buf j = BUF_INIT, md = BUF_INIT, sum = BUF_INIT, html = BUF_INIT;
     int rc = 0;

@@ -24,9 +24,6 @@
 #include "store/store.h"
 #include "xalloc.h"
 
-int mp_signals_setup(sigset_t *old);
-int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct mp_report *live,
-                                bool json_stdout, bool quiet, int *recommended);
 
 static const char soak_help[] =
     "usage: moeprobe soak --duration D [--concurrency N] [options] -- SERVER COMMAND...\n"

@@ -5,6 +5,8 @@
 
 #include "compat.h"
 
+#include <signal.h>
+
 #include "cli/spec.h"
 #include "run/attempt.h"
 
@@ -78,6 +80,20 @@ struct mp_opts {
 int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help);
 void mp_opts_release(struct mp_opts *o);
 struct mp_knowledge;
+struct mp_report;
+struct mp_store;
+
+/* Block SIGINT/SIGTERM/SIGHUP/SIGCHLD, ignore SIGPIPE, and return a
+ * signalfd for them (the run loop watches it), or -errno. *old receives the
+ * previous mask to restore. Defined in cmd_qualify.c. */
+int mp_signals_setup(sigset_t *old);
+/* Render report.json/md/html of run_dir from the store alone (live, when
+ * not NULL, is checked against it under MOEPROBE_CHECK_STORE), print the
+ * JSON or Markdown on stdout and the summary on stderr unless quiet.
+ * *recommended (may be NULL) gets the recommended index. 0 or -1 (message
+ * printed). Defined in cmd_qualify.c. */
+int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct mp_report *live,
+                                bool json_stdout, bool quiet, int *recommended);
 /* The knowledge a command uses: the built-in one, or file's when file is not
  * NULL (*own is then set and the caller frees it with mp_knowledge_free).
  * On a bad file prints "<cmd>: knowledge file <file:line: message>" and
