@@ -74,8 +74,6 @@ static const char diagnose_help[] =
     "            is stable; 1 inconclusive (crashed, startup-failure, hang);\n"
     "            2 usage or input error; 3 internal or I/O error; 128+N killed by signal N\n";
 
-static volatile sig_atomic_t dummy;
-
 int mp_signals_setup(sigset_t *old)
 {
     sigset_t set;
@@ -88,9 +86,11 @@ int mp_signals_setup(sigset_t *old)
     if (sigprocmask(SIG_BLOCK, &set, old) != 0)
         return -errno;
     int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    MP_UNUSED(dummy);
+    if (fd < 0) {
+        int e = -errno;
+        sigprocmask(SIG_SETMASK, old, NULL);
+        return e;
+    }
     return fd;
 }
 

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -157,25 +156,6 @@ static void move_aside(const char *dir)
     }
 }
 
-static int signals_setup(sigset_t *old)
-{
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGCHLD);
-    if (sigprocmask(SIG_BLOCK, &set, old) != 0)
-        return -errno;
-    int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (fd < 0) {
-        int e = -errno;
-        sigprocmask(SIG_SETMASK, old, NULL);
-        return e;
-    }
-    return fd;
-}
-
 int mp_sched_qualify(const struct mp_opts *o, int argc, char **argv)
 {
     struct mp_sched_plan pl;
@@ -290,7 +270,7 @@ int mp_sched_qualify(const struct mp_opts *o, int argc, char **argv)
         goto out;
     }
 
-    sfd = signals_setup(&oldmask);
+    sfd = mp_signals_setup(&oldmask);
     if (sfd < 0) {
         mp_error("cannot set up signal handling: %s", mp_strerror(sfd));
         exit_code = MP_EXIT_INTERNAL;
