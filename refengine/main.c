@@ -33,6 +33,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -63,7 +64,7 @@ static const char usage_text[] =
     "\n"
     "World file (INI):\n"
     "  [engine]            version, device (sm90|sm100|sm120|sm121), model, quantization,\n"
-    "                      load_seconds, seed, child_ignores_sigterm, child_escapes_group\n"
+    "                      load_seconds, select_seconds, seed, child_ignores_sigterm, child_escapes_group\n"
     "  [backend NAME]      supported, tokens_per_second, contention, failure\n"
     "                      (none|async-race|kernel-fault|startup-crash|hang|garbage),\n"
     "                      crash_after_requests, race_probability, fault_after_requests,\n"
@@ -368,6 +369,15 @@ static void print_engine_init(const struct re_log *lg, const struct world *w, co
            model);
 }
 
+static void sleep_seconds(double s)
+{
+    if (s <= 0)
+        return;
+    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
 /* vLLM's traceback for an exception escaping `vllm serve` (stderr) */
 static void print_cli_traceback(const struct re_log *lg, const char *tail_frames, const char *exc)
 {
@@ -566,6 +576,9 @@ int main(int argc, char **argv)
     bool hostile = w.child_ignores_sigterm || w.child_escapes_group;
 
     print_engine_init(&lg, &w, &c, model, served, seed);
+    /* model construction: the kernel selection lines come select_seconds after
+     * start (a signal here ends the process; the child sees the pipe close) */
+    sleep_seconds(w.select_seconds);
     re_log_lines(&lg, &res.engine_lines);
     if (res.status == RE_ERR_STARTUP) {
         re_log(&lg, RE_PROC_ENGINE, RE_ERROR, "core.py", 1100,

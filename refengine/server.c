@@ -64,7 +64,9 @@ struct conn {
     struct conn *prev, *next;
 };
 
-enum misc_state { MISC_LOADING, MISC_READY, MISC_SHUTDOWN };
+/* start-up after the selection lines (printed by main.c at select_seconds):
+ * WEIGHTS (weights load) -> LOADING (profile, KV cache, CUDA graphs) -> READY */
+enum misc_state { MISC_WEIGHTS, MISC_LOADING, MISC_READY, MISC_SHUTDOWN };
 
 static struct {
     const struct re_server_cfg *cfg;
@@ -1120,23 +1122,39 @@ static void engine_die_err(const char *site, const char *text, const char *en)
     start_shutdown_timer(1.0); /* vLLM's watchdog then stops the server */
 }
 
+/* The start-up timeline a world implies (seconds from start): the selection
+ * lines at select_seconds (model construction), weights loaded at
+ * weights_done, ready at load_seconds; a startup-crash during the profile
+ * run, a quarter into the init-engine phase. */
+static double weights_done(const struct world *w)
+{
+    return w->select_seconds + 0.45 * (w->load_seconds - w->select_seconds);
+}
+
+static void print_weights_loaded(void)
+{
+    const struct world *w = S.cfg->w;
+    double tw = weights_done(w);
+    re_log(S.cfg->log, RE_PROC_ENGINE, RE_INFO, "default_loader.py", 291,
+           "Loading weights took %.2f seconds", tw - w->select_seconds);
+    re_log(S.cfg->log, RE_PROC_ENGINE, RE_INFO, "gpu_model_runner.py", 3659,
+           "Model loading took 61.3264 GiB memory and %.6f seconds", tw);
+}
+
 static void print_ready(void)
 {
     const struct re_server_cfg *cfg = S.cfg;
     struct re_log *lg = cfg->log;
     const struct world *w = cfg->w;
     double ld = w->load_seconds;
-    re_log(lg, RE_PROC_ENGINE, RE_INFO, "default_loader.py", 291, "Loading weights took %.2f seconds",
-           ld * 0.6);
-    re_log(lg, RE_PROC_ENGINE, RE_INFO, "gpu_model_runner.py", 3659,
-           "Model loading took 61.3264 GiB memory and %.6f seconds", ld * 0.7);
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "gpu_worker.py", 375, "Available KV cache memory: 38.61 GiB");
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "kv_cache_utils.py", 1291, "GPU KV cache size: 843,392 tokens");
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "kv_cache_utils.py", 1296,
            "Maximum concurrency for %ld tokens per request: %.2fx", cfg->max_model_len,
            843392.0 / (double)cfg->max_model_len);
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "core.py", 259,
-           "init engine (profile, create kv cache, warmup model) took %.2f seconds", ld * 0.3);
+           "init engine (profile, create kv cache, warmup model) took %.2f seconds",
+           ld - weights_done(w));
     re_log(lg, RE_PROC_API, RE_INFO, "api_server.py", 1102, "Supported tasks: ['generate']");
     char addr[300];
     snprintf(addr, sizeof(addr), "http://%s:%d", cfg->host, cfg->port);
@@ -1228,7 +1246,13 @@ static void on_misc(void)
     uint64_t exp;
     if (read(S.mfd, &exp, sizeof(exp)) < 0)
         return;
-    if (S.misc == MISC_LOADING) {
+    if (S.misc == MISC_WEIGHTS) {
+        const struct world *w = S.cfg->w;
+        print_weights_loaded();
+        S.misc = MISC_LOADING;
+        double rest = w->load_seconds - weights_done(w);
+        arm_misc(S.be->failure == WF_STARTUP_CRASH ? rest * 0.25 : rest);
+    } else if (S.misc == MISC_LOADING) {
         if (S.be->failure == WF_STARTUP_CRASH) {
             startup_crash();
             print_startup_failed();
@@ -1353,8 +1377,8 @@ int re_server_run(const struct re_server_cfg *cfg)
     epoll_ctl(S.ep, EPOLL_CTL_ADD, S.mfd, &ev);
     fcntl(cfg->listen_fd, F_SETFL, fcntl(cfg->listen_fd, F_GETFL) | O_NONBLOCK);
 
-    S.misc = MISC_LOADING;
-    arm_misc(w->load_seconds);
+    S.misc = MISC_WEIGHTS; /* main.c printed the selection lines at select_seconds */
+    arm_misc(weights_done(w) - w->select_seconds);
 
     struct epoll_event evs[256];
     while (!S.stopping) {

@@ -276,6 +276,9 @@ static int engine_key(struct pstate *s, const char *k, const char *v)
     } else if (!strcmp(k, "load_seconds")) {
         if (!parse_double(v, 0, 3600, &w->load_seconds))
             return err(s, "load_seconds: expected a number of seconds in [0, 3600], got '%.80s'", v);
+    } else if (!strcmp(k, "select_seconds")) {
+        if (!parse_double(v, 0, 3600, &w->select_seconds))
+            return err(s, "select_seconds: expected a number of seconds in [0, 3600], got '%.80s'", v);
     } else if (!strcmp(k, "seed")) {
         unsigned long long x;
         if (!parse_uint(v, UINT64_MAX, &x))
@@ -603,6 +606,9 @@ int world_parse(const char *text, size_t len, const char *filename, struct world
         return err(&s, "[engine] needs device (sm90, sm100, sm120 or sm121)");
     if (!s.have_model)
         return err(&s, "[engine] needs model");
+    if (out->select_seconds > out->load_seconds)
+        return err(&s, "[engine] select_seconds (%g) exceeds load_seconds (%g): the selection lines come before ready",
+                   out->select_seconds, out->load_seconds);
     if (out->cuda_top_k > out->cuda_experts)
         return err(&s, "[engine] cuda_top_k (%u) exceeds cuda_experts (%u)", out->cuda_top_k,
                    out->cuda_experts);

@@ -81,7 +81,8 @@ struct world {
     enum world_device device;
     char model[WORLD_STR];
     char quantization[64];  /* default modelopt_fp4 */
-    double load_seconds;    /* default 0.5 */
+    double load_seconds;    /* start -> ready, default 0.5 */
+    double select_seconds;  /* start -> the kernel selection lines, default 0, <= load_seconds */
     uint64_t seed;          /* default 0 */
     bool child_ignores_sigterm;
     bool child_escapes_group;

@@ -35,6 +35,7 @@ static void test_valid_and_defaults(void **st)
     assert_string_equal(w.model, "a/b");
     assert_string_equal(w.quantization, "modelopt_fp4");
     assert_true(w.load_seconds == 0.5);
+    assert_true(w.select_seconds == 0.0);
     assert_true(w.seed == 42);
     assert_true(w.child_escapes_group);
     assert_false(w.child_ignores_sigterm);
@@ -78,6 +79,8 @@ static void test_errors_with_line(void **st)
         {"", 0, "missing [engine]"},
         {"[engine\n", 1, "closing"},
         {"[engine]\nload_seconds = -1\n", 2, "load_seconds"},
+        {"[engine]\nselect_seconds = x\n", 2, "select_seconds"},
+        {"[engine]\nversion = 0.17.0\ndevice = sm121\nmodel = m\nselect_seconds = 2\nload_seconds = 1\n", 0, "exceeds load_seconds"},
         {"[engine]\nchild_ignores_sigterm = maybe\n", 2, "true or false"},
     };
     for (size_t i = 0; i < MP_ARRAY_SIZE(cases); i++) {
@@ -142,7 +145,7 @@ static void test_shipped_worlds_parse(void **st)
         "worlds/era-0.23-removed-env.ini", "tests/worlds/race.ini",
         "tests/worlds/fault.ini",         "tests/worlds/hang.ini",
         "tests/worlds/garbage.ini",       "tests/worlds/hostile.ini",
-        "tests/worlds/fast.ini",
+        "tests/worlds/fast.ini",          "worlds/spark-nemotron-super-scaled.ini",
     };
     const char *root = getenv("ROOT");
     for (size_t i = 0; i < MP_ARRAY_SIZE(files); i++) {
