@@ -310,6 +310,7 @@ int cmd_minimize(int argc, char **argv)
         goto out;
     }
     mp_store_mask_init(mp_store_mask(m.store), &to_c, 1, o.api_key);
+    mp_store_mask_add_args(mp_store_mask(m.store), o.cmd, o.ncmd);
     char iso[32];
     mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
     mp_fingerprint_detect(&rep.fp);

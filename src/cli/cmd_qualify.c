@@ -203,8 +203,15 @@ static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *o
     for (int i = 0; i < argc; i++)
         mp_strv_push(out, argv[i]);
     for (size_t i = 0; i < stored.n && !ec; i++) {
-        if (unmask_word(stored.v[i], out) < 0)
+        if (unmask_word(stored.v[i], out) < 0) {
             ec = MP_EXIT_USAGE;
+        } else if (strstr(out->v[out->n - 1], "***")) {
+            /* --api-key ***, a URL password: nothing to restore it from */
+            mp_error("--resume: the run's arguments held a secret, which is stored masked "
+                     "(argument %zu: %s); give the server command again after '--' to resume",
+                     i + 1, out->v[out->n - 1]);
+            ec = MP_EXIT_USAGE;
+        }
     }
 out:
     free(stored_sub);
@@ -351,6 +358,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         }
     }
     mp_store_mask_init(mp_store_mask(store), o.cands, o.ncands, o.api_key);
+    mp_store_mask_add_args(mp_store_mask(store), o.cmd, o.ncmd);
     sfd = mp_signals_setup(&oldmask);
     if (sfd < 0) {
         mp_error("cannot set up signal handling: %s", mp_strerror(sfd));

@@ -160,14 +160,15 @@ static void on_line(void *ud, const char *line, size_t len, bool truncated)
         return;
     }
     a->log_bytes += (long)len + 1;
-    char *masked = NULL;
-    if (a->mask && a->mask->values.n) {
-        bool changed = false;
-        masked = mp_store_mask_apply(a->mask, line, len, false, &changed);
-        if (changed) {
-            line = masked;
-            len = strlen(masked);
-        }
+    /* masked before anything is written; a cut line's tail that begins a
+     * secret is masked too */
+    bool changed = false;
+    size_t mlen = 0;
+    char *masked = mp_store_mask_apply_ex(a->mask, line, len, truncated ? MP_MASK_CUT : 0,
+                                          &changed, &mlen);
+    if (changed) {
+        line = masked;
+        len = mlen;
     }
     fwrite(line, 1, len, a->logf);
     free(masked);

@@ -42,22 +42,40 @@ struct mp_attempt_result;
 
 /* ---- the secret mask ---- */
 
-/* A set of secret values to replace by *** wherever they appear. */
+/* A set of secret values to replace by *** wherever they appear, and the
+ * structural rules of secret.h (URL passwords, Bearer/Authorization text,
+ * quoted secret pairs), which apply to every text masked. */
 struct mp_store_mask {
-    struct mp_strv values;
+    struct mp_strv values;  /* longest first */
+    bool first[256];        /* first bytes of values (a quick pre-check) */
 };
-/* Collect: values (>= 4 bytes) of every variable of our own environment whose
- * name is secret (mp_is_secret_name), of the candidates' secret env knobs,
- * and extra (e.g. the API key; may be NULL). */
+/* Collect: values of every variable of our own environment whose name is
+ * secret and whose value looks like one (secret.h), of the candidates'
+ * secret env knobs and of secret flags among their args, and extra (e.g. the
+ * API key, masked when >= 4 bytes; may be NULL). */
 void mp_store_mask_init(struct mp_store_mask *m, const struct mp_candidate *cands, size_t ncands,
                         const char *extra);
+/* Add the secret values of an argument vector (the server command):
+ * mp_secret_scan_args's findings. */
+void mp_store_mask_add_args(struct mp_store_mask *m, char *const *argv, size_t argc);
+/* Add one value (>= 4 bytes; shorter ones are ignored). */
 void mp_store_mask_add(struct mp_store_mask *m, const char *value);
 void mp_store_mask_release(struct mp_store_mask *m);
-/* Masked copy of s[0..len) (caller frees): every known secret value becomes
- * ***; with words, also the value of every NAME=VALUE word (at a word start)
- * whose NAME is secret (for commands and knobs; not for engine output, where
- * "max_num_batched_tokens=8192" is no secret). *changed tells whether
- * anything was replaced (may be NULL). m may be NULL. */
+
+enum {
+    MP_MASK_WORDS = 1, /* also NAME=VALUE words and --flag=VALUE (commands, knobs) */
+    MP_MASK_CUT = 2,   /* s was cut at its end: a tail that begins a known value is masked */
+};
+/* Masked copy of s[0..len) (caller frees; NUL bytes are kept): every known
+ * secret value and every structural match becomes ***; with MP_MASK_WORDS
+ * also the value of every NAME=VALUE / --name=VALUE word (at a word start)
+ * whose NAME is secret and whose value looks like one (not for engine
+ * output, where "max_num_batched_tokens=8192" is no secret). *changed tells
+ * whether anything was replaced (may be NULL); *outlen (may be NULL) gets
+ * the length. m may be NULL (structural rules only). */
+char *mp_store_mask_apply_ex(const struct mp_store_mask *m, const char *s, size_t len,
+                             unsigned flags, bool *changed, size_t *outlen);
+/* mp_store_mask_apply_ex with MP_MASK_WORDS when words is set. */
 char *mp_store_mask_apply(const struct mp_store_mask *m, const char *s, size_t len, bool words,
                           bool *changed);
 

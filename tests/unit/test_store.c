@@ -173,7 +173,7 @@ static void test_mask(void **state)
     assert_true(ch);
     assert_string_equal(o, "INFO key=*** auth *** max_num_batched_tokens=8192");
     free(o);
-    const char *w = "a: MY_SECRET=v1 --max-num-batched-tokens=8192 PLAIN=x";
+    const char *w = "a: MY_SECRET=v1-long-value --max-num-batched-tokens=8192 PLAIN=x";
     o = mp_store_mask_apply(&m, w, strlen(w), true, &ch);
     assert_string_equal(o, "a: MY_SECRET=*** --max-num-batched-tokens=8192 PLAIN=x");
     free(o);
