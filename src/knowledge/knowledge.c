@@ -121,6 +121,7 @@ void mp_knowledge_free(struct mp_knowledge *k)
             free(e->predicts);
             free(e->predict_value);
             free(e->unless);
+            free_strv(e->values, e->nvalues);
         }
         free(kb->eras);
     }
@@ -293,7 +294,7 @@ static void parse_era(struct kctx *c, const cJSON *o, struct mp_kn_era *e, const
 {
     static const char *const keys[] = {"from", "until", "affects", "status", "note", "source",
                                        "overridden_by", "predicts", "predict_value", "unless",
-                                       NULL};
+                                       "uncertain", "values", NULL};
     if (!cJSON_IsObject(o)) {
         kfail(c, where, "eras must be objects");
         return;
@@ -313,12 +314,16 @@ static void parse_era(struct kctx *c, const cJSON *o, struct mp_kn_era *e, const
         e->predicts = get_str(c, o, "predicts", where);
     e->predict_value = get_str(c, o, "predict_value", where);
     e->unless = get_str(c, o, "unless", where);
+    e->uncertain = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "uncertain"));
+    e->values = get_strv(c, o, "values", where, &e->nvalues);
     if (!one_of(e->affects, affects_set))
         kfail(c, where, "era 'affects' must be moe|linear|attention|none (got '%s')", S_(e->affects));
     if (!one_of(e->status, status_set))
         kfail(c, where, "era 'status' '%s' is not a known status", S_(e->status));
     if (!e->note)
         kfail(c, where, "era needs a 'note'");
+    if (!e->source)
+        kfail(c, where, "era needs a 'source' (where the fact comes from)");
 }
 
 static void parse_knob(struct kctx *c, const cJSON *o, struct mp_kn_knob *kb)
@@ -356,6 +361,7 @@ static void parse_knob(struct kctx *c, const cJSON *o, struct mp_kn_knob *kb)
 static const char *const field_names[MP_KN_NFIELDS] = {
     "engine_version",    "model",         "quantization",     "moe_backend", "moe_candidates",
     "linear_kernel",     "attention_backend", "moe_backend_flag", "unknown_env",
+    "linear_kernels",    "unquantized_moe_backend", "unquantized_moe_candidates",
 };
 
 /* Expand {Q} (any quote: ' " or a curly quote) in a regex. */
@@ -379,7 +385,7 @@ static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
     static const char *const keys[] = {"id",       "literal", "also",     "exclude", "era",
                                        "regex",    "event",   "class",    "severity", "code",
                                        "text",     "set",     "map",      "ignore",  "priority",
-                                       "anchor",   "min_level", NULL};
+                                       "anchor",   "min_level", "weak",  NULL};
     static const char *const events[] = {"info",      "warning", "resolved", "fatal",
                                          "ready",     "traceback", "frame",  NULL};
     char where[160];
@@ -444,6 +450,7 @@ static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
         kfail(c, where, "'min_level' must be \"error\" (got '%s')", ml);
     s->min_level_error = ml != NULL;
     free(ml);
+    s->weak = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "weak"));
     s->map = get_map(c, o, "map", where, &s->nmap);
     s->ignore = get_strv(c, o, "ignore", where, &s->nignore);
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(o, "set");

@@ -77,6 +77,9 @@ enum mp_kn_field {
     MP_KN_F_ATTENTION_BACKEND,
     MP_KN_F_MOE_BACKEND_FLAG,
     MP_KN_F_UNKNOWN_ENV,
+    MP_KN_F_LINEAR_KERNELS,   /* value: kernel; method from group "method" or the kernel name */
+    MP_KN_F_UNQUANT_MOE_BACKEND,
+    MP_KN_F_UNQUANT_MOE_CANDIDATES,
     MP_KN_NFIELDS
 };
 
@@ -111,6 +114,7 @@ struct mp_kn_sig {
     int priority;           /* higher replaces lower; equal keeps the first */
     bool anchor_message;    /* regex runs on the message after the log prefix */
     bool min_level_error;   /* skip lines whose level is DEBUG/INFO/WARNING */
+    bool weak;              /* fatal evidence a later error of the same rank replaces */
 };
 
 struct mp_kn_era {
@@ -124,6 +128,11 @@ struct mp_kn_era {
     char *predict_value;  /* ... when set to this value (NULL: any) */
     char *unless;         /* ... unless this NAME=VALUE is also set */
     bool predicts_by_map; /* "predicts": true - the value maps to a backend */
+    char **values;        /* the values the flag accepts in this era (argparse choices),
+                             or NULL: the knob's values */
+    size_t nvalues;
+    bool uncertain;       /* the boundary or effect could not be verified in vLLM's
+                             source (kept as the best estimate; explain says so) */
 };
 
 struct mp_kn_knob {
