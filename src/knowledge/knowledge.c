@@ -322,8 +322,6 @@ static void parse_era(struct kctx *c, const cJSON *o, struct mp_kn_era *e, const
         kfail(c, where, "era 'status' '%s' is not a known status", S_(e->status));
     if (!e->note)
         kfail(c, where, "era needs a 'note'");
-    if (!e->source)
-        kfail(c, where, "era needs a 'source' (where the fact comes from)");
 }
 
 static void parse_knob(struct kctx *c, const cJSON *o, struct mp_kn_knob *kb)

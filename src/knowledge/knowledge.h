@@ -207,6 +207,7 @@ struct mp_kn_knob_report {
     const char *status;  /* active | no-moe-effect | overridden | deprecated | removed |
                             unknown-to-engine | not-yet-available */
     char *note;          /* one sentence with its source */
+    bool uncertain;      /* the fact behind it is marked uncertain in the knowledge */
 };
 
 struct mp_explain {
