@@ -711,7 +711,14 @@ static void copy_resolved(struct att *a)
     SETS(model, lr->model);
     SETS(quantization, lr->quantization);
     SETS(moe_backend_flag, lr->moe_backend_flag);
+    SETS(unquantized_moe_backend, lr->unquantized_moe_backend);
 #undef SETS
+    mp_strv_release(&r->linear_kernels);
+    for (size_t i = 0; i < lr->n_linear_kernels; i++) {
+        char *kv = xasprintf("%s=%s", lr->linear_kernels[i].method, lr->linear_kernels[i].kernel);
+        mp_strv_push(&r->linear_kernels, kv);
+        free(kv);
+    }
     r->moe_backend_line = lr->moe_backend_line;
     r->linear_kernel_line = lr->linear_kernel_line;
     r->attention_backend_line = lr->attention_backend_line;
@@ -746,6 +753,8 @@ static void classify_failure(struct att *a)
             r->engine_dead = lr->crash.engine_dead;
             for (size_t i = 0; i < lr->crash.nsites; i++)
                 mp_strv_push(&r->sites, lr->crash.sites[i]);
+            free(r->launch_site);
+            r->launch_site = dup_or_null(lr->crash.launch_site);
         } else {
             r->fail_class = dup_or_null(a->req_fail_class);
             r->fail_message = dup_or_null(a->req_fail_msg);
@@ -981,6 +990,9 @@ void mp_attempt_result_release(struct mp_attempt_result *r)
     free(r->model);
     free(r->quantization);
     free(r->moe_backend_flag);
+    free(r->unquantized_moe_backend);
+    free(r->launch_site);
+    mp_strv_release(&r->linear_kernels);
     mp_strv_release(&r->unknown_env);
     free(r->fail_class);
     free(r->fail_message);

@@ -80,12 +80,15 @@ struct mp_attempt_result {
     char *linear_kernel, *attention_backend, *engine_version, *model, *quantization;
     char *moe_backend_flag;
     struct mp_strv unknown_env;
+    struct mp_strv linear_kernels;   /* dense kernels by method, "method=Kernel" */
+    char *unquantized_moe_backend;   /* "Using X Unquantized MoE backend" (MTP drafter) */
     long moe_backend_line, linear_kernel_line, attention_backend_line, unknown_env_line;
     /* failure */
     char *fail_class;          /* crash class ("illegal-address", "http-error", ...) */
     char *fail_message;        /* the engine's own words where possible */
     long fail_line;            /* server.log line of the evidence, 0 = none */
     struct mp_strv sites;      /* crash sites from the traceback */
+    char *launch_site;         /* innermost frame outside torch/triton/CUDA wrappers */
     bool engine_dead;
     unsigned long ok_before_failure; /* generation requests served OK before the failure */
     char *fail_phase;          /* phase in which it failed */

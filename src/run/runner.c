@@ -218,6 +218,8 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
         dg->pinned_site = b->sites.n ? xstrdup(b->sites.v[0]) : NULL;
         if (!dg->pinned_site && b->fail_message)
             dg->pinned_site = xstrdup(b->fail_message);
+        free(dg->launch_site);
+        dg->launch_site = b->launch_site ? xstrdup(b->launch_site) : NULL;
     } else {
         dg->launch_blocking = NULL;
         dg->confidence = 0;
