@@ -325,6 +325,18 @@ static void test_engine_dead_alone(void **st)
     mp_logscan_free(s);
 }
 
+/* A nightly's version written in prose: "0.1.devN+g..." has two numeric parts. */
+static void test_dev_version_in_prose(void **st)
+{
+    (void)st;
+    struct mp_logscan *s = scan("DGX Spark (GB10, sm_121), vLLM `0.1.dev19908+g728d3ad09` (`vllm/vllm-openai:nightly`)\n");
+    assert_string_equal(mp_logscan_result(s)->engine_version, "0.1.dev19908+g728d3ad09");
+    mp_logscan_free(s);
+    s = scan("we run vLLM 0.11 on two nodes\n");
+    assert_null(mp_logscan_result(s)->engine_version);
+    mp_logscan_free(s);
+}
+
 static void test_moe_backend_flag_auto(void **st)
 {
     (void)st;
@@ -423,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_dump_without_banner),
         cmocka_unit_test(test_serving_excerpt),
         cmocka_unit_test(test_engine_dead_alone),
+        cmocka_unit_test(test_dev_version_in_prose),
         cmocka_unit_test(test_moe_backend_flag_auto),
         cmocka_unit_test(test_linear_kernels),
         cmocka_unit_test(test_unquantized_moe_beside_nvfp4),
