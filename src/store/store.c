@@ -91,7 +91,20 @@ static const char schema_v2[] =
 /* Version 3: what `moeprobe inspect` found in the --model-dir checkpoint. */
 static const char schema_v3[] = "ALTER TABLE fingerprint ADD COLUMN checkpoint_json TEXT;";
 
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
+/* Version 4: trust in verdicts - CUDA-fault evidence, engine death, the
+ * first bad response, the announced port, knob delivery per attempt, and
+ * where the run was started (resume from another directory). */
+static const char schema_v4[] =
+    "ALTER TABLE attempts ADD COLUMN cuda_fault INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN engine_died INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN fail_request_line INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN announced_port INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN dlv_knob TEXT;"
+    "ALTER TABLE attempts ADD COLUMN dlv_status TEXT;"
+    "ALTER TABLE attempts ADD COLUMN dlv_evidence TEXT;"
+    "ALTER TABLE run ADD COLUMN cwd TEXT;";
+
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {
@@ -706,6 +719,8 @@ const struct mp_store_col mp_store_attempt_cols[] = {
     ULONGF(ok_before_failure), STRF(fail_phase), STRF(exit_desc), ULONGF(req_ok),
     ULONGF(req_failed), DBLF(ready_s), DBLF(workload_s), DBLF(teardown_s), DBLF(wall_s),
     INTF(teardown_leftovers), BOOLF(teardown_killed), INTF(escapees_killed),
+    BOOLF(cuda_fault), BOOLF(engine_died), LONGF(fail_request_line), INTF(announced_port),
+    STRVF(dlv_knob), STRVF(dlv_status), STRVF(dlv_evidence),
 };
 const size_t mp_store_nattempt_cols = MP_ARRAY_SIZE(mp_store_attempt_cols);
 
