@@ -42,6 +42,7 @@ struct lg_req {
     int64_t last_event_ns;
     int usage_tokens;
     bool status_seen, done_seen, stream_error, protocol_error;
+    bool body_checked; /* the first bytes of a 200 body were checked for SSE */
     long timeout_ms;   /* CURLOPT_TIMEOUT_MS, 0 = none */
     int shard;
     char errbuf[CURL_ERROR_SIZE];
@@ -474,7 +475,9 @@ static int on_event(void *ud, const struct mp_sse_event *ev)
             set_error(r, "%s (type=%s)", c.err_message, c.err_type);
         break;
     case MP_SSE_CHUNK_DATA:
-        if (c.has_choice && !c.role_only) {
+        /* a token event carries generated text: an event with empty
+         * choices text is no token, however many the engine sends */
+        if (c.has_choice && !c.role_only && (c.text_len > 0 || c.reasoning_len > 0)) {
             if (r->res.chunks == 0)
                 r->res.t_first_token_ns = r->now;
             else
@@ -510,6 +513,20 @@ static void note_status(struct lg_req *r)
     r->status_seen = true;
 }
 
+/* The first bytes of a 200 answer to a streaming request: an event stream
+ * (Content-Type text/event-stream, or none and a body that starts like SSE:
+ * a field name or a comment), not a JSON object or an HTML page. */
+static bool looks_like_sse(struct lg_req *r, const char *p, size_t n)
+{
+    const char *ct = NULL;
+    if (curl_easy_getinfo(r->easy, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct)
+        return strncasecmp(ct, "text/event-stream", 17) == 0;
+    size_t i = 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\r' || p[i] == '\n' || p[i] == '\t'))
+        i++;
+    return i == n || p[i] == ':' || p[i] == 'd' || p[i] == 'e' || p[i] == 'i' || p[i] == 'r';
+}
+
 static size_t gen_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     struct lg_req *r = ud;
@@ -520,6 +537,23 @@ static size_t gen_write(char *ptr, size_t size, size_t nmemb, void *ud)
         if (r->errbody.len < LG_ERR_BODY_MAX)
             buf_add(&r->errbody, ptr, MP_MIN(n, LG_ERR_BODY_MAX - r->errbody.len));
         return n;
+    }
+    if (!r->body_checked) {
+        r->body_checked = true;
+        if (!looks_like_sse(r, ptr, n)) {
+            char snip[81];
+            size_t k = MP_MIN(n, sizeof(snip) - 1);
+            for (size_t i = 0; i < k; i++)
+                snip[i] = ((unsigned char)ptr[i] < 0x20) ? ' ' : ptr[i];
+            snip[k] = '\0';
+            const char *ct = NULL;
+            curl_easy_getinfo(r->easy, CURLINFO_CONTENT_TYPE, &ct);
+            r->protocol_error = true;
+            r->res.protocol_pos = 0;
+            set_error(r, "HTTP 200 without an event stream (Content-Type: %s): %s",
+                      ct ? ct : "none", snip);
+            return 0;
+        }
     }
     int rc = mp_sse_feed(&r->sse, ptr, n, on_event, r);
     if (rc == MP_ELIMIT) {
@@ -831,8 +865,13 @@ static void finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool abort
             set_error(r, "stream ended without [DONE]");
         }
     }
-    if (res->kind == MP_LG_GEN)
-        res->output_tokens = res->usage_seen ? r->usage_tokens : res->chunks;
+    if (res->kind == MP_LG_GEN) {
+        /* usage is trusted only where the events agree: every token event
+         * holds at least one token, and usage without any is a claim the
+         * stream does not back */
+        bool usage_ok = res->usage_seen && res->chunks > 0 && r->usage_tokens >= res->chunks;
+        res->output_tokens = usage_ok ? r->usage_tokens : res->chunks;
+    }
     else if (res->kind == MP_LG_COMPLETE)
         res->output_tokens = res->usage_seen ? r->usage_tokens : 0;
     if (res->t_end_ns == 0)

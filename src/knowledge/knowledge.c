@@ -83,6 +83,26 @@ int mp_kn_class_rank(int cls)
     return cls >= 0 && cls < MP_KN_NCLASSES ? class_ranks[cls] : 0;
 }
 
+bool mp_kn_class_is_cuda_fault(int cls)
+{
+    switch (cls) {
+    case MP_KN_CLS_ILLEGAL_ADDRESS:
+    case MP_KN_CLS_MISALIGNED_ADDRESS:
+    case MP_KN_CLS_ILLEGAL_INSTRUCTION:
+    case MP_KN_CLS_LAUNCH_FAILURE:
+    case MP_KN_CLS_TMA_DESCRIPTOR:
+    case MP_KN_CLS_CUDA_OTHER:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool mp_kn_class_name_is_cuda_fault(const char *name)
+{
+    return mp_kn_class_is_cuda_fault(mp_kn_class_from_name(name));
+}
+
 /* ------------------------------------------------------------------- free */
 
 static void free_strv(char **v, size_t n)

@@ -55,6 +55,16 @@ int mp_kn_class_from_name(const char *name);
 /* How much a class explains a failure: a later fatal line of a strictly
  * higher rank replaces the recorded crash (root cause over EngineDead). */
 int mp_kn_class_rank(int cls);
+/* True for the classes that are CUDA-fault evidence: a kernel fault that
+ * CUDA reports asynchronously (illegal/misaligned address, illegal
+ * instruction, launch failure, TMA descriptor, any other CUDA error form).
+ * Only a failure with such evidence is ever diagnosed with
+ * CUDA_LAUNCH_BLOCKING=1 (async-race / kernel-fault); out-of-memory,
+ * engine death and Python errors are not. A new CUDA class must be added
+ * here. */
+bool mp_kn_class_is_cuda_fault(int cls);
+/* The same for a class name ("illegal-address"); false for NULL/unknown. */
+bool mp_kn_class_name_is_cuda_fault(const char *name);
 
 enum mp_kn_event {
     MP_KN_EV_INFO,

@@ -249,7 +249,20 @@ static void finalize_candidate(struct mp_cand_report *c)
         set_why(c, xasprintf("%s (after %lu requests)", msg, p->ok_before_failure));
         break;
     case MP_OUT_CRASH:
-        if (c->diag.done && c->diag.launch_blocking && !strcmp(c->diag.launch_blocking, "crashed")) {
+        if (!p->cuda_fault && !p->engine_died) {
+            /* up and answering, but wrongly: nothing for launch blocking to decide */
+            c->verdict = "server-error";
+            set_why(c, xasprintf("the engine stayed up but answered wrongly%s%s: %s%s%s",
+                                 p->fail_phase ? " in phase " : "",
+                                 p->fail_phase ? p->fail_phase : "", msg,
+                                 p->fail_class ? "; class " : "",
+                                 p->fail_class ? p->fail_class : ""));
+        } else if (!p->cuda_fault) {
+            c->verdict = "crashed";
+            set_why(c, xasprintf("%s: %s; not a CUDA fault: not diagnosed with "
+                                 "CUDA_LAUNCH_BLOCKING=1",
+                                 p->fail_class ? p->fail_class : "failed", msg));
+        } else if (c->diag.done && c->diag.launch_blocking && !strcmp(c->diag.launch_blocking, "crashed")) {
             c->verdict = "kernel-fault";
             set_why(c, xasprintf("failed with CUDA_LAUNCH_BLOCKING=1 too; the fault is pinned at %s%s%s",
                                  c->diag.pinned_site ? c->diag.pinned_site : "an unknown site",
@@ -574,13 +587,15 @@ static double pct(const double *v, size_t n, double q)
 static void add_evidence(cJSON *ev, const struct mp_report *rep, const struct mp_attempt_result *a,
                          long line)
 {
-    if (!a || line <= 0)
+    if (!a || line == 0)
         return;
     const char *dir = a->dir;
     size_t rl = strlen(rep->run_dir);
     if (!strncmp(dir, rep->run_dir, rl) && dir[rl] == '/')
         dir += rl + 1;
-    char *s = xasprintf("%s/server.log:%ld", dir, line);
+    /* line < 0: -N is line N of requests.jsonl (the first bad response) */
+    char *s = line > 0 ? xasprintf("%s/server.log:%ld", dir, line)
+                       : xasprintf("%s/requests.jsonl:%ld", dir, -line);
     for (int i = 0; i < cJSON_GetArraySize(ev); i++) {
         if (!strcmp(cJSON_GetArrayItem(ev, i)->valuestring, s)) {
             free(s);
@@ -778,6 +793,8 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         add_evidence(ev, rep, a, a->moe_backend_line);
         add_evidence(ev, rep, a, a->unknown_env_line);
         add_evidence(ev, rep, a, a->fail_line);
+        if (a->outcome == MP_OUT_CRASH && !a->cuda_fault && a->fail_request_line > 0)
+            add_evidence(ev, rep, a, -a->fail_request_line);
     }
     cJSON *atts = cJSON_AddArrayToObject(o, "attempts");
     for (size_t j = 0; j < c->nattempts; j++) {

@@ -93,6 +93,16 @@ struct mp_attempt_result {
     unsigned long ok_before_failure; /* generation requests served OK before the failure */
     char *fail_phase;          /* phase in which it failed */
     char *exit_desc;           /* "exited with status 0", ... or NULL if still running at teardown */
+    bool cuda_fault;           /* the failure has CUDA-fault evidence in the log (crash class,
+                                * mp_kn_class_is_cuda_fault): only then is it diagnosed */
+    bool engine_died;          /* the engine exited, or its log says the engine died, before
+                                * teardown (else it stayed up: a failure is a server error) */
+    long fail_request_line;    /* requests.jsonl line of the first failed request, 0 = none */
+    int announced_port;        /* port the engine said it listens on (0 = not said) */
+    /* knob delivery, one entry per knob (same index in the three lists):
+     * dlv_knob "NAME=VALUE" or "--flag value" (secret values redacted),
+     * dlv_status "verified" | "missing" | "unverified", dlv_evidence why */
+    struct mp_strv dlv_knob, dlv_status, dlv_evidence;
     /* workload */
     struct mp_phase_result phases[MP_MAX_PHASES + 2]; /* + extended + quality */
     size_t nphases;

@@ -99,7 +99,20 @@ static const char schema_v4[] = "ALTER TABLE attempts ADD COLUMN linear_kernels 
                                 "ALTER TABLE attempts ADD COLUMN launch_site TEXT;"
                                 "ALTER TABLE diagnoses ADD COLUMN launch_site TEXT;";
 
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4};
+/* Version 5: trust in verdicts - CUDA-fault evidence, engine death, the
+ * first bad response, the announced port, knob delivery per attempt, and
+ * where the run was started (resume from another directory). */
+static const char schema_v5[] =
+    "ALTER TABLE attempts ADD COLUMN cuda_fault INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN engine_died INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN fail_request_line INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN announced_port INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN dlv_knob TEXT;"
+    "ALTER TABLE attempts ADD COLUMN dlv_status TEXT;"
+    "ALTER TABLE attempts ADD COLUMN dlv_evidence TEXT;"
+    "ALTER TABLE run ADD COLUMN cwd TEXT;";
+
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {
@@ -717,12 +730,17 @@ const struct mp_store_col mp_store_attempt_cols[] = {
     ULONGF(req_failed), DBLF(ready_s), DBLF(workload_s), DBLF(teardown_s), DBLF(wall_s),
     INTF(teardown_leftovers), BOOLF(teardown_killed), INTF(escapees_killed),
     STRVF(linear_kernels), STRF(unquantized_moe_backend), STRF(launch_site),
+    BOOLF(cuda_fault), BOOLF(engine_died), LONGF(fail_request_line), INTF(announced_port),
+    STRVF(dlv_knob), STRVF(dlv_status), STRVF(dlv_evidence),
 };
 const size_t mp_store_nattempt_cols = MP_ARRAY_SIZE(mp_store_attempt_cols);
 
 size_t mp_store_attempt_cols_in(int version)
 {
-    return version >= 4 ? mp_store_nattempt_cols : mp_store_nattempt_cols - 3; /* v4: 3 more */
+    if (version >= 5)
+        return mp_store_nattempt_cols;
+    return version >= 4 ? mp_store_nattempt_cols - 7  /* v5: 7 more */
+                        : mp_store_nattempt_cols - 10; /* v4: 3 more */
 }
 
 static void bind_col(struct mp_store *s, sqlite3_stmt *st, int i, const struct mp_store_col *c,
