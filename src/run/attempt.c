@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "err.h"
 #include "http/loadgen.h"
+#include "knowledge/knowledge.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
 #include "store/store.h"
@@ -145,6 +146,9 @@ struct att {
     struct buf follow_part;    /* its partial last line */
     bool follow_cut;           /* that line passed the length bound */
     long nreq_stored;          /* requests written to the store */
+    long req_lines;            /* lines written to requests.jsonl */
+    long fail_req_line;        /* requests.jsonl line of the first failed request */
+    bool died_early;           /* the engine was gone before teardown began */
 };
 
 static void on_line(void *ud, const char *line, size_t len, bool truncated)
@@ -286,6 +290,7 @@ static void set_fail(struct att *a, const char *cls, const char *msg)
     a->req_fail_class = xstrdup(cls);
     a->req_fail_msg = xstrdup(msg);
     a->r->ok_before_failure = a->r->req_ok;
+    a->r->fail_request_line = a->fail_req_line;
     if (a->cur_phase >= 0 && (size_t)a->cur_phase < a->r->nphases)
         a->r->fail_phase = xstrdup(a->r->phases[a->cur_phase].name);
 }
@@ -330,6 +335,7 @@ static void write_request(struct att *a, const struct mp_lg_result *res, const c
     buf_adds(&b, "}\n");
     fwrite(b.data, 1, b.len, a->reqf);
     fflush(a->reqf);
+    a->req_lines++;
     buf_release(&b);
     if (a->o->store && !a->io_err) {
         double rate = -1;
@@ -386,8 +392,10 @@ static void handle_gen_result(struct att *a, struct mp_lg_result *res)
         r->req_failed++;
         if (ph)
             ph->failed++;
+        if (!a->failed)
+            a->fail_req_line = a->req_lines;
         char msg[640];
-        if (res->http_status && res->outcome == MP_LG_HTTP_ERROR)
+        if (res->http_status && res->outcome == MP_LG_HTTP_ERROR && strncmp(res->error, "HTTP ", 5))
             snprintf(msg, sizeof(msg), "HTTP %d: %s", res->http_status, res->error);
         else
             snprintf(msg, sizeof(msg), "%s", res->error[0] ? res->error : lg_outcome_class(res->outcome));
@@ -712,7 +720,14 @@ static void copy_resolved(struct att *a)
     SETS(model, lr->model);
     SETS(quantization, lr->quantization);
     SETS(moe_backend_flag, lr->moe_backend_flag);
+    SETS(unquantized_moe_backend, lr->unquantized_moe_backend);
 #undef SETS
+    mp_strv_release(&r->linear_kernels);
+    for (size_t i = 0; i < lr->n_linear_kernels; i++) {
+        char *kv = xasprintf("%s=%s", lr->linear_kernels[i].method, lr->linear_kernels[i].kernel);
+        mp_strv_push(&r->linear_kernels, kv);
+        free(kv);
+    }
     r->moe_backend_line = lr->moe_backend_line;
     r->linear_kernel_line = lr->linear_kernel_line;
     r->attention_backend_line = lr->attention_backend_line;
@@ -740,13 +755,21 @@ static void classify_failure(struct att *a)
         }
         r->fail_class = xstrdup(lr->has_crash && lr->crash.cls ? lr->crash.cls : "startup");
     } else if (r->outcome == MP_OUT_CRASH || r->outcome == MP_OUT_HANG) {
-        if (r->outcome == MP_OUT_CRASH && lr->has_crash) {
+        /* Only a CUDA fault in the log may be diagnosed with launch
+         * blocking; without one, an engine that died crashed, and one that
+         * stayed up answered wrongly (the first bad response is the
+         * evidence). */
+        r->cuda_fault = lr->has_crash && mp_kn_class_name_is_cuda_fault(lr->crash.cls);
+        r->engine_died = a->died_early || (lr->has_crash && lr->crash.engine_dead);
+        if (r->outcome == MP_OUT_CRASH && lr->has_crash && (r->cuda_fault || r->engine_died)) {
             r->fail_class = xstrdup(lr->crash.cls ? lr->crash.cls : "cuda-other");
             r->fail_message = dup_or_null(lr->crash.message);
             r->fail_line = lr->crash.line;
             r->engine_dead = lr->crash.engine_dead;
             for (size_t i = 0; i < lr->crash.nsites; i++)
                 mp_strv_push(&r->sites, lr->crash.sites[i]);
+            free(r->launch_site);
+            r->launch_site = dup_or_null(lr->crash.launch_site);
         } else {
             r->fail_class = dup_or_null(a->req_fail_class);
             r->fail_message = dup_or_null(a->req_fail_msg);
@@ -913,6 +936,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     struct mp_teardown td;
     memset(&td, 0, sizeof(td));
     int64_t t_td = mp_now_ns();
+    a.died_early = a.exited;
     if (a.proc)
         mp_proc_teardown(a.proc, o->wl->grace_s, on_line, &a, &td);
     else
@@ -982,12 +1006,18 @@ void mp_attempt_result_release(struct mp_attempt_result *r)
     free(r->model);
     free(r->quantization);
     free(r->moe_backend_flag);
+    free(r->unquantized_moe_backend);
+    free(r->launch_site);
+    mp_strv_release(&r->linear_kernels);
     mp_strv_release(&r->unknown_env);
     free(r->fail_class);
     free(r->fail_message);
     mp_strv_release(&r->sites);
     free(r->fail_phase);
     free(r->exit_desc);
+    mp_strv_release(&r->dlv_knob);
+    mp_strv_release(&r->dlv_status);
+    mp_strv_release(&r->dlv_evidence);
     free(r->ttft_ms);
     free(r->itl_ms);
     free(r->e2e_ms);
