@@ -123,7 +123,7 @@ static void test_page(void **state)
     mp_report_init(&rep, run);
     rep.fp.model = xstrdup("evil/<img src=x onerror=alert(1)>");
     struct mp_candidate c;
-    assert_int_equal(mp_candidate_from_knobs("fic", "HF_TOKEN=sekrit --moe-backend flashinfer_cutlass", &c,
+    assert_int_equal(mp_candidate_from_knobs("fic", "HF_TOKEN=sekrit-value-1 --moe-backend flashinfer_cutlass", &c,
                                              NULL), 0);
     mp_report_add_candidate(&rep, &c);
     mp_candidate_release(&c);
