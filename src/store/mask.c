@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "secret.h"
 #include "xalloc.h"
 
 extern char **environ;
