@@ -45,6 +45,8 @@ void mp_resolved_release(struct mp_resolved *v)
     free(v->quantization);
     free(v->moe_backend_flag);
     mp_strv_release(&v->unknown_env);
+    mp_strv_release(&v->linear_kernels);
+    free(v->unquantized_moe_backend);
     memset(v, 0, sizeof(*v));
 }
 
@@ -63,6 +65,9 @@ void mp_resolved_copy(struct mp_resolved *dst, const struct mp_resolved *src)
     dst->model = dup_or_null(src->model);
     dst->quantization = dup_or_null(src->quantization);
     dst->moe_backend_flag = dup_or_null(src->moe_backend_flag);
+    dst->unquantized_moe_backend = dup_or_null(src->unquantized_moe_backend);
+    for (size_t i = 0; i < src->linear_kernels.n; i++)
+        mp_strv_push(&dst->linear_kernels, src->linear_kernels.v[i]);
     for (size_t i = 0; i < src->moe_candidates.n; i++)
         mp_strv_push(&dst->moe_candidates, src->moe_candidates.v[i]);
     for (size_t i = 0; i < src->unknown_env.n; i++)
@@ -81,6 +86,10 @@ void mp_attempt_result_release(struct mp_attempt_result *r)
     free(r->fail_class);
     free(r->fail_message);
     mp_strv_release(&r->sites);
+    free(r->launch_site);
+    mp_strv_release(&r->dlv_knob);
+    mp_strv_release(&r->dlv_status);
+    mp_strv_release(&r->dlv_evidence);
     free(r->fail_phase);
     free(r->exit_desc);
     free(r->ttft_ms);

@@ -31,6 +31,8 @@ struct mp_resolved {
     char *linear_kernel, *attention_backend, *engine_version, *model, *quantization;
     char *moe_backend_flag;
     struct mp_strv unknown_env;
+    struct mp_strv linear_kernels;   /* dense kernels by method, "method=Kernel" */
+    char *unquantized_moe_backend;   /* "Using X Unquantized MoE backend" (MTP drafter) */
     long moe_backend_line, linear_kernel_line, attention_backend_line, unknown_env_line;
 };
 void mp_resolved_release(struct mp_resolved *v);
@@ -59,10 +61,21 @@ struct mp_attempt_result {
     char *fail_message;        /* the engine's own words where possible */
     long fail_line;            /* server.log line of the evidence, 0 = none */
     struct mp_strv sites;      /* crash sites from the traceback */
+    char *launch_site;         /* innermost frame outside torch/triton/CUDA wrappers */
     bool engine_dead;
     unsigned long ok_before_failure; /* generation requests served OK before the failure */
     char *fail_phase;          /* phase in which it failed */
     char *exit_desc;           /* "exited with status 0", ... or NULL if still running at teardown */
+    bool cuda_fault;           /* the failure has CUDA-fault evidence in the log (crash class,
+                                * mp_kn_class_is_cuda_fault): only then is it diagnosed */
+    bool engine_died;          /* the engine exited, or its log says the engine died, before
+                                * teardown (else it stayed up: a failure is a server error) */
+    long fail_request_line;    /* requests.jsonl line of the first failed request, 0 = none */
+    int announced_port;        /* port the engine said it listens on (0 = not said) */
+    /* knob delivery, one entry per knob (same index in the three lists):
+     * dlv_knob "NAME=VALUE" or "--flag value" (secret values redacted),
+     * dlv_status "verified" | "missing" | "unverified", dlv_evidence why */
+    struct mp_strv dlv_knob, dlv_status, dlv_evidence;
     /* workload */
     struct mp_phase_result phases[MP_MAX_PHASES + 2]; /* + extended + quality */
     size_t nphases;

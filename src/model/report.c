@@ -29,6 +29,7 @@ void mp_report_release(struct mp_report *rep)
         free(c->attempts);
         free(c->why);
         free(c->diag.pinned_site);
+        free(c->diag.launch_site);
         free(c->diag.reasoning);
         free(c->diag.note);
     }

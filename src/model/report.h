@@ -22,6 +22,7 @@ struct mp_diagnosis {
     double confidence;             /* 0.95 when the requirement was met */
     double throughput_ratio;       /* blocked / normal per-request tok/s; <0 unknown */
     char *pinned_site;
+    char *launch_site;             /* innermost frame outside the launch machinery */
     char *reasoning;               /* how n was chosen */
     char *note;                    /* why the result is crashed/inconclusive, or NULL */
 };

@@ -659,6 +659,14 @@ static void cand_section(const struct mp_report *rep, size_t i, struct buf *b)
         }
         buf_adds(b, "</dd><dt>dense NVFP4</dt><dd>");
         esc(b, p->res.linear_kernel);
+        if (p->res.linear_kernels.n) {
+            buf_adds(b, "</dd><dt>dense kernels</dt><dd>");
+            esc_list(b, &p->res.linear_kernels);
+        }
+        if (p->res.unquantized_moe_backend) {
+            buf_adds(b, "</dd><dt>unquantized MoE</dt><dd>");
+            esc(b, p->res.unquantized_moe_backend);
+        }
         buf_adds(b, "</dd><dt>attention</dt><dd>");
         esc(b, p->res.attention_backend);
         buf_adds(b, "</dd>");

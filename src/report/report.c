@@ -33,10 +33,20 @@ static bool streq(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
+static bool same_strv(const struct mp_strv *a, const struct mp_strv *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->v[i], b->v[i]))
+            return false;
+    return true;
+}
+
 static bool same_resolved(const struct mp_attempt_result *a, const struct mp_attempt_result *b)
 {
     return a->res.moe_backend && b->res.moe_backend && streq(a->res.moe_backend, b->res.moe_backend) &&
-           streq(a->res.linear_kernel, b->res.linear_kernel) &&
+           streq(a->res.linear_kernel, b->res.linear_kernel) && same_strv(&a->res.linear_kernels, &b->res.linear_kernels) &&
            streq(a->res.attention_backend, b->res.attention_backend);
 }
 
@@ -100,10 +110,31 @@ static void finalize_candidate(struct mp_cand_report *c)
         set_why(c, xasprintf("%s (after %lu requests)", msg, p->ok_before_failure));
         break;
     case MP_OUT_CRASH:
-        if (c->diag.done && c->diag.launch_blocking && !strcmp(c->diag.launch_blocking, "crashed")) {
+        if (!p->cuda_fault && !p->engine_died) {
+            /* up and answering, but wrongly: nothing for launch blocking to decide */
+            c->verdict = "server-error";
+            set_why(c, xasprintf("the engine stayed up but answered wrongly%s%s: %s%s%s",
+                                 p->fail_phase ? " in phase " : "",
+                                 p->fail_phase ? p->fail_phase : "", msg,
+                                 p->fail_class ? "; class " : "",
+                                 p->fail_class ? p->fail_class : ""));
+        } else if (!p->cuda_fault) {
+            c->verdict = "crashed";
+            set_why(c, xasprintf("%s: %s; not a CUDA fault: not diagnosed with "
+                                 "CUDA_LAUNCH_BLOCKING=1",
+                                 p->fail_class ? p->fail_class : "failed", msg));
+        } else if (c->diag.done && c->diag.launch_blocking && !strcmp(c->diag.launch_blocking, "crashed")) {
             c->verdict = "kernel-fault";
-            set_why(c, xasprintf("failed with CUDA_LAUNCH_BLOCKING=1 too; the fault is pinned at %s",
-                                 c->diag.pinned_site ? c->diag.pinned_site : "an unknown site"));
+            set_why(c, xasprintf("failed with CUDA_LAUNCH_BLOCKING=1 too; the fault is pinned at %s%s%s",
+                                 c->diag.pinned_site ? c->diag.pinned_site : "an unknown site",
+                                 c->diag.launch_site && (!c->diag.pinned_site ||
+                                                         strcmp(c->diag.launch_site, c->diag.pinned_site))
+                                     ? ", launched from "
+                                     : "",
+                                 c->diag.launch_site && (!c->diag.pinned_site ||
+                                                         strcmp(c->diag.launch_site, c->diag.pinned_site))
+                                     ? c->diag.launch_site
+                                     : ""));
         } else if (c->diag.done && c->diag.launch_blocking &&
                    !strcmp(c->diag.launch_blocking, "clean") &&
                    c->diag.requests_clean >= c->diag.requests_required) {
@@ -399,13 +430,15 @@ static double pct(const double *v, size_t n, double q)
 static void add_evidence(cJSON *ev, const struct mp_report *rep, const struct mp_attempt_result *a,
                          long line)
 {
-    if (!a || line <= 0)
+    if (!a || line == 0)
         return;
     const char *dir = a->dir;
     size_t rl = strlen(rep->run_dir);
     if (!strncmp(dir, rep->run_dir, rl) && dir[rl] == '/')
         dir += rl + 1;
-    char *s = xasprintf("%s/server.log:%ld", dir, line);
+    /* line < 0: -N is line N of requests.jsonl (the first bad response) */
+    char *s = line > 0 ? xasprintf("%s/server.log:%ld", dir, line)
+                       : xasprintf("%s/requests.jsonl:%ld", dir, -line);
     for (int i = 0; i < cJSON_GetArraySize(ev); i++) {
         if (!strcmp(cJSON_GetArrayItem(ev, i)->valuestring, s)) {
             free(s);
@@ -484,6 +517,17 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     cJSON_AddItemToObject(res, "moe_backend", jstr(p ? p->res.moe_backend : NULL));
     cJSON_AddItemToObject(res, "moe_candidates", p ? jstrv(&p->res.moe_candidates) : cJSON_CreateArray());
     cJSON_AddItemToObject(res, "linear_kernel", jstr(p ? p->res.linear_kernel : NULL));
+    cJSON *lk = cJSON_AddObjectToObject(res, "linear_kernels");
+    for (size_t i = 0; p && i < p->res.linear_kernels.n; i++) {
+        const char *kv = p->res.linear_kernels.v[i], *eq = strchr(kv, '=');
+        if (!eq)
+            continue;
+        char *m = xstrndup(kv, (size_t)(eq - kv));
+        cJSON_AddItemToObject(lk, m, jstr(eq + 1));
+        free(m);
+    }
+    cJSON_AddItemToObject(res, "unquantized_moe_backend",
+                          jstr(p ? p->res.unquantized_moe_backend : NULL));
     cJSON_AddItemToObject(res, "attention_backend", jstr(p ? p->res.attention_backend : NULL));
     cJSON_AddItemToObject(res, "moe_backend_flag", jstr(p ? p->res.moe_backend_flag : NULL));
     if (p && !p->res.moe_backend && mp_candidate_nknobs(&c->cand) > 0)
@@ -564,6 +608,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         cJSON_AddItemToObject(cr, "phase", jstr(f->fail_phase));
         cJSON_AddItemToObject(cr, "sites", jstrv(&sites));
         cJSON_AddNumberToObject(cr, "distinct_sites", (double)sites.n);
+        cJSON_AddItemToObject(cr, "launch_site", jstr(f->launch_site));
         cJSON_AddBoolToObject(cr, "engine_dead", f->engine_dead);
         cJSON_AddItemToObject(cr, "exit", jstr(f->exit_desc));
     } else {
@@ -578,6 +623,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         cJSON_AddNumberToObject(d, "confidence", c->diag.confidence);
         cJSON_AddItemToObject(d, "throughput_ratio", jnum_or_null(c->diag.throughput_ratio));
         cJSON_AddItemToObject(d, "pinned_site", jstr(c->diag.pinned_site));
+        cJSON_AddItemToObject(d, "launch_site", jstr(c->diag.launch_site));
         cJSON_AddItemToObject(d, "reasoning", jstr(c->diag.reasoning));
         cJSON_AddItemToObject(d, "note", jstr(c->diag.note));
     } else {
@@ -590,6 +636,8 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         add_evidence(ev, rep, a, a->res.moe_backend_line);
         add_evidence(ev, rep, a, a->res.unknown_env_line);
         add_evidence(ev, rep, a, a->fail_line);
+        if (a->outcome == MP_OUT_CRASH && !a->cuda_fault && a->fail_request_line > 0)
+            add_evidence(ev, rep, a, -a->fail_request_line);
     }
     cJSON *atts = cJSON_AddArrayToObject(o, "attempts");
     for (size_t j = 0; j < c->nattempts; j++) {
@@ -991,6 +1039,15 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
             }
             buf_adds(out, "; dense NVFP4 ");
             md_cell(out, p->res.linear_kernel, 80);
+            if (p->res.linear_kernels.n) {
+                buf_adds(out, "; dense kernels [");
+                md_list(out, &p->res.linear_kernels, 80);
+                buf_adds(out, "]");
+            }
+            if (p->res.unquantized_moe_backend) {
+                buf_adds(out, "; unquantized MoE ");
+                md_cell(out, p->res.unquantized_moe_backend, 64);
+            }
             buf_adds(out, "; attention ");
             md_cell(out, p->res.attention_backend, 64);
             buf_adds(out, "\n");

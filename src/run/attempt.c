@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "err.h"
 #include "http/loadgen.h"
+#include "knowledge/knowledge.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
 #include "run/launch.h"
@@ -79,6 +80,9 @@ struct att {
     struct buf follow_part;    /* its partial last line */
     bool follow_cut;           /* that line passed the length bound */
     long nreq_stored;          /* requests written to the store */
+    long req_lines;            /* lines written to requests.jsonl */
+    long fail_req_line;        /* requests.jsonl line of the first failed request */
+    bool died_early;           /* the engine was gone before teardown began */
 };
 
 static void on_line(void *ud, const char *line, size_t len, bool truncated)
@@ -219,6 +223,7 @@ static void set_fail(struct att *a, const char *cls, const char *msg)
     a->req_fail_class = xstrdup(cls);
     a->req_fail_msg = xstrdup(msg);
     a->r->ok_before_failure = a->r->req_ok;
+    a->r->fail_request_line = a->fail_req_line;
     if (a->cur_phase >= 0 && (size_t)a->cur_phase < a->r->nphases)
         a->r->fail_phase = xstrdup(a->r->phases[a->cur_phase].name);
 }
@@ -263,6 +268,7 @@ static void write_request(struct att *a, const struct mp_lg_result *res, const c
     buf_adds(&b, "}\n");
     fwrite(b.data, 1, b.len, a->reqf);
     fflush(a->reqf);
+    a->req_lines++;
     buf_release(&b);
     if (a->o->store && !a->io_err) {
         double rate = -1;
@@ -319,8 +325,10 @@ static void handle_gen_result(struct att *a, struct mp_lg_result *res)
         r->req_failed++;
         if (ph)
             ph->failed++;
+        if (!a->failed)
+            a->fail_req_line = a->req_lines;
         char msg[640];
-        if (res->http_status && res->outcome == MP_LG_HTTP_ERROR)
+        if (res->http_status && res->outcome == MP_LG_HTTP_ERROR && strncmp(res->error, "HTTP ", 5))
             snprintf(msg, sizeof(msg), "HTTP %d: %s", res->http_status, res->error);
         else
             snprintf(msg, sizeof(msg), "%s", res->error[0] ? res->error : lg_outcome_class(res->outcome));
@@ -651,13 +659,21 @@ static void classify_failure(struct att *a)
         }
         r->fail_class = xstrdup(lr->has_crash && lr->crash.cls ? lr->crash.cls : "startup");
     } else if (r->outcome == MP_OUT_CRASH || r->outcome == MP_OUT_HANG) {
-        if (r->outcome == MP_OUT_CRASH && lr->has_crash) {
+        /* Only a CUDA fault in the log may be diagnosed with launch
+         * blocking; without one, an engine that died crashed, and one that
+         * stayed up answered wrongly (the first bad response is the
+         * evidence). */
+        r->cuda_fault = lr->has_crash && mp_kn_class_name_is_cuda_fault(lr->crash.cls);
+        r->engine_died = a->died_early || (lr->has_crash && lr->crash.engine_dead);
+        if (r->outcome == MP_OUT_CRASH && lr->has_crash && (r->cuda_fault || r->engine_died)) {
             r->fail_class = xstrdup(lr->crash.cls ? lr->crash.cls : "cuda-other");
             r->fail_message = dup_or_null(lr->crash.message);
             r->fail_line = lr->crash.line;
             r->engine_dead = lr->crash.engine_dead;
             for (size_t i = 0; i < lr->crash.nsites; i++)
                 mp_strv_push(&r->sites, lr->crash.sites[i]);
+            free(r->launch_site);
+            r->launch_site = dup_or_null(lr->crash.launch_site);
         } else {
             r->fail_class = dup_or_null(a->req_fail_class);
             r->fail_message = dup_or_null(a->req_fail_msg);
@@ -825,6 +841,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     struct mp_teardown td;
     memset(&td, 0, sizeof(td));
     int64_t t_td = mp_now_ns();
+    a.died_early = a.exited;
     if (a.proc)
         mp_proc_teardown(a.proc, o->wl->grace_s, on_line, &a, &td);
     else

@@ -147,6 +147,13 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
         }
         return 0;
     }
+    if (!p->cuda_fault) {
+        /* launch blocking discriminates CUDA faults only: a cut stream, an
+         * HTTP 500 or a Python error is the same with it */
+        free(dg->note);
+        dg->note = xstrdup("not a CUDA fault: not diagnosed with CUDA_LAUNCH_BLOCKING=1");
+        return 0;
+    }
     /* evidence from normal mode */
     size_t nfail = 0;
     for (size_t j = 0; j < c->nattempts; j++)
@@ -220,6 +227,8 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
         dg->pinned_site = b->sites.n ? xstrdup(b->sites.v[0]) : NULL;
         if (!dg->pinned_site && b->fail_message)
             dg->pinned_site = xstrdup(b->fail_message);
+        free(dg->launch_site);
+        dg->launch_site = b->launch_site ? xstrdup(b->launch_site) : NULL;
     } else {
         dg->launch_blocking = NULL;
         dg->confidence = 0;

@@ -185,6 +185,7 @@ static void load_attempt(const cJSON *cand, const cJSON *e, bool primary, bool f
         a->ok_before_failure = (unsigned long)jnum(cr, "after_requests", 0);
         a->fail_phase = jdup(cr, "phase");
         jstrv(cr, "sites", &a->sites);
+        a->launch_site = jdup(cr, "launch_site");
         a->engine_dead = cJSON_IsTrue(jget(cr, "engine_dead"));
     }
     if (!primary) {
@@ -200,6 +201,16 @@ static void load_attempt(const cJSON *cand, const cJSON *e, bool primary, bool f
     a->res.linear_kernel = jdup(res, "linear_kernel");
     a->res.attention_backend = jdup(res, "attention_backend");
     a->res.moe_backend_flag = jdup(res, "moe_backend_flag");
+    a->res.unquantized_moe_backend = jdup(res, "unquantized_moe_backend");
+    const cJSON *lk;
+    cJSON_ArrayForEach(lk, jget(res, "linear_kernels"))
+    {
+        if (!cJSON_IsString(lk) || !lk->string)
+            continue;
+        char *kv = xasprintf("%s=%s", lk->string, lk->valuestring);
+        mp_strv_push(&a->res.linear_kernels, kv);
+        free(kv);
+    }
     jstrv(cand, "unknown_env", &a->res.unknown_env);
     size_t k = 0;
     if (a->res.moe_backend && k < nev)
@@ -284,6 +295,7 @@ static void load_candidate(const cJSON *cj, const char *task_dir, struct mp_repo
         g->confidence = jnum(d, "confidence", 0);
         g->throughput_ratio = jnum(d, "throughput_ratio", -1);
         g->pinned_site = jdup(d, "pinned_site");
+        g->launch_site = jdup(d, "launch_site");
         g->reasoning = jdup(d, "reasoning");
         g->note = jdup(d, "note");
     } else {

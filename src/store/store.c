@@ -90,7 +90,28 @@ static const char schema_v2[] =
 /* Version 3: what `moeprobe inspect` found in the --model-dir checkpoint. */
 static const char schema_v3[] = "ALTER TABLE fingerprint ADD COLUMN checkpoint_json TEXT;";
 
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
+/* Version 4: what the log says beyond the NVFP4 MoE line: every dense
+ * kernel by method, the unquantized MoE backend, the crash's launch site
+ * (and the blocked run's, in the diagnosis). */
+static const char schema_v4[] = "ALTER TABLE attempts ADD COLUMN linear_kernels TEXT;"
+                                "ALTER TABLE attempts ADD COLUMN unquantized_moe_backend TEXT;"
+                                "ALTER TABLE attempts ADD COLUMN launch_site TEXT;"
+                                "ALTER TABLE diagnoses ADD COLUMN launch_site TEXT;";
+
+/* Version 5: trust in verdicts - CUDA-fault evidence, engine death, the
+ * first bad response, the announced port, knob delivery per attempt, and
+ * where the run was started (resume from another directory). */
+static const char schema_v5[] =
+    "ALTER TABLE attempts ADD COLUMN cuda_fault INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN engine_died INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN fail_request_line INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN announced_port INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN dlv_knob TEXT;"
+    "ALTER TABLE attempts ADD COLUMN dlv_status TEXT;"
+    "ALTER TABLE attempts ADD COLUMN dlv_evidence TEXT;"
+    "ALTER TABLE run ADD COLUMN cwd TEXT;";
+
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {
@@ -500,7 +521,8 @@ int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diag
         rc = mp_store_prep(s, &st,
                            "INSERT OR REPLACE INTO diagnoses(candidate_id, done, launch_blocking,"
                            " requests_clean, requests_required, confidence, throughput_ratio,"
-                           " pinned_site, reasoning, note) VALUES (?,?,?,?,?,?,?,?,?,?)");
+                           " pinned_site, reasoning, note, launch_site)"
+                           " VALUES (?,?,?,?,?,?,?,?,?,?,?)");
         if (rc == 0) {
             sqlite3_bind_int64(st, 1, id);
             sqlite3_bind_int(st, 2, dg->done);
@@ -512,6 +534,7 @@ int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diag
             mp_store_bind_text(s, st, 8, dg->pinned_site);
             mp_store_bind_text(s, st, 9, dg->reasoning);
             mp_store_bind_text(s, st, 10, dg->note);
+            mp_store_bind_text(s, st, 11, dg->launch_site);
             rc = step_done(s, st, "record a diagnosis");
         }
     }
@@ -671,8 +694,19 @@ const struct mp_store_col mp_store_attempt_cols[] = {
     ULONGF(ok_before_failure), STRF(fail_phase), STRF(exit_desc), ULONGF(req_ok),
     ULONGF(req_failed), DBLF(ready_s), DBLF(workload_s), DBLF(teardown_s), DBLF(wall_s),
     INTF(teardown_leftovers), BOOLF(teardown_killed), INTF(escapees_killed),
+    RSTRVF(linear_kernels), RSTRF(unquantized_moe_backend), STRF(launch_site),
+    BOOLF(cuda_fault), BOOLF(engine_died), LONGF(fail_request_line), INTF(announced_port),
+    STRVF(dlv_knob), STRVF(dlv_status), STRVF(dlv_evidence),
 };
 const size_t mp_store_nattempt_cols = MP_ARRAY_SIZE(mp_store_attempt_cols);
+
+size_t mp_store_attempt_cols_in(int version)
+{
+    if (version >= 5)
+        return mp_store_nattempt_cols;
+    return version >= 4 ? mp_store_nattempt_cols - 7  /* v5: 7 more */
+                        : mp_store_nattempt_cols - 10; /* v4: 3 more */
+}
 
 static void bind_col(struct mp_store *s, sqlite3_stmt *st, int i, const struct mp_store_col *c,
                      const void *base)
