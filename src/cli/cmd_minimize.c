@@ -13,6 +13,9 @@
 
 #include "buf.h"
 #include "cli/commands.h"
+#include "file.h"
+#include "secret.h"
+#include "version.h"
 #include "cli/opts.h"
 #include "clock.h"
 #include "err.h"
@@ -189,16 +192,16 @@ static int try_config(struct mctx *m, const struct mp_candidate *c, const char *
     }
     buf_printf(t, "], \"outcome\": \"%s\", \"attempt\": \"%s\", \"requests_ok\": %lu, \"moe_backend\": ",
                pass ? "pass" : "fail", mp_outcome_name(a->outcome), a->req_ok);
-    if (a->moe_backend)
-        buf_add_json_str(t, a->moe_backend, strlen(a->moe_backend));
+    if (a->res.moe_backend)
+        buf_add_json_str(t, a->res.moe_backend, strlen(a->res.moe_backend));
     else
         buf_adds(t, "null");
     buf_adds(t, ", \"evidence\": ");
     char *ev = xasprintf("%s/server.log%s", rel(m->rep, a->dir), "");
-    if (a->fail_line > 0 || a->moe_backend_line > 0) {
+    if (a->fail_line > 0 || a->res.moe_backend_line > 0) {
         free(ev);
         ev = xasprintf("%s/server.log:%ld", rel(m->rep, a->dir),
-                       a->fail_line > 0 ? a->fail_line : a->moe_backend_line);
+                       a->fail_line > 0 ? a->fail_line : a->res.moe_backend_line);
     }
     buf_add_json_str(t, ev, strlen(ev));
     free(ev);
@@ -411,7 +414,7 @@ write:;
             char *have = mp_candidate_knobs_str(&rep.c[i].cand);
             const struct mp_attempt_result *a = mp_cand_primary(&rep.c[i]);
             if (!strcmp(have, want) && a && a->outcome == MP_OUT_CLEAN)
-                min_backend = a->moe_backend;
+                min_backend = a->res.moe_backend;
             free(have);
         }
         free(want);

@@ -22,6 +22,7 @@
 #include "report/report.h"
 #include "run/runner.h"
 #include "store/store.h"
+#include "version.h"
 #include "xalloc.h"
 
 

@@ -14,6 +14,7 @@
 
 #include "knowledge/knowledge.h"
 #include "xalloc.h"
+#include "file.h"
 
 extern const unsigned char mp_data_knowledge_json[];
 extern const size_t mp_data_knowledge_json_len;
@@ -710,48 +711,11 @@ int mp_knowledge_load_mem(const char *text, size_t len, struct mp_knowledge **ou
 int mp_knowledge_load(const char *path, struct mp_knowledge **out, struct mp_diag *d)
 {
     *out = NULL;
-    if (d)
-        snprintf(d->file, sizeof(d->file), "%s", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return mp_diag_set(d, -errno, 0, "cannot open: %s", strerror(errno));
-    struct stat st;
-    int rc = 0;
-    char *data = NULL;
-    if (fstat(fd, &st) != 0) {
-        rc = mp_diag_set(d, -errno, 0, "cannot stat: %s", strerror(errno));
-        goto out;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        rc = mp_diag_set(d, -EISDIR, 0, "is a directory");
-        goto out;
-    }
-    size_t cap = 65536, len = 0;
-    data = xmalloc(cap);
-    for (;;) {
-        if (len == cap) {
-            if (cap >= KN_MAX_FILE) {
-                rc = mp_diag_set(d, MP_ELIMIT, 0, "larger than %u MiB", KN_MAX_FILE >> 20);
-                goto out;
-            }
-            cap *= 2;
-            data = xrealloc(data, cap);
-        }
-        ssize_t n = read(fd, data + len, cap - len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = mp_diag_set(d, -errno, 0, "read error: %s", strerror(errno));
-            goto out;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    rc = mp_knowledge_load_mem(data, len, out, d);
-out:
-    free(data);
-    close(fd);
+    struct buf b = BUF_INIT;
+    int rc = mp_read_file(path, KN_MAX_FILE, &b, d);
+    if (rc == 0)
+        rc = mp_knowledge_load_mem(b.data, b.len, out, d);
+    buf_release(&b);
     return rc;
 }
 

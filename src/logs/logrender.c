@@ -2,9 +2,11 @@
  * `moeprobe scan` and qualify's report. */
 #include "compat.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "logs/logscan.h"
+#include "xalloc.h"
 
 static void jstr(struct buf *b, const char *s)
 {
@@ -179,4 +181,35 @@ void mp_logresult_to_text(const struct mp_logresult *r, const char *file, struct
             buf_printf(b, " (line %ld)", f->line);
         buf_printf(b, ": %s\n", f->text);
     }
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? xstrdup(s) : NULL;
+}
+
+void mp_resolved_from_log(struct mp_resolved *out, const struct mp_logresult *r)
+{
+    memset(out, 0, sizeof(*out));
+    out->moe_backend = dup_or_null(r->moe_backend);
+    out->linear_kernel = dup_or_null(r->linear_kernel);
+    out->attention_backend = dup_or_null(r->attention_backend);
+    out->engine_version = dup_or_null(r->engine_version);
+    out->model = dup_or_null(r->model);
+    out->quantization = dup_or_null(r->quantization);
+    out->moe_backend_flag = dup_or_null(r->moe_backend_flag);
+    out->unquantized_moe_backend = dup_or_null(r->unquantized_moe_backend);
+    for (size_t i = 0; i < r->n_linear_kernels; i++) {
+        char *kv = xasprintf("%s=%s", r->linear_kernels[i].method, r->linear_kernels[i].kernel);
+        mp_strv_push(&out->linear_kernels, kv);
+        free(kv);
+    }
+    out->moe_backend_line = r->moe_backend_line;
+    out->linear_kernel_line = r->linear_kernel_line;
+    out->attention_backend_line = r->attention_backend_line;
+    out->unknown_env_line = r->unknown_env_line;
+    for (size_t i = 0; i < r->n_moe_candidates; i++)
+        mp_strv_push(&out->moe_candidates, r->moe_candidates[i]);
+    for (size_t i = 0; i < r->n_unknown_env; i++)
+        mp_strv_push(&out->unknown_env, r->unknown_env[i]);
 }

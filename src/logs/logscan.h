@@ -18,6 +18,7 @@
 
 #include "buf.h"
 #include "err.h"
+#include "model/attempt.h"
 
 #define MP_LOGSCAN_MAX_LINE (64u * 1024u) /* bytes kept per line */
 #define MP_LOGSCAN_MAX_FINDINGS 64        /* then one "findings-truncated" */
@@ -122,6 +123,10 @@ struct mp_logresult {
 };
 /* Borrowed view valid until the next feed/finish/line/free. */
 const struct mp_logresult *mp_logscan_result(const struct mp_logscan *s);
+
+/* Copy what r says the engine resolved into *out (overwritten, not
+ * released first). */
+void mp_resolved_from_log(struct mp_resolved *out, const struct mp_logresult *r);
 
 /* Render r as the JSON object of `moeprobe scan --json` (DESIGN shapes):
  * {"file", "engine_version", "model", "quantization", "resolved": {moe_backend,

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 
 #include "err.h"
+#include "proc/proc.h"
+#include "report/report.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -73,8 +75,8 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     bool spawn_failed = r.outcome == MP_OUT_ERROR && r.fail_class && !strcmp(r.fail_class, "spawn");
     if (!ctx->quiet && !spawn_failed) {
         fprintf(stderr, "moeprobe: %s: %s", label, mp_outcome_name(r.outcome));
-        if (r.moe_backend)
-            fprintf(stderr, ", MoE backend %s", r.moe_backend);
+        if (r.res.moe_backend)
+            fprintf(stderr, ", MoE backend %s", r.res.moe_backend);
         fprintf(stderr, ", %lu ok / %lu failed", r.req_ok, r.req_failed);
         if (r.fail_class)
             fprintf(stderr, " (%s)", r.fail_class);
@@ -236,4 +238,17 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
                              b->fail_message ? b->fail_message : "");
     }
     return 0;
+}
+
+int mp_run_end_dead_run(struct mp_store *st, int *killed)
+{
+    struct mp_store_leftover *l = NULL;
+    size_t n = 0;
+    *killed = 0;
+    if (mp_store_running_attempts(st, &l, &n) < 0)
+        return MP_EDB;
+    for (size_t i = 0; i < n; i++)
+        *killed += mp_proc_end_leftover(l[i].pid, l[i].start, l[i].marker);
+    mp_store_leftovers_free(l, n);
+    return mp_store_mark_interrupted(st);
 }

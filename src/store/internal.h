@@ -9,7 +9,8 @@
 
 #include "buf.h"
 #include "clock.h"
-#include "run/attempt.h"
+#include "model/attempt.h"
+#include "model/workload.h"
 #include "store/store.h"
 
 struct mp_store {

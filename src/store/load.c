@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report.h"
+#include "model/report.h"
 #include "xalloc.h"
 
 static char *col_str(sqlite3_stmt *st, int i)

@@ -18,6 +18,7 @@
 
 #include "report/report.h"
 #include "report/svg.h"
+#include "version.h"
 #include "xalloc.h"
 
 const char mp_version[] = "0.0.0-test";
@@ -132,8 +133,8 @@ static void test_page(void **state)
     a.dir = adir;
     a.index = 1;
     a.outcome = MP_OUT_CRASH;
-    a.moe_backend = xstrdup("FLASHINFER_CUTLASS");
-    a.moe_backend_line = 3;
+    a.res.moe_backend = xstrdup("FLASHINFER_CUTLASS");
+    a.res.moe_backend_line = 3;
     a.fail_line = 9;
     a.fail_class = xstrdup("illegal-address");
     a.fail_message = xstrdup("<script>alert(2)</script>");

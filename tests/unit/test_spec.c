@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "cli/spec.h"
+#include "run/launch.h"
+#include "secret.h"
 
 static void test_split_quotes(void **state)
 {

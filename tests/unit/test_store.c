@@ -18,6 +18,7 @@
 
 #include "report/report.h"
 #include "store/store.h"
+#include "version.h"
 #include "xalloc.h"
 
 const char mp_version[] = "0.0.0-test";
@@ -121,8 +122,8 @@ static void test_read_v3_unmigrated(void **state)
     bool *done = NULL;
     assert_int_equal(mp_store_load(s, &rep, &done), 0);
     assert_int_equal(rep.c[0].nattempts, 1);
-    assert_string_equal(rep.c[0].attempts[0].moe_backend, "MARLIN");
-    assert_int_equal(rep.c[0].attempts[0].linear_kernels.n, 0);
+    assert_string_equal(rep.c[0].attempts[0].res.moe_backend, "MARLIN");
+    assert_int_equal(rep.c[0].attempts[0].res.linear_kernels.n, 0);
     assert_null(rep.c[0].attempts[0].launch_site);
     assert_string_equal(rep.c[0].diag.pinned_site, "csrc/x.cu");
     assert_null(rep.c[0].diag.launch_site);
@@ -171,9 +172,18 @@ static void test_lock_and_roundtrip(void **state)
     mp_store_close(s);
 
     assert_int_equal(mp_store_open(run, MP_STORE_LOCK, &s, NULL), 0);
-    int killed = -1;
-    assert_int_equal(mp_store_reap_dead_run(s, &killed), 0);
-    assert_int_equal(killed, 0);
+    struct mp_store_leftover *left = NULL;
+    size_t nleft = 9;
+    /* the attempt never finished: a dead run's leftover, with no engine recorded */
+    assert_int_equal(mp_store_running_attempts(s, &left, &nleft), 0);
+    assert_int_equal(nleft, 1);
+    assert_int_equal(left[0].pid, 0);
+    assert_string_equal(left[0].marker, "");
+    mp_store_leftovers_free(left, nleft);
+    assert_int_equal(mp_store_mark_interrupted(s), 0);
+    assert_int_equal(mp_store_running_attempts(s, &left, &nleft), 0);
+    assert_int_equal(nleft, 0);
+    mp_store_leftovers_free(left, nleft);
     char *sub = NULL;
     struct mp_strv av = MP_STRV_INIT;
     assert_int_equal(mp_store_run_argv(s, &sub, &av), 0);
