@@ -6,6 +6,7 @@
 #                   integration tests, fuzz-corpus replay; ends with "N passed, N failed"
 #   make fuzz       libFuzzer binaries (clang) under build/fuzz/
 #   make lint       banned functions, header self-containment
+#   make depcheck   includes follow the module ranks (DESIGN.md "Layout")
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make cuda       refengine's CUDA backends (skipped when nvcc is absent)
 #   SANITIZE=1      build everything with ASan+UBSan into build/san/
@@ -64,7 +65,7 @@ FZ_REPLAY := $(FZ_SRC:tests/fuzz/%.c=$(B)/fuzz-replay/%)
 # bench: build benchmark drivers; the scripts under bench/ run them (see docs/performance.md)
 bench: all bench-bins
 
-.PHONY: bench-bins unit-bins fuzz-bins fuzz-libfuzzer all deps demo test check unit integration fuzz-replay fuzz lint install clean cuda gpu-check bench hdrcheck
+.PHONY: depcheck bench-bins unit-bins fuzz-bins fuzz-libfuzzer all deps demo test check unit integration fuzz-replay fuzz lint install clean cuda gpu-check bench hdrcheck
 all: deps $(B)/bin/moeprobe $(B)/bin/refengine
 	@cp -f $(B)/bin/moeprobe moeprobe.tmp && mv -f moeprobe.tmp moeprobe
 	@cp -f $(B)/bin/refengine refengine/refengine.tmp && mv -f refengine/refengine.tmp refengine/refengine
@@ -117,6 +118,7 @@ fuzz-bins: $(FZ_REPLAY)
 # everything; tests/run.sh prints the closing "N passed, N failed" line.
 test:
 	@scripts/deps.sh install
+	@scripts/depcheck.sh
 	$(MAKE) --no-print-directory SANITIZE=1 WERROR=1 build/san/bin/moeprobe build/san/bin/refengine unit-bins fuzz-bins
 	@$(MAKE) --no-print-directory cuda
 	@MOEPROBE=$(CURDIR)/build/san/bin/moeprobe REFENGINE=$(CURDIR)/build/san/bin/refengine \
@@ -149,6 +151,9 @@ lint: hdrcheck
 	@! grep -nE '\b(strcpy|strcat|sprintf|gets|atoi|strtok|system|popen)\s*\(' $$(find src refengine -name '*.[ch]') \
 	  || { echo "lint: banned function used"; exit 1; }
 	@echo "lint: ok"
+
+depcheck:
+	@scripts/depcheck.sh
 
 hdrcheck:
 	@for h in $$(find src refengine -name '*.h'); do \

@@ -357,7 +357,7 @@ static void print_engine_init(const struct re_log *lg, const struct world *w, co
         }
         buf_printf(&b, ", kernel_config=KernelConfig(%senable_flashinfer_autotune=True, moe_backend='%s'%s)",
                    re_ver_ge(w, 0, 19, 1) ? "ir_op_priority=IrOpPriorityConfig(rms_norm=['native']), " : "",
-                   mb, re_ver_ge(w, 0, 20, 0) ? ", linear_backend='auto'" : "");
+                   mb, re_ver_ge(w, 0, 22, 0) ? ", linear_backend='auto'" : ""); /* PR #39538: v0.22.0 */
     }
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "core.py",
            !re_ver_ge(w, 0, 15, 0) ? 93 : (!re_ver_ge(w, 0, 19, 1) ? 105 : 107), "%s", b.data);

@@ -112,14 +112,14 @@ struct env_span {
 static const struct env_span env_spans[] = {
     {"VLLM_USE_FLASHINFER_MOE_FP4", {0, 9, 2}, {0, 23, 0}},
     {"VLLM_FLASHINFER_MOE_BACKEND", {0, 10, 1}, {0, 23, 0}},
-    {"VLLM_TEST_FORCE_FP8_MARLIN", {0, 0, 0}, {0, 27, 0}},
+    {"VLLM_TEST_FORCE_FP8_MARLIN", {0, 0, 0}, {0, 28, 0}}, /* PR #52182, after v0.27.1 */
     {"VLLM_NVFP4_GEMM_BACKEND", {0, 11, 0}, {0, 25, 0}},
     {"VLLM_USE_NVFP4_CT_EMULATIONS", {0, 9, 2}, {0, 21, 0}},
     {"VLLM_USE_FBGEMM", {0, 11, 0}, {0, 21, 0}},
     {"VLLM_ATTENTION_BACKEND", {0, 0, 0}, {0, 15, 0}},
-    {"VLLM_ALL2ALL_BACKEND", {0, 0, 0}, {0, 15, 0}},
+    {"VLLM_ALL2ALL_BACKEND", {0, 0, 0}, {0, 16, 0}}, /* PR #33535, after v0.15.0 */
     {"VLLM_USE_V1", {0, 0, 0}, {0, 11, 0}},
-    {"VLLM_B12X_MOE_FP4_FORCE_A16", {0, 27, 0}, {0, 0, 0}},
+    {"VLLM_B12X_MOE_FP4_FORCE_A16", {0, 28, 0}, {0, 0, 0}}, /* PR #52018 */
 };
 
 static bool span_live(const struct world *w, const struct env_span *s)
@@ -200,12 +200,20 @@ static const char *unsupported_reason(const struct world *w, enum world_backend 
 
 /* ---- era lists ---- */
 
+/* A development build ("0.19.2rc1.dev8+g4b7f5ea1a"): main, not a release
+ * branch, so it has what main had then. */
+static bool dev_build(const struct world *w)
+{
+    return strstr(w->version, ".dev") != NULL;
+}
+
 static unsigned auto_list(const struct world *w, enum world_backend *out)
 {
     unsigned n = 0;
     out[n++] = WB_FLASHINFER_TRTLLM;
     out[n++] = WB_FLASHINFER_CUTEDSL;
-    if (re_ver_ge(w, 0, 19, 1))
+    /* PR #38251 (main, April 2026) shipped in v0.20.0; v0.19.1 is release-branch code */
+    if (re_ver_ge(w, 0, 20, 0) || (re_ver_ge(w, 0, 19, 1) && dev_build(w)))
         out[n++] = WB_FLASHINFER_CUTEDSL_BATCHED;
     out[n++] = WB_FLASHINFER_CUTLASS;
     out[n++] = WB_VLLM_CUTLASS;
@@ -239,8 +247,40 @@ static const struct flag_map nvfp4_flags[] = {
     {"emulation", WB_EMULATION, 20},
     {"flashinfer_b12x", WB_FLASHINFER_B12X, 22},
     {"humming", WB_HUMMING, 25},
-    {"b12x", WB_B12X, 27},
+    {"b12x", WB_B12X, 28},
 };
+
+/* The MoEBackend literal = argparse choices of --moe-backend, per version
+ * (0.<since_minor>.0): exact, case- and hyphen-sensitive. */
+static const struct {
+    const char *value;
+    int since_minor;
+} moe_choices[] = {
+    {"auto", 17},           {"triton", 17},       {"deep_gemm", 17},
+    {"cutlass", 17},        {"flashinfer_trtllm", 17}, {"flashinfer_cutlass", 17},
+    {"flashinfer_cutedsl", 17}, {"marlin", 17},   {"aiter", 17},
+    {"deep_gemm_mega_moe", 20}, {"emulation", 20}, {"flashinfer_b12x", 22},
+    {"humming", 25},        {"b12x", 28},         {"batched_triton", 28},
+    {"flashinfer_moe_ep_mega_deep_gemm", 28}, {"flashinfer_moe_ep_mega_cutedsl", 28},
+    {"triton_unfused", 28}, {"aiter_triton_mxfp4_bf16", 28}, {"flydsl", 28}, {"hpc", 28},
+};
+
+static bool moe_choice(const struct world *w, const char *v)
+{
+    for (size_t i = 0; i < MP_ARRAY_SIZE(moe_choices); i++)
+        if (!strcmp(v, moe_choices[i].value) && re_ver_ge(w, 0, moe_choices[i].since_minor, 0))
+            return true;
+    return false;
+}
+
+static void choices_repr(const struct world *w, char *out, size_t cap)
+{
+    size_t o = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < MP_ARRAY_SIZE(moe_choices) && o < cap; i++)
+        if (re_ver_ge(w, 0, moe_choices[i].since_minor, 0))
+            o += (size_t)snprintf(out + o, cap - o, "%s'%s'", o ? ", " : "", moe_choices[i].value);
+}
 
 static void normalize_flag(const char *in, char *out, size_t cap)
 {
@@ -254,10 +294,10 @@ static void normalize_flag(const char *in, char *out, size_t cap)
 
 static const char *moe_file(const struct world *w, int *lineno)
 {
-    if (!re_ver_ge(w, 0, 19, 1)) {
-        *lineno = 256;
+    if (!re_ver_ge(w, 0, 20, 0)) {
+        *lineno = dev_build(w) && re_ver_ge(w, 0, 19, 1) ? 203 : 256;
     } else if (!re_ver_ge(w, 0, 22, 0)) {
-        *lineno = 203;
+        *lineno = 209;
     } else {
         *lineno = 222;
     }
@@ -294,7 +334,7 @@ static void marlin_warning(const struct world *w, struct re_resolution *r)
 static void dense_line(const struct world *w, const struct re_inputs *in, struct re_resolution *r)
 {
     char v[64] = "";
-    if (in->linear_backend && re_ver_ge(w, 0, 20, 0)) {
+    if (in->linear_backend && re_ver_ge(w, 0, 22, 0)) {
         normalize_flag(in->linear_backend, v, sizeof(v));
         for (char *p = v; *p; p++)
             if (*p == '_')
@@ -376,7 +416,7 @@ static void env_warnings(const struct world *w, const struct re_inputs *in,
 {
     if (!in->env)
         return;
-    if (re_ver_ge(w, 0, 19, 0)) {
+    if (re_ver_ge(w, 0, 18, 0)) { /* PR #33581; seen on v0.18.0 */
         for (const char *const *e = in->env; *e; e++) {
             if (strncmp(*e, "VLLM_", 5) != 0)
                 continue;
@@ -391,34 +431,39 @@ static void env_warnings(const struct world *w, const struct re_inputs *in,
                              "Unknown vLLM environment variable detected: %s", name);
         }
     }
-    /* FutureWarnings of PR #43148 (May 2026, ~0.21) and PR #39538 (~0.20) */
+}
+
+/* FutureWarnings of PR #43148 (first in v0.22) and PR #39538 (v0.22), as
+ * vLLM prints them: from EngineCore, where the variable is read. */
+static void env_deprecations(const struct world *w, const struct re_inputs *in,
+                             struct re_resolution *r)
+{
     static const struct {
         const char *name;
         int from, until;
         const char *msg;
     } dep[] = {
-        {"VLLM_USE_FLASHINFER_MOE_FP4", 21, 23,
-         "is deprecated and will be removed in v0.23. Pass --moe-backend flashinfer_trtllm, "
-         "flashinfer_cutlass, or flashinfer_cutedsl directly instead."},
-        {"VLLM_FLASHINFER_MOE_BACKEND", 21, 23,
-         "is deprecated and will be removed in v0.23. Pass --moe-backend flashinfer_trtllm, "
-         "flashinfer_cutlass, or flashinfer_cutedsl directly instead."},
-        {"VLLM_TEST_FORCE_FP8_MARLIN", 21, 27,
-         "is deprecated and will be removed in v0.23. Pass --moe-backend marlin directly "
-         "instead."},
-        {"VLLM_NVFP4_GEMM_BACKEND", 20, 25,
-         "is deprecated and will be removed in v0.21. Pass --linear-backend directly instead."},
+        {"VLLM_USE_FLASHINFER_MOE_FP4", 22, 23,
+         "is deprecated and will be removed in v0.23. Use --moe-backend (e.g. flashinfer_trtllm, "
+         "flashinfer_cutlass, flashinfer_cutedsl)."},
+        {"VLLM_FLASHINFER_MOE_BACKEND", 22, 23,
+         "is deprecated and will be removed in v0.23. Use --moe-backend (e.g. flashinfer_trtllm, "
+         "flashinfer_cutlass, flashinfer_cutedsl)."},
+        {"VLLM_NVFP4_GEMM_BACKEND", 22, 25,
+         "is deprecated and will be removed in v0.21. Use --linear-backend."},
     };
+    if (!in->env)
+        return;
     for (size_t i = 0; i < MP_ARRAY_SIZE(dep); i++) {
         if (!re_env_get(in->env, dep[i].name))
             continue;
         if (!re_ver_ge(w, 0, dep[i].from, 0) || re_ver_ge(w, 0, dep[i].until, 0))
             continue;
-        re_lines_add(&r->api_lines, RE_PROC_API, RE_RAW, "", 0,
-                     "/usr/local/lib/python3.12/dist-packages/vllm/envs.py:1793: FutureWarning: "
+        re_lines_add(&r->engine_lines, RE_PROC_ENGINE, RE_RAW, "", 0,
+                     "/usr/local/lib/python3.12/dist-packages/vllm/envs.py:2144: FutureWarning: "
                      "%s %s",
                      dep[i].name, dep[i].msg);
-        re_lines_add(&r->api_lines, RE_PROC_API, RE_RAW, "", 0, "  warnings.warn(");
+        re_lines_add(&r->engine_lines, RE_PROC_ENGINE, RE_RAW, "", 0, "  raw = getter()");
     }
 }
 
@@ -551,27 +596,21 @@ static void select_oracle(const struct world *w, const struct re_inputs *in,
     bool marlin_forced = env_live(w, "VLLM_TEST_FORCE_FP8_MARLIN") &&
                          truthy(re_env_get(in->env, "VLLM_TEST_FORCE_FP8_MARLIN"));
 
-    /* env filters change the printed list */
-    if (fp4_off || fp4_on) {
+    /* An explicit --moe-backend returns before any environment branch and
+     * logs the full list; only VLLM_USE_FLASHINFER_MOE_FP4=0 removes the
+     * FlashInfer backends from the printed list; =1 iterates the FlashInfer
+     * backends (TRTLLM, CUTLASS, CUTEDSL) but prints the list unchanged. */
+    enum world_backend knob = knob_choice(w, in);
+    if (fp4_off && flag_choice == WB_NONE && knob == WB_NONE) {
         unsigned m = 0;
         for (unsigned i = 0; i < n; i++)
-            if (is_flashinfer(list[i]) == fp4_on)
+            if (!is_flashinfer(list[i]))
                 list[m++] = list[i];
         n = m;
-    }
-    if (fp4_on) {
-        const char *fb = env_live(w, "VLLM_FLASHINFER_MOE_BACKEND")
-                             ? re_env_get(in->env, "VLLM_FLASHINFER_MOE_BACKEND")
-                             : NULL;
-        if (fb) {
-            list[0] = fi_subchoice(w, fb);
-            n = 1;
-        }
     }
     memcpy(r->candidates, list, n * sizeof(list[0]));
     r->ncandidates = n;
 
-    enum world_backend knob = knob_choice(w, in);
     if (flag_choice != WB_NONE) {
         r->road = "flag";
         r->requested = flag_choice;
@@ -582,10 +621,20 @@ static void select_oracle(const struct world *w, const struct re_inputs *in,
         return_or_raise(w, r, knob);
     } else if (fp4_on) {
         r->road = "env";
-        for (unsigned i = 0; i < n && r->backend == WB_NONE; i++)
-            if (!unsupported_reason(w, list[i]))
-                r->backend = list[i];
-        if (r->backend == WB_NONE)
+        const char *fb = env_live(w, "VLLM_FLASHINFER_MOE_BACKEND")
+                             ? re_env_get(in->env, "VLLM_FLASHINFER_MOE_BACKEND")
+                             : NULL;
+        static const enum world_backend fi_order[] = {WB_FLASHINFER_TRTLLM, WB_FLASHINFER_CUTLASS,
+                                                      WB_FLASHINFER_CUTEDSL};
+        if (fb) {
+            r->requested = fi_subchoice(w, fb);
+            return_or_raise(w, r, r->requested); /* no fallback */
+        } else {
+            for (size_t i = 0; i < MP_ARRAY_SIZE(fi_order) && r->backend == WB_NONE; i++)
+                if (!unsupported_reason(w, fi_order[i]))
+                    r->backend = fi_order[i];
+        }
+        if (r->status == RE_OK && r->backend == WB_NONE)
             fail(r, "NotImplementedError: Found VLLM_USE_FLASHINFER_MOE_FP4=1, but no FlashInfer "
                     "NVFP4 MoE backend supports the configuration.");
     } else if (marlin_forced) {
@@ -623,10 +672,21 @@ static void select_oracle(const struct world *w, const struct re_inputs *in,
 }
 
 /* Map the --moe-backend value; sets an error for invalid ones. */
-static enum world_backend map_flag(const struct world *w, const char *raw, struct re_resolution *r)
+static enum world_backend map_flag(const struct world *w, const char *raw, bool from_flag,
+                                   struct re_resolution *r)
 {
     char v[64];
-    normalize_flag(raw, v, sizeof(v));
+    if (from_flag && !moe_choice(w, raw)) {
+        /* argparse choices: exact spelling, checked before anything runs */
+        char choices[420];
+        choices_repr(w, choices, sizeof(choices));
+        snprintf(r->error, sizeof(r->error),
+                 "argument --moe-backend: invalid choice: '%.40s' (choose from %.400s)", raw,
+                 choices);
+        r->status = RE_ERR_ARGPARSE;
+        return WB_NONE;
+    }
+    normalize_flag(raw, v, sizeof(v)); /* --kernel-config: KernelConfig normalises */
     if (!strcmp(v, "auto"))
         return WB_NONE;
     for (size_t i = 0; i < MP_ARRAY_SIZE(nvfp4_flags); i++)
@@ -657,9 +717,12 @@ int re_resolve(const struct world *w, const struct re_inputs *in, struct re_reso
     if (in->moe_backend && in->moe_backend_from_flag && !re_ver_ge(w, 0, 17, 0))
         o += (size_t)snprintf(r->error + o, sizeof(r->error) - o, " --moe-backend %s",
                               in->moe_backend);
-    if (in->linear_backend && !re_ver_ge(w, 0, 20, 0) && o < sizeof(r->error))
+    if (in->linear_backend && !re_ver_ge(w, 0, 22, 0) && o < sizeof(r->error))
         o += (size_t)snprintf(r->error + o, sizeof(r->error) - o, " --linear-backend %s",
-                              in->linear_backend);
+                              in->linear_backend); /* PR #39538, first in v0.22.0 */
+    if (in->attention_backend && !re_ver_ge(w, 0, 12, 0) && o < sizeof(r->error))
+        o += (size_t)snprintf(r->error + o, sizeof(r->error) - o, " --attention-backend %s",
+                              in->attention_backend); /* PR #26315, after v0.11 */
     if (o) {
         char args[512];
         snprintf(args, sizeof(args), "%s", r->error + 1);
@@ -668,14 +731,18 @@ int re_resolve(const struct world *w, const struct re_inputs *in, struct re_reso
         return 0;
     }
 
+    enum world_backend flag_choice = WB_NONE;
+    if (in->moe_backend && re_ver_ge(w, 0, 17, 0) && re_ver_ge(w, 0, 15, 0)) {
+        flag_choice = map_flag(w, in->moe_backend, in->moe_backend_from_flag, r);
+        if (r->status == RE_ERR_ARGPARSE)
+            return 0;
+    }
     env_warnings(w, in, r);
+    env_deprecations(w, in, r);
     dense_line(w, in, r);
     if (!re_ver_ge(w, 0, 15, 0)) {
         select_preoracle(w, in, r);
     } else {
-        enum world_backend flag_choice = WB_NONE;
-        if (in->moe_backend && re_ver_ge(w, 0, 17, 0))
-            flag_choice = map_flag(w, in->moe_backend, r);
         if (r->status == RE_OK)
             select_oracle(w, in, r, flag_choice);
     }

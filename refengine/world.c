@@ -4,6 +4,8 @@
 
 #include "world.h"
 #include "xalloc.h"
+#include "buf.h"
+#include "file.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -622,50 +624,10 @@ int world_parse(const char *text, size_t len, const char *filename, struct world
 
 int world_load(const char *path, struct world *out, struct mp_diag *d)
 {
-    int rc = 0;
-    char *data = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        rc = -errno;
-        if (d) {
-            snprintf(d->file, sizeof(d->file), "%s", path);
-            mp_diag_set(d, rc, 0, "cannot open world file: %s", strerror(-rc));
-        }
-        goto out;
-    }
-    size_t cap = 4096, len = 0;
-    data = xmalloc(cap);
-    for (;;) {
-        if (len == cap) {
-            if (cap > WORLD_MAX_FILE) {
-                if (d)
-                    snprintf(d->file, sizeof(d->file), "%s", path);
-                rc = mp_diag_set(d, MP_ELIMIT, 0, "file too large (at most %u bytes)",
-                                 WORLD_MAX_FILE);
-                goto out;
-            }
-            cap *= 2;
-            data = xrealloc(data, cap);
-        }
-        ssize_t n = read(fd, data + len, cap - len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = -errno;
-            if (d) {
-                snprintf(d->file, sizeof(d->file), "%s", path);
-                mp_diag_set(d, rc, 0, "cannot read world file: %s", strerror(-rc));
-            }
-            goto out;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    rc = world_parse(data, len, path, out, d);
-out:
-    if (fd >= 0)
-        close(fd);
-    free(data);
+    struct buf b = BUF_INIT;
+    int rc = mp_read_file(path, WORLD_MAX_FILE, &b, d);
+    if (rc == 0)
+        rc = world_parse(b.data, b.len, path, out, d);
+    buf_release(&b);
     return rc;
 }

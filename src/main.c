@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "version.h"
 #include "err.h"
 
 static const char usage[] =

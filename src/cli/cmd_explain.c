@@ -246,8 +246,8 @@ int cmd_explain(int argc, char **argv)
             buf_adds(&b, "no knobs: no NAME=VALUE environment and no --flags in the command\n");
         for (size_t j = 0; j < ex.nknobs; j++) {
             const struct mp_kn_knob_report *r = &ex.knobs[j];
-            buf_printf(&b, "\n  %s\n      %s, affects %s, %s\n      %s\n", r->knob, r->kind,
-                       r->affects, r->status, r->note);
+            buf_printf(&b, "\n  %s\n      %s, affects %s, %s%s\n      %s\n", r->knob, r->kind,
+                       r->affects, r->status, r->uncertain ? " (uncertain)" : "", r->note);
         }
         buf_printf(&b, "\npredicted MoE backend: %s (%s)\n\n%s\n",
                    ex.predicted_moe_backend ? ex.predicted_moe_backend : "none",

@@ -13,6 +13,9 @@
 
 #include "buf.h"
 #include "cli/commands.h"
+#include "file.h"
+#include "secret.h"
+#include "version.h"
 #include "cli/opts.h"
 #include "clock.h"
 #include "err.h"
@@ -189,16 +192,16 @@ static int try_config(struct mctx *m, const struct mp_candidate *c, const char *
     }
     buf_printf(t, "], \"outcome\": \"%s\", \"attempt\": \"%s\", \"requests_ok\": %lu, \"moe_backend\": ",
                pass ? "pass" : "fail", mp_outcome_name(a->outcome), a->req_ok);
-    if (a->moe_backend)
-        buf_add_json_str(t, a->moe_backend, strlen(a->moe_backend));
+    if (a->res.moe_backend)
+        buf_add_json_str(t, a->res.moe_backend, strlen(a->res.moe_backend));
     else
         buf_adds(t, "null");
     buf_adds(t, ", \"evidence\": ");
     char *ev = xasprintf("%s/server.log%s", rel(m->rep, a->dir), "");
-    if (a->fail_line > 0 || a->moe_backend_line > 0) {
+    if (a->fail_line > 0 || a->res.moe_backend_line > 0) {
         free(ev);
         ev = xasprintf("%s/server.log:%ld", rel(m->rep, a->dir),
-                       a->fail_line > 0 ? a->fail_line : a->moe_backend_line);
+                       a->fail_line > 0 ? a->fail_line : a->res.moe_backend_line);
     }
     buf_add_json_str(t, ev, strlen(ev));
     free(ev);
@@ -310,6 +313,7 @@ int cmd_minimize(int argc, char **argv)
         goto out;
     }
     mp_store_mask_init(mp_store_mask(m.store), &to_c, 1, o.api_key);
+    mp_store_mask_add_args(mp_store_mask(m.store), o.cmd, o.ncmd);
     char iso[32];
     mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
     mp_fingerprint_detect(&rep.fp);
@@ -410,7 +414,7 @@ write:;
             char *have = mp_candidate_knobs_str(&rep.c[i].cand);
             const struct mp_attempt_result *a = mp_cand_primary(&rep.c[i]);
             if (!strcmp(have, want) && a && a->outcome == MP_OUT_CLEAN)
-                min_backend = a->moe_backend;
+                min_backend = a->res.moe_backend;
             free(have);
         }
         free(want);

@@ -25,6 +25,9 @@
 #include "run/runner.h"
 #include "store/store.h"
 #include "sched/sched.h"
+#include "file.h"
+#include "secret.h"
+#include "version.h"
 #include "xalloc.h"
 
 static const char qualify_help[] =
@@ -73,26 +76,6 @@ static const char diagnose_help[] =
     "exit codes: 0 a diagnosis was reached (async-race, kernel-fault) or the candidate\n"
     "            is stable; 1 inconclusive (crashed, startup-failure, hang);\n"
     "            2 usage or input error; 3 internal or I/O error; 128+N killed by signal N\n";
-
-int mp_signals_setup(sigset_t *old)
-{
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGCHLD);
-    signal(SIGPIPE, SIG_IGN);
-    if (sigprocmask(SIG_BLOCK, &set, old) != 0)
-        return -errno;
-    int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (fd < 0) {
-        int e = -errno;
-        sigprocmask(SIG_SETMASK, old, NULL);
-        return e;
-    }
-    return fd;
-}
 
 static int mp_write_reports(struct mp_report *rep, bool json_stdout, bool quiet)
 {
@@ -203,8 +186,15 @@ static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *o
     for (int i = 0; i < argc; i++)
         mp_strv_push(out, argv[i]);
     for (size_t i = 0; i < stored.n && !ec; i++) {
-        if (unmask_word(stored.v[i], out) < 0)
+        if (unmask_word(stored.v[i], out) < 0) {
             ec = MP_EXIT_USAGE;
+        } else if (strstr(out->v[out->n - 1], "***")) {
+            /* --api-key ***, a URL password: nothing to restore it from */
+            mp_error("--resume: the run's arguments held a secret, which is stored masked "
+                     "(argument %zu: %s); give the server command again after '--' to resume",
+                     i + 1, out->v[out->n - 1]);
+            ec = MP_EXIT_USAGE;
+        }
     }
 out:
     free(stored_sub);
@@ -228,8 +218,8 @@ static void fp_fill_from_attempts(struct mp_report *rep, struct mp_fp_extra *x)
     mp_report_fill_fingerprint(rep);
     for (size_t i = 0; i < rep->n && !x->quantization; i++) {
         const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
-        if (p && p->quantization)
-            x->quantization = xstrdup(p->quantization);
+        if (p && p->res.quantization)
+            x->quantization = xstrdup(p->res.quantization);
     }
 }
 
@@ -296,8 +286,10 @@ static int run_main(int argc, char **argv, bool diagnose_only)
     }
     /* a serial run's --resume is ours (the store); scale-out runs resume in src/sched */
     bool serial_resume = o.resume && !o.gpus && !o.slurm && !o.slurm_script;
-    if (!diagnose_only && !serial_resume && mp_sched_wanted(&o)) { /* --gpus, --slurm: tasks (src/sched) */
-        rc = mp_sched_qualify(&o, argc, argv);
+    struct mp_sched_cfg scfg;
+    mp_opts_sched_cfg(&o, &scfg);
+    if (!diagnose_only && !serial_resume && mp_sched_wanted(&scfg)) { /* --gpus, --slurm: tasks (src/sched) */
+        rc = mp_sched_qualify(&scfg, argc, argv);
         mp_opts_release(&o);
         mp_strv_release(&rargv);
         return rc;
@@ -334,7 +326,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         }
     } else {
         for (size_t i = 0; i < o.ncands; i++) {
-            if (mp_opts_only_has(o.only, o.cands[i].name))
+            if (mp_csv_has(o.only, o.cands[i].name))
                 mp_report_add_candidate(&rep, &o.cands[i]);
         }
         if (rep.n == 0) {
@@ -351,6 +343,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         }
     }
     mp_store_mask_init(mp_store_mask(store), o.cands, o.ncands, o.api_key);
+    mp_store_mask_add_args(mp_store_mask(store), o.cmd, o.ncmd);
     sfd = mp_signals_setup(&oldmask);
     if (sfd < 0) {
         mp_error("cannot set up signal handling: %s", mp_strerror(sfd));
@@ -384,7 +377,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
     }
     if (resume_dir) {
         int killed = 0;
-        if (mp_store_reap_dead_run(store, &killed) < 0)
+        if (mp_run_end_dead_run(store, &killed) < 0)
             goto store_failed;
         if (killed && !o.quiet)
             fprintf(stderr, "moeprobe: killed %d engine process(es) left by the interrupted run\n",

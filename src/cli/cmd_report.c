@@ -15,6 +15,7 @@
 #include "report/report.h"
 #include "sched/sched.h"
 #include "store/store.h"
+#include "file.h"
 #include "xalloc.h"
 
 static const char report_help[] =
@@ -149,8 +150,8 @@ static int compare(char **dirs, int n, int fmt)
                 const struct mp_attempt_result *p = mp_cand_primary(cr);
                 cJSON *e = cJSON_AddObjectToObject(cs, cr->cand.name);
                 cJSON_AddStringToObject(e, "verdict", cr->verdict ? cr->verdict : "not-run");
-                if (p && p->moe_backend)
-                    cJSON_AddStringToObject(e, "moe_backend", p->moe_backend);
+                if (p && p->res.moe_backend)
+                    cJSON_AddStringToObject(e, "moe_backend", p->res.moe_backend);
                 double sr = seq_rate(p);
                 if (sr >= 0)
                     cJSON_AddNumberToObject(e, "sequential_tok_s", sr);
@@ -196,8 +197,8 @@ static int compare(char **dirs, int n, int fmt)
                     continue;
                 }
                 buf_printf(&b, " %s", cr->verdict ? cr->verdict : "not run");
-                if (p && p->moe_backend)
-                    buf_printf(&b, ", %s", p->moe_backend);
+                if (p && p->res.moe_backend)
+                    buf_printf(&b, ", %s", p->res.moe_backend);
                 double sr = seq_rate(p), cc = best_conc(p);
                 if (sr >= 0)
                     buf_printf(&b, ", %.1f tok/s seq", sr);

@@ -22,6 +22,7 @@
 #include "report/report.h"
 #include "run/runner.h"
 #include "store/store.h"
+#include "version.h"
 #include "xalloc.h"
 
 
@@ -172,6 +173,7 @@ int cmd_soak(int argc, char **argv)
     }
     exit_code = MP_EXIT_INTERNAL;
     mp_store_mask_init(mp_store_mask(store), &c, 1, o.api_key);
+    mp_store_mask_add_args(mp_store_mask(store), o.cmd, o.ncmd);
     sfd = mp_signals_setup(&oldmask);
     if (sfd < 0) {
         mp_error("cannot set up signal handling: %s", mp_strerror(sfd));

@@ -15,7 +15,4 @@ int cmd_explain(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
-/* Version string of moeprobe ("0.1.0"). */
-extern const char mp_version[];
-
 #endif

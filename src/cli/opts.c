@@ -312,24 +312,6 @@ void mp_opts_release(struct mp_opts *o)
     memset(o, 0, sizeof(*o));
 }
 
-bool mp_opts_only_has(const char *only, const char *name)
-{
-    if (!only)
-        return true;
-    size_t nl = strlen(name);
-    const char *p = only;
-    while (*p) {
-        const char *e = strchr(p, ',');
-        size_t l = e ? (size_t)(e - p) : strlen(p);
-        if (l == nl && !strncmp(p, name, nl))
-            return true;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return false;
-}
-
 int mp_cli_knowledge(const char *cmd, const char *file, struct mp_knowledge **own,
                      const struct mp_knowledge **out)
 {
@@ -345,4 +327,25 @@ int mp_cli_knowledge(const char *cmd, const char *file, struct mp_knowledge **ow
     }
     *out = *own;
     return 0;
+}
+
+void mp_opts_sched_cfg(const struct mp_opts *o, struct mp_sched_cfg *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->cands = o->cands;
+    cfg->ncands = o->ncands;
+    cfg->only = o->only;
+    cfg->out_dir = o->out_dir;
+    cfg->port = o->port;
+    cfg->grace_s = o->wl.grace_s;
+    cfg->json = o->json;
+    cfg->quiet = o->quiet;
+    cfg->gpus = o->gpus;
+    cfg->gpus_per_engine = o->gpus_per_engine;
+    cfg->slurm = o->slurm;
+    cfg->slurm_args = o->slurm_args;
+    cfg->slurm_script = o->slurm_script;
+    cfg->resume = o->resume;
+    cfg->cmd = o->cmd;
+    cfg->ncmd = o->ncmd;
 }

@@ -8,7 +8,9 @@
 #include <signal.h>
 
 #include "cli/spec.h"
-#include "run/attempt.h"
+#include "model/workload.h"
+#include "proc/proc.h"
+#include "sched/sched.h"
 
 #define MP_COMMON_OPTS_HELP                                                              \
     "options:\n"                                                                         \
@@ -74,6 +76,9 @@ struct mp_opts {
     size_t ncmd;
 };
 
+/* The scale-out part of o, for src/sched (borrowed from o). */
+void mp_opts_sched_cfg(const struct mp_opts *o, struct mp_sched_cfg *cfg);
+
 /* Parse argv (argv[0] = subcommand). Returns 0 ok, 1 when --help was
  * printed, <0 on a usage error (message printed). help is the command's
  * help text. Release with mp_opts_release in every case. */
@@ -83,10 +88,6 @@ struct mp_knowledge;
 struct mp_report;
 struct mp_store;
 
-/* Block SIGINT/SIGTERM/SIGHUP/SIGCHLD, ignore SIGPIPE, and return a
- * signalfd for them (the run loop watches it), or -errno. *old receives the
- * previous mask to restore. Defined in cmd_qualify.c. */
-int mp_signals_setup(sigset_t *old);
 /* Render report.json/md/html of run_dir from the store alone (live, when
  * not NULL, is checked against it under MOEPROBE_CHECK_STORE), print the
  * JSON or Markdown on stdout and the summary on stderr unless quiet.
@@ -100,7 +101,5 @@ int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct
  * returns -1; else 0. */
 int mp_cli_knowledge(const char *cmd, const char *file, struct mp_knowledge **own,
                      const struct mp_knowledge **out);
-/* True when name is in the comma-separated --only list (or the list is NULL). */
-bool mp_opts_only_has(const char *only, const char *name);
 
 #endif

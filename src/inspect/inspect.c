@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
+#include "file.h"
 #include "xalloc.h"
 
 #define CONFIG_MAX (16u * 1024 * 1024)
@@ -32,31 +34,9 @@ static const char *const act_keys[] = { "mlp_hidden_act", "moe_hidden_act", "hid
 
 static int slurp(const char *path, size_t max, char **out, size_t *len, struct mp_diag *d)
 {
-    *out = NULL;
-    snprintf(d->file, sizeof(d->file), "%s", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return mp_diag_set(d, -errno, 0, "%s", strerror(errno));
     struct buf b = BUF_INIT;
-    int rc = 0;
-    char tmp[65536];
-    for (;;) {
-        ssize_t n = read(fd, tmp, sizeof(tmp));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rc = mp_diag_set(d, -errno, 0, "%s", strerror(errno));
-            break;
-        }
-        if (n == 0)
-            break;
-        if (b.len + (size_t)n > max) {
-            rc = mp_diag_set(d, MP_ELIMIT, 0, "larger than %zu bytes", max);
-            break;
-        }
-        buf_add(&b, tmp, (size_t)n);
-    }
-    close(fd);
+    *out = NULL;
+    int rc = mp_read_file(path, max, &b, d);
     if (rc) {
         buf_release(&b);
         return rc;

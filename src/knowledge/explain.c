@@ -66,12 +66,35 @@ static const char *map_get(const struct mp_kn_pair *m, size_t n, const char *key
     return NULL;
 }
 
-static bool in_values(const struct mp_kn_knob *kb, const char *v)
+/* The values the knob takes in this era: the era's own list (a flag's
+ * argparse choices grow by version), else the knob's. */
+static void era_values(const struct mp_kn_knob *kb, const struct mp_kn_era *era, char ***v,
+                       size_t *n)
 {
-    for (size_t i = 0; i < kb->nvalues; i++)
-        if (!strcmp(kb->values[i], v))
+    *v = era && era->nvalues ? era->values : kb->values;
+    *n = era && era->nvalues ? era->nvalues : kb->nvalues;
+}
+
+static bool in_values(const struct mp_kn_knob *kb, const struct mp_kn_era *era, const char *v)
+{
+    char **vals;
+    size_t n;
+    era_values(kb, era, &vals, &n);
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(vals[i], v))
             return true;
     return false;
+}
+
+static char *values_list(const struct mp_kn_knob *kb, const struct mp_kn_era *era)
+{
+    char **vals;
+    size_t n;
+    era_values(kb, era, &vals, &n);
+    struct buf b = BUF_INIT;
+    for (size_t i = 0; i < n; i++)
+        buf_printf(&b, "%s'%s'", i ? ", " : "", vals[i]);
+    return buf_detach(&b, NULL);
 }
 
 /* moe_backend out of --kernel-config '{"moe_backend": "x"}' */
@@ -101,9 +124,11 @@ static void add_report(struct mp_explain *e, size_t *cap, struct mp_kn_knob_repo
 
 static char *era_note(const struct mp_kn_era *era)
 {
+    const char *u = era->uncertain ? "uncertain (not verified in vLLM's source; best estimate): "
+                                   : "";
     if (era->source)
-        return xasprintf("%s [%s]", era->note, era->source);
-    return xstrdup(era->note);
+        return xasprintf("%s%s [%s]", u, era->note, era->source);
+    return xasprintf("%s%s", u, era->note);
 }
 
 static bool env_has(char **env, size_t nenv, const char *assign)
@@ -136,28 +161,34 @@ int mp_kn_explain(const struct mp_knowledge *k, const char *engine_version, char
     /* the explicit MoE choice, if any */
     char *explicit_val = NULL;
     const char *explicit_src = NULL;
+    bool explicit_invalid = false; /* argparse (or KernelConfig validation) rejects it */
     const struct mp_kn_knob *moe_knob = mp_kn_find_knob(k, "--moe-backend");
     const struct mp_kn_era *moe_era = moe_knob ? mp_kn_knob_era(moe_knob, &v) : NULL;
     for (size_t i = 0; i < nfl; i++) {
         char *name = norm_flag(fl[i].name, fl[i].namelen);
         if (!strcmp(name, "--moe-backend") && fl[i].value && !explicit_val) {
-            explicit_val = norm_value(fl[i].value);
+            /* argparse choices: exact, case- and hyphen-sensitive */
+            explicit_val = xstrdup(fl[i].value);
             explicit_src = "--moe-backend";
+            explicit_invalid = moe_knob && !in_values(moe_knob, moe_era, explicit_val);
         } else if (!strcmp(name, "--kernel-config") && !explicit_val) {
             char *x = kernel_config_moe(fl[i].value);
             if (x) {
+                /* KernelConfig's validator lower-cases and turns '-' into '_' */
                 explicit_val = norm_value(x);
                 explicit_src = "--kernel-config moe_backend";
+                explicit_invalid = moe_knob && !in_values(moe_knob, moe_era, explicit_val);
                 free(x);
             }
         }
         free(name);
     }
-    if (explicit_val && !strcmp(explicit_val, "auto")) {
+    if (explicit_val && !explicit_invalid && !strcmp(explicit_val, "auto")) {
         free(explicit_val);
         explicit_val = NULL;
     }
-    bool explicit_active = explicit_val && moe_era && !strcmp(moe_era->status, "active");
+    bool explicit_active =
+        explicit_val && !explicit_invalid && moe_era && !strcmp(moe_era->status, "active");
 
     const char *env_predict = NULL;
     char *env_predict_knob = NULL;
@@ -198,6 +229,7 @@ int mp_kn_explain(const struct mp_knowledge *k, const char *engine_version, char
         } else {
             r.affects = era->affects;
             r.status = era->status;
+            r.uncertain = era->uncertain;
             char *note = era_note(era);
             if (era->overridden_by && explicit_active && !strcmp(era->overridden_by, "--moe-backend")) {
                 r.status = "overridden";
@@ -209,7 +241,7 @@ int mp_kn_explain(const struct mp_knowledge *k, const char *engine_version, char
                 if (!summary_overridden)
                     summary_overridden = name;
             }
-            if (kb->nvalues && !in_values(kb, value) && !secret) {
+            if (kb->nvalues && !in_values(kb, era, value) && !secret) {
                 char *n2 = xasprintf("%s (value '%s' is not one this knob takes)", note, value);
                 free(note);
                 note = n2;
@@ -251,22 +283,37 @@ int mp_kn_explain(const struct mp_knowledge *k, const char *engine_version, char
         } else {
             r.affects = era->affects;
             r.status = era->status;
+            r.uncertain = era->uncertain;
             char *note = era_note(era);
-            if (kb->nvalues && fl[i].value) {
-                char *val = norm_value(fl[i].value);
+            bool available = strcmp(r.status, "not-yet-available") != 0;
+            if (kb->nvalues && fl[i].value && available) {
+                /* a flag's value is an argparse choice: exact spelling */
+                const char *val = fl[i].value;
                 const char *to = map_get(kb->map, kb->nmap, val);
                 char *n2;
-                if (!in_values(kb, val))
+                if (!in_values(kb, era, val)) {
+                    char *choices = values_list(kb, era);
+                    char *nv = norm_value(val);
+                    bool respelt = strcmp(nv, val) && in_values(kb, era, nv);
+                    n2 = xasprintf("'%s' is not one of the choices of %s in vLLM %s: argparse "
+                                   "stops the server before it starts (\"argument %s: invalid "
+                                   "choice\", exit status 2)%s%s%s; choices: %s. %s",
+                                   val, name, out->engine_version, name,
+                                   respelt ? ": the flag is case- and hyphen-sensitive (write '" : "",
+                                   respelt ? nv : "", respelt ? "')" : "", choices, note);
+                    free(nv);
+                    free(choices);
+                } else if (!to && strcmp(val, "auto") && kb->nmap)
                     n2 = xasprintf("'%s' is not a value vLLM accepts for NvFp4 MoE: startup fails "
-                                   "with a ValueError. %s",
-                                   fl[i].value, note);
+                                   "with a ValueError (moe_backend='%s' is not supported for "
+                                   "NvFP4 MoE). %s",
+                                   val, val, note);
                 else if (to)
                     n2 = xasprintf("selects %s. %s", to, note);
                 else
                     n2 = xstrdup(note);
                 free(note);
                 note = n2;
-                free(val);
             }
             r.note = note;
             if (!strcmp(r.status, "not-yet-available") && !summary_nya) {
@@ -286,6 +333,13 @@ int mp_kn_explain(const struct mp_knowledge *k, const char *engine_version, char
         out->prediction_reason = xasprintf("%s is not recognised by vLLM %s: the server refuses to "
                                            "start (unrecognized arguments)%s",
                                            explicit_src, out->engine_version, unknown_version);
+    } else if (explicit_invalid) {
+        out->prediction_reason = xasprintf(
+            "%s '%s' is not a choice vLLM %s has: the server refuses to start (%s)%s", explicit_src,
+            explicit_val, out->engine_version,
+            strcmp(explicit_src, "--moe-backend") ? "KernelConfig validation error"
+                                                  : "argparse invalid choice, exit status 2",
+            unknown_version);
     } else if (explicit_active) {
         const char *to = map_get(moe_knob->map, moe_knob->nmap, explicit_val);
         if (to) {
@@ -311,7 +365,9 @@ int mp_kn_explain(const struct mp_knowledge *k, const char *engine_version, char
     }
 
     /* the sentence that matters */
-    if (summary_unknown) {
+    if (explicit_invalid) {
+        out->summary = xasprintf("The server will not start: %s.", out->prediction_reason);
+    } else if (summary_unknown) {
         out->summary = xasprintf("%s is not a vLLM variable in any upstream release; if setting it "
                                  "changed your server's behaviour, your build is a fork or "
                                  "something else changed — run moeprobe minimize to find out.",
@@ -387,7 +443,7 @@ void mp_kn_explain_to_json(const struct mp_explain *e, struct buf *b)
         jstr(b, r->status);
         buf_adds(b, ", \"note\": ");
         jstr(b, r->note);
-        buf_addc(b, '}');
+        buf_printf(b, ", \"uncertain\": %s}", r->uncertain ? "true" : "false");
     }
     buf_adds(b, e->nknobs ? "\n  ],\n  \"predicted_moe_backend\": " : "],\n  \"predicted_moe_backend\": ");
     jstr(b, e->predicted_moe_backend);

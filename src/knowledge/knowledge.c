@@ -14,6 +14,7 @@
 
 #include "knowledge/knowledge.h"
 #include "xalloc.h"
+#include "file.h"
 
 extern const unsigned char mp_data_knowledge_json[];
 extern const size_t mp_data_knowledge_json_len;
@@ -83,6 +84,26 @@ int mp_kn_class_rank(int cls)
     return cls >= 0 && cls < MP_KN_NCLASSES ? class_ranks[cls] : 0;
 }
 
+bool mp_kn_class_is_cuda_fault(int cls)
+{
+    switch (cls) {
+    case MP_KN_CLS_ILLEGAL_ADDRESS:
+    case MP_KN_CLS_MISALIGNED_ADDRESS:
+    case MP_KN_CLS_ILLEGAL_INSTRUCTION:
+    case MP_KN_CLS_LAUNCH_FAILURE:
+    case MP_KN_CLS_TMA_DESCRIPTOR:
+    case MP_KN_CLS_CUDA_OTHER:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool mp_kn_class_name_is_cuda_fault(const char *name)
+{
+    return mp_kn_class_is_cuda_fault(mp_kn_class_from_name(name));
+}
+
 /* ------------------------------------------------------------------- free */
 
 static void free_strv(char **v, size_t n)
@@ -121,6 +142,7 @@ void mp_knowledge_free(struct mp_knowledge *k)
             free(e->predicts);
             free(e->predict_value);
             free(e->unless);
+            free_strv(e->values, e->nvalues);
         }
         free(kb->eras);
     }
@@ -293,7 +315,7 @@ static void parse_era(struct kctx *c, const cJSON *o, struct mp_kn_era *e, const
 {
     static const char *const keys[] = {"from", "until", "affects", "status", "note", "source",
                                        "overridden_by", "predicts", "predict_value", "unless",
-                                       NULL};
+                                       "uncertain", "values", NULL};
     if (!cJSON_IsObject(o)) {
         kfail(c, where, "eras must be objects");
         return;
@@ -313,6 +335,8 @@ static void parse_era(struct kctx *c, const cJSON *o, struct mp_kn_era *e, const
         e->predicts = get_str(c, o, "predicts", where);
     e->predict_value = get_str(c, o, "predict_value", where);
     e->unless = get_str(c, o, "unless", where);
+    e->uncertain = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "uncertain"));
+    e->values = get_strv(c, o, "values", where, &e->nvalues);
     if (!one_of(e->affects, affects_set))
         kfail(c, where, "era 'affects' must be moe|linear|attention|none (got '%s')", S_(e->affects));
     if (!one_of(e->status, status_set))
@@ -356,6 +380,7 @@ static void parse_knob(struct kctx *c, const cJSON *o, struct mp_kn_knob *kb)
 static const char *const field_names[MP_KN_NFIELDS] = {
     "engine_version",    "model",         "quantization",     "moe_backend", "moe_candidates",
     "linear_kernel",     "attention_backend", "moe_backend_flag", "unknown_env",
+    "linear_kernels",    "unquantized_moe_backend", "unquantized_moe_candidates",
 };
 
 /* Expand {Q} (any quote: ' " or a curly quote) in a regex. */
@@ -379,7 +404,7 @@ static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
     static const char *const keys[] = {"id",       "literal", "also",     "exclude", "era",
                                        "regex",    "event",   "class",    "severity", "code",
                                        "text",     "set",     "map",      "ignore",  "priority",
-                                       "anchor",   "min_level", NULL};
+                                       "anchor",   "min_level", "weak",  NULL};
     static const char *const events[] = {"info",      "warning", "resolved", "fatal",
                                          "ready",     "traceback", "frame",  NULL};
     char where[160];
@@ -444,6 +469,7 @@ static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
         kfail(c, where, "'min_level' must be \"error\" (got '%s')", ml);
     s->min_level_error = ml != NULL;
     free(ml);
+    s->weak = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "weak"));
     s->map = get_map(c, o, "map", where, &s->nmap);
     s->ignore = get_strv(c, o, "ignore", where, &s->nignore);
     const cJSON *set = cJSON_GetObjectItemCaseSensitive(o, "set");
@@ -685,48 +711,11 @@ int mp_knowledge_load_mem(const char *text, size_t len, struct mp_knowledge **ou
 int mp_knowledge_load(const char *path, struct mp_knowledge **out, struct mp_diag *d)
 {
     *out = NULL;
-    if (d)
-        snprintf(d->file, sizeof(d->file), "%s", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return mp_diag_set(d, -errno, 0, "cannot open: %s", strerror(errno));
-    struct stat st;
-    int rc = 0;
-    char *data = NULL;
-    if (fstat(fd, &st) != 0) {
-        rc = mp_diag_set(d, -errno, 0, "cannot stat: %s", strerror(errno));
-        goto out;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        rc = mp_diag_set(d, -EISDIR, 0, "is a directory");
-        goto out;
-    }
-    size_t cap = 65536, len = 0;
-    data = xmalloc(cap);
-    for (;;) {
-        if (len == cap) {
-            if (cap >= KN_MAX_FILE) {
-                rc = mp_diag_set(d, MP_ELIMIT, 0, "larger than %u MiB", KN_MAX_FILE >> 20);
-                goto out;
-            }
-            cap *= 2;
-            data = xrealloc(data, cap);
-        }
-        ssize_t n = read(fd, data + len, cap - len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = mp_diag_set(d, -errno, 0, "read error: %s", strerror(errno));
-            goto out;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    rc = mp_knowledge_load_mem(data, len, out, d);
-out:
-    free(data);
-    close(fd);
+    struct buf b = BUF_INIT;
+    int rc = mp_read_file(path, KN_MAX_FILE, &b, d);
+    if (rc == 0)
+        rc = mp_knowledge_load_mem(b.data, b.len, out, d);
+    buf_release(&b);
     return rc;
 }
 

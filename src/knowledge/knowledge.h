@@ -55,6 +55,16 @@ int mp_kn_class_from_name(const char *name);
 /* How much a class explains a failure: a later fatal line of a strictly
  * higher rank replaces the recorded crash (root cause over EngineDead). */
 int mp_kn_class_rank(int cls);
+/* True for the classes that are CUDA-fault evidence: a kernel fault that
+ * CUDA reports asynchronously (illegal/misaligned address, illegal
+ * instruction, launch failure, TMA descriptor, any other CUDA error form).
+ * Only a failure with such evidence is ever diagnosed with
+ * CUDA_LAUNCH_BLOCKING=1 (async-race / kernel-fault); out-of-memory,
+ * engine death and Python errors are not. A new CUDA class must be added
+ * here. */
+bool mp_kn_class_is_cuda_fault(int cls);
+/* The same for a class name ("illegal-address"); false for NULL/unknown. */
+bool mp_kn_class_name_is_cuda_fault(const char *name);
 
 enum mp_kn_event {
     MP_KN_EV_INFO,
@@ -77,6 +87,9 @@ enum mp_kn_field {
     MP_KN_F_ATTENTION_BACKEND,
     MP_KN_F_MOE_BACKEND_FLAG,
     MP_KN_F_UNKNOWN_ENV,
+    MP_KN_F_LINEAR_KERNELS,   /* value: kernel; method from group "method" or the kernel name */
+    MP_KN_F_UNQUANT_MOE_BACKEND,
+    MP_KN_F_UNQUANT_MOE_CANDIDATES,
     MP_KN_NFIELDS
 };
 
@@ -111,6 +124,7 @@ struct mp_kn_sig {
     int priority;           /* higher replaces lower; equal keeps the first */
     bool anchor_message;    /* regex runs on the message after the log prefix */
     bool min_level_error;   /* skip lines whose level is DEBUG/INFO/WARNING */
+    bool weak;              /* fatal evidence a later error of the same rank replaces */
 };
 
 struct mp_kn_era {
@@ -124,6 +138,11 @@ struct mp_kn_era {
     char *predict_value;  /* ... when set to this value (NULL: any) */
     char *unless;         /* ... unless this NAME=VALUE is also set */
     bool predicts_by_map; /* "predicts": true - the value maps to a backend */
+    char **values;        /* the values the flag accepts in this era (argparse choices),
+                             or NULL: the knob's values */
+    size_t nvalues;
+    bool uncertain;       /* the boundary or effect could not be verified in vLLM's
+                             source (kept as the best estimate; explain says so) */
 };
 
 struct mp_kn_knob {
@@ -198,6 +217,7 @@ struct mp_kn_knob_report {
     const char *status;  /* active | no-moe-effect | overridden | deprecated | removed |
                             unknown-to-engine | not-yet-available */
     char *note;          /* one sentence with its source */
+    bool uncertain;      /* the fact behind it is marked uncertain in the knowledge */
 };
 
 struct mp_explain {

@@ -2,9 +2,11 @@
  * `moeprobe scan` and qualify's report. */
 #include "compat.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "logs/logscan.h"
+#include "xalloc.h"
 
 static void jstr(struct buf *b, const char *s)
 {
@@ -54,6 +56,18 @@ void mp_logresult_to_json(const struct mp_logresult *r, const char *file, struct
     jarr(b, r->moe_candidates, r->n_moe_candidates);
     buf_adds(b, ", \"linear_kernel\": ");
     jstr(b, r->linear_kernel);
+    buf_adds(b, ", \"linear_kernels\": {");
+    for (size_t i = 0; i < r->n_linear_kernels; i++) {
+        if (i)
+            buf_adds(b, ", ");
+        jstr(b, r->linear_kernels[i].method);
+        buf_adds(b, ": ");
+        jstr(b, r->linear_kernels[i].kernel);
+    }
+    buf_adds(b, "}, \"unquantized_moe_backend\": ");
+    jstr(b, r->unquantized_moe_backend);
+    buf_adds(b, ", \"unquantized_moe_candidates\": ");
+    jarr(b, r->unquantized_moe_candidates, r->n_unquantized_moe_candidates);
     buf_adds(b, ", \"attention_backend\": ");
     jstr(b, r->attention_backend);
     buf_adds(b, "},\n  \"resolved_lines\": {\"moe_backend\": ");
@@ -74,6 +88,8 @@ void mp_logresult_to_json(const struct mp_logresult *r, const char *file, struct
         jstr(b, r->crash.message);
         buf_printf(b, ", \"line\": %ld, \"sites\": ", r->crash.line);
         jarr(b, r->crash.sites, r->crash.nsites);
+        buf_adds(b, ", \"launch_site\": ");
+        jstr(b, r->crash.launch_site);
         buf_printf(b, ", \"engine_dead\": %s}", r->crash.engine_dead ? "true" : "false");
     } else {
         buf_adds(b, "null");
@@ -123,6 +139,12 @@ void mp_logresult_to_text(const struct mp_logresult *r, const char *file, struct
         buf_addc(b, '\n');
     }
     tline(b, "linear kernel", r->linear_kernel, r->linear_kernel_line);
+    for (size_t i = 0; i < r->n_linear_kernels; i++)
+        buf_printf(b, "  %-18s %s: %s  (line %ld)\n", i ? "" : "  dense kernels",
+                   r->linear_kernels[i].method, r->linear_kernels[i].kernel,
+                   r->linear_kernels[i].line);
+    if (r->unquantized_moe_backend)
+        tline(b, "unquantized MoE", r->unquantized_moe_backend, r->unquantized_moe_backend_line);
     tline(b, "attention backend", r->attention_backend, r->attention_backend_line);
     if (r->moe_backend_flag)
         buf_printf(b, "  %-18s --moe-backend %s\n", "MoE flag", r->moe_backend_flag);
@@ -142,6 +164,8 @@ void mp_logresult_to_text(const struct mp_logresult *r, const char *file, struct
         buf_printf(b, "  %-18s %s\n", "  message", r->crash.message ? r->crash.message : "");
         for (size_t i = 0; i < r->crash.nsites; i++)
             buf_printf(b, "  %-18s %s\n", i ? "" : "  sites", r->crash.sites[i]);
+        if (r->crash.launch_site)
+            buf_printf(b, "  %-18s %s\n", "  launched from", r->crash.launch_site);
     } else {
         buf_printf(b, "  %-18s none\n", "crash");
     }
@@ -157,4 +181,35 @@ void mp_logresult_to_text(const struct mp_logresult *r, const char *file, struct
             buf_printf(b, " (line %ld)", f->line);
         buf_printf(b, ": %s\n", f->text);
     }
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? xstrdup(s) : NULL;
+}
+
+void mp_resolved_from_log(struct mp_resolved *out, const struct mp_logresult *r)
+{
+    memset(out, 0, sizeof(*out));
+    out->moe_backend = dup_or_null(r->moe_backend);
+    out->linear_kernel = dup_or_null(r->linear_kernel);
+    out->attention_backend = dup_or_null(r->attention_backend);
+    out->engine_version = dup_or_null(r->engine_version);
+    out->model = dup_or_null(r->model);
+    out->quantization = dup_or_null(r->quantization);
+    out->moe_backend_flag = dup_or_null(r->moe_backend_flag);
+    out->unquantized_moe_backend = dup_or_null(r->unquantized_moe_backend);
+    for (size_t i = 0; i < r->n_linear_kernels; i++) {
+        char *kv = xasprintf("%s=%s", r->linear_kernels[i].method, r->linear_kernels[i].kernel);
+        mp_strv_push(&out->linear_kernels, kv);
+        free(kv);
+    }
+    out->moe_backend_line = r->moe_backend_line;
+    out->linear_kernel_line = r->linear_kernel_line;
+    out->attention_backend_line = r->attention_backend_line;
+    out->unknown_env_line = r->unknown_env_line;
+    for (size_t i = 0; i < r->n_moe_candidates; i++)
+        mp_strv_push(&out->moe_candidates, r->moe_candidates[i]);
+    for (size_t i = 0; i < r->n_unknown_env; i++)
+        mp_strv_push(&out->unknown_env, r->unknown_env[i]);
 }

@@ -5,93 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "knowledge/knowledge.h"
-#include "logs/logscan.h"
+#include "logs/scan_int.h"
 #include "xalloc.h"
-
-#define FRAME_RING 32
-#define FRAME_WINDOW 40   /* frames further than this many lines above an error do not explain it */
-#define AFTER_WINDOW 60   /* frames after an error line, within this many lines */
-#define MSG_MAX 400       /* bytes of an error message kept */
-
-enum { LV_NONE, LV_DEBUG, LV_INFO, LV_WARNING, LV_ERROR, LV_CRITICAL };
-
-struct pf_ent {
-    int32_t next;
-    uint16_t lit, off;
-};
-
-struct strvec {
-    char **v;
-    size_t n, cap;
-};
-
-struct frame {
-    char *site;
-    long line;
-    bool cpp;
-};
-
-struct mp_logscan {
-    const struct mp_knowledge *k;
-    /* literal prefilter: 2-byte grams */
-    uint64_t bits[1024];
-    int32_t *head; /* 65536 */
-    struct pf_ent *ents;
-    size_t nents;
-    char **lits;
-    size_t *litlen;
-    size_t nlits;
-    size_t **litsigs; /* per literal: signature indices */
-    size_t *nlitsigs;
-    uint8_t *hit;
-    uint16_t *hitlist;
-    size_t *sigbuf;
-    pcre2_match_data *md;
-    pcre2_match_context *mctx;
-    /* line assembly */
-    char *part;
-    size_t partlen;
-    bool overflow, finished;
-    /* state */
-    long lineno;
-    char *fields[MP_KN_NFIELDS];
-    int prio[MP_KN_NFIELDS];
-    long fline[MP_KN_NFIELDS];
-    struct strvec cands, unknown_env;
-    bool pending_list;
-    struct frame frames[FRAME_RING];
-    size_t nframes; /* ring count; newest at (fhead-1) */
-    size_t fhead;
-    long tb_line;
-    bool frames_seen;
-    long last_frame_line;
-    char *last_frame_site;
-    /* crash */
-    int crash_cls;
-    char *crash_msg;
-    long crash_line;
-    struct strvec sites, line_cpp, after;
-    bool collecting_after;
-    bool engine_dead;
-    long engine_dead_line;
-    char *startup_error;
-    long startup_error_line;
-    bool ready;
-    long ready_line;
-    long truncated;
-    unsigned long long bytes;
-    /* findings */
-    struct mp_logfinding *findings;
-    size_t nfindings, capfindings;
-    long crash_finding; /* index or -1 */
-    bool async_hint, findings_full;
-    struct mp_logresult res;
-};
 
 /* ------------------------------------------------------------- small utils */
 
-static void sv_push(struct strvec *v, char *owned)
+void sv_push(struct strvec *v, char *owned)
 {
     if (v->n == v->cap) {
         v->cap = v->cap ? v->cap * 2 : 8;
@@ -100,14 +19,14 @@ static void sv_push(struct strvec *v, char *owned)
     v->v[v->n++] = owned;
 }
 
-static void sv_clear(struct strvec *v)
+void sv_clear(struct strvec *v)
 {
     for (size_t i = 0; i < v->n; i++)
         free(v->v[i]);
     v->n = 0;
 }
 
-static void sv_release(struct strvec *v)
+void sv_release(struct strvec *v)
 {
     sv_clear(v);
     free(v->v);
@@ -115,7 +34,7 @@ static void sv_release(struct strvec *v)
     v->cap = 0;
 }
 
-static bool sv_has(const struct strvec *v, const char *s)
+bool sv_has(const struct strvec *v, const char *s)
 {
     for (size_t i = 0; i < v->n; i++)
         if (!strcmp(v->v[i], s))
@@ -123,20 +42,9 @@ static bool sv_has(const struct strvec *v, const char *s)
     return false;
 }
 
-static bool is_ident(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '.' || c == '-';
-}
-
-static bool is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
-
 /* A copy of p[0..n) with surrounding blanks and backticks removed, cut at
  * max bytes (not inside a UTF-8 sequence), control bytes as spaces. */
-static char *clean_copy(const char *p, size_t n, size_t max)
+char *clean_copy(const char *p, size_t n, size_t max)
 {
     while (n && (*p == ' ' || *p == '\t' || *p == '`'))
         p++, n--;
@@ -289,16 +197,10 @@ void mp_logscan_free(struct mp_logscan *s)
     free(s->part);
     for (int i = 0; i < MP_KN_NFIELDS; i++)
         free(s->fields[i]);
-    sv_release(&s->cands);
-    sv_release(&s->unknown_env);
-    for (size_t i = 0; i < FRAME_RING; i++)
-        free(s->frames[i].site);
-    free(s->last_frame_site);
-    free(s->crash_msg);
-    sv_release(&s->sites);
-    sv_release(&s->line_cpp);
-    sv_release(&s->after);
-    free(s->startup_error);
+    free(s->clean);
+    free(s->held);
+    mp_logs_selection_free(s);
+    mp_logs_traceback_free(s);
     for (size_t i = 0; i < s->nfindings; i++) {
         free((char *)s->findings[i].code);
         free((char *)s->findings[i].text);
@@ -309,7 +211,7 @@ void mp_logscan_free(struct mp_logscan *s)
 
 /* ---------------------------------------------------------------- findings */
 
-static long add_finding(struct mp_logscan *s, int sev, const char *code, long line, char *text)
+long add_finding(struct mp_logscan *s, int sev, const char *code, long line, char *text)
 {
     for (size_t i = 0; i < s->nfindings; i++) {
         if (!strcmp(s->findings[i].code, code) && !strcmp(s->findings[i].text, text)) {
@@ -336,181 +238,6 @@ static long add_finding(struct mp_logscan *s, int sev, const char *code, long li
     f->line = line;
     f->text = text;
     return (long)s->nfindings++;
-}
-
-/* ----------------------------------------------------------------- prefix */
-
-static bool word_at(const char *p, size_t len, size_t i, const char *w)
-{
-    size_t n = strlen(w);
-    return i + n <= len && !memcmp(p + i, w, n);
-}
-
-/* Offset of the message after docker/timestamp/process/level prefixes. */
-static size_t strip_prefix(const char *p, size_t len, int *level)
-{
-    static const struct {
-        const char *w;
-        int lv;
-    } levels[] = {{"DEBUG", LV_DEBUG},     {"INFO", LV_INFO},         {"WARNING", LV_WARNING},
-                  {"ERROR", LV_ERROR},     {"CRITICAL", LV_CRITICAL}, {"WARN", LV_WARNING}};
-    size_t i = 0;
-    *level = LV_NONE;
-    for (int round = 0; round < 6 && i < len; round++) {
-        while (i + 1 < len && p[i] == 0x1b && p[i + 1] == '[') {
-            size_t j = i + 2;
-            while (j < len && j < i + 16 && p[j] != 'm')
-                j++;
-            i = j < len ? j + 1 : len;
-        }
-        if (i >= len)
-            break;
-        /* "2026-04-19 13:04:53.989 | " / ISO timestamps */
-        if (i + 5 <= len && is_digit(p[i]) && is_digit(p[i + 1]) && is_digit(p[i + 2]) &&
-            is_digit(p[i + 3]) && p[i + 4] == '-') {
-            size_t j = i + 4;
-            while (j < len && (is_digit(p[j]) || p[j] == '-'))
-                j++;
-            if (j + 1 < len && (p[j] == 'T' || p[j] == ' ') && is_digit(p[j + 1])) {
-                j++;
-                while (j < len && (is_digit(p[j]) || p[j] == ':' || p[j] == '.' || p[j] == ',' ||
-                                   p[j] == 'Z' || p[j] == '+'))
-                    j++;
-            }
-            while (j < len && p[j] == ' ')
-                j++;
-            if (j + 1 < len && (p[j] == '|' || p[j] == '-') && p[j + 1] == ' ')
-                j += 2;
-            i = j;
-            continue;
-        }
-        /* "(EngineCore_DP0 pid=214) " */
-        if (p[i] == '(') {
-            size_t j = i + 1, lim = MP_MIN(len, i + 80);
-            while (j < lim && p[j] != ')')
-                j++;
-            if (j < lim && memmem(p + i, j - i, "pid=", 4)) {
-                i = j + 1;
-                while (i < len && p[i] == ' ')
-                    i++;
-                continue;
-            }
-        }
-        /* "vllm-1  | " (docker compose) */
-        {
-            size_t j = i;
-            while (j < len && j < i + 64 && is_ident((unsigned char)p[j]))
-                j++;
-            if (j > i) {
-                size_t k2 = j;
-                while (k2 < len && p[k2] == ' ')
-                    k2++;
-                if (k2 < len && p[k2] == '|' && (k2 + 1 == len || p[k2 + 1] == ' ')) {
-                    i = k2 + 1 < len ? k2 + 2 : len;
-                    continue;
-                }
-            }
-        }
-        /* level: "INFO 02-02 13:17:21 [file.py:42] " or uvicorn "INFO:     " */
-        bool got = false;
-        for (size_t l = 0; l < MP_ARRAY_SIZE(levels); l++) {
-            size_t n = strlen(levels[l].w);
-            if (!word_at(p, len, i, levels[l].w) || i + n >= len ||
-                (p[i + n] != ' ' && p[i + n] != ':'))
-                continue;
-            *level = levels[l].lv;
-            i += n;
-            if (p[i] == ':') {
-                i++;
-                while (i < len && p[i] == ' ')
-                    i++;
-            } else {
-                while (i < len && p[i] == ' ')
-                    i++;
-                size_t j = i;
-                while (j < len && j < i + 24 &&
-                       (is_digit(p[j]) || p[j] == '-' || p[j] == ':' || p[j] == ' '))
-                    j++;
-                i = j;
-                if (i < len && p[i] == '[') {
-                    const char *e = memchr(p + i, ']', MP_MIN(len - i, (size_t)200));
-                    if (e) {
-                        i = (size_t)(e - p) + 1;
-                        while (i < len && p[i] == ' ')
-                            i++;
-                    }
-                } else if (i + 1 < len && p[i] == '-' && p[i + 1] == ' ') {
-                    /* python logging "- INFO - file.py:256 - msg" */
-                    i += 2;
-                }
-            }
-            got = true;
-            break;
-        }
-        (void)got;
-        break;
-    }
-    return MP_MIN(i, len);
-}
-
-/* ------------------------------------------------------------------ fields */
-
-static void set_candidates(struct mp_logscan *s, const char *p, size_t n)
-{
-    sv_clear(&s->cands);
-    size_t i = 0;
-    while (i < n) {
-        unsigned char c = (unsigned char)p[i];
-        if ((c >= 'A' && c <= 'Z') || c == '_' || (c >= '0' && c <= '9')) {
-            size_t j = i;
-            while (j < n && ((p[j] >= 'A' && p[j] <= 'Z') || p[j] == '_' || is_digit(p[j])))
-                j++;
-            if (j - i >= 2 && !(p[i] >= '0' && p[i] <= '9'))
-                sv_push(&s->cands, xstrndup(p + i, j - i));
-            i = j;
-        } else if (c == ']' || c == ')') {
-            break;
-        } else {
-            i++;
-        }
-    }
-}
-
-/* Returns true when the field took the value. */
-static bool set_field(struct mp_logscan *s, int f, const char *v, size_t n, int prio)
-{
-    if (f == MP_KN_F_UNKNOWN_ENV) {
-        char *x = xstrndup(v, n);
-        if (sv_has(&s->unknown_env, x)) {
-            free(x);
-            return false;
-        }
-        if (s->unknown_env.n == 0)
-            s->fline[f] = s->lineno;
-        sv_push(&s->unknown_env, x);
-        return true;
-    }
-    if (s->fields[f] && s->prio[f] >= prio)
-        return false;
-    if (f == MP_KN_F_MOE_CANDIDATES) {
-        set_candidates(s, v, n);
-        s->prio[f] = prio;
-        s->fields[f] = s->fields[f] ? s->fields[f] : xstrdup("");
-        return true;
-    }
-    free(s->fields[f]);
-    s->fields[f] = clean_copy(v, n, 256);
-    s->prio[f] = prio;
-    s->fline[f] = s->lineno;
-    if (f == MP_KN_F_MOE_BACKEND) {
-        /* a new resolution: the old candidate list does not belong to it */
-        sv_clear(&s->cands);
-        free(s->fields[MP_KN_F_MOE_CANDIDATES]);
-        s->fields[MP_KN_F_MOE_CANDIDATES] = NULL;
-        s->prio[MP_KN_F_MOE_CANDIDATES] = 0;
-        s->pending_list = false;
-    }
-    return true;
 }
 
 /* --------------------------------------------------------- regex captures */
@@ -565,280 +292,6 @@ static char *render_template(const struct capctx *c, const char *tpl)
     return buf_detach(&b, NULL);
 }
 
-/* ------------------------------------------------------------------ crash */
-
-/* The part of a message around the literal that matched: the backtick span
- * it is in (prose and Markdown), else a window of words around it. */
-static char *message_window(const char *m, size_t n, const char *lit, size_t litlen)
-{
-    const char *hit = memmem(m, n, lit, litlen);
-    if (!hit)
-        return clean_copy(m, n, MSG_MAX);
-    size_t a = (size_t)(hit - m), e = a + litlen;
-    size_t lo = a > 200 ? a - 200 : 0, hi = MP_MIN(n, e + 240);
-    const char *bt = NULL;
-    for (size_t i = a; i-- > lo;)
-        if (m[i] == '`') {
-            bt = m + i;
-            break;
-        }
-    size_t start, end = hi;
-    if (bt) {
-        start = (size_t)(bt - m) + 1;
-        const char *bt2 = memchr(m + e, '`', hi - e);
-        if (bt2)
-            end = (size_t)(bt2 - m);
-    } else if (n <= 160) {
-        return clean_copy(m, n, MSG_MAX);
-    } else {
-        start = a > 100 ? a - 100 : 0;
-        while (start > 0 && start < a && m[start - 1] != ' ')
-            start++;
-        const char *bt2 = memchr(m + e, '`', hi - e);
-        if (bt2)
-            end = (size_t)(bt2 - m);
-    }
-    while (end < n && end > e && ((unsigned char)m[end] & 0xC0) == 0x80)
-        end--;
-    return clean_copy(m + start, end - start, MSG_MAX);
-}
-
-static const char *site_root(const char *path, size_t n)
-{
-    static const char *const roots[] = {"vllm/", "flashinfer/", "torch/"};
-    const char *best = NULL;
-    for (size_t r = 0; r < MP_ARRAY_SIZE(roots); r++) {
-        size_t rl = strlen(roots[r]);
-        for (size_t i = 0; i + rl <= n; i++) {
-            if ((i == 0 || path[i - 1] == '/') && !memcmp(path + i, roots[r], rl)) {
-                if (!best || path + i > best)
-                    best = path + i;
-            }
-        }
-    }
-    return best;
-}
-
-static void rebuild_sites(struct mp_logscan *s)
-{
-    sv_clear(&s->sites);
-    for (size_t i = 0; i < s->line_cpp.n && s->sites.n < MP_LOGSCAN_MAX_SITES; i++)
-        if (!sv_has(&s->sites, s->line_cpp.v[i]))
-            sv_push(&s->sites, xstrdup(s->line_cpp.v[i]));
-    /* frames before the error line, innermost (newest) first */
-    size_t used = 0;
-    for (size_t i = 0; i < s->nframes && s->sites.n < MP_LOGSCAN_MAX_SITES; i++) {
-        const struct frame *f = &s->frames[(s->fhead + FRAME_RING - 1 - i) % FRAME_RING];
-        if (f->line < s->tb_line || s->crash_line - f->line > FRAME_WINDOW || f->line > s->crash_line)
-            continue;
-        if (f->line == s->crash_line && f->cpp)
-            continue; /* already in line_cpp */
-        used++;
-        if (!sv_has(&s->sites, f->site))
-            sv_push(&s->sites, xstrdup(f->site));
-    }
-    for (size_t i = s->after.n; i-- > 0 && s->sites.n < MP_LOGSCAN_MAX_SITES;)
-        if (!sv_has(&s->sites, s->after.v[i]))
-            sv_push(&s->sites, xstrdup(s->after.v[i]));
-    if (used == 0 && s->after.n == 0)
-        s->collecting_after = true;
-}
-
-static bool cuda_async_class(int cls)
-{
-    return cls == MP_KN_CLS_ILLEGAL_ADDRESS || cls == MP_KN_CLS_MISALIGNED_ADDRESS ||
-           cls == MP_KN_CLS_ILLEGAL_INSTRUCTION || cls == MP_KN_CLS_LAUNCH_FAILURE;
-}
-
-static void update_crash_finding(struct mp_logscan *s)
-{
-    char *text = xasprintf("%s%s: %s%s", mp_kn_class_name(s->crash_cls),
-                           s->ready ? "" : " before any sign that the server was ready", s->crash_msg,
-                           s->engine_dead ? " (the engine died)" : "");
-    if (s->crash_finding >= 0) {
-        struct mp_logfinding *f = &s->findings[s->crash_finding];
-        free((char *)f->text);
-        f->text = text;
-        f->line = s->crash_line;
-    } else {
-        s->crash_finding = add_finding(s, 2, "crash", s->crash_line, text);
-    }
-}
-
-static void record_fatal(struct mp_logscan *s, int cls, char *msg)
-{
-    if (cls == MP_KN_CLS_ENGINE_DEAD && !s->engine_dead) {
-        s->engine_dead = true;
-        s->engine_dead_line = s->lineno;
-    }
-    if (s->crash_cls < 0 || mp_kn_class_rank(cls) > mp_kn_class_rank(s->crash_cls)) {
-        s->crash_cls = cls;
-        free(s->crash_msg);
-        s->crash_msg = msg;
-        msg = NULL;
-        s->crash_line = s->lineno;
-        sv_clear(&s->after);
-        s->collecting_after = false;
-        rebuild_sites(s);
-        if (!s->ready) {
-            free(s->startup_error);
-            s->startup_error = xstrdup(s->crash_msg);
-            s->startup_error_line = s->lineno;
-        }
-        if (cuda_async_class(cls) && !s->async_hint) {
-            s->async_hint = true;
-            add_finding(s, 1, "async-site", s->lineno,
-                        xstrdup("CUDA faults surface asynchronously: the traceback points where the "
-                                "host synchronised, which need not be the faulty kernel; moeprobe "
-                                "diagnose reruns with CUDA_LAUNCH_BLOCKING=1 to tell an async race "
-                                "from a faulty kernel"));
-        }
-    }
-    free(msg);
-    update_crash_finding(s);
-}
-
-static void add_frame(struct mp_logscan *s, const char *site, bool cpp)
-{
-    struct frame *f = &s->frames[s->fhead];
-    free(f->site);
-    f->site = xstrdup(site);
-    f->line = s->lineno;
-    f->cpp = cpp;
-    s->fhead = (s->fhead + 1) % FRAME_RING;
-    if (s->nframes < FRAME_RING)
-        s->nframes++;
-    s->frames_seen = true;
-    s->last_frame_line = s->lineno;
-    free(s->last_frame_site);
-    s->last_frame_site = xstrdup(site);
-    if (!cpp && s->crash_cls >= 0 && s->collecting_after && s->lineno > s->crash_line &&
-        s->lineno - s->crash_line <= AFTER_WINDOW && s->after.n < 16) {
-        if (!sv_has(&s->after, site))
-            sv_push(&s->after, xstrdup(site));
-        rebuild_sites(s);
-        s->collecting_after = true;
-    }
-}
-
-static void handle_frame(struct mp_logscan *s, const struct capctx *c)
-{
-    const char *path, *fn;
-    size_t pn, fnn;
-    if (!cap_get(c, "path", &path, &pn))
-        return;
-    if (pn >= 5 && !memcmp(path, "csrc/", 5)) {
-        char *site = xstrndup(path, pn);
-        if (!sv_has(&s->line_cpp, site))
-            sv_push(&s->line_cpp, xstrdup(site));
-        add_frame(s, site, true);
-        free(site);
-        return;
-    }
-    const char *root = site_root(path, pn);
-    if (!root)
-        return;
-    size_t rn = pn - (size_t)(root - path);
-    char *site;
-    if (cap_get(c, "fn", &fn, &fnn))
-        site = xasprintf("%.*s:%.*s", (int)rn, root, (int)fnn, fn);
-    else
-        site = xstrndup(root, rn);
-    add_frame(s, site, false);
-    free(site);
-}
-
-/* ------------------------------------------------------------- candidates */
-
-static bool in_list(char **v, size_t n, const char *s)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(v[i], s))
-            return true;
-    return false;
-}
-
-static void analyse_resolution(struct mp_logscan *s)
-{
-    const struct mp_knowledge *k = s->k;
-    const char *b = s->fields[MP_KN_F_MOE_BACKEND];
-    long line = s->fline[MP_KN_F_MOE_BACKEND];
-    if (!b)
-        return;
-    const struct mp_kn_backend *kb = mp_kn_find_backend(k, b);
-    if (kb)
-        add_finding(s, 0, "moe-backend", line,
-                    xasprintf("MoE backend %s%s%s%s: %s (devices: %s)", b,
-                              kb->flag ? " (--moe-backend " : "", kb->flag ? kb->flag : "",
-                              kb->flag ? ")" : "", kb->note ? kb->note : "",
-                              kb->devices ? kb->devices : "?"));
-    else
-        add_finding(s, 0, "moe-backend", line, xasprintf("MoE backend %s", b));
-    size_t n = s->cands.n;
-    if (n == 0)
-        return;
-    size_t known = 0;
-    bool any_fi = false;
-    for (size_t i = 0; i < n; i++) {
-        if (mp_kn_find_backend(k, s->cands.v[i]))
-            known++;
-        if (!strncmp(s->cands.v[i], "FLASHINFER_", 11))
-            any_fi = true;
-    }
-    if (known == 0)
-        return; /* another oracle's list (unquantized, FP8 ...) */
-    const struct mp_kn_autolist *match = NULL;
-    for (size_t i = 0; i < k->nautolists && !match; i++) {
-        const struct mp_kn_autolist *a = &k->autolists[i];
-        if (a->n != n)
-            continue;
-        bool eq = true;
-        for (size_t j = 0; j < n && eq; j++)
-            eq = !strcmp(a->list[j], s->cands.v[j]);
-        if (eq)
-            match = a;
-    }
-    if (match) {
-        add_finding(s, 0, "moe-list-era", line,
-                    xasprintf("the candidate list (%zu entries) is the auto list of vLLM %s", n,
-                              match->era));
-        struct mp_kn_ver v;
-        const char *ev = s->fields[MP_KN_F_ENGINE_VERSION];
-        if (ev && mp_kn_ver_parse(ev, &v) == 0 &&
-            ((match->has_from && mp_kn_ver_cmp(&v, &match->from) < 0) ||
-             (match->has_until && mp_kn_ver_cmp(&v, &match->until) >= 0)))
-            add_finding(s, 1, "moe-list-version-mismatch", line,
-                        xasprintf("the candidate list is that of vLLM %s but the log reports "
-                                  "version %s: a fork or patched build?",
-                                  match->era, ev));
-    } else if (!any_fi) {
-        add_finding(s, 1, "flashinfer-moe-filtered", line,
-                    xstrdup("no FlashInfer backend in the candidate list: VLLM_USE_FLASHINFER_MOE_FP4=0 "
-                            "was set, which removes the FlashInfer NvFp4 MoE backends"));
-    } else {
-        bool all_clamp = true;
-        for (size_t i = 0; i < n; i++)
-            all_clamp = all_clamp && in_list(k->clamp, k->nclamp, s->cands.v[i]);
-        if (all_clamp && n <= 4)
-            add_finding(s, 0, "swiglu-clamp", line,
-                        xasprintf("short candidate list (%zu entries): the model sets swiglu_limit, "
-                                  "so only backends that apply the SwiGLU clamp are eligible",
-                                  n));
-        else
-            add_finding(s, 0, "moe-list-unknown", line,
-                        xstrdup("this candidate list is not in moeprobe's knowledge (a newer vLLM "
-                                "or a fork?)"));
-    }
-    bool listed = false;
-    for (size_t i = 0; i < n; i++)
-        listed = listed || !strcmp(s->cands.v[i], b);
-    if (!listed)
-        add_finding(s, 0, "moe-explicit", line,
-                    xasprintf("%s is not in the auto list: it was requested explicitly "
-                              "(--moe-backend); an explicit choice never falls back",
-                              b));
-}
-
 /* ----------------------------------------------------------- line handling */
 
 static void sort_sizes(size_t *v, size_t n)
@@ -878,22 +331,41 @@ static size_t prefilter(struct mp_logscan *s, const char *p, size_t len)
     return nhit;
 }
 
-static unsigned process_line(struct mp_logscan *s, const char *p, size_t len)
+static unsigned scan_line(struct mp_logscan *s, const char *p, size_t len);
+
+/* One logical line: nphys physical lines (more than one when a terminal
+ * wrapped it); it takes the number of its first line. */
+static unsigned process_line(struct mp_logscan *s, const char *p, size_t len, long nphys)
 {
     unsigned ev = 0;
     s->lineno++;
+    long first = s->lineno;
     if (len && p[len - 1] == '\r')
         len--;
+    if (memchr(p, 0x1b, len)) {
+        if (!s->clean)
+            s->clean = xmalloc(MP_LOGSCAN_MAX_LINE);
+        len = mp_logs_strip_ansi(p, MP_MIN(len, (size_t)MP_LOGSCAN_MAX_LINE), s->clean);
+        p = s->clean;
+    }
+    ev = scan_line(s, p, len);
+    s->lineno = first + nphys - 1;
+    return ev;
+}
+
+static unsigned scan_line(struct mp_logscan *s, const char *p, size_t len)
+{
+    unsigned ev = 0;
     if (s->pending_list) {
         s->pending_list = false;
         size_t i = 0;
         while (i < len && (p[i] == ' ' || p[i] == '\t'))
             i++;
         if (i < len && p[i] == '[') {
-            set_candidates(s, p + i, len - i);
+            mp_logs_set_candidates(&s->cands, p + i, len - i);
             if (!s->fields[MP_KN_F_MOE_CANDIDATES])
                 s->fields[MP_KN_F_MOE_CANDIDATES] = xstrdup("");
-            analyse_resolution(s);
+            mp_logs_analyse_resolution(s);
         }
     }
     if (s->collecting_after && s->lineno - s->crash_line > AFTER_WINDOW)
@@ -910,10 +382,11 @@ static unsigned process_line(struct mp_logscan *s, const char *p, size_t len)
     }
     sort_sizes(s->sigbuf, nsig);
     int level;
-    size_t moff = strip_prefix(p, len, &level);
+    size_t moff = mp_logs_strip_prefix(p, len, &level);
     const char *msg = p + moff;
     size_t msglen = len - moff;
     int best_cls = -1;
+    bool best_weak = false;
     char *best_msg = NULL;
     bool resolved = false;
     sv_clear(&s->line_cpp);
@@ -962,7 +435,16 @@ static unsigned process_line(struct mp_logscan *s, const char *p, size_t len)
                 ign = ign || (strlen(sig->ignore[m]) == n && !memcmp(sig->ignore[m], v, n));
             if (ign)
                 continue;
-            if (set_field(s, f, v, n, sig->priority) && f == MP_KN_F_MOE_BACKEND)
+            const char *aux = NULL;
+            size_t auxn = 0;
+            bool aux_method = false;
+            if (f == MP_KN_F_LINEAR_KERNELS) {
+                aux_method = cap_get(&c, "method", &aux, &auxn);
+                if (!aux_method && !cap_get(&c, "m", &aux, &auxn))
+                    aux = NULL, auxn = 0;
+            }
+            if (mp_logs_set_field(s, f, v, n, sig->priority, aux, auxn, aux_method) &&
+                f == MP_KN_F_MOE_BACKEND)
                 set_backend = true;
         }
         if (set_backend && cands_missing)
@@ -1003,15 +485,30 @@ static unsigned process_line(struct mp_logscan *s, const char *p, size_t len)
                 s->ready = true;
                 s->ready_line = s->lineno;
                 ev |= MP_LOGEV_READY;
+                if (s->crash_cls >= 0) {
+                    /* an excerpt that shows serving after its error: the
+                     * error was a runtime one, not a startup failure */
+                    free(s->startup_error);
+                    s->startup_error = NULL;
+                    s->startup_error_line = 0;
+                    mp_logs_crash_finding(s);
+                }
             }
             break;
         case MP_KN_EV_TRACEBACK:
             s->tb_line = s->lineno;
             s->collecting_after = false;
             break;
-        case MP_KN_EV_FRAME:
-            handle_frame(s, &c);
+        case MP_KN_EV_FRAME: {
+            const char *path, *fn;
+            size_t pn, fnn;
+            if (!cap_get(&c, "path", &path, &pn))
+                break;
+            if (!cap_get(&c, "fn", &fn, &fnn))
+                fn = NULL, fnn = 0;
+            mp_logs_frame(s, path, pn, fn, fnn);
             break;
+        }
         case MP_KN_EV_FATAL: {
             ev |= MP_LOGEV_FATAL;
             if (sig->cls == MP_KN_CLS_ENGINE_DEAD && !s->engine_dead) {
@@ -1020,13 +517,14 @@ static unsigned process_line(struct mp_logscan *s, const char *p, size_t len)
             }
             if (best_cls >= 0 && mp_kn_class_rank(sig->cls) <= mp_kn_class_rank(best_cls))
                 break;
+            best_weak = sig->weak;
             const char *mv;
             size_t mn;
             free(best_msg);
             if (cap_get(&c, "msg", &mv, &mn))
                 best_msg = clean_copy(mv, mn, MSG_MAX);
             else
-                best_msg = message_window(msg, msglen, sig->literal, sig->literal_len);
+                best_msg = mp_logs_message_window(msg, msglen, sig->literal, sig->literal_len);
             best_cls = sig->cls;
             break;
         }
@@ -1035,9 +533,9 @@ static unsigned process_line(struct mp_logscan *s, const char *p, size_t len)
         }
     }
     if (resolved && !s->pending_list)
-        analyse_resolution(s);
+        mp_logs_analyse_resolution(s);
     if (best_cls >= 0)
-        record_fatal(s, best_cls, best_msg);
+        mp_logs_record_fatal(s, best_cls, best_msg, best_weak);
     return ev;
 }
 
@@ -1049,13 +547,71 @@ static unsigned line_bounded(struct mp_logscan *s, const char *p, size_t len)
         s->truncated++;
         len = MP_LOGSCAN_MAX_LINE;
     }
-    return process_line(s, p, len);
+    return process_line(s, p, len, 1);
 }
 
 unsigned mp_logscan_line(struct mp_logscan *s, const char *line, size_t len)
 {
     s->bytes += len + 1;
     return line_bounded(s, line, len);
+}
+
+static unsigned flush_held(struct mp_logscan *s)
+{
+    if (!s->held_lines)
+        return 0;
+    unsigned ev = process_line(s, s->held, s->heldlen, s->held_lines);
+    s->heldlen = 0;
+    s->held_lines = 0;
+    s->held_wide = false;
+    return ev;
+}
+
+static size_t visible_columns(struct mp_logscan *s, const char *p, size_t len)
+{
+    if (len && p[len - 1] == '\r')
+        len--;
+    if (!memchr(p, 0x1b, len))
+        return mp_logs_columns(p, len);
+    if (!s->clean)
+        s->clean = xmalloc(MP_LOGSCAN_MAX_LINE);
+    size_t n = mp_logs_strip_ansi(p, len, s->clean);
+    return mp_logs_columns(s->clean, n);
+}
+
+/* A complete physical line of a collected log (len <= MP_LOGSCAN_MAX_LINE):
+ * joined to a held wide line it continues, held itself when it is wide. */
+static unsigned collected_line(struct mp_logscan *s, const char *p, size_t len)
+{
+    unsigned ev = 0;
+    if (s->held_lines) {
+        if (s->held_wide && mp_logs_continues(p, len) && s->held_lines < 64) {
+            if (s->heldlen && s->held[s->heldlen - 1] == '\r')
+                s->heldlen--;
+            size_t room = MP_LOGSCAN_MAX_LINE - s->heldlen, n = MP_MIN(len, room);
+            memcpy(s->held + s->heldlen, p, n);
+            s->heldlen += n;
+            s->held_lines++;
+            s->held_wide = visible_columns(s, p, len) >= WRAP_COLUMNS;
+            if (!s->held_wide)
+                ev |= flush_held(s);
+            return ev;
+        }
+        ev |= flush_held(s);
+    }
+    int level;
+    if (visible_columns(s, p, len) >= WRAP_COLUMNS &&
+        (mp_logs_strip_prefix(p, len, &level) > 0 || level != LV_NONE)) {
+        /* only a log record is held: prose and traceback text never are */
+        if (!s->held)
+            s->held = xmalloc(MP_LOGSCAN_MAX_LINE);
+        memcpy(s->held, p, len);
+        s->heldlen = len;
+        s->held_lines = 1;
+        s->held_wide = true;
+        return ev;
+    }
+    return ev | process_line(s, p, len, 1);
 }
 
 static void part_add(struct mp_logscan *s, const char *p, size_t n)
@@ -1075,7 +631,7 @@ static unsigned flush_part(struct mp_logscan *s)
 {
     if (s->overflow)
         s->truncated++;
-    unsigned ev = process_line(s, s->part ? s->part : "", s->partlen);
+    unsigned ev = collected_line(s, s->part ? s->part : "", s->partlen);
     s->partlen = 0;
     s->overflow = false;
     return ev;
@@ -1093,11 +649,11 @@ unsigned mp_logscan_feed(struct mp_logscan *s, const char *data, size_t len)
             break;
         }
         size_t seg = (size_t)(nl - data);
-        if (s->partlen || s->overflow) {
+        if (s->partlen || s->overflow || seg > MP_LOGSCAN_MAX_LINE) {
             part_add(s, data, seg);
             ev |= flush_part(s);
         } else {
-            ev |= line_bounded(s, data, seg);
+            ev |= collected_line(s, data, seg);
         }
         data = nl + 1;
         len -= seg + 1;
@@ -1110,6 +666,7 @@ unsigned mp_logscan_finish(struct mp_logscan *s)
     unsigned ev = 0;
     if (s->partlen || s->overflow)
         ev |= flush_part(s);
+    ev |= flush_held(s);
     if (s->finished)
         return ev;
     s->finished = true;
@@ -1145,6 +702,18 @@ const struct mp_logresult *mp_logscan_result(const struct mp_logscan *cs)
     r->n_moe_candidates = s->cands.n;
     r->linear_kernel = s->fields[MP_KN_F_LINEAR_KERNEL];
     r->linear_kernel_line = r->linear_kernel ? s->fline[MP_KN_F_LINEAR_KERNEL] : 0;
+    for (size_t i = 0; i < s->nlin; i++) {
+        s->linres[i].method = s->lin_method[i];
+        s->linres[i].kernel = s->lin_kernel[i];
+        s->linres[i].line = s->lin_line[i];
+    }
+    r->linear_kernels = s->linres;
+    r->n_linear_kernels = s->nlin;
+    r->unquantized_moe_backend = s->fields[MP_KN_F_UNQUANT_MOE_BACKEND];
+    r->unquantized_moe_backend_line =
+        r->unquantized_moe_backend ? s->fline[MP_KN_F_UNQUANT_MOE_BACKEND] : 0;
+    r->unquantized_moe_candidates = (const char **)s->uq_cands.v;
+    r->n_unquantized_moe_candidates = s->uq_cands.n;
     r->attention_backend = s->fields[MP_KN_F_ATTENTION_BACKEND];
     r->attention_backend_line = r->attention_backend ? s->fline[MP_KN_F_ATTENTION_BACKEND] : 0;
     r->moe_backend_flag = s->fields[MP_KN_F_MOE_BACKEND_FLAG];
@@ -1158,6 +727,7 @@ const struct mp_logresult *mp_logscan_result(const struct mp_logscan *cs)
         r->crash.line = s->crash_line;
         r->crash.sites = (const char **)s->sites.v;
         r->crash.nsites = s->sites.n;
+        r->crash.launch_site = s->launch_site;
         r->crash.engine_dead = s->engine_dead;
     }
     r->startup_error = s->startup_error;

@@ -18,6 +18,7 @@
 
 #include "buf.h"
 #include "err.h"
+#include "model/attempt.h"
 
 #define MP_LOGSCAN_MAX_LINE (64u * 1024u) /* bytes kept per line */
 #define MP_LOGSCAN_MAX_FINDINGS 64        /* then one "findings-truncated" */
@@ -39,7 +40,13 @@ void mp_logscan_free(struct mp_logscan *s); /* accepts NULL */
 unsigned mp_logscan_feed(struct mp_logscan *s, const char *data, size_t len);
 unsigned mp_logscan_finish(struct mp_logscan *s);
 /* Or feed exactly one line (no terminator); the scanner numbers lines itself
- * from 1. A trailing CR is dropped; len beyond MP_LOGSCAN_MAX_LINE is cut. */
+ * from 1. A trailing CR is dropped; len beyond MP_LOGSCAN_MAX_LINE is cut.
+ * mp_logscan_line (the live capture of an engine's output) takes each line
+ * as it is. mp_logscan_feed (collected or pasted logs) also joins lines a
+ * terminal wrapped: a line of at least 80 columns is held until the next
+ * line shows whether it continues it (a line that starts no log record,
+ * traceback line or Markdown block); the joined line keeps the number of
+ * its first line. ANSI escape sequences are removed from every line. */
 unsigned mp_logscan_line(struct mp_logscan *s, const char *line, size_t len);
 enum {
     MP_LOGEV_RESOLVED = 1, /* a MoE backend selection line was seen */
@@ -61,10 +68,21 @@ struct mp_logcrash {
     const char *cls;     /* "illegal-address", ... (crash classes of DESIGN.md) */
     const char *message; /* the error text of the line */
     long line;
-    const char **sites;  /* innermost first; vllm/flashinfer/torch frames "path.py:function",
-                            C++ "csrc/file.cuh" */
+    const char **sites;  /* innermost first; Python frames of any package
+                            "pkg/path.py:function" (path from the package root, after
+                            the last site-packages/ or dist-packages/; the file name
+                            for code outside installed packages), C++ "csrc/file.cuh" */
     size_t nsites;
+    const char *launch_site; /* innermost Python frame outside the launch machinery
+                                (torch, triton, CUDA runtime wrappers): the code that
+                                launched the failing kernel; NULL when none */
     bool engine_dead;    /* an EngineDeadError / engine-core failure was seen too */
+};
+/* A dense (linear) kernel selection: method "nvfp4" | "fp8" | "fp8_block" |
+ * "int8" | "mxfp4" | "mxfp6" | "mxfp8" | "mixed" | "other". */
+struct mp_logkernel {
+    const char *method, *kernel;
+    long line;
 };
 /* All strings NUL-terminated, NULL when unknown, owned by the scanner. */
 struct mp_logresult {
@@ -76,8 +94,15 @@ struct mp_logresult {
     long moe_backend_line;
     const char **moe_candidates;
     size_t n_moe_candidates;
-    const char *linear_kernel;
+    const char *linear_kernel;  /* the dense NVFP4 GEMM kernel ("Using X for NVFP4 GEMM") */
     long linear_kernel_line;
+    const struct mp_logkernel *linear_kernels; /* every dense kernel, by method, in log order */
+    size_t n_linear_kernels;
+    const char *unquantized_moe_backend; /* "Using X Unquantized MoE backend" (an MTP
+                                            drafter beside an NVFP4 model; may hold spaces) */
+    long unquantized_moe_backend_line;
+    const char **unquantized_moe_candidates;
+    size_t n_unquantized_moe_candidates;
     const char *attention_backend;
     long attention_backend_line;
     const char *moe_backend_flag;
@@ -99,8 +124,14 @@ struct mp_logresult {
 /* Borrowed view valid until the next feed/finish/line/free. */
 const struct mp_logresult *mp_logscan_result(const struct mp_logscan *s);
 
+/* Copy what r says the engine resolved into *out (overwritten, not
+ * released first). */
+void mp_resolved_from_log(struct mp_resolved *out, const struct mp_logresult *r);
+
 /* Render r as the JSON object of `moeprobe scan --json` (DESIGN shapes):
- * {"file", "engine_version", "model", "quantization", "resolved": {...},
+ * {"file", "engine_version", "model", "quantization", "resolved": {moe_backend,
+ *  moe_candidates, linear_kernel, linear_kernels {method: kernel},
+ *  unquantized_moe_backend, unquantized_moe_candidates, attention_backend},
  *  "moe_backend_flag", "unknown_env", "crash", "startup_error", "ready",
  *  "lines", "findings": [...]}. file may be NULL (then "file": null). */
 void mp_logresult_to_json(const struct mp_logresult *r, const char *file, struct buf *out);

@@ -25,9 +25,11 @@
 #define MP_PROC_H
 
 #include "compat.h"
-#include "err.h"
 
+#include <signal.h>
 #include <sys/types.h>
+
+#include "err.h"
 
 /* Name of the marker variable put into every engine's environment. */
 #define MP_PROC_MARKER_VAR "MOEPROBE_RUN_MARKER"
@@ -157,6 +159,17 @@ void mp_proc_reap_orphans(void);
  * also send them sig. Returns the count, or -errno if /proc is unreadable. */
 int mp_proc_find_marked(const char *marker, int sig);
 
+/* Start time of pid (/proc/PID/stat field 22, clock ticks since boot), or 0
+ * when there is no such process. A pid with the start time recorded at
+ * spawn is the same process, not a reused pid. */
+unsigned long long mp_proc_starttime(pid_t pid);
+
+/* End what a dead run left of one engine: SIGKILL the group of pid when pid
+ * still has start time start (start 0 = unknown: the group is left alone),
+ * and every process carrying marker (NULL or "" = none). Returns the number
+ * of processes (or groups) signalled. */
+int mp_proc_end_leftover(pid_t pid, unsigned long long start, const char *marker);
+
 /* Write a fresh unique marker "<pid>-<16 random hex digits>" into out
  * (outsz >= MP_PROC_MARKER_SIZE recommended; truncated otherwise). */
 void mp_proc_new_marker(char *out, size_t outsz);
@@ -165,5 +178,10 @@ void mp_proc_new_marker(char *out, size_t outsz);
  * "killed by signal 9 (Killed)", "killed by signal 11 (Segmentation fault),
  * core dumped", "exit status unknown" (status -1). */
 void mp_proc_describe_status(int status, char *out, size_t n);
+
+/* Block SIGINT/SIGTERM/SIGHUP/SIGCHLD, ignore SIGPIPE, and return a
+ * signalfd for them (the run loop watches it), or -errno (the mask is then
+ * restored). *old receives the previous mask to restore. */
+int mp_signals_setup(sigset_t *old);
 
 #endif

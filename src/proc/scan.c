@@ -234,3 +234,47 @@ void mp_proc_new_marker(char *out, size_t outsz)
     }
     snprintf(out, outsz, "%d-%016llx", (int)getpid(), (unsigned long long)r);
 }
+
+unsigned long long mp_proc_starttime(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    /* fields after ")": 3 state ... 22 starttime */
+    p++;
+    for (int field = 3; field <= 22; field++) {
+        while (*p == ' ')
+            p++;
+        if (field == 22)
+            return strtoull(p, NULL, 10);
+        while (*p && *p != ' ')
+            p++;
+    }
+    return 0;
+}
+
+int mp_proc_end_leftover(pid_t pid, unsigned long long start, const char *marker)
+{
+    int killed = 0;
+    if (pid > 1 && start && mp_proc_starttime(pid) == start) {
+        /* the same process (not a reused pid): its whole group */
+        if (kill(-pid, SIGKILL) == 0 || kill(pid, SIGKILL) == 0)
+            killed++;
+    }
+    if (marker && *marker) {
+        int n = mp_proc_find_marked(marker, SIGKILL);
+        if (n > 0)
+            killed += n;
+    }
+    return killed;
+}

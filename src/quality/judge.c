@@ -271,23 +271,6 @@ long mp_quality_first_diff(const char *a, const char *b, char **ta, char **tb)
 
 /* ---- across candidates ---- */
 
-void mp_qcheck_release(struct mp_qcheck *q)
-{
-    for (size_t i = 0; i < q->n; i++) {
-        struct mp_qcand_out *c = &q->c[i];
-        free(c->res);
-        free(c->res_why);
-        free(c->why);
-        free(c->diff_this);
-        free(c->diff_ref);
-    }
-    free(q->c);
-    free(q->answerable);
-    free(q->note);
-    memset(q, 0, sizeof(*q));
-    q->ref = -1;
-}
-
 static void judge_all(const struct mp_sanity_set *s, const struct mp_qcand_in *in, size_t n,
                       struct mp_qcheck *q)
 {

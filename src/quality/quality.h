@@ -14,6 +14,7 @@
 #include "compat.h"
 
 #include "err.h"
+#include "model/qcheck.h"
 
 struct mp_sanity_prompt {
     char *id, *kind, *prompt;
@@ -39,12 +40,6 @@ const struct mp_sanity_set *mp_sanity_builtin(void);
 /* The sanity prompts sent after a clean workload (borrowed, static, *n set). */
 const char *const *mp_quality_prompts(size_t *n);
 
-enum mp_qres {
-    MP_Q_MISSING = 0,   /* no answer (not run, or the request failed) */
-    MP_Q_PASS,
-    MP_Q_WRONG,         /* printable, varied, but none of the expected answers */
-    MP_Q_DEGENERATE,    /* empty, non-printable or one token repeated */
-};
 const char *mp_qres_name(enum mp_qres r);
 
 /* NULL when text looks like language, else a static reason ("empty",
@@ -69,38 +64,9 @@ struct mp_qcand_in {
     size_t ntexts;             /* 0 = the check did not run for it */
 };
 
-enum mp_qstatus {
-    MP_QC_NOT_RUN = 0,
-    MP_QC_OK,                  /* nothing degenerate, every answerable prompt passed */
-    MP_QC_GARBAGE,
-};
-
-struct mp_qcand_out {
-    enum mp_qstatus status;
-    enum mp_qres *res;         /* per prompt */
-    const char **res_why;      /* per prompt, static strings */
-    size_t passed, wrong, degenerate;
-    char *why;                 /* garbage: the first offending prompt, quoted */
-    /* agreement with the reference candidate (not for the reference itself) */
-    long ref;                  /* index of the reference, -1 none */
-    size_t identical, compared;
-    long diff_prompt, diff_token;  /* -1 = none */
-    char *diff_this, *diff_ref;
-};
-
-struct mp_qcheck {
-    struct mp_qcand_out *c;
-    size_t n, nprompts;
-    bool *answerable;          /* per prompt: some candidate passed it */
-    long ref;                  /* reference candidate for agreement, -1 none */
-    const char *status;        /* "ok" | "inconclusive" | "partly-inconclusive" | "not-run" */
-    char *note;                /* sentence for the report, or NULL */
-};
-
 /* Judge every candidate against the set. *out is overwritten; release with
  * mp_qcheck_release. */
 void mp_qcheck_run(const struct mp_sanity_set *s, const struct mp_qcand_in *in, size_t n,
                    struct mp_qcheck *out);
-void mp_qcheck_release(struct mp_qcheck *q);
 
 #endif

@@ -5,7 +5,7 @@
  * GPU facts come from NVML, loaded at run time with dlopen so that
  * moeprobe runs (and says "no NVIDIA GPU") on machines without a driver;
  * nvidia-smi is the fallback. */
-#include "report/report.h"
+#include "report/fingerprint.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "store/store.h"
 #include "inspect/inspect.h"
 #include "xalloc.h"
 
@@ -253,39 +252,4 @@ char *mp_fingerprint_model_dir(const char *dir)
     char *q = mp_inspect_quantization(&in);
     mp_inspect_release(&in);
     return q;
-}
-
-/* "x86_64 (Linux 6.8.0)" -> length of "x86_64" */
-static size_t arch_len(const char *h)
-{
-    const char *sp = strchr(h, ' ');
-    return sp ? (size_t)(sp - h) : strlen(h);
-}
-
-char *mp_fingerprint_mismatch(const struct mp_fingerprint *a, const struct mp_fingerprint *b,
-                              bool history)
-{
-    struct {
-        const char *what, *x, *y;
-        bool hist; /* also checked for history */
-    } f[] = {
-        {"GPU", a->gpu, b->gpu, true},
-        {"compute capability", a->compute_capability, b->compute_capability, true},
-        {"driver", a->driver, b->driver, false},
-        {"CUDA", a->cuda, b->cuda, false},
-        {"engine version", a->engine_version, b->engine_version, false},
-        {"model", a->model, b->model, true},
-        {"host", a->host_arch, b->host_arch, false},
-    };
-    if (history && a->host_arch && b->host_arch &&
-        (arch_len(a->host_arch) != arch_len(b->host_arch) ||
-         strncmp(a->host_arch, b->host_arch, arch_len(a->host_arch)) != 0))
-        return xasprintf("different host architecture: '%s' vs '%s'", a->host_arch, b->host_arch);
-    for (size_t i = 0; i < MP_ARRAY_SIZE(f); i++) {
-        if (history && !f[i].hist)
-            continue;
-        if (f[i].x && f[i].y && strcmp(f[i].x, f[i].y) != 0)
-            return xasprintf("different %s: '%s' vs '%s'", f[i].what, f[i].x, f[i].y);
-    }
-    return NULL;
 }

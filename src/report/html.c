@@ -8,6 +8,7 @@
  * line goes through mp_html_esc. The attempt files (requests.jsonl,
  * server.log, server.times) are read from the run directory; missing files
  * just leave their part out. */
+#include "quality/quality.h"
 #include "report/report.h"
 
 #include <cjson/cJSON.h>
@@ -272,7 +273,7 @@ static bool excerpt_line(void *ud, long lineno, const char *line)
 static void log_excerpt(struct buf *b, const struct mp_report *rep, const struct mp_attempt_result *a)
 {
     struct excerpt e = { .out = b };
-    const long cand[] = { a->moe_backend_line, a->unknown_env_line, a->linear_kernel_line,
+    const long cand[] = { a->res.moe_backend_line, a->res.unknown_env_line, a->res.linear_kernel_line,
                           a->fail_line };
     for (size_t i = 0; i < MP_ARRAY_SIZE(cand); i++) {
         bool dup = false;
@@ -458,7 +459,7 @@ static void cand_table(const struct mp_report *rep, struct buf *b)
         buf_adds(b, "</a></td><td>");
         verdict_badge(b, c->verdict);
         buf_adds(b, "</td><td>");
-        esc(b, p ? (p->moe_backend ? p->moe_backend : "(not logged)") : NULL);
+        esc(b, p ? (p->res.moe_backend ? p->res.moe_backend : "(not logged)") : NULL);
         buf_adds(b, "</td>");
         num_cell(b, phase_tok_s(p, "sequential", false));
         num_cell(b, phase_tok_s(p, "concurrency-", true));
@@ -650,20 +651,28 @@ static void cand_section(const struct mp_report *rep, size_t i, struct buf *b)
     free(knobs);
     if (p) {
         buf_adds(b, "<dt>MoE backend</dt><dd>");
-        esc(b, p->moe_backend);
-        if (p->moe_candidates.n) {
+        esc(b, p->res.moe_backend);
+        if (p->res.moe_candidates.n) {
             buf_adds(b, " <span class=note>out of ");
-            esc_list(b, &p->moe_candidates);
+            esc_list(b, &p->res.moe_candidates);
             buf_adds(b, "</span>");
         }
         buf_adds(b, "</dd><dt>dense NVFP4</dt><dd>");
-        esc(b, p->linear_kernel);
+        esc(b, p->res.linear_kernel);
+        if (p->res.linear_kernels.n) {
+            buf_adds(b, "</dd><dt>dense kernels</dt><dd>");
+            esc_list(b, &p->res.linear_kernels);
+        }
+        if (p->res.unquantized_moe_backend) {
+            buf_adds(b, "</dd><dt>unquantized MoE</dt><dd>");
+            esc(b, p->res.unquantized_moe_backend);
+        }
         buf_adds(b, "</dd><dt>attention</dt><dd>");
-        esc(b, p->attention_backend);
+        esc(b, p->res.attention_backend);
         buf_adds(b, "</dd>");
-        if (p->unknown_env.n) {
+        if (p->res.unknown_env.n) {
             buf_adds(b, "<dt>unknown to the engine</dt><dd>");
-            esc_list(b, &p->unknown_env);
+            esc_list(b, &p->res.unknown_env);
             buf_adds(b, "</dd>");
         }
         buf_adds(b, "<dt>command</dt><dd><code>");

@@ -11,84 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/commands.h"
+#include "quality/quality.h"
+#include "secret.h"
+#include "version.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
-
-static void groups_release(struct mp_report *rep);
-
-void mp_report_init(struct mp_report *rep, const char *run_dir)
-{
-    memset(rep, 0, sizeof(*rep));
-    rep->moeprobe_version = xstrdup(mp_version);
-    rep->run_dir = xstrdup(run_dir ? run_dir : ".");
-    rep->recommended = -1;
-    rep->qc.ref = -1;
-}
-
-static void fp_release(struct mp_fingerprint *fp)
-{
-    free(fp->gpu);
-    free(fp->compute_capability);
-    free(fp->driver);
-    free(fp->cuda);
-    free(fp->engine);
-    free(fp->engine_version);
-    free(fp->model);
-    free(fp->host_arch);
-    memset(fp, 0, sizeof(*fp));
-}
-
-void mp_report_release(struct mp_report *rep)
-{
-    for (size_t i = 0; i < rep->n; i++) {
-        struct mp_cand_report *c = &rep->c[i];
-        mp_candidate_release(&c->cand);
-        for (size_t j = 0; j < c->nattempts; j++)
-            mp_attempt_result_release(&c->attempts[j]);
-        free(c->attempts);
-        free(c->why);
-        free(c->diag.pinned_site);
-        free(c->diag.reasoning);
-        free(c->diag.note);
-    }
-    free(rep->c);
-    free(rep->moeprobe_version);
-    free(rep->run_dir);
-    free(rep->started);
-    free(rep->finished);
-    free(rep->recommendation_why);
-    mp_strv_release(&rep->learned);
-    groups_release(rep);
-    mp_qcheck_release(&rep->qc);
-    free(rep->checkpoint_json);
-    free(rep->checkpoint_summary);
-    mp_strv_release(&rep->checkpoint_notes);
-    fp_release(&rep->fp);
-    memset(rep, 0, sizeof(*rep));
-}
-
-size_t mp_report_add_candidate(struct mp_report *rep, const struct mp_candidate *c)
-{
-    rep->c = xreallocarray(rep->c, rep->n + 1, sizeof(*rep->c));
-    struct mp_cand_report *cr = &rep->c[rep->n];
-    memset(cr, 0, sizeof(*cr));
-    mp_candidate_copy(&cr->cand, c);
-    cr->not_run = true;
-    cr->diag.throughput_ratio = -1;
-    return rep->n++;
-}
-
-struct mp_attempt_result *mp_report_add_attempt(struct mp_report *rep, size_t i,
-                                                struct mp_attempt_result *owned_a)
-{
-    struct mp_cand_report *c = &rep->c[i];
-    c->attempts = xreallocarray(c->attempts, c->nattempts + 1, sizeof(*c->attempts));
-    c->attempts[c->nattempts] = *owned_a;
-    memset(owned_a, 0, sizeof(*owned_a));
-    c->not_run = false;
-    return &c->attempts[c->nattempts++];
-}
 
 void mp_report_set_checkpoint(struct mp_report *rep, const struct mp_inspect *in)
 {
@@ -98,71 +25,6 @@ void mp_report_set_checkpoint(struct mp_report *rep, const struct mp_inspect *in
     buf_release(&b);
 }
 
-static long jlong(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
-}
-
-static const char *jtext(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* The summary line and notes come from the JSON alone, so a report loaded
- * from the evidence store (which keeps the JSON) reads the same. */
-void mp_report_set_checkpoint_json(struct mp_report *rep, const char *json)
-{
-    free(rep->checkpoint_json);
-    free(rep->checkpoint_summary);
-    mp_strv_release(&rep->checkpoint_notes);
-    rep->checkpoint_json = json ? xstrdup(json) : NULL;
-    rep->checkpoint_summary = NULL;
-    cJSON *j = json ? cJSON_Parse(json) : NULL;
-    if (!j)
-        return;
-    const cJSON *moe = cJSON_GetObjectItemCaseSensitive(j, "moe");
-    const cJSON *q = cJSON_GetObjectItemCaseSensitive(j, "quantization");
-    const char *arch = jtext(j, "architecture");
-    struct buf s = BUF_INIT;
-    buf_printf(&s, "%s", arch ? arch : "unknown architecture");
-    if (cJSON_IsObject(moe)) {
-        const char *act = jtext(moe, "activation");
-        buf_printf(&s, ", %ld experts (%ld per token), MoE intermediate size %ld, %s",
-                   jlong(moe, "experts"), jlong(moe, "experts_per_token"),
-                   jlong(moe, "intermediate_size"), act ? act : "activation unknown");
-        const cJSON *lim = cJSON_GetObjectItemCaseSensitive(moe, "swiglu_limit");
-        if (cJSON_IsNumber(lim))
-            buf_printf(&s, ", swiglu_limit %g", lim->valuedouble);
-    }
-    if (cJSON_IsObject(q)) {
-        const char *prod = jtext(q, "producer"), *algo = jtext(q, "algo");
-        buf_printf(&s, "; %s %s%s", prod ? prod : "", algo ? algo : "",
-                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "weight_only")) ? " (weight-only)"
-                                                                                     : "");
-    }
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "hybrid")))
-        buf_adds(&s, "; hybrid Mamba/attention");
-    rep->checkpoint_summary = buf_detach(&s, NULL);
-    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(j, "notes");
-    const cJSON *n;
-    cJSON_ArrayForEach(n, notes)
-    {
-        if (cJSON_IsString(n))
-            mp_strv_push(&rep->checkpoint_notes, n->valuestring);
-    }
-    cJSON_Delete(j);
-}
-
-const struct mp_attempt_result *mp_cand_primary(const struct mp_cand_report *c)
-{
-    for (size_t j = 0; j < c->nattempts; j++) {
-        if (!c->attempts[j].launch_blocking)
-            return &c->attempts[j];
-    }
-    return NULL;
-}
 
 static bool streq(const char *a, const char *b)
 {
@@ -171,11 +33,21 @@ static bool streq(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
+static bool same_strv(const struct mp_strv *a, const struct mp_strv *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (strcmp(a->v[i], b->v[i]))
+            return false;
+    return true;
+}
+
 static bool same_resolved(const struct mp_attempt_result *a, const struct mp_attempt_result *b)
 {
-    return a->moe_backend && b->moe_backend && streq(a->moe_backend, b->moe_backend) &&
-           streq(a->linear_kernel, b->linear_kernel) &&
-           streq(a->attention_backend, b->attention_backend);
+    return a->res.moe_backend && b->res.moe_backend && streq(a->res.moe_backend, b->res.moe_backend) &&
+           streq(a->res.linear_kernel, b->res.linear_kernel) && same_strv(&a->res.linear_kernels, &b->res.linear_kernels) &&
+           streq(a->res.attention_backend, b->res.attention_backend);
 }
 
 static double seq_tok_s(const struct mp_attempt_result *a)
@@ -238,10 +110,31 @@ static void finalize_candidate(struct mp_cand_report *c)
         set_why(c, xasprintf("%s (after %lu requests)", msg, p->ok_before_failure));
         break;
     case MP_OUT_CRASH:
-        if (c->diag.done && c->diag.launch_blocking && !strcmp(c->diag.launch_blocking, "crashed")) {
+        if (!p->cuda_fault && !p->engine_died) {
+            /* up and answering, but wrongly: nothing for launch blocking to decide */
+            c->verdict = "server-error";
+            set_why(c, xasprintf("the engine stayed up but answered wrongly%s%s: %s%s%s",
+                                 p->fail_phase ? " in phase " : "",
+                                 p->fail_phase ? p->fail_phase : "", msg,
+                                 p->fail_class ? "; class " : "",
+                                 p->fail_class ? p->fail_class : ""));
+        } else if (!p->cuda_fault) {
+            c->verdict = "crashed";
+            set_why(c, xasprintf("%s: %s; not a CUDA fault: not diagnosed with "
+                                 "CUDA_LAUNCH_BLOCKING=1",
+                                 p->fail_class ? p->fail_class : "failed", msg));
+        } else if (c->diag.done && c->diag.launch_blocking && !strcmp(c->diag.launch_blocking, "crashed")) {
             c->verdict = "kernel-fault";
-            set_why(c, xasprintf("failed with CUDA_LAUNCH_BLOCKING=1 too; the fault is pinned at %s",
-                                 c->diag.pinned_site ? c->diag.pinned_site : "an unknown site"));
+            set_why(c, xasprintf("failed with CUDA_LAUNCH_BLOCKING=1 too; the fault is pinned at %s%s%s",
+                                 c->diag.pinned_site ? c->diag.pinned_site : "an unknown site",
+                                 c->diag.launch_site && (!c->diag.pinned_site ||
+                                                         strcmp(c->diag.launch_site, c->diag.pinned_site))
+                                     ? ", launched from "
+                                     : "",
+                                 c->diag.launch_site && (!c->diag.pinned_site ||
+                                                         strcmp(c->diag.launch_site, c->diag.pinned_site))
+                                     ? c->diag.launch_site
+                                     : ""));
         } else if (c->diag.done && c->diag.launch_blocking &&
                    !strcmp(c->diag.launch_blocking, "clean") &&
                    c->diag.requests_clean >= c->diag.requests_required) {
@@ -272,31 +165,13 @@ static void finalize_candidate(struct mp_cand_report *c)
     }
 }
 
-static void groups_release(struct mp_report *rep)
-{
-    for (size_t i = 0; i < rep->ngroups; i++)
-        mp_strv_release(&rep->groups[i].candidates);
-    free(rep->groups);
-    rep->groups = NULL;
-    rep->ngroups = 0;
-    for (size_t i = 0; i < rep->nnoop; i++) {
-        free(rep->noop[i].candidate);
-        free(rep->noop[i].knob);
-        free(rep->noop[i].resolved_like);
-        free(rep->noop[i].engine_warning);
-    }
-    free(rep->noop);
-    rep->noop = NULL;
-    rep->nnoop = 0;
-}
-
 /* same destination, different road */
 static void compute_groups(struct mp_report *rep)
 {
     bool *used = xcalloc(rep->n + 1, sizeof(*used));
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_attempt_result *a = mp_cand_primary(&rep->c[i]);
-        if (used[i] || !a || !a->moe_backend)
+        if (used[i] || !a || !a->res.moe_backend)
             continue;
         struct mp_strv names = MP_STRV_INIT;
         mp_strv_push(&names, rep->c[i].cand.name);
@@ -313,9 +188,9 @@ static void compute_groups(struct mp_report *rep)
         }
         rep->groups = xreallocarray(rep->groups, rep->ngroups + 1, sizeof(*rep->groups));
         struct mp_group *g = &rep->groups[rep->ngroups++];
-        g->moe_backend = a->moe_backend;
-        g->linear_kernel = a->linear_kernel;
-        g->attention_backend = a->attention_backend;
+        g->moe_backend = a->res.moe_backend;
+        g->linear_kernel = a->res.linear_kernel;
+        g->attention_backend = a->res.attention_backend;
         g->candidates = names;
     }
     free(used);
@@ -343,7 +218,7 @@ static void compute_noop(struct mp_report *rep)
             base = &rep->c[i];
     }
     const struct mp_attempt_result *ba = base ? mp_cand_primary(base) : NULL;
-    if (!ba || !ba->moe_backend)
+    if (!ba || !ba->res.moe_backend)
         return;
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_cand_report *c = &rep->c[i];
@@ -354,9 +229,9 @@ static void compute_noop(struct mp_report *rep)
             const char *w = c->cand.env.v[k];
             size_t nl = (size_t)(strchr(w, '=') - w);
             const char *warn = NULL;
-            for (size_t u = 0; u < a->unknown_env.n; u++) {
-                if (strlen(a->unknown_env.v[u]) == nl && !strncmp(a->unknown_env.v[u], w, nl))
-                    warn = a->unknown_env.v[u];
+            for (size_t u = 0; u < a->res.unknown_env.n; u++) {
+                if (strlen(a->res.unknown_env.v[u]) == nl && !strncmp(a->res.unknown_env.v[u], w, nl))
+                    warn = a->res.unknown_env.v[u];
             }
             add_noop(rep, c->cand.name, w, base->cand.name, warn);
         }
@@ -422,19 +297,19 @@ void mp_report_fill_fingerprint(struct mp_report *rep)
         const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
         if (!p)
             continue;
-        if (!rep->fp.engine_version && p->engine_version) {
-            rep->fp.engine_version = xstrdup(p->engine_version);
+        if (!rep->fp.engine_version && p->res.engine_version) {
+            rep->fp.engine_version = xstrdup(p->res.engine_version);
             free(rep->fp.engine);
             rep->fp.engine = xstrdup("vllm");
         }
-        if (!rep->fp.model && p->model)
-            rep->fp.model = xstrdup(p->model);
+        if (!rep->fp.model && p->res.model)
+            rep->fp.model = xstrdup(p->res.model);
     }
 }
 
 void mp_report_finalize(struct mp_report *rep)
 {
-    groups_release(rep);
+    mp_report_derived_release(rep);
     for (size_t i = 0; i < rep->n; i++)
         finalize_candidate(&rep->c[i]);
     output_check(rep);
@@ -486,7 +361,7 @@ void mp_report_finalize(struct mp_report *rep)
             buf_printf(&w, "%s%.1f tok/s best concurrency", s >= 0 ? ", " : ": ", cc);
         buf_printf(&w, "; MoE backend %s; 0 failures in %lu requests (95%% upper bound on the "
                        "failure rate %.3f)",
-                   p->moe_backend ? p->moe_backend : "(not logged)", p->req_ok,
+                   p->res.moe_backend ? p->res.moe_backend : "(not logged)", p->req_ok,
                    mp_stats_failure_upper95(p->req_ok));
         rep->recommendation_why = buf_detach(&w, NULL);
     } else {
@@ -555,13 +430,15 @@ static double pct(const double *v, size_t n, double q)
 static void add_evidence(cJSON *ev, const struct mp_report *rep, const struct mp_attempt_result *a,
                          long line)
 {
-    if (!a || line <= 0)
+    if (!a || line == 0)
         return;
     const char *dir = a->dir;
     size_t rl = strlen(rep->run_dir);
     if (!strncmp(dir, rep->run_dir, rl) && dir[rl] == '/')
         dir += rl + 1;
-    char *s = xasprintf("%s/server.log:%ld", dir, line);
+    /* line < 0: -N is line N of requests.jsonl (the first bad response) */
+    char *s = line > 0 ? xasprintf("%s/server.log:%ld", dir, line)
+                       : xasprintf("%s/requests.jsonl:%ld", dir, -line);
     for (int i = 0; i < cJSON_GetArraySize(ev); i++) {
         if (!strcmp(cJSON_GetArrayItem(ev, i)->valuestring, s)) {
             free(s);
@@ -637,14 +514,25 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     }
     cJSON_AddItemToObject(knobs, "args", jstrv(&c->cand.args));
     cJSON *res = cJSON_AddObjectToObject(o, "resolved");
-    cJSON_AddItemToObject(res, "moe_backend", jstr(p ? p->moe_backend : NULL));
-    cJSON_AddItemToObject(res, "moe_candidates", p ? jstrv(&p->moe_candidates) : cJSON_CreateArray());
-    cJSON_AddItemToObject(res, "linear_kernel", jstr(p ? p->linear_kernel : NULL));
-    cJSON_AddItemToObject(res, "attention_backend", jstr(p ? p->attention_backend : NULL));
-    cJSON_AddItemToObject(res, "moe_backend_flag", jstr(p ? p->moe_backend_flag : NULL));
-    if (p && !p->moe_backend && mp_candidate_nknobs(&c->cand) > 0)
+    cJSON_AddItemToObject(res, "moe_backend", jstr(p ? p->res.moe_backend : NULL));
+    cJSON_AddItemToObject(res, "moe_candidates", p ? jstrv(&p->res.moe_candidates) : cJSON_CreateArray());
+    cJSON_AddItemToObject(res, "linear_kernel", jstr(p ? p->res.linear_kernel : NULL));
+    cJSON *lk = cJSON_AddObjectToObject(res, "linear_kernels");
+    for (size_t i = 0; p && i < p->res.linear_kernels.n; i++) {
+        const char *kv = p->res.linear_kernels.v[i], *eq = strchr(kv, '=');
+        if (!eq)
+            continue;
+        char *m = xstrndup(kv, (size_t)(eq - kv));
+        cJSON_AddItemToObject(lk, m, jstr(eq + 1));
+        free(m);
+    }
+    cJSON_AddItemToObject(res, "unquantized_moe_backend",
+                          jstr(p ? p->res.unquantized_moe_backend : NULL));
+    cJSON_AddItemToObject(res, "attention_backend", jstr(p ? p->res.attention_backend : NULL));
+    cJSON_AddItemToObject(res, "moe_backend_flag", jstr(p ? p->res.moe_backend_flag : NULL));
+    if (p && !p->res.moe_backend && mp_candidate_nknobs(&c->cand) > 0)
         cJSON_AddStringToObject(res, "note", "the engine's log did not say which MoE backend it resolved");
-    cJSON_AddItemToObject(o, "unknown_env", p ? jstrv(&p->unknown_env) : cJSON_CreateArray());
+    cJSON_AddItemToObject(o, "unknown_env", p ? jstrv(&p->res.unknown_env) : cJSON_CreateArray());
     cJSON_AddItemToObject(o, "verdict", jstr(c->verdict));
     cJSON_AddItemToObject(o, "why", jstr(c->why));
     unsigned long ok = 0, failed = 0;
@@ -720,6 +608,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         cJSON_AddItemToObject(cr, "phase", jstr(f->fail_phase));
         cJSON_AddItemToObject(cr, "sites", jstrv(&sites));
         cJSON_AddNumberToObject(cr, "distinct_sites", (double)sites.n);
+        cJSON_AddItemToObject(cr, "launch_site", jstr(f->launch_site));
         cJSON_AddBoolToObject(cr, "engine_dead", f->engine_dead);
         cJSON_AddItemToObject(cr, "exit", jstr(f->exit_desc));
     } else {
@@ -734,6 +623,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         cJSON_AddNumberToObject(d, "confidence", c->diag.confidence);
         cJSON_AddItemToObject(d, "throughput_ratio", jnum_or_null(c->diag.throughput_ratio));
         cJSON_AddItemToObject(d, "pinned_site", jstr(c->diag.pinned_site));
+        cJSON_AddItemToObject(d, "launch_site", jstr(c->diag.launch_site));
         cJSON_AddItemToObject(d, "reasoning", jstr(c->diag.reasoning));
         cJSON_AddItemToObject(d, "note", jstr(c->diag.note));
     } else {
@@ -743,9 +633,11 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
     for (size_t j = 0; j < c->nattempts; j++) {
         const struct mp_attempt_result *a = &c->attempts[j];
-        add_evidence(ev, rep, a, a->moe_backend_line);
-        add_evidence(ev, rep, a, a->unknown_env_line);
+        add_evidence(ev, rep, a, a->res.moe_backend_line);
+        add_evidence(ev, rep, a, a->res.unknown_env_line);
         add_evidence(ev, rep, a, a->fail_line);
+        if (a->outcome == MP_OUT_CRASH && !a->cuda_fault && a->fail_request_line > 0)
+            add_evidence(ev, rep, a, -a->fail_request_line);
     }
     cJSON *atts = cJSON_AddArrayToObject(o, "attempts");
     for (size_t j = 0; j < c->nattempts; j++) {
@@ -1058,7 +950,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
             buf_adds(out, "(none)");
         }
         buf_adds(out, " | ");
-        md_cell(out, p && p->moe_backend ? p->moe_backend : (p ? "(not logged)" : NULL), 64);
+        md_cell(out, p && p->res.moe_backend ? p->res.moe_backend : (p ? "(not logged)" : NULL), 64);
         buf_adds(out, " | ");
         md_cell(out, c->verdict ? c->verdict : "not run", 32);
         buf_adds(out, " | ");
@@ -1082,7 +974,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         }
         buf_printf(out, " | %lu/%lu | ", failed, ok + failed);
         const struct mp_attempt_result *ev = p;
-        long line = p ? (p->fail_line ? p->fail_line : p->moe_backend_line) : 0;
+        long line = p ? (p->fail_line ? p->fail_line : p->res.moe_backend_line) : 0;
         if (ev && line > 0)
             buf_printf(out, "%s/server.log:%ld", rel_dir(rep, ev->dir), line);
         else
@@ -1139,20 +1031,29 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         const struct mp_attempt_result *p = mp_cand_primary(c);
         if (p) {
             buf_adds(out, "- resolved: MoE ");
-            md_cell(out, p->moe_backend, 64);
-            if (p->moe_candidates.n) {
+            md_cell(out, p->res.moe_backend, 64);
+            if (p->res.moe_candidates.n) {
                 buf_adds(out, " out of [");
-                md_list(out, &p->moe_candidates, 64);
+                md_list(out, &p->res.moe_candidates, 64);
                 buf_adds(out, "]");
             }
             buf_adds(out, "; dense NVFP4 ");
-            md_cell(out, p->linear_kernel, 80);
+            md_cell(out, p->res.linear_kernel, 80);
+            if (p->res.linear_kernels.n) {
+                buf_adds(out, "; dense kernels [");
+                md_list(out, &p->res.linear_kernels, 80);
+                buf_adds(out, "]");
+            }
+            if (p->res.unquantized_moe_backend) {
+                buf_adds(out, "; unquantized MoE ");
+                md_cell(out, p->res.unquantized_moe_backend, 64);
+            }
             buf_adds(out, "; attention ");
-            md_cell(out, p->attention_backend, 64);
+            md_cell(out, p->res.attention_backend, 64);
             buf_adds(out, "\n");
-            if (p->unknown_env.n) {
+            if (p->res.unknown_env.n) {
                 buf_adds(out, "- the engine does not know: ");
-                md_list(out, &p->unknown_env, 80);
+                md_list(out, &p->res.unknown_env, 80);
                 buf_adds(out, "\n");
             }
         }
@@ -1192,7 +1093,7 @@ void mp_report_summary(const struct mp_report *rep, struct buf *out)
         const struct mp_cand_report *c = &rep->c[i];
         const struct mp_attempt_result *p = mp_cand_primary(c);
         buf_printf(out, "  %-20s %-16s %-20s ", c->cand.name, c->verdict ? c->verdict : "not run",
-                   p && p->moe_backend ? p->moe_backend : "-");
+                   p && p->res.moe_backend ? p->res.moe_backend : "-");
         double s = seq_tok_s(p);
         if (s >= 0)
             buf_printf(out, "%8.1f tok/s seq", s);
@@ -1209,38 +1110,4 @@ void mp_report_summary(const struct mp_report *rep, struct buf *out)
             buf_printf(out, "%s%s", i ? "; " : ": ", rep->learned.v[i]);
         buf_adds(out, "\n");
     }
-}
-
-int mp_write_file_atomic(const char *dir, const char *name, const char *data, size_t len)
-{
-    char path[4096], tmp[4200];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    size_t off = 0;
-    while (off < len) {
-        ssize_t n = write(fd, data + off, len - off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = -errno;
-            close(fd);
-            unlink(tmp);
-            return e;
-        }
-        off += (size_t)n;
-    }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        int e = -errno;
-        unlink(tmp);
-        return e;
-    }
-    if (rename(tmp, path) != 0) {
-        int e = -errno;
-        unlink(tmp);
-        return e;
-    }
-    return 0;
 }

@@ -20,84 +20,19 @@
 #include "clock.h"
 #include "err.h"
 #include "http/loadgen.h"
+#include "knowledge/knowledge.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
+#include "run/launch.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
 
-const char *const mp_prompts[] = {
-    "Explain in detail how a mixture-of-experts layer routes tokens to experts.",
-    "Write a short story about a lighthouse keeper who discovers a new star.",
-    "Describe the water cycle to a ten-year-old, step by step.",
-    "List the main differences between TCP and UDP and when to use each.",
-    "Summarise the history of the printing press and its effects on Europe.",
-    "Give a recipe for a simple vegetable soup with exact quantities.",
-    "Explain why the sky is blue, including Rayleigh scattering.",
-    "Write a product description for a solar-powered bicycle lamp.",
-    NULL,
-};
-
-#define PROMPT_COUNT (MP_ARRAY_SIZE(mp_prompts) - 1)
+#define PROMPT_COUNT MP_NPROMPTS
 #define LOG_CAP_BYTES (512L << 20)
 #define TAG_HEALTH 1
 #define TAG_MODELS 2
 #define MAX_SAMPLES 2000000
-
-const char *mp_outcome_name(enum mp_outcome o)
-{
-    switch (o) {
-    case MP_OUT_CLEAN:
-        return "clean";
-    case MP_OUT_STARTUP_FAILURE:
-        return "startup-failure";
-    case MP_OUT_CRASH:
-        return "crashed";
-    case MP_OUT_HANG:
-        return "hang";
-    case MP_OUT_INTERRUPTED:
-        return "interrupted";
-    case MP_OUT_ERROR:
-        return "error";
-    }
-    return "?";
-}
-
-void mp_workload_default(struct mp_workload *w)
-{
-    memset(w, 0, sizeof(*w));
-    w->max_tokens = 256;
-    w->ready_timeout_s = 1800;
-    w->stall_timeout_s = 120;
-    w->grace_s = 10;
-    snprintf(w->phases[0].name, sizeof(w->phases[0].name), "warmup");
-    w->phases[0].level = 1;
-    w->phases[0].requests = 1;
-    snprintf(w->phases[1].name, sizeof(w->phases[1].name), "sequential");
-    w->phases[1].level = 1;
-    w->phases[1].requests = 10;
-    w->nphases = 2;
-}
-
-int mp_workload_add_conc(struct mp_workload *w, const char *spec)
-{
-    char *end = NULL;
-    errno = 0;
-    long level = strtol(spec, &end, 10);
-    if (errno || end == spec || *end != ':' || level < 1 || level > 100000)
-        return MP_EUSAGE;
-    const char *r = end + 1;
-    long reqs = strtol(r, &end, 10);
-    if (errno || end == r || *end || reqs < 1 || reqs > 10000000)
-        return MP_EUSAGE;
-    if (w->nphases >= MP_MAX_PHASES)
-        return MP_EUSAGE;
-    struct mp_phase_spec *p = &w->phases[w->nphases++];
-    snprintf(p->name, sizeof(p->name), "concurrency-%ld", level);
-    p->level = (int)level;
-    p->requests = (int)reqs;
-    return 0;
-}
 
 struct dvec {
     double *v;
@@ -145,6 +80,9 @@ struct att {
     struct buf follow_part;    /* its partial last line */
     bool follow_cut;           /* that line passed the length bound */
     long nreq_stored;          /* requests written to the store */
+    long req_lines;            /* lines written to requests.jsonl */
+    long fail_req_line;        /* requests.jsonl line of the first failed request */
+    bool died_early;           /* the engine was gone before teardown began */
 };
 
 static void on_line(void *ud, const char *line, size_t len, bool truncated)
@@ -160,14 +98,15 @@ static void on_line(void *ud, const char *line, size_t len, bool truncated)
         return;
     }
     a->log_bytes += (long)len + 1;
-    char *masked = NULL;
-    if (a->mask && a->mask->values.n) {
-        bool changed = false;
-        masked = mp_store_mask_apply(a->mask, line, len, false, &changed);
-        if (changed) {
-            line = masked;
-            len = strlen(masked);
-        }
+    /* masked before anything is written; a cut line's tail that begins a
+     * secret is masked too */
+    bool changed = false;
+    size_t mlen = 0;
+    char *masked = mp_store_mask_apply_ex(a->mask, line, len, truncated ? MP_MASK_CUT : 0,
+                                          &changed, &mlen);
+    if (changed) {
+        line = masked;
+        len = mlen;
     }
     fwrite(line, 1, len, a->logf);
     free(masked);
@@ -285,6 +224,7 @@ static void set_fail(struct att *a, const char *cls, const char *msg)
     a->req_fail_class = xstrdup(cls);
     a->req_fail_msg = xstrdup(msg);
     a->r->ok_before_failure = a->r->req_ok;
+    a->r->fail_request_line = a->fail_req_line;
     if (a->cur_phase >= 0 && (size_t)a->cur_phase < a->r->nphases)
         a->r->fail_phase = xstrdup(a->r->phases[a->cur_phase].name);
 }
@@ -329,6 +269,7 @@ static void write_request(struct att *a, const struct mp_lg_result *res, const c
     buf_adds(&b, "}\n");
     fwrite(b.data, 1, b.len, a->reqf);
     fflush(a->reqf);
+    a->req_lines++;
     buf_release(&b);
     if (a->o->store && !a->io_err) {
         double rate = -1;
@@ -385,8 +326,10 @@ static void handle_gen_result(struct att *a, struct mp_lg_result *res)
         r->req_failed++;
         if (ph)
             ph->failed++;
+        if (!a->failed)
+            a->fail_req_line = a->req_lines;
         char msg[640];
-        if (res->http_status && res->outcome == MP_LG_HTTP_ERROR)
+        if (res->http_status && res->outcome == MP_LG_HTTP_ERROR && strncmp(res->error, "HTTP ", 5))
             snprintf(msg, sizeof(msg), "HTTP %d: %s", res->http_status, res->error);
         else
             snprintf(msg, sizeof(msg), "%s", res->error[0] ? res->error : lg_outcome_class(res->outcome));
@@ -690,6 +633,7 @@ static enum mp_outcome run_quality(struct att *a, const struct mp_lg_config *bas
     return out;
 }
 
+
 static char *dup_or_null(const char *s)
 {
     return s ? xstrdup(s) : NULL;
@@ -697,31 +641,8 @@ static char *dup_or_null(const char *s)
 
 static void copy_resolved(struct att *a)
 {
-    struct mp_attempt_result *r = a->r;
-    const struct mp_logresult *lr = mp_logscan_result(a->ls);
-#define SETS(field, src)          \
-    do {                          \
-        free(r->field);           \
-        r->field = dup_or_null(src); \
-    } while (0)
-    SETS(moe_backend, lr->moe_backend);
-    SETS(linear_kernel, lr->linear_kernel);
-    SETS(attention_backend, lr->attention_backend);
-    SETS(engine_version, lr->engine_version);
-    SETS(model, lr->model);
-    SETS(quantization, lr->quantization);
-    SETS(moe_backend_flag, lr->moe_backend_flag);
-#undef SETS
-    r->moe_backend_line = lr->moe_backend_line;
-    r->linear_kernel_line = lr->linear_kernel_line;
-    r->attention_backend_line = lr->attention_backend_line;
-    r->unknown_env_line = lr->unknown_env_line;
-    mp_strv_release(&r->moe_candidates);
-    for (size_t i = 0; i < lr->n_moe_candidates; i++)
-        mp_strv_push(&r->moe_candidates, lr->moe_candidates[i]);
-    mp_strv_release(&r->unknown_env);
-    for (size_t i = 0; i < lr->n_unknown_env; i++)
-        mp_strv_push(&r->unknown_env, lr->unknown_env[i]);
+    mp_resolved_release(&a->r->res);
+    mp_resolved_from_log(&a->r->res, mp_logscan_result(a->ls));
 }
 
 /* Fill fail_* from the log (the engine's own words) or the request failure. */
@@ -739,13 +660,21 @@ static void classify_failure(struct att *a)
         }
         r->fail_class = xstrdup(lr->has_crash && lr->crash.cls ? lr->crash.cls : "startup");
     } else if (r->outcome == MP_OUT_CRASH || r->outcome == MP_OUT_HANG) {
-        if (r->outcome == MP_OUT_CRASH && lr->has_crash) {
+        /* Only a CUDA fault in the log may be diagnosed with launch
+         * blocking; without one, an engine that died crashed, and one that
+         * stayed up answered wrongly (the first bad response is the
+         * evidence). */
+        r->cuda_fault = lr->has_crash && mp_kn_class_name_is_cuda_fault(lr->crash.cls);
+        r->engine_died = a->died_early || (lr->has_crash && lr->crash.engine_dead);
+        if (r->outcome == MP_OUT_CRASH && lr->has_crash && (r->cuda_fault || r->engine_died)) {
             r->fail_class = xstrdup(lr->crash.cls ? lr->crash.cls : "cuda-other");
             r->fail_message = dup_or_null(lr->crash.message);
             r->fail_line = lr->crash.line;
             r->engine_dead = lr->crash.engine_dead;
             for (size_t i = 0; i < lr->crash.nsites; i++)
                 mp_strv_push(&r->sites, lr->crash.sites[i]);
+            free(r->launch_site);
+            r->launch_site = dup_or_null(lr->crash.launch_site);
         } else {
             r->fail_class = dup_or_null(a->req_fail_class);
             r->fail_message = dup_or_null(a->req_fail_msg);
@@ -864,7 +793,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
                 goto out;
             }
         }
-        if (o->store && mp_store_attempt_spawned(o->store, o->store_attempt, r->command, 0, "") < 0)
+        if (o->store && mp_store_attempt_spawned(o->store, o->store_attempt, r->command, 0, 0, "") < 0)
             a.io_err = true;
     } else {
         rc = mp_proc_spawn(&spec, &a.proc, &d);
@@ -875,7 +804,8 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
             goto out;
         }
         if (o->store && mp_store_attempt_spawned(o->store, o->store_attempt, r->command,
-                                                 mp_proc_pid(a.proc), marker) < 0)
+                                                 mp_proc_pid(a.proc),
+                                                 mp_proc_starttime(mp_proc_pid(a.proc)), marker) < 0)
             a.io_err = true;
     }
     /* Ready probes use a model-less loadgen; generation gets the served model name. */
@@ -912,6 +842,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     struct mp_teardown td;
     memset(&td, 0, sizeof(td));
     int64_t t_td = mp_now_ns();
+    a.died_early = a.exited;
     if (a.proc)
         mp_proc_teardown(a.proc, o->wl->grace_s, on_line, &a, &td);
     else
@@ -969,71 +900,3 @@ out:
     return rc;
 }
 
-void mp_attempt_result_release(struct mp_attempt_result *r)
-{
-    free(r->dir);
-    free(r->command);
-    free(r->moe_backend);
-    mp_strv_release(&r->moe_candidates);
-    free(r->linear_kernel);
-    free(r->attention_backend);
-    free(r->engine_version);
-    free(r->model);
-    free(r->quantization);
-    free(r->moe_backend_flag);
-    mp_strv_release(&r->unknown_env);
-    free(r->fail_class);
-    free(r->fail_message);
-    mp_strv_release(&r->sites);
-    free(r->fail_phase);
-    free(r->exit_desc);
-    free(r->ttft_ms);
-    free(r->itl_ms);
-    free(r->e2e_ms);
-    free(r->req_tok_s);
-    for (size_t i = 0; i < r->ntexts; i++)
-        free(r->texts[i]);
-    free(r->texts);
-    for (size_t i = 0; i < r->nquality; i++)
-        free(r->quality_texts[i]);
-    free(r->quality_texts);
-    memset(r, 0, sizeof(*r));
-}
-
-int mp_free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -errno;
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    sa.sin_port = 0;
-    socklen_t sl = sizeof(sa);
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &sl) == 0)
-        port = ntohs(sa.sin_port);
-    else
-        port = -errno;
-    close(fd);
-    return port;
-}
-
-bool mp_port_in_use(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return false;
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_ANY);
-    sa.sin_port = htons((uint16_t)port);
-    bool in_use = bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 && errno == EADDRINUSE;
-    close(fd);
-    return in_use;
-}

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 
 #include "err.h"
+#include "proc/proc.h"
+#include "report/report.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -73,8 +75,8 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     bool spawn_failed = r.outcome == MP_OUT_ERROR && r.fail_class && !strcmp(r.fail_class, "spawn");
     if (!ctx->quiet && !spawn_failed) {
         fprintf(stderr, "moeprobe: %s: %s", label, mp_outcome_name(r.outcome));
-        if (r.moe_backend)
-            fprintf(stderr, ", MoE backend %s", r.moe_backend);
+        if (r.res.moe_backend)
+            fprintf(stderr, ", MoE backend %s", r.res.moe_backend);
         fprintf(stderr, ", %lu ok / %lu failed", r.req_ok, r.req_failed);
         if (r.fail_class)
             fprintf(stderr, " (%s)", r.fail_class);
@@ -143,6 +145,13 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
                                  "an asynchronously reported kernel fault",
                                  p->outcome == MP_OUT_HANG ? "hang" : "startup failure");
         }
+        return 0;
+    }
+    if (!p->cuda_fault) {
+        /* launch blocking discriminates CUDA faults only: a cut stream, an
+         * HTTP 500 or a Python error is the same with it */
+        free(dg->note);
+        dg->note = xstrdup("not a CUDA fault: not diagnosed with CUDA_LAUNCH_BLOCKING=1");
         return 0;
     }
     /* evidence from normal mode */
@@ -218,6 +227,8 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
         dg->pinned_site = b->sites.n ? xstrdup(b->sites.v[0]) : NULL;
         if (!dg->pinned_site && b->fail_message)
             dg->pinned_site = xstrdup(b->fail_message);
+        free(dg->launch_site);
+        dg->launch_site = b->launch_site ? xstrdup(b->launch_site) : NULL;
     } else {
         dg->launch_blocking = NULL;
         dg->confidence = 0;
@@ -227,4 +238,17 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
                              b->fail_message ? b->fail_message : "");
     }
     return 0;
+}
+
+int mp_run_end_dead_run(struct mp_store *st, int *killed)
+{
+    struct mp_store_leftover *l = NULL;
+    size_t n = 0;
+    *killed = 0;
+    if (mp_store_running_attempts(st, &l, &n) < 0)
+        return MP_EDB;
+    for (size_t i = 0; i < n; i++)
+        *killed += mp_proc_end_leftover(l[i].pid, l[i].start, l[i].marker);
+    mp_store_leftovers_free(l, n);
+    return mp_store_mark_interrupted(st);
 }

@@ -9,7 +9,7 @@
 
 #include "compat.h"
 
-#include "report/report.h"
+#include "model/report.h"
 #include "run/attempt.h"
 
 struct mp_runctx {
@@ -49,5 +49,10 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
  * not crash get a note saying why they are not diagnosed this way.
  * Returns 0 or <0 (moeprobe error). */
 int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci);
+
+/* `--resume`: end what a dead run left (the engines of the attempts the
+ * store still has "running", ended by proc/) and mark those attempts
+ * interrupted. *killed gets the number of processes signalled. 0 or MP_EDB. */
+int mp_run_end_dead_run(struct mp_store *st, int *killed);
 
 #endif

@@ -8,10 +8,9 @@
 #include <stdint.h>
 
 #include "buf.h"
-#include "cli/spec.h"
+#include "model/candidate.h"
 #include "err.h"
 
-struct mp_opts;
 
 /* Name of the variable that marks every process of one local task (the
  * child moeprobe, its engine and whatever escaped): after the task exited

@@ -23,7 +23,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "buf.h"
 #include "clock.h"
+#include "file.h"
 #include "report/report.h"
 #include "sched/internal.h"
 #include "sched/sched.h"
@@ -59,18 +61,16 @@ static void jstrv(const cJSON *o, const char *k, struct mp_strv *out)
     }
 }
 
+/* a task's report.json: the report of a few candidates */
+#define TASK_REPORT_MAX (64u << 20)
+
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
     struct buf b = BUF_INIT;
-    char tmp[8192];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
-        buf_add(&b, tmp, n);
-    fclose(f);
-    buf_addc(&b, '\0');
+    if (mp_read_file(path, TASK_REPORT_MAX, &b, NULL) < 0) {
+        buf_release(&b);
+        return NULL;
+    }
     return buf_detach(&b, len);
 }
 
@@ -185,27 +185,38 @@ static void load_attempt(const cJSON *cand, const cJSON *e, bool primary, bool f
         a->ok_before_failure = (unsigned long)jnum(cr, "after_requests", 0);
         a->fail_phase = jdup(cr, "phase");
         jstrv(cr, "sites", &a->sites);
+        a->launch_site = jdup(cr, "launch_site");
         a->engine_dead = cJSON_IsTrue(jget(cr, "engine_dead"));
     }
     if (!primary) {
         /* positional: the renderers only list them */
-        a->moe_backend_line = nev > 0 ? ev[0] : 0;
-        a->unknown_env_line = nev > 1 ? ev[1] : 0;
+        a->res.moe_backend_line = nev > 0 ? ev[0] : 0;
+        a->res.unknown_env_line = nev > 1 ? ev[1] : 0;
         a->fail_line = nev > 2 ? ev[2] : 0;
         return;
     }
     const cJSON *res = jget(cand, "resolved");
-    a->moe_backend = jdup(res, "moe_backend");
-    jstrv(res, "moe_candidates", &a->moe_candidates);
-    a->linear_kernel = jdup(res, "linear_kernel");
-    a->attention_backend = jdup(res, "attention_backend");
-    a->moe_backend_flag = jdup(res, "moe_backend_flag");
-    jstrv(cand, "unknown_env", &a->unknown_env);
+    a->res.moe_backend = jdup(res, "moe_backend");
+    jstrv(res, "moe_candidates", &a->res.moe_candidates);
+    a->res.linear_kernel = jdup(res, "linear_kernel");
+    a->res.attention_backend = jdup(res, "attention_backend");
+    a->res.moe_backend_flag = jdup(res, "moe_backend_flag");
+    a->res.unquantized_moe_backend = jdup(res, "unquantized_moe_backend");
+    const cJSON *lk;
+    cJSON_ArrayForEach(lk, jget(res, "linear_kernels"))
+    {
+        if (!cJSON_IsString(lk) || !lk->string)
+            continue;
+        char *kv = xasprintf("%s=%s", lk->string, lk->valuestring);
+        mp_strv_push(&a->res.linear_kernels, kv);
+        free(kv);
+    }
+    jstrv(cand, "unknown_env", &a->res.unknown_env);
     size_t k = 0;
-    if (a->moe_backend && k < nev)
-        a->moe_backend_line = ev[k++];
-    if (a->unknown_env.n && k < nev)
-        a->unknown_env_line = ev[k++];
+    if (a->res.moe_backend && k < nev)
+        a->res.moe_backend_line = ev[k++];
+    if (a->res.unknown_env.n && k < nev)
+        a->res.unknown_env_line = ev[k++];
     if (k < nev)
         a->fail_line = ev[k++];
     const cJSON *ph;
@@ -284,6 +295,7 @@ static void load_candidate(const cJSON *cj, const char *task_dir, struct mp_repo
         g->confidence = jnum(d, "confidence", 0);
         g->throughput_ratio = jnum(d, "throughput_ratio", -1);
         g->pinned_site = jdup(d, "pinned_site");
+        g->launch_site = jdup(d, "launch_site");
         g->reasoning = jdup(d, "reasoning");
         g->note = jdup(d, "note");
     } else {

@@ -11,16 +11,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli/opts.h"
 #include "clock.h"
 #include "err.h"
 #include "proc/proc.h"
+#include "file.h"
+#include "model/report.h"
 #include "report/report.h"
 #include "sched/internal.h"
 #include "sched/sched.h"
 #include "xalloc.h"
 
-bool mp_sched_wanted(const struct mp_opts *o)
+bool mp_sched_wanted(const struct mp_sched_cfg *o)
 {
     if (getenv(MP_SCHED_CHILD_VAR))
         return false;
@@ -156,7 +157,7 @@ static void move_aside(const char *dir)
     }
 }
 
-int mp_sched_qualify(const struct mp_opts *o, int argc, char **argv)
+int mp_sched_qualify(const struct mp_sched_cfg *o, int argc, char **argv)
 {
     struct mp_sched_plan pl;
     memset(&pl, 0, sizeof(pl));
@@ -214,12 +215,12 @@ int mp_sched_qualify(const struct mp_opts *o, int argc, char **argv)
     pl.cmd = o->cmd;
     pl.ncmd = o->ncmd;
     pl.port = o->port;
-    pl.grace_s = o->wl.grace_s;
+    pl.grace_s = o->grace_s;
     pl.json = o->json;
     pl.quiet = o->quiet;
     mp_sched_filter_opts(argv, (int)(o->cmd - argv), &pl.child_opts);
     for (size_t i = 0; i < o->ncands; i++) {
-        if (!mp_opts_only_has(o->only, o->cands[i].name))
+        if (!mp_csv_has(o->only, o->cands[i].name))
             continue;
         pl.t = xreallocarray(pl.t, pl.n + 1, sizeof(*pl.t));
         struct mp_sched_task *t = &pl.t[pl.n++];

@@ -15,7 +15,26 @@
 
 #include "compat.h"
 
-struct mp_opts;
+struct mp_candidate;
+
+/* What scale-out needs of qualify's options (every pointer borrowed from
+ * the caller for the duration of the call). */
+struct mp_sched_cfg {
+    const struct mp_candidate *cands;
+    size_t ncands;
+    const char *only;        /* --only list or NULL */
+    const char *out_dir;
+    int port;
+    double grace_s;
+    bool json, quiet;
+    const char *gpus;        /* --gpus list as given, or NULL */
+    int gpus_per_engine;
+    bool slurm;
+    const char *slurm_args, *slurm_script;
+    const char *resume;      /* --resume RUNDIR or NULL */
+    char **cmd;              /* the server command: points into qualify's argv */
+    size_t ncmd;
+};
 
 /* Environment variable set in every task's environment: a task never
  * schedules tasks itself. */
@@ -24,11 +43,11 @@ struct mp_opts;
 /* True when qualify with these options should run as tasks: --gpus,
  * --slurm, --slurm-script or --resume was given, or (not inside a task)
  * more than one GPU is visible. */
-bool mp_sched_wanted(const struct mp_opts *o);
+bool mp_sched_wanted(const struct mp_sched_cfg *o);
 
 /* Run qualify as tasks. argc/argv are qualify's own (argv[0] =
- * "qualify"); o was parsed from them. Returns an exit code. */
-int mp_sched_qualify(const struct mp_opts *o, int argc, char **argv);
+ * "qualify"); o was derived from them. Returns an exit code. */
+int mp_sched_qualify(const struct mp_sched_cfg *o, int argc, char **argv);
 
 /* Merge the task results of run_dir (tasks/index.txt, tasks/NAME/) into
  * run_dir/report.{json,md,html}: one report like a serial run's, or, when

@@ -9,6 +9,8 @@
 
 #include "report/report.h"
 #include "sched/internal.h"
+#include "buf.h"
+#include "file.h"
 #include "xalloc.h"
 
 static void put(struct buf *b, const char *k, const char *v)
@@ -36,21 +38,17 @@ int mp_sched_rec_write(const char *task_dir, const struct mp_sched_rec *r)
     return rc;
 }
 
+/* task.txt is a few lines; anything larger is not ours */
+#define TASK_FILE_MAX (1u << 20)
+
 static char *read_all(const char *path, int *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        *err = -errno;
+    struct buf b = BUF_INIT;
+    *err = mp_read_file(path, TASK_FILE_MAX, &b, NULL);
+    if (*err) {
+        buf_release(&b);
         return NULL;
     }
-    struct buf b = BUF_INIT;
-    char tmp[4096];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0 && b.len < (1u << 20))
-        buf_add(&b, tmp, n);
-    fclose(f);
-    *err = 0;
-    buf_addc(&b, '\0');
     return buf_detach(&b, NULL);
 }
 

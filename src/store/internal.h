@@ -9,7 +9,8 @@
 
 #include "buf.h"
 #include "clock.h"
-#include "run/attempt.h"
+#include "model/attempt.h"
+#include "model/workload.h"
 #include "store/store.h"
 
 struct mp_store {
@@ -33,6 +34,8 @@ struct mp_store_col {
 /* attempts columns that mirror struct mp_attempt_result fields */
 extern const struct mp_store_col mp_store_attempt_cols[];
 extern const size_t mp_store_nattempt_cols;
+/* Attempt columns a schema version has (the last ones came with later versions). */
+size_t mp_store_attempt_cols_in(int version);
 
 int mp_store_fail(struct mp_store *s, const char *what);
 int mp_store_prep(struct mp_store *s, sqlite3_stmt **st, const char *sql);

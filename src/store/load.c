@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/report.h"
+#include "model/report.h"
 #include "xalloc.h"
 
 static char *col_str(sqlite3_stmt *st, int i)
@@ -267,7 +267,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         /* attempts (finished ones; running ones are not evidence) */
         struct buf sql = BUF_INIT;
         buf_adds(&sql, "SELECT id, idx, launch_blocking, dir, outcome");
-        for (size_t k = 0; k < mp_store_nattempt_cols; k++)
+        for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
             buf_printf(&sql, ", %s", mp_store_attempt_cols[k].name);
         /* interrupted attempts with a summary count only while the run is
          * (still) interrupted; a resume redoes them */
@@ -286,7 +286,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             r.launch_blocking = sqlite3_column_int(st, 2) != 0;
             r.dir = col_str(st, 3);
             r.outcome = outcome_from((const char *)sqlite3_column_text(st, 4));
-            for (size_t k = 0; k < mp_store_nattempt_cols; k++)
+            for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
                 read_col(st, (int)k + 5, &mp_store_attempt_cols[k], &r);
             rc = load_attempt_details(s, aid, &r);
             mp_report_add_attempt(rep, i, &r);
@@ -297,9 +297,13 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             break;
         /* diagnosis */
         if (mp_store_prep(s, &st,
-                          "SELECT done, launch_blocking, requests_clean, requests_required, confidence,"
-                          " throughput_ratio, pinned_site, reasoning, note FROM diagnoses"
-                          " WHERE candidate_id = ?") < 0) {
+                          s->version >= 4
+                              ? "SELECT done, launch_blocking, requests_clean, requests_required,"
+                                " confidence, throughput_ratio, pinned_site, reasoning, note,"
+                                " launch_site FROM diagnoses WHERE candidate_id = ?"
+                              : "SELECT done, launch_blocking, requests_clean, requests_required,"
+                                " confidence, throughput_ratio, pinned_site, reasoning, note,"
+                                " NULL FROM diagnoses WHERE candidate_id = ?") < 0) {
             rc = MP_EDB;
             break;
         }
@@ -316,6 +320,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             dg->pinned_site = col_str(st, 6);
             dg->reasoning = col_str(st, 7);
             dg->note = col_str(st, 8);
+            dg->launch_site = col_str(st, 9);
         }
         sqlite3_finalize(st);
     }

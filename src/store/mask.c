@@ -1,4 +1,5 @@
-/* mask.c - replacing secret values by *** in everything the store writes. */
+/* mask.c - replacing secret values by *** in everything the store writes
+ * (the rule itself is in base/secret.h). */
 #include "store/store.h"
 
 #include <ctype.h>
@@ -6,20 +7,25 @@
 #include <string.h>
 
 #include "buf.h"
+#include "secret.h"
 #include "xalloc.h"
 
 extern char **environ;
 
-void mp_store_mask_add(struct mp_store_mask *m, const char *value)
+#define EXPLICIT_MIN_LEN 4 /* a value given as a secret (the API key) */
+#define CUT_MIN_TAIL 4     /* a cut tail this long that begins a value is masked */
+
+static void add_n(struct mp_store_mask *m, const char *value, size_t len)
 {
-    if (!value || strlen(value) < 4 || !strcmp(value, "***"))
+    if (!value || len < EXPLICIT_MIN_LEN || (len == 3 && !memcmp(value, "***", 3)))
         return;
     for (size_t i = 0; i < m->values.n; i++) {
-        if (!strcmp(m->values.v[i], value))
+        if (strlen(m->values.v[i]) == len && !memcmp(m->values.v[i], value, len))
             return;
     }
     /* longest first, so a value that contains another is replaced whole */
-    mp_strv_push(&m->values, value);
+    mp_strv_push_owned(&m->values, xstrndup(value, len));
+    m->first[(unsigned char)value[0]] = true;
     for (size_t i = m->values.n - 1; i > 0; i--) {
         if (strlen(m->values.v[i]) <= strlen(m->values.v[i - 1]))
             break;
@@ -29,11 +35,23 @@ void mp_store_mask_add(struct mp_store_mask *m, const char *value)
     }
 }
 
-static void add_assignment(struct mp_store_mask *m, const char *w)
+void mp_store_mask_add(struct mp_store_mask *m, const char *value)
 {
-    const char *eq = strchr(w, '=');
-    if (eq && eq > w && mp_is_secret_name(w, (size_t)(eq - w)))
-        mp_store_mask_add(m, eq + 1);
+    if (value)
+        add_n(m, value, strlen(value));
+}
+
+/* found by the secret rule: only values that look like secrets are kept as
+ * known values (a short URL password is still masked structurally) */
+static void add_found(void *ud, const char *value, size_t len)
+{
+    if (mp_secret_value_ok(value, len))
+        add_n(ud, value, len);
+}
+
+void mp_store_mask_add_args(struct mp_store_mask *m, char *const *argv, size_t argc)
+{
+    mp_secret_scan_args(argv, argc, add_found, m);
 }
 
 void mp_store_mask_init(struct mp_store_mask *m, const struct mp_candidate *cands, size_t ncands,
@@ -41,10 +59,10 @@ void mp_store_mask_init(struct mp_store_mask *m, const struct mp_candidate *cand
 {
     memset(m, 0, sizeof(*m));
     for (char **e = environ; e && *e; e++)
-        add_assignment(m, *e);
+        mp_secret_scan_args(e, 1, add_found, m); /* NAME=VALUE words */
     for (size_t i = 0; i < ncands; i++) {
-        for (size_t j = 0; j < cands[i].env.n; j++)
-            add_assignment(m, cands[i].env.v[j]);
+        mp_secret_scan_args(cands[i].env.v, cands[i].env.n, add_found, m);
+        mp_secret_scan_args(cands[i].args.v, cands[i].args.n, add_found, m);
     }
     mp_store_mask_add(m, extra);
 }
@@ -56,11 +74,12 @@ void mp_store_mask_release(struct mp_store_mask *m)
     for (size_t i = 0; i < m->values.n; i++)
         memset(m->values.v[i], 0, strlen(m->values.v[i]));
     mp_strv_release(&m->values);
+    memset(m->first, 0, sizeof(m->first));
 }
 
-static bool ident_char(char c)
+static bool name_char(char c)
 {
-    return isalnum((unsigned char)c) || c == '_';
+    return isalnum((unsigned char)c) || c == '_' || c == '-';
 }
 
 /* Length of the NAME=VALUE value starting at v: up to whitespace or a quote. */
@@ -73,50 +92,100 @@ static size_t value_len(const char *v, const char *end)
     return (size_t)(p - v);
 }
 
-char *mp_store_mask_apply(const struct mp_store_mask *m, const char *s, size_t len, bool words,
-                          bool *changed)
+/* At p = '=' of a word NAME=VALUE / --name=VALUE with a secret NAME: the
+ * value's length, else 0. */
+static size_t word_value(const char *s, const char *p, const char *end)
+{
+    const char *n0 = p;
+    while (n0 > s && name_char(n0[-1]))
+        n0--;
+    bool at_word = n0 == s || isspace((unsigned char)n0[-1]) || n0[-1] == '\'' ||
+                   n0[-1] == '"' || n0[-1] == ':';
+    const char *name = n0;
+    while (name < p && *name == '-')
+        name++;
+    if (!at_word || name == p || isdigit((unsigned char)*name) ||
+        !mp_is_secret_name(name, (size_t)(p - name)))
+        return 0;
+    size_t vl = value_len(p + 1, end);
+    return mp_secret_value_ok(p + 1, vl) ? vl : 0;
+}
+
+/* Length of a known value at p, or 0. */
+static size_t known_at(const struct mp_store_mask *m, const char *p, const char *end)
+{
+    if (!m || !m->first[(unsigned char)*p])
+        return 0;
+    for (size_t i = 0; i < m->values.n; i++) {
+        size_t vl = strlen(m->values.v[i]);
+        if (vl <= (size_t)(end - p) && !memcmp(p, m->values.v[i], vl))
+            return vl;
+    }
+    return 0;
+}
+
+/* A cut text's tail at p (to end) that is the beginning of a known value. */
+static bool cut_tail_at(const struct mp_store_mask *m, const char *p, const char *end)
+{
+    size_t tl = (size_t)(end - p);
+    if (!m || tl < CUT_MIN_TAIL || !m->first[(unsigned char)*p])
+        return false;
+    for (size_t i = 0; i < m->values.n; i++) {
+        size_t vl = strlen(m->values.v[i]);
+        if (vl > tl && !memcmp(p, m->values.v[i], tl))
+            return true;
+    }
+    return false;
+}
+
+char *mp_store_mask_apply_ex(const struct mp_store_mask *m, const char *s, size_t len,
+                             unsigned flags, bool *changed, size_t *outlen)
 {
     struct buf b = BUF_INIT;
     bool any = false;
     const char *end = s + len;
+    const char *run = s; /* start of the bytes not yet copied */
     const char *p = s;
     while (p < end) {
-        /* a known secret value */
-        bool hit = false;
-        for (size_t i = 0; m && i < m->values.n; i++) {
-            size_t vl = strlen(m->values.v[i]);
-            if (vl <= (size_t)(end - p) && !memcmp(p, m->values.v[i], vl)) {
-                buf_adds(&b, "***");
-                p += vl;
-                hit = any = true;
-                break;
-            }
+        size_t keep = 0, vl = known_at(m, p, end);
+        if (!vl && (flags & MP_MASK_WORDS) && *p == '=' && p > s) {
+            vl = word_value(s, p, end);
+            keep = vl ? 1 : 0;
         }
-        if (hit)
+        if (!vl && !mp_secret_match_at(s, p, end, &keep, &vl))
+            vl = keep = 0;
+        if (!vl && (flags & MP_MASK_CUT) && cut_tail_at(m, p, end))
+            vl = (size_t)(end - p);
+        if (!vl) {
+            p++;
             continue;
-        /* NAME=VALUE with a secret NAME, at a word start */
-        if (words && *p == '=' && p > s) {
-            const char *n0 = p;
-            while (n0 > s && ident_char(n0[-1]))
-                n0--;
-            size_t vl = value_len(p + 1, end);
-            bool at_word = n0 == s || isspace((unsigned char)n0[-1]) || n0[-1] == '\'' ||
-                           n0[-1] == '"' || n0[-1] == ':';
-            if (at_word && n0 < p && !isdigit((unsigned char)*n0) &&
-                mp_is_secret_name(n0, (size_t)(p - n0)) &&
-                vl > 0 && !(vl == 3 && !memcmp(p + 1, "***", 3))) {
-                buf_adds(&b, "=***");
-                p += 1 + vl;
-                any = true;
-                continue;
-            }
         }
-        buf_addc(&b, *p);
-        p++;
+        buf_add(&b, run, (size_t)(p - run) + keep);
+        buf_adds(&b, "***");
+        p += keep + vl;
+        run = p;
+        any = true;
     }
     if (changed)
         *changed = any;
-    if (!b.data)
-        return xstrdup("");
-    return buf_detach(&b, NULL);
+    if (!any) {
+        char *c = xmalloc(len + 1);
+        memcpy(c, s, len);
+        c[len] = '\0';
+        if (outlen)
+            *outlen = len;
+        return c;
+    }
+    buf_add(&b, run, (size_t)(end - run));
+    size_t n = 0;
+    char *r = buf_detach(&b, &n);
+    if (outlen)
+        *outlen = n;
+    return r;
+}
+
+char *mp_store_mask_apply(const struct mp_store_mask *m, const char *s, size_t len, bool words,
+                          bool *changed)
+{
+    return mp_store_mask_apply_ex(m, s, len, words ? MP_MASK_WORDS : 0, changed, NULL);
 }

@@ -14,8 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proc/proc.h"
-#include "report/report.h"
+#include "model/report.h"
 #include "xalloc.h"
 
 /* ---------- schema ---------- */
@@ -91,7 +90,28 @@ static const char schema_v2[] =
 /* Version 3: what `moeprobe inspect` found in the --model-dir checkpoint. */
 static const char schema_v3[] = "ALTER TABLE fingerprint ADD COLUMN checkpoint_json TEXT;";
 
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3};
+/* Version 4: what the log says beyond the NVFP4 MoE line: every dense
+ * kernel by method, the unquantized MoE backend, the crash's launch site
+ * (and the blocked run's, in the diagnosis). */
+static const char schema_v4[] = "ALTER TABLE attempts ADD COLUMN linear_kernels TEXT;"
+                                "ALTER TABLE attempts ADD COLUMN unquantized_moe_backend TEXT;"
+                                "ALTER TABLE attempts ADD COLUMN launch_site TEXT;"
+                                "ALTER TABLE diagnoses ADD COLUMN launch_site TEXT;";
+
+/* Version 5: trust in verdicts - CUDA-fault evidence, engine death, the
+ * first bad response, the announced port, knob delivery per attempt, and
+ * where the run was started (resume from another directory). */
+static const char schema_v5[] =
+    "ALTER TABLE attempts ADD COLUMN cuda_fault INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN engine_died INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN fail_request_line INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN announced_port INTEGER;"
+    "ALTER TABLE attempts ADD COLUMN dlv_knob TEXT;"
+    "ALTER TABLE attempts ADD COLUMN dlv_status TEXT;"
+    "ALTER TABLE attempts ADD COLUMN dlv_evidence TEXT;"
+    "ALTER TABLE run ADD COLUMN cwd TEXT;";
+
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {
@@ -405,16 +425,6 @@ int mp_store_run_resumed(struct mp_store *s, const char *when)
     return commit(s, rc);
 }
 
-void mp_fp_extra_release(struct mp_fp_extra *x)
-{
-    free(x->quantization);
-    free(x->gpu_source);
-    free(x->model_dir);
-    free(x->checkpoint_json);
-    memset(x, 0, sizeof(*x));
-    x->gpu_memory_mib = -1;
-}
-
 int mp_store_set_fingerprint(struct mp_store *s, const struct mp_fingerprint *fp,
                              const struct mp_fp_extra *x)
 {
@@ -511,7 +521,8 @@ int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diag
         rc = mp_store_prep(s, &st,
                            "INSERT OR REPLACE INTO diagnoses(candidate_id, done, launch_blocking,"
                            " requests_clean, requests_required, confidence, throughput_ratio,"
-                           " pinned_site, reasoning, note) VALUES (?,?,?,?,?,?,?,?,?,?)");
+                           " pinned_site, reasoning, note, launch_site)"
+                           " VALUES (?,?,?,?,?,?,?,?,?,?,?)");
         if (rc == 0) {
             sqlite3_bind_int64(st, 1, id);
             sqlite3_bind_int(st, 2, dg->done);
@@ -523,6 +534,7 @@ int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diag
             mp_store_bind_text(s, st, 8, dg->pinned_site);
             mp_store_bind_text(s, st, 9, dg->reasoning);
             mp_store_bind_text(s, st, 10, dg->note);
+            mp_store_bind_text(s, st, 11, dg->launch_site);
             rc = step_done(s, st, "record a diagnosis");
         }
     }
@@ -576,36 +588,8 @@ int mp_store_attempt_begin(struct mp_store *s, size_t pos, int index, bool block
     return commit(s, rc);
 }
 
-unsigned long long mp_store_pid_starttime(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    if (!p)
-        return 0;
-    /* fields after ")": 3 state ... 22 starttime */
-    p++;
-    for (int field = 3; field <= 22; field++) {
-        while (*p == ' ')
-            p++;
-        if (field == 22)
-            return strtoull(p, NULL, 10);
-        while (*p && *p != ' ')
-            p++;
-    }
-    return 0;
-}
-
 int mp_store_attempt_spawned(struct mp_store *s, int64_t id, const char *command, pid_t pid,
-                             const char *marker)
+                             unsigned long long pid_start, const char *marker)
 {
     if (begin(s) < 0)
         return MP_EDB;
@@ -616,7 +600,7 @@ int mp_store_attempt_spawned(struct mp_store *s, int64_t id, const char *command
     if (rc == 0) {
         sqlite3_bind_text(st, 1, command ? mp_store_mask_apply(&s->mask, command, strlen(command), true, NULL) : NULL, -1, free);
         sqlite3_bind_int64(st, 2, pid);
-        sqlite3_bind_int64(st, 3, (sqlite3_int64)mp_store_pid_starttime(pid));
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)pid_start);
         sqlite3_bind_text(st, 4, marker, -1, SQLITE_TRANSIENT);
         sqlite3_bind_int64(st, 5, id);
         rc = step_done(s, st, "record the engine's pid");
@@ -696,18 +680,33 @@ static void log_lines(const char *dir, const long *want, size_t n, char **out)
 #define DBLF(f) {#f, MP_COL_DBL, offsetof(struct mp_attempt_result, f)}
 #define BOOLF(f) {#f, MP_COL_BOOL, offsetof(struct mp_attempt_result, f)}
 #define STRVF(f) {#f, MP_COL_STRV, offsetof(struct mp_attempt_result, f)}
+/* the resolved backends: columns named like the fields of struct mp_resolved */
+#define RSTRF(f) {#f, MP_COL_STR, offsetof(struct mp_attempt_result, res.f)}
+#define RLONGF(f) {#f, MP_COL_LONG, offsetof(struct mp_attempt_result, res.f)}
+#define RSTRVF(f) {#f, MP_COL_STRV, offsetof(struct mp_attempt_result, res.f)}
 
 const struct mp_store_col mp_store_attempt_cols[] = {
-    STRF(command), STRF(moe_backend), STRVF(moe_candidates), STRF(linear_kernel),
-    STRF(attention_backend), STRF(engine_version), STRF(model), STRF(quantization),
-    STRF(moe_backend_flag), STRVF(unknown_env), LONGF(moe_backend_line),
-    LONGF(linear_kernel_line), LONGF(attention_backend_line), LONGF(unknown_env_line),
+    STRF(command), RSTRF(moe_backend), RSTRVF(moe_candidates), RSTRF(linear_kernel),
+    RSTRF(attention_backend), RSTRF(engine_version), RSTRF(model), RSTRF(quantization),
+    RSTRF(moe_backend_flag), RSTRVF(unknown_env), RLONGF(moe_backend_line),
+    RLONGF(linear_kernel_line), RLONGF(attention_backend_line), RLONGF(unknown_env_line),
     STRF(fail_class), STRF(fail_message), LONGF(fail_line), STRVF(sites), BOOLF(engine_dead),
     ULONGF(ok_before_failure), STRF(fail_phase), STRF(exit_desc), ULONGF(req_ok),
     ULONGF(req_failed), DBLF(ready_s), DBLF(workload_s), DBLF(teardown_s), DBLF(wall_s),
     INTF(teardown_leftovers), BOOLF(teardown_killed), INTF(escapees_killed),
+    RSTRVF(linear_kernels), RSTRF(unquantized_moe_backend), STRF(launch_site),
+    BOOLF(cuda_fault), BOOLF(engine_died), LONGF(fail_request_line), INTF(announced_port),
+    STRVF(dlv_knob), STRVF(dlv_status), STRVF(dlv_evidence),
 };
 const size_t mp_store_nattempt_cols = MP_ARRAY_SIZE(mp_store_attempt_cols);
+
+size_t mp_store_attempt_cols_in(int version)
+{
+    if (version >= 5)
+        return mp_store_nattempt_cols;
+    return version >= 4 ? mp_store_nattempt_cols - 7  /* v5: 7 more */
+                        : mp_store_nattempt_cols - 10; /* v4: 3 more */
+}
 
 static void bind_col(struct mp_store *s, sqlite3_stmt *st, int i, const struct mp_store_col *c,
                      const void *base)
@@ -811,8 +810,8 @@ int mp_store_attempt_finish(struct mp_store *s, int64_t id, const struct mp_atte
     /* log events: the lines behind each claim */
     static const char *const sig[] = {"moe_backend", "linear_kernel", "attention_backend",
                                       "unknown_env", "failure"};
-    long want[5] = {r->moe_backend_line, r->linear_kernel_line, r->attention_backend_line,
-                    r->unknown_env_line, r->fail_line};
+    long want[5] = {r->res.moe_backend_line, r->res.linear_kernel_line, r->res.attention_backend_line,
+                    r->res.unknown_env_line, r->fail_line};
     char *text[5] = {NULL, NULL, NULL, NULL, NULL};
     if (rc == 0 && r->dir)
         log_lines(r->dir, want, 5, text);
@@ -854,28 +853,45 @@ int mp_store_add_minimize_test(struct mp_store *s, unsigned test_no, const char 
 
 /* ---------- resume ---------- */
 
-int mp_store_reap_dead_run(struct mp_store *s, int *killed)
+int mp_store_running_attempts(struct mp_store *s, struct mp_store_leftover **out, size_t *n)
 {
-    *killed = 0;
+    *out = NULL;
+    *n = 0;
     sqlite3_stmt *st = NULL;
     if (mp_store_prep(s, &st, "SELECT pid, pid_start, marker FROM attempts WHERE status = 'running'") < 0)
         return MP_EDB;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        pid_t pid = (pid_t)sqlite3_column_int64(st, 0);
-        unsigned long long start = (unsigned long long)sqlite3_column_int64(st, 1);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8;
+            *out = xreallocarray(*out, cap, sizeof(**out));
+        }
+        struct mp_store_leftover *l = &(*out)[(*n)++];
+        l->pid = (pid_t)sqlite3_column_int64(st, 0);
+        l->start = (unsigned long long)sqlite3_column_int64(st, 1);
         const char *marker = (const char *)sqlite3_column_text(st, 2);
-        if (pid > 1 && start && mp_store_pid_starttime(pid) == start) {
-            /* the same process (not a reused pid): its whole group */
-            if (kill(-pid, SIGKILL) == 0 || kill(pid, SIGKILL) == 0)
-                (*killed)++;
-        }
-        if (marker && *marker) {
-            int n = mp_proc_find_marked(marker, SIGKILL);
-            if (n > 0)
-                *killed += n;
-        }
+        l->marker = xstrdup(marker ? marker : "");
     }
     sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        mp_store_leftovers_free(*out, *n);
+        *out = NULL;
+        *n = 0;
+        return mp_store_fail(s, "read the running attempts");
+    }
+    return 0;
+}
+
+void mp_store_leftovers_free(struct mp_store_leftover *l, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(l[i].marker);
+    free(l);
+}
+
+int mp_store_mark_interrupted(struct mp_store *s)
+{
     if (begin(s) < 0)
         return MP_EDB;
     return commit(s, exec(s, "UPDATE attempts SET status = 'interrupted' WHERE status = 'running'"));

@@ -28,8 +28,9 @@
 
 #include <sys/types.h>
 
-#include "cli/spec.h"
 #include "err.h"
+#include "model/candidate.h"
+#include "model/fingerprint.h"
 
 struct sqlite3;
 struct mp_report;
@@ -38,26 +39,44 @@ struct mp_diagnosis;
 struct mp_attempt_result;
 
 #define MP_STORE_DB_NAME "moeprobe.db"
-#define MP_STORE_SCHEMA_VERSION 3
+#define MP_STORE_SCHEMA_VERSION 5
 
 /* ---- the secret mask ---- */
 
-/* A set of secret values to replace by *** wherever they appear. */
+/* A set of secret values to replace by *** wherever they appear, and the
+ * structural rules of secret.h (URL passwords, Bearer/Authorization text,
+ * quoted secret pairs), which apply to every text masked. */
 struct mp_store_mask {
-    struct mp_strv values;
+    struct mp_strv values;  /* longest first */
+    bool first[256];        /* first bytes of values (a quick pre-check) */
 };
-/* Collect: values (>= 4 bytes) of every variable of our own environment whose
- * name is secret (mp_is_secret_name), of the candidates' secret env knobs,
- * and extra (e.g. the API key; may be NULL). */
+/* Collect: values of every variable of our own environment whose name is
+ * secret and whose value looks like one (secret.h), of the candidates'
+ * secret env knobs and of secret flags among their args, and extra (e.g. the
+ * API key, masked when >= 4 bytes; may be NULL). */
 void mp_store_mask_init(struct mp_store_mask *m, const struct mp_candidate *cands, size_t ncands,
                         const char *extra);
+/* Add the secret values of an argument vector (the server command):
+ * mp_secret_scan_args's findings. */
+void mp_store_mask_add_args(struct mp_store_mask *m, char *const *argv, size_t argc);
+/* Add one value (>= 4 bytes; shorter ones are ignored). */
 void mp_store_mask_add(struct mp_store_mask *m, const char *value);
 void mp_store_mask_release(struct mp_store_mask *m);
-/* Masked copy of s[0..len) (caller frees): every known secret value becomes
- * ***; with words, also the value of every NAME=VALUE word (at a word start)
- * whose NAME is secret (for commands and knobs; not for engine output, where
- * "max_num_batched_tokens=8192" is no secret). *changed tells whether
- * anything was replaced (may be NULL). m may be NULL. */
+
+enum {
+    MP_MASK_WORDS = 1, /* also NAME=VALUE words and --flag=VALUE (commands, knobs) */
+    MP_MASK_CUT = 2,   /* s was cut at its end: a tail that begins a known value is masked */
+};
+/* Masked copy of s[0..len) (caller frees; NUL bytes are kept): every known
+ * secret value and every structural match becomes ***; with MP_MASK_WORDS
+ * also the value of every NAME=VALUE / --name=VALUE word (at a word start)
+ * whose NAME is secret and whose value looks like one (not for engine
+ * output, where "max_num_batched_tokens=8192" is no secret). *changed tells
+ * whether anything was replaced (may be NULL); *outlen (may be NULL) gets
+ * the length. m may be NULL (structural rules only). */
+char *mp_store_mask_apply_ex(const struct mp_store_mask *m, const char *s, size_t len,
+                             unsigned flags, bool *changed, size_t *outlen);
+/* mp_store_mask_apply_ex with MP_MASK_WORDS when words is set. */
 char *mp_store_mask_apply(const struct mp_store_mask *m, const char *s, size_t len, bool words,
                           bool *changed);
 
@@ -100,15 +119,6 @@ int mp_store_run_finish(struct mp_store *s, const char *finished, bool interrupt
 /* Count a resume of this run. */
 int mp_store_run_resumed(struct mp_store *s, const char *when);
 
-/* Fingerprint extras the report model has no field for. */
-struct mp_fp_extra {
-    char *quantization;        /* from the log or the checkpoint */
-    long gpu_memory_mib;       /* -1 = not reported (unified memory, e.g. GB10) */
-    char *gpu_source;          /* "nvml", "nvidia-smi", "none" */
-    char *model_dir;           /* --model-dir or NULL */
-    char *checkpoint_json;     /* mp_inspect_to_json of --model-dir, or NULL */
-};
-void mp_fp_extra_release(struct mp_fp_extra *x);
 /* Store the fingerprint (replaces the stored one). */
 int mp_store_set_fingerprint(struct mp_store *s, const struct mp_fingerprint *fp,
                              const struct mp_fp_extra *x);
@@ -128,6 +138,7 @@ int mp_store_attempt_begin(struct mp_store *s, size_t pos, int index, bool block
 /* The engine was spawned: pid, its start time (/proc/PID/stat field 22) and
  * the marker, so that a resume can find what a dead run left. */
 int mp_store_attempt_spawned(struct mp_store *s, int64_t id, const char *command, pid_t pid,
+                             unsigned long long pid_start,
                              const char *marker);
 
 /* One finished request. */
@@ -156,11 +167,19 @@ int mp_store_add_minimize_test(struct mp_store *s, unsigned test_no, const char 
 
 /* ---- resume ---- */
 
-/* Kill what a dead run left: for each attempt still "running", SIGKILL
- * every process carrying its marker, and its recorded pid's group when the
- * pid still has the recorded start time; then mark those attempts
- * "interrupted". *killed gets the number of processes signalled. */
-int mp_store_reap_dead_run(struct mp_store *s, int *killed);
+/* What a dead run may have left running: one row per attempt still
+ * "running" (its engine's pid, the pid's start time, its marker). proc/
+ * ends them (mp_proc_end_leftover); then mp_store_mark_interrupted. */
+struct mp_store_leftover {
+    pid_t pid;
+    unsigned long long start;  /* 0 = unknown */
+    char *marker;              /* "" = none */
+};
+/* 0 (caller frees with mp_store_leftovers_free) or MP_EDB. */
+int mp_store_running_attempts(struct mp_store *s, struct mp_store_leftover **out, size_t *n);
+void mp_store_leftovers_free(struct mp_store_leftover *l, size_t n);
+/* Mark every attempt still "running" as "interrupted". 0 or MP_EDB. */
+int mp_store_mark_interrupted(struct mp_store *s);
 
 /* ---- reading back ---- */
 
@@ -172,44 +191,5 @@ int mp_store_reap_dead_run(struct mp_store *s, int *killed);
 int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done);
 /* Stored fingerprint extras (zeroed when none). */
 int mp_store_load_fp_extra(struct mp_store *s, struct mp_fp_extra *x);
-
-/* ---- fingerprint (implemented in report/fingerprint.c) ---- */
-
-/* The NVML functions moeprobe uses, as loaded with dlopen (injectable for
- * tests). Return values are nvmlReturn_t (0 = success). */
-struct mp_nvml_api {
-    int (*init)(void);
-    int (*shutdown)(void);
-    int (*driver_version)(char *buf, unsigned len);
-    int (*cuda_version)(int *v);               /* e.g. 12080 */
-    int (*count)(unsigned *n);
-    int (*handle)(unsigned i, void **dev);
-    int (*name)(void *dev, char *buf, unsigned len);
-    int (*cc)(void *dev, int *major, int *minor);
-    int (*memory)(void *dev, unsigned long long mem[3]); /* total, free, used */
-};
-/* Fill fp/x from NVML through api. Returns 0, or <0 when NVML has no GPU or
- * failed (fp untouched). A memory call that fails (unified-memory GPUs such
- * as GB10 say NOT_SUPPORTED) leaves x->gpu_memory_mib = -1. */
-int mp_fingerprint_from_nvml(const struct mp_nvml_api *api, struct mp_fingerprint *fp,
-                             struct mp_fp_extra *x);
-/* Detect the host's part of the fingerprint: NVML (dlopen of
- * libnvidia-ml.so.1, or $MOEPROBE_NVML_LIB; "none" skips it), else
- * nvidia-smi, else gpu = "no NVIDIA GPU"; host arch and kernel. x may be NULL. */
-void mp_fingerprint_detect_ex(struct mp_fingerprint *fp, struct mp_fp_extra *x);
-/* Quantization of a checkpoint folder (config.json quantization_config, or
- * hf_quant_config.json), e.g. "modelopt_fp4 (NVFP4)"; NULL when not found. */
-char *mp_fingerprint_model_dir(const char *dir);
-/* Compare the parts that decide whether results carry over: GPU, compute
- * capability, model, host architecture, and unless history is set also
- * driver, CUDA and engine version (history = runs put side by side, e.g.
- * before and after an engine upgrade, where those may differ). Returns NULL
- * when they match (a field unknown on either side matches), else a
- * sentence naming the first difference (caller frees). */
-char *mp_fingerprint_mismatch(const struct mp_fingerprint *a, const struct mp_fingerprint *b,
-                              bool history);
-
-/* Start time of pid (/proc/PID/stat field 22, clock ticks since boot), or 0. */
-unsigned long long mp_store_pid_starttime(pid_t pid);
 
 #endif

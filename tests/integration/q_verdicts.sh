@@ -23,6 +23,9 @@ check "$R" \
   'c["cutlass"]["resolved"]["moe_backend"] == "VLLM_CUTLASS"' \
   'c["cutlass"]["diagnosis"]["launch_blocking"] == "crashed"' \
   '"cutlass_moe_fp4_grouped_gemm" in (c["cutlass"]["diagnosis"]["pinned_site"] or "")' \
+  '"launch_site" in c["cutlass"]["diagnosis"] and "launch_site" in c["auto"]["crash"]' \
+  'c["auto"]["resolved"]["linear_kernels"].get("nvfp4") == c["auto"]["resolved"]["linear_kernel"] is not None' \
+  'c["auto"]["resolved"]["unquantized_moe_backend"] is None' \
   'c["marlin"]["verdict"] == "stable"' \
   'c["marlin"]["requests"]["failed"] == 0 and c["marlin"]["requests"]["ok"] >= 11' \
   '0 < c["marlin"]["failure_rate_upper_95"] < 0.25' \

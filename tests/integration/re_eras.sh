@@ -53,7 +53,7 @@ grep -qP "Using 'VLLM_CUTLASS' NvFp4 MoE backend out of potential backends: \['F
 check "$INIT" 009
 
 # 0.17: explicit flag in non-default args and KernelConfig
-run_world e17 e17 "$ROOT/worlds/era-0.17-flag.ini" --moe-backend CUTLASS
+run_world e17 e17 "$ROOT/worlds/era-0.17-flag.ini" --moe-backend cutlass
 check "$KC" 012
 grep -q "'moe_backend': 'cutlass'" "$RE_LOG" || fail "non-default args"
 grep -q "Using 'VLLM_CUTLASS' NvFp4 MoE backend" "$RE_LOG" || fail "explicit cutlass"

@@ -95,9 +95,25 @@ static void test_env_rules(void **st)
     assert_string_equal(find(&e, "VLLM_USE_FLASHINFER_MOE_FP4")->status, "active");
     mp_kn_explain_release(&e);
 
+    /* PR #43148 (first in v0.22) deprecated the FlashInfer variables, not
+     * VLLM_TEST_FORCE_FP8_MARLIN; on v0.21 nothing was deprecated yet */
     run("0.22.0", env, 2, NULL, 0, &e);
     assert_string_equal(e.predicted_moe_backend, "MARLIN");
-    assert_string_equal(find(&e, "VLLM_TEST_FORCE_FP8_MARLIN")->status, "deprecated");
+    assert_string_equal(find(&e, "VLLM_TEST_FORCE_FP8_MARLIN")->status, "active");
+    assert_string_equal(find(&e, "VLLM_USE_FLASHINFER_MOE_FP4")->status, "deprecated");
+    mp_kn_explain_release(&e);
+    run("0.21.0", env, 2, NULL, 0, &e);
+    assert_string_equal(find(&e, "VLLM_USE_FLASHINFER_MOE_FP4")->status, "active");
+    mp_kn_explain_release(&e);
+
+    /* removed only in v0.28 (PR #52182); the 0.23-0.27 no-op is uncertain */
+    run("0.27.1", env, 1, NULL, 0, &e);
+    assert_true(find(&e, "VLLM_TEST_FORCE_FP8_MARLIN")->uncertain);
+    assert_non_null(strstr(find(&e, "VLLM_TEST_FORCE_FP8_MARLIN")->note, "uncertain"));
+    mp_kn_explain_release(&e);
+    run("0.28.0", env, 1, NULL, 0, &e);
+    assert_string_equal(find(&e, "VLLM_TEST_FORCE_FP8_MARLIN")->status, "removed");
+    assert_false(find(&e, "VLLM_TEST_FORCE_FP8_MARLIN")->uncertain);
     mp_kn_explain_release(&e);
 
     run("0.26.0", env, 2, NULL, 0, &e);
@@ -122,6 +138,62 @@ static void test_env_rules(void **st)
     assert_string_equal(e.predicted_moe_backend, "VLLM_CUTLASS");
     assert_string_equal(find(&e, "VLLM_TEST_FORCE_FP8_MARLIN")->status, "overridden");
     assert_non_null(strstr(e.summary, "overridden"));
+    mp_kn_explain_release(&e);
+}
+
+/* --moe-backend is an argparse choice of the version's MoEBackend literal:
+ * exact spelling; --kernel-config JSON is normalised. */
+static void test_moe_backend_choices(void **st)
+{
+    (void)st;
+    struct mp_explain e;
+    char *hum[] = {"--moe-backend", "humming"};
+    run("0.18.0", NULL, 0, hum, 2, &e);
+    assert_null(e.predicted_moe_backend);
+    assert_non_null(strstr(find(&e, "--moe-backend")->note, "invalid choice"));
+    assert_non_null(strstr(find(&e, "--moe-backend")->note, "exit status 2"));
+    assert_non_null(strstr(e.summary, "will not start"));
+    mp_kn_explain_release(&e);
+    run("0.26.0", NULL, 0, hum, 2, &e);
+    assert_string_equal(e.predicted_moe_backend, "HUMMING");
+    mp_kn_explain_release(&e);
+
+    char *b12x[] = {"--moe-backend", "b12x"};
+    run("0.27.1", NULL, 0, b12x, 2, &e);
+    assert_null(e.predicted_moe_backend);
+    mp_kn_explain_release(&e);
+    run("0.28.0", NULL, 0, b12x, 2, &e);
+    assert_string_equal(e.predicted_moe_backend, "B12X");
+    mp_kn_explain_release(&e);
+
+    char *upper[] = {"--moe-backend", "CUTLASS"};
+    run("0.20.0", NULL, 0, upper, 2, &e);
+    assert_null(e.predicted_moe_backend);
+    assert_non_null(strstr(find(&e, "--moe-backend")->note, "case- and hyphen-sensitive"));
+    mp_kn_explain_release(&e);
+    char *hyph[] = {"--moe-backend=flashinfer-cutlass"};
+    run("0.20.0", NULL, 0, hyph, 1, &e);
+    assert_null(e.predicted_moe_backend);
+    mp_kn_explain_release(&e);
+    char *kc[] = {"--kernel-config", "{\"moe_backend\": \"FLASHINFER-CUTLASS\"}"};
+    run("0.20.0", NULL, 0, kc, 2, &e);
+    assert_string_equal(e.predicted_moe_backend, "FLASHINFER_CUTLASS");
+    mp_kn_explain_release(&e);
+
+    /* --linear-backend first ships in v0.22.0 */
+    char *lb[] = {"--linear-backend", "marlin"};
+    run("0.21.0", NULL, 0, lb, 2, &e);
+    assert_string_equal(find(&e, "--linear-backend")->status, "not-yet-available");
+    mp_kn_explain_release(&e);
+    run("0.22.0", NULL, 0, lb, 2, &e);
+    assert_string_equal(find(&e, "--linear-backend")->status, "no-moe-effect");
+    mp_kn_explain_release(&e);
+
+    /* variables new on vLLM main are known, not "unknown-to-engine" */
+    char *env[] = {"VLLM_DEEPEPLL_NVFP4_DISPATCH=1", "VLLM_HUMMING_MOE_GEMM_TYPE=x"};
+    run(NULL, env, 2, NULL, 0, &e);
+    assert_string_equal(find(&e, "VLLM_DEEPEPLL_NVFP4_DISPATCH")->status, "active");
+    assert_string_equal(find(&e, "VLLM_HUMMING_MOE_GEMM_TYPE")->affects, "moe");
     mp_kn_explain_release(&e);
 }
 
@@ -161,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_scaled_mm),
         cmocka_unit_test(test_moe_backend_flag),
         cmocka_unit_test(test_env_rules),
+        cmocka_unit_test(test_moe_backend_choices),
         cmocka_unit_test(test_secrets_and_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,6 +18,7 @@
 
 #include "report/report.h"
 #include "report/svg.h"
+#include "version.h"
 #include "xalloc.h"
 
 const char mp_version[] = "0.0.0-test";
@@ -123,7 +124,7 @@ static void test_page(void **state)
     mp_report_init(&rep, run);
     rep.fp.model = xstrdup("evil/<img src=x onerror=alert(1)>");
     struct mp_candidate c;
-    assert_int_equal(mp_candidate_from_knobs("fic", "HF_TOKEN=sekrit --moe-backend flashinfer_cutlass", &c,
+    assert_int_equal(mp_candidate_from_knobs("fic", "HF_TOKEN=sekrit-value-1 --moe-backend flashinfer_cutlass", &c,
                                              NULL), 0);
     mp_report_add_candidate(&rep, &c);
     mp_candidate_release(&c);
@@ -132,8 +133,8 @@ static void test_page(void **state)
     a.dir = adir;
     a.index = 1;
     a.outcome = MP_OUT_CRASH;
-    a.moe_backend = xstrdup("FLASHINFER_CUTLASS");
-    a.moe_backend_line = 3;
+    a.res.moe_backend = xstrdup("FLASHINFER_CUTLASS");
+    a.res.moe_backend_line = 3;
     a.fail_line = 9;
     a.fail_class = xstrdup("illegal-address");
     a.fail_message = xstrdup("<script>alert(2)</script>");

@@ -133,6 +133,32 @@ static void test_files(void **st)
     mp_knowledge_free(k);
 }
 
+/* Every fact of the built-in knowledge names its source; the facts the
+ * audit could not verify are marked uncertain. */
+static void test_sources(void **st)
+{
+    (void)st;
+    const struct mp_knowledge *k = mp_knowledge_builtin();
+    size_t uncertain = 0;
+    for (size_t i = 0; i < k->nknobs; i++)
+        for (size_t j = 0; j < k->knobs[i].neras; j++) {
+            const struct mp_kn_era *e = &k->knobs[i].eras[j];
+            if (!e->source || !e->source[0])
+                fail_msg("%s era %zu has no source", k->knobs[i].name, j);
+            uncertain += e->uncertain;
+        }
+    assert_true(uncertain > 0);
+    struct mp_kn_ver v;
+    assert_int_equal(mp_kn_ver_parse("0.19.1", &v), 0);
+    const struct mp_kn_era *e = mp_kn_knob_era(mp_kn_find_knob(k, "--moe-backend"), &v);
+    assert_non_null(e);
+    bool humming = false;
+    for (size_t i = 0; i < e->nvalues; i++)
+        humming = humming || !strcmp(e->values[i], "humming");
+    assert_true(e->nvalues > 0);
+    assert_false(humming);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -140,6 +166,7 @@ int main(void)
         cmocka_unit_test(test_versions),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_files),
+        cmocka_unit_test(test_sources),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

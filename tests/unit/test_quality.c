@@ -18,6 +18,7 @@
 #include "gen.h"
 #include "quality/quality.h"
 #include "report/report.h"
+#include "version.h"
 #include "xalloc.h"
 
 /* main.c is not linked into unit tests; report.c reads the version */
@@ -302,7 +303,7 @@ static void add_clean(struct mp_report *rep, const char *name, const char *knobs
     a.dir = xasprintf("/run/attempts/%s-1", name);
     a.index = 1;
     a.outcome = MP_OUT_CLEAN;
-    a.moe_backend = xstrdup(name);
+    a.res.moe_backend = xstrdup(name);
     a.req_ok = 10;
     a.nphases = 1;
     snprintf(a.phases[0].name, sizeof(a.phases[0].name), "sequential");

@@ -50,12 +50,24 @@ static const struct row rows[] = {
     /* explicit flag wins over env, no fallback */
     {"0.17.0", "sm121", NULL, "cutlass", {"VLLM_USE_FLASHINFER_MOE_FP4=1", NULL}, RE_OK,
      "VLLM_CUTLASS", NULL},
-    {"0.17.0", "sm121", NULL, "Flashinfer-TRTLLM", {NULL}, RE_ERR_STARTUP, NULL,
+    {"0.17.0", "sm121", NULL, "flashinfer_trtllm", {NULL}, RE_ERR_STARTUP, NULL,
      "ValueError: NvFp4 MoE backend 'FLASHINFER_TRTLLM' does not support the deployment "
      "configuration since kernel does not support current device."},
+    /* argparse choices are exact: case and hyphens matter on the command line */
+    {"0.17.0", "sm121", NULL, "Flashinfer-TRTLLM", {NULL}, RE_ERR_ARGPARSE, NULL,
+     "argument --moe-backend: invalid choice: 'Flashinfer-TRTLLM' (choose from 'auto', "
+     "'triton', 'deep_gemm', 'cutlass', 'flashinfer_trtllm', 'flashinfer_cutlass', "
+     "'flashinfer_cutedsl', 'marlin', 'aiter')"},
+    {"0.20.0", "sm121", NULL, "CUTLASS", {NULL}, RE_ERR_ARGPARSE, NULL, "invalid choice: 'CUTLASS'"},
+    /* values the version's MoEBackend literal does not have yet */
+    {"0.18.0", "sm121", NULL, "humming", {NULL}, RE_ERR_ARGPARSE, NULL, "invalid choice: 'humming'"},
+    {"0.21.0", "sm121", NULL, "flashinfer_b12x", {NULL}, RE_ERR_ARGPARSE, NULL,
+     "invalid choice: 'flashinfer_b12x'"},
+    {"0.20.0", "sm121", NULL, "emulation", {NULL}, RE_OK, "EMULATION", NULL},
     {"0.17.0", "sm121", NULL, "triton", {NULL}, RE_ERR_STARTUP, NULL,
      "ValueError: moe_backend='triton' is not supported for NvFP4 MoE. Expected one of"},
-    {"0.17.0", "sm121", NULL, "b12x", {NULL}, RE_ERR_STARTUP, NULL, "moe_backend='b12x'"},
+    {"0.17.0", "sm121", NULL, "b12x", {NULL}, RE_ERR_ARGPARSE, NULL, "invalid choice: 'b12x'"},
+    {"0.27.1", "sm121", NULL, "b12x", {NULL}, RE_ERR_ARGPARSE, NULL, "invalid choice: 'b12x'"},
     {"0.28.0", "sm121", NULL, "b12x", {NULL}, RE_OK, "B12X", NULL},
     /* the flag does not exist before 0.17 */
     {"0.15.1", "sm120", NULL, "cutlass", {NULL}, RE_ERR_ARGPARSE, NULL,
@@ -65,9 +77,28 @@ static const struct row rows[] = {
      "VLLM_CUTLASS", "potential backends: ['VLLM_CUTLASS', 'MARLIN']."},
     {"0.17.0", "sm121", NULL, NULL, {"VLLM_TEST_FORCE_FP8_MARLIN=1", NULL}, RE_OK, "MARLIN",
      "Weight-only FP4 compression will be used leveraging the Marlin kernel"},
+    /* FP4=1 + a FlashInfer sub-backend: that one, no fallback */
     {"0.17.0", "sm121", NULL, NULL,
      {"VLLM_USE_FLASHINFER_MOE_FP4=1", "VLLM_FLASHINFER_MOE_BACKEND=latency", NULL},
-     RE_ERR_STARTUP, NULL, "Found VLLM_USE_FLASHINFER_MOE_FP4=1, but no FlashInfer"},
+     RE_ERR_STARTUP, NULL, "NvFp4 MoE backend 'FLASHINFER_TRTLLM' does not support"},
+    /* FP4=1 never narrows the printed list */
+    {"0.17.0", "sm121", NULL, NULL, {"VLLM_USE_FLASHINFER_MOE_FP4=1", NULL}, RE_OK,
+     "FLASHINFER_CUTLASS",
+     "potential backends: ['FLASHINFER_TRTLLM', 'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTLASS', "
+     "'VLLM_CUTLASS', 'MARLIN']."},
+    {"0.17.0", "sm121", NULL, NULL,
+     {"VLLM_USE_FLASHINFER_MOE_FP4=1", "VLLM_FLASHINFER_MOE_BACKEND=throughput", NULL}, RE_OK,
+     "FLASHINFER_CUTLASS", "potential backends: ['FLASHINFER_TRTLLM', 'FLASHINFER_CUTEDSL',"},
+    {"0.17.0", "sm121", "[backend FLASHINFER_CUTLASS]\nsupported = false\n", NULL,
+     {"VLLM_USE_FLASHINFER_MOE_FP4=1", NULL}, RE_ERR_STARTUP, NULL,
+     "Found VLLM_USE_FLASHINFER_MOE_FP4=1, but no FlashInfer"},
+    /* an explicit flag returns before any environment branch: the full list */
+    {"0.17.0", "sm121", NULL, "marlin", {"VLLM_USE_FLASHINFER_MOE_FP4=0", NULL}, RE_OK, "MARLIN",
+     "potential backends: ['FLASHINFER_TRTLLM', 'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTLASS', "
+     "'VLLM_CUTLASS', 'MARLIN']."},
+    /* VLLM_TEST_FORCE_FP8_MARLIN lives until v0.28 (PR #52182) */
+    {"0.28.0", "sm121", NULL, NULL, {"VLLM_TEST_FORCE_FP8_MARLIN=1", NULL}, RE_OK,
+     "FLASHINFER_CUTLASS", NULL},
     /* a variable the era does not have changes nothing */
     {"0.17.0", "sm121", NULL, NULL, {"VLLM_SCALED_MM_BACKEND=marlin", NULL}, RE_OK,
      "FLASHINFER_CUTLASS", NULL},
@@ -88,7 +119,13 @@ static const struct row rows[] = {
     /* 0.15.0 lacked the SM120 family check (fixed in 0.15.1) */
     {"0.15.0", "sm120", NULL, NULL, {NULL}, RE_OK, "VLLM_CUTLASS", NULL},
     /* list growth by era */
-    {"0.19.2", "sm120", NULL, NULL, {NULL}, RE_OK, "FLASHINFER_CUTLASS",
+    {"0.19.2rc1.dev8+g4b7f5ea1a", "sm120", NULL, NULL, {NULL}, RE_OK, "FLASHINFER_CUTLASS",
+     "'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTEDSL_BATCHED', 'FLASHINFER_CUTLASS'"},
+    /* a v0.19.1 release prints the five-entry list (BATCHED first shipped in v0.20.0) */
+    {"0.19.1", "sm120", NULL, NULL, {NULL}, RE_OK, "FLASHINFER_CUTLASS",
+     "potential backends: ['FLASHINFER_TRTLLM', 'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTLASS', "
+     "'VLLM_CUTLASS', 'MARLIN']."},
+    {"0.20.0", "sm120", NULL, NULL, {NULL}, RE_OK, "FLASHINFER_CUTLASS",
      "'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTEDSL_BATCHED', 'FLASHINFER_CUTLASS'"},
     {"0.23.1", "sm121", NULL, NULL, {NULL}, RE_OK, "FLASHINFER_CUTLASS", "'MARLIN', 'EMULATION']."},
     {"0.26.0", "sm121", NULL, NULL, {NULL}, RE_OK, "FLASHINFER_CUTLASS",
@@ -152,10 +189,26 @@ static void test_env_warnings(void **st)
     assert_false(has_line(&res.api_lines, "VLLM_LOGGING_LEVEL"));
     assert_false(has_line(&res.api_lines, "detected: VLLM_USE_FLASHINFER_MOE_FP4"));
     re_resolution_free(&res);
-    /* 0.21: deprecation FutureWarning */
+    /* 0.18.0 already warns about unknown variables (PR #33581) */
+    mkworld(&w, "0.18.0", "sm120", NULL);
+    re_resolve(&w, &in, &res);
+    assert_true(has_line(&res.api_lines, "Unknown vLLM environment variable detected: VLLM_SCALED_MM_BACKEND"));
+    re_resolution_free(&res);
+    /* 0.21: not deprecated yet (PR #43148 came after v0.21.0) */
     mkworld(&w, "0.21.0", "sm120", NULL);
     re_resolve(&w, &in, &res);
-    assert_true(has_line(&res.api_lines, "FutureWarning: VLLM_USE_FLASHINFER_MOE_FP4 is deprecated"));
+    assert_false(has_line(&res.engine_lines, "is deprecated"));
+    assert_false(has_line(&res.api_lines, "is deprecated"));
+    re_resolution_free(&res);
+    /* 0.22: vLLM's FutureWarning, printed by EngineCore where the variable is read */
+    mkworld(&w, "0.22.0", "sm120", NULL);
+    re_resolve(&w, &in, &res);
+    assert_true(has_line(&res.engine_lines,
+                         "FutureWarning: VLLM_USE_FLASHINFER_MOE_FP4 is deprecated and will be "
+                         "removed in v0.23. Use --moe-backend (e.g. flashinfer_trtllm, "
+                         "flashinfer_cutlass, flashinfer_cutedsl)."));
+    assert_true(has_line(&res.engine_lines, "  raw = getter()"));
+    assert_false(has_line(&res.api_lines, "is deprecated"));
     re_resolution_free(&res);
     /* 0.23: removed -> unknown */
     mkworld(&w, "0.23.1", "sm121", NULL);
@@ -182,15 +235,26 @@ static void test_dense_attention_and_tags(void **st)
     assert_true(has_line(&res.engine_lines, "Using NvFp4LinearBackend.MARLIN for NVFP4 GEMM"));
     assert_true(has_line(&res.engine_lines, "Using FLASHINFER attention backend out of potential backends: ['FLASHINFER', 'TRITON_ATTN']."));
     re_resolution_free(&res);
-    mkworld(&w, "0.20.0", "sm120", NULL);
     struct re_inputs in2 = {.linear_backend = "cutlass", .attention_backend = "triton_attn"};
+    mkworld(&w, "0.21.0", "sm120", NULL);
+    re_resolve(&w, &in2, &res);
+    assert_int_equal(res.status, RE_ERR_ARGPARSE); /* --linear-backend is v0.22+ */
+    assert_non_null(strstr(res.error, "unrecognized arguments: --linear-backend cutlass"));
+    re_resolution_free(&res);
+    mkworld(&w, "0.22.0", "sm120", NULL);
     re_resolve(&w, &in2, &res);
     assert_true(has_line(&res.engine_lines, "Using CutlassNvFp4LinearKernel for NVFP4 GEMM"));
     assert_true(has_line(&res.engine_lines, "Using AttentionBackendEnum.TRITON_ATTN backend."));
     re_resolution_free(&res);
     mkworld(&w, "0.13.0", "sm120", NULL);
     re_resolve(&w, &in2, &res);
-    assert_int_equal(res.status, RE_ERR_ARGPARSE); /* --linear-backend is 0.20+ */
+    assert_int_equal(res.status, RE_ERR_ARGPARSE);
+    re_resolution_free(&res);
+    struct re_inputs in3 = {.attention_backend = "TRITON_ATTN"};
+    mkworld(&w, "0.11.0", "sm120", NULL);
+    re_resolve(&w, &in3, &res);
+    assert_int_equal(res.status, RE_ERR_ARGPARSE); /* --attention-backend: after v0.11 */
+    assert_non_null(strstr(res.error, "--attention-backend TRITON_ATTN"));
     re_resolution_free(&res);
     assert_string_equal(re_proc_tag(&w, RE_PROC_ENGINE), "EngineCore_DP0");
     mkworld(&w, "0.19.0", "sm120", NULL);

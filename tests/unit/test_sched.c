@@ -18,6 +18,7 @@
 #include "report/report.h"
 #include "sched/internal.h"
 #include "sched/sched.h"
+#include "version.h"
 #include "xalloc.h"
 
 const char mp_version[] = "0.0.0-test";

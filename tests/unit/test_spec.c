@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "cli/spec.h"
+#include "run/launch.h"
+#include "secret.h"
 
 static void test_split_quotes(void **state)
 {
@@ -98,7 +100,7 @@ static void test_launch_docker(void **state)
 {
     (void)state;
     struct mp_candidate c;
-    mp_candidate_parse("x: VLLM_SCALED_MM_BACKEND=marlin HF_TOKEN=abc", &c, NULL);
+    mp_candidate_parse("x: VLLM_SCALED_MM_BACKEND=marlin HF_TOKEN=hf_abcdefgh123", &c, NULL);
     char *cmd[] = {"docker", "run", "--gpus", "all", "-p", "{port}:8000", "img", "vllm", "serve", "M"};
     struct mp_launch l;
     mp_launch_build(&l, cmd, 10, &c, 8001, NULL, "moeprobe-x-1");
@@ -107,7 +109,7 @@ static void test_launch_docker(void **state)
     assert_string_equal(l.argv.v[1], "run");
     assert_string_equal(l.argv.v[2], "-e");
     assert_string_equal(l.argv.v[3], "VLLM_SCALED_MM_BACKEND=marlin");
-    assert_string_equal(l.argv.v[5], "HF_TOKEN=abc");
+    assert_string_equal(l.argv.v[5], "HF_TOKEN=hf_abcdefgh123");
     assert_string_equal(l.argv.v[6], "--name");
     assert_int_equal(l.env.n, 0);
     char *disp = mp_launch_display(&l);
@@ -126,7 +128,7 @@ static void test_redaction(void **state)
     assert_true(mp_is_secret_name("my_api_key", 10));
     assert_true(mp_is_secret_name("DB_PASSWORD", 11));
     assert_false(mp_is_secret_name("VLLM_USE_V1", 11));
-    char *r = mp_redact_assignment("OPENAI_API_KEY=sk-123");
+    char *r = mp_redact_assignment("OPENAI_API_KEY=sk-1234567890");
     assert_string_equal(r, "OPENAI_API_KEY=***");
     free(r);
     r = mp_redact_assignment("VLLM_X=secretish");

@@ -18,6 +18,7 @@
 
 #include "report/report.h"
 #include "store/store.h"
+#include "version.h"
 #include "xalloc.h"
 
 const char mp_version[] = "0.0.0-test";
@@ -91,6 +92,49 @@ static void test_migrate_from_v1(void **state)
     free(dir);
 }
 
+/* A reader of this version reads a version-3 store as it is: no v4 column
+ * (linear_kernels, launch_site, ...) is asked of it. */
+static void test_read_v3_unmigrated(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *path = xasprintf("%s/%s", dir, MP_STORE_DB_NAME);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(mp_db_migrate(db, 3, NULL), 0);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO run(id, subcommand, argv, moeprobe_version, started)"
+                                  " VALUES (1, 'qualify', '[]', '0.0.9', 'then');"
+                                  "INSERT INTO candidates(pos, name, env, args, done)"
+                                  " VALUES (0, 'old', '[]', '[]', 1);"
+                                  "INSERT INTO attempts(candidate_id, idx, launch_blocking, dir, status,"
+                                  " outcome, moe_backend) VALUES (1, 1, 0, 'attempts/old-1', 'done',"
+                                  " 'crashed', 'MARLIN');"
+                                  "INSERT INTO diagnoses(candidate_id, done, pinned_site)"
+                                  " VALUES (1, 1, 'csrc/x.cu');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    struct mp_store *s = NULL;
+    assert_int_equal(mp_store_open(dir, 0, &s, NULL), 0);
+    struct mp_report rep;
+    mp_report_init(&rep, dir);
+    bool *done = NULL;
+    assert_int_equal(mp_store_load(s, &rep, &done), 0);
+    assert_int_equal(rep.c[0].nattempts, 1);
+    assert_string_equal(rep.c[0].attempts[0].res.moe_backend, "MARLIN");
+    assert_int_equal(rep.c[0].attempts[0].res.linear_kernels.n, 0);
+    assert_null(rep.c[0].attempts[0].launch_site);
+    assert_string_equal(rep.c[0].diag.pinned_site, "csrc/x.cu");
+    assert_null(rep.c[0].diag.launch_site);
+    free(done);
+    mp_report_release(&rep);
+    mp_store_close(s);
+    free(path);
+    rmtree(dir);
+    free(dir);
+}
+
 static void test_lock_and_roundtrip(void **state)
 {
     (void)state;
@@ -128,9 +172,18 @@ static void test_lock_and_roundtrip(void **state)
     mp_store_close(s);
 
     assert_int_equal(mp_store_open(run, MP_STORE_LOCK, &s, NULL), 0);
-    int killed = -1;
-    assert_int_equal(mp_store_reap_dead_run(s, &killed), 0);
-    assert_int_equal(killed, 0);
+    struct mp_store_leftover *left = NULL;
+    size_t nleft = 9;
+    /* the attempt never finished: a dead run's leftover, with no engine recorded */
+    assert_int_equal(mp_store_running_attempts(s, &left, &nleft), 0);
+    assert_int_equal(nleft, 1);
+    assert_int_equal(left[0].pid, 0);
+    assert_string_equal(left[0].marker, "");
+    mp_store_leftovers_free(left, nleft);
+    assert_int_equal(mp_store_mark_interrupted(s), 0);
+    assert_int_equal(mp_store_running_attempts(s, &left, &nleft), 0);
+    assert_int_equal(nleft, 0);
+    mp_store_leftovers_free(left, nleft);
     char *sub = NULL;
     struct mp_strv av = MP_STRV_INIT;
     assert_int_equal(mp_store_run_argv(s, &sub, &av), 0);
@@ -173,7 +226,7 @@ static void test_mask(void **state)
     assert_true(ch);
     assert_string_equal(o, "INFO key=*** auth *** max_num_batched_tokens=8192");
     free(o);
-    const char *w = "a: MY_SECRET=v1 --max-num-batched-tokens=8192 PLAIN=x";
+    const char *w = "a: MY_SECRET=v1-long-value --max-num-batched-tokens=8192 PLAIN=x";
     o = mp_store_mask_apply(&m, w, strlen(w), true, &ch);
     assert_string_equal(o, "a: MY_SECRET=*** --max-num-batched-tokens=8192 PLAIN=x");
     free(o);
@@ -292,6 +345,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_migrate_from_v1),
+        cmocka_unit_test(test_read_v3_unmigrated),
         cmocka_unit_test(test_lock_and_roundtrip),
         cmocka_unit_test(test_mask),
         cmocka_unit_test(test_fingerprint_nvml),

@@ -1,0 +1,67 @@
+#!/bin/sh
+# depcheck.sh - the include rule of DESIGN.md "Layout": a module of src/
+# includes only modules of lower rank (modules of the same rank do not
+# include each other). Every `#include "..."` is resolved the way the
+# Makefile does (the including file's directory, then -Isrc, then
+# -Isrc/base). Prints each include against the table and exits 1 when there
+# is one; `depcheck.sh --table` prints the module-to-module include counts.
+#
+#   make depcheck   (part of make test)
+#   DEPCHECK_ROOT=DIR   check DIR/src instead of this tree's (tests use it)
+set -eu
+cd "${DEPCHECK_ROOT:-$(dirname "$0")/..}"
+
+rank() {
+    case "$1" in
+        base) echo 0 ;;
+        model) echo 1 ;;
+        proc|http|knowledge|quality|inspect) echo 2 ;;
+        logs|verdict) echo 3 ;;
+        store) echo 4 ;;
+        report) echo 5 ;;
+        run) echo 6 ;;
+        sched) echo 7 ;;
+        cli) echo 8 ;;
+        main) echo 9 ;;
+        *) echo -1 ;;
+    esac
+}
+
+module_of() { # path under src/ -> module name
+    case "$1" in
+        src/main.c) echo main ;;
+        src/*/*) p=${1#src/}; echo "${p%%/*}" ;;
+        *) echo "?" ;;
+    esac
+}
+
+edges=$(mktemp)
+trap 'rm -f "$edges"' EXIT
+find src -name '*.[ch]' | sort | while read -r f; do
+    dir=$(dirname "$f")
+    from=$(module_of "$f")
+    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | while read -r inc; do
+        if [ -f "$dir/$inc" ]; then t="$dir/$inc"
+        elif [ -f "src/$inc" ]; then t="src/$inc"
+        elif [ -f "src/base/$inc" ]; then t="src/base/$inc"
+        else echo "$f: cannot resolve \"$inc\"" >&2; echo "$from ? $f $inc"; continue; fi
+        echo "$from $(module_of "$t") $f $inc"
+    done
+done > "$edges"
+
+if [ "${1:-}" = "--table" ]; then
+    awk '$1 != $2 { n[$1 " -> " $2]++ } END { for (k in n) print n[k], k }' "$edges" | sort -k2
+    exit 0
+fi
+
+bad=0
+while read -r from to f inc; do
+    [ "$from" = "$to" ] && continue
+    rf=$(rank "$from"); rt=$(rank "$to")
+    if [ "$rf" -lt 0 ] || [ "$rt" -lt 0 ] || [ "$rt" -ge "$rf" ]; then
+        echo "depcheck: $f includes \"$inc\": $from (rank $rf) may not include $to (rank $rt)"
+        bad=1
+    fi
+done < "$edges"
+[ "$bad" = 0 ] && echo "depcheck: ok"
+exit "$bad"

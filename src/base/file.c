@@ -1,0 +1,89 @@
+/* file.c - bounded whole-file read, atomic write (file.h). */
+#include "file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+
+int mp_read_file(const char *path, size_t max, struct buf *out, struct mp_diag *d)
+{
+    if (d)
+        snprintf(d->file, sizeof(d->file), "%s", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return mp_diag_set(d, -errno, 0, "cannot open: %s", strerror(errno));
+    int rc = 0;
+    size_t start = out->len;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        rc = mp_diag_set(d, -errno, 0, "cannot stat: %s", strerror(errno));
+        goto out;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        rc = mp_diag_set(d, -EISDIR, 0, "is a directory");
+        goto out;
+    }
+    char tmp[65536];
+    for (;;) {
+        ssize_t n = read(fd, tmp, sizeof(tmp));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = mp_diag_set(d, -errno, 0, "read error: %s", strerror(errno));
+            goto out;
+        }
+        if (n == 0)
+            break;
+        if (out->len - start + (size_t)n > max) {
+            rc = mp_diag_set(d, MP_ELIMIT, 0, "larger than %zu bytes", max);
+            goto out;
+        }
+        buf_add(out, tmp, (size_t)n);
+    }
+out:
+    if (rc < 0 && out->len > start) {
+        out->len = start;
+        out->data[start] = '\0';
+    }
+    close(fd);
+    return rc;
+}
+
+int mp_write_file_atomic(const char *dir, const char *name, const char *data, size_t len)
+{
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -errno;
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, data + off, len - off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = -errno;
+            close(fd);
+            unlink(tmp);
+            return e;
+        }
+        off += (size_t)n;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        int e = -errno;
+        unlink(tmp);
+        return e;
+    }
+    if (rename(tmp, path) != 0) {
+        int e = -errno;
+        unlink(tmp);
+        return e;
+    }
+    return 0;
+}

@@ -1,0 +1,25 @@
+/* file.h - whole-file read with a hard bound, and atomic write.
+ *
+ * Errors follow err.h: 0 or -errno / MP_ELIMIT, with d (may be NULL)
+ * filled: d->file = path, d->msg = what went wrong ("cannot open: No such
+ * file or directory", "larger than 1048576 bytes", "is a directory"). */
+#ifndef MP_FILE_H
+#define MP_FILE_H
+
+#include "compat.h"
+
+#include "err.h"
+
+struct buf;
+
+/* Append the whole of path to out (NUL-terminated as every buf). A file
+ * larger than max bytes is an error (MP_ELIMIT), never silently cut; out
+ * then holds nothing new. A directory is -EISDIR. */
+int mp_read_file(const char *path, size_t max, struct buf *out, struct mp_diag *d);
+
+/* Write data to dir/name atomically: a temporary file in dir, fsync,
+ * rename over name. A reader sees the old file or the new one, never a
+ * part. 0 or -errno. */
+int mp_write_file_atomic(const char *dir, const char *name, const char *data, size_t len);
+
+#endif

@@ -1,0 +1,158 @@
+/* scan_int.h - the scanner's state and the helpers its parts share
+ * (src/logs only; not a public header). logscan.c owns construction, the
+ * prefilter, line assembly and the public API; framing.c finds where a
+ * line's message starts and whether a line continues a wrapped one;
+ * traceback.c names frames and records the crash; selection.c turns
+ * selection lines into fields and findings. */
+#ifndef MP_LOGS_SCAN_INT_H
+#define MP_LOGS_SCAN_INT_H
+
+#include "compat.h"
+
+#include "knowledge/knowledge.h"
+#include "logs/logscan.h"
+
+#define FRAME_RING 32
+#define FRAME_WINDOW 40   /* frames further than this many lines above an error do not explain it */
+#define AFTER_WINDOW 60   /* frames after an error line, within this many lines */
+#define MSG_MAX 400       /* bytes of an error message kept */
+#define MAX_LINEAR 12     /* dense-kernel methods kept */
+#define WRAP_COLUMNS 80   /* a line this wide may have been wrapped by a terminal */
+
+enum { LV_NONE, LV_DEBUG, LV_INFO, LV_WARNING, LV_ERROR, LV_CRITICAL };
+
+struct pf_ent {
+    int32_t next;
+    uint16_t lit, off;
+};
+
+struct strvec {
+    char **v;
+    size_t n, cap;
+};
+
+struct frame {
+    char *site;
+    long line;
+    bool cpp;
+};
+
+struct mp_logscan {
+    const struct mp_knowledge *k;
+    /* literal prefilter: 2-byte grams */
+    uint64_t bits[1024];
+    int32_t *head; /* 65536 */
+    struct pf_ent *ents;
+    size_t nents;
+    char **lits;
+    size_t *litlen;
+    size_t nlits;
+    size_t **litsigs; /* per literal: signature indices */
+    size_t *nlitsigs;
+    uint8_t *hit;
+    uint16_t *hitlist;
+    size_t *sigbuf;
+    pcre2_match_data *md;
+    pcre2_match_context *mctx;
+    /* line assembly */
+    char *part;
+    size_t partlen;
+    bool overflow, finished;
+    char *clean;          /* the line without ANSI escapes (MP_LOGSCAN_MAX_LINE) */
+    char *held;           /* a wide line that a terminal may have wrapped */
+    size_t heldlen;
+    long held_lines;      /* physical lines in held */
+    bool held_wide;       /* the last piece of held was wide: more may follow */
+    /* state */
+    long lineno;
+    char *fields[MP_KN_NFIELDS];
+    int prio[MP_KN_NFIELDS];
+    long fline[MP_KN_NFIELDS];
+    struct strvec cands, unknown_env;
+    struct strvec uq_cands;                /* candidates of the unquantized MoE line */
+    char *lin_method[MAX_LINEAR], *lin_kernel[MAX_LINEAR];
+    long lin_line[MAX_LINEAR];
+    size_t nlin;
+    bool pending_list;
+    struct frame frames[FRAME_RING];
+    size_t nframes; /* ring count; newest at (fhead-1) */
+    size_t fhead;
+    long tb_line;
+    bool frames_seen;
+    long last_frame_line;
+    char *last_frame_site;
+    /* crash */
+    int crash_cls;
+    bool crash_weak;      /* recorded from a line a same-rank error replaces (Xid) */
+    char *crash_msg;
+    long crash_line;
+    struct strvec sites, line_cpp, after;
+    char *launch_site;
+    bool collecting_after;
+    bool engine_dead;
+    long engine_dead_line;
+    char *startup_error;
+    long startup_error_line;
+    bool ready;
+    long ready_line;
+    long truncated;
+    unsigned long long bytes;
+    /* findings */
+    struct mp_logfinding *findings;
+    size_t nfindings, capfindings;
+    long crash_finding; /* index or -1 */
+    bool async_hint, findings_full;
+    struct mp_logresult res;
+    struct mp_logkernel linres[MAX_LINEAR];
+};
+
+/* logscan.c */
+void sv_push(struct strvec *v, char *owned);
+void sv_clear(struct strvec *v);
+void sv_release(struct strvec *v);
+bool sv_has(const struct strvec *v, const char *s);
+/* A copy of p[0..n) without surrounding blanks/backticks, cut at max bytes
+ * (never inside a UTF-8 sequence), control bytes as spaces. */
+char *clean_copy(const char *p, size_t n, size_t max);
+long add_finding(struct mp_logscan *s, int sev, const char *code, long line, char *text);
+
+/* framing.c */
+/* Offset of the message after journald/syslog, docker compose, kubectl,
+ * podman and ISO/" | " timestamps, process tags and the level; *level is
+ * LV_* of the level word found (LV_NONE when none). */
+size_t mp_logs_strip_prefix(const char *p, size_t len, int *level);
+/* Copies p[0..len) without ANSI escape sequences into out (room for len
+ * bytes); returns the new length. */
+size_t mp_logs_strip_ansi(const char *p, size_t len, char *out);
+/* Terminal columns of p[0..len) (UTF-8 code points; tabs count one). */
+size_t mp_logs_columns(const char *p, size_t len);
+/* True when p[0..len) can be the rest of a wrapped line: it is not empty
+ * and does not start a log record, a traceback line or a Markdown block. */
+bool mp_logs_continues(const char *p, size_t len);
+
+/* traceback.c */
+/* The name of a Python frame: the path from the package root (after the
+ * last site-packages/ or dist-packages/, a vLLM source checkout or
+ * transformers_modules/), else the file name, plus ":fn" when fn is given.
+ * Caller frees. */
+char *mp_logs_frame_name(const char *path, size_t pn, const char *fn, size_t fnn);
+/* True for a frame of the launch machinery (torch, triton, CUDA wrappers). */
+bool mp_logs_is_machinery(const char *site);
+void mp_logs_frame(struct mp_logscan *s, const char *path, size_t pn, const char *fn, size_t fnn);
+/* A fatal line of class cls (msg owned, may be NULL). weak: a later line of
+ * the same rank replaces it (kernel Xid lines: the CUDA error says more). */
+void mp_logs_record_fatal(struct mp_logscan *s, int cls, char *msg, bool weak);
+void mp_logs_crash_finding(struct mp_logscan *s);
+char *mp_logs_message_window(const char *m, size_t n, const char *lit, size_t litlen);
+void mp_logs_traceback_free(struct mp_logscan *s);
+
+/* selection.c */
+void mp_logs_set_candidates(struct strvec *out, const char *p, size_t n);
+/* Returns true when the field took the value. aux: the regex's "method" or
+ * "m" capture for linear kernels (may be NULL). */
+bool mp_logs_set_field(struct mp_logscan *s, int f, const char *v, size_t n, int prio,
+                       const char *aux, size_t auxn, bool aux_is_method);
+void mp_logs_analyse_resolution(struct mp_logscan *s);
+void mp_logs_selection_free(struct mp_logscan *s);
+
+#endif

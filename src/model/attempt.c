@@ -1,0 +1,107 @@
+/* attempt.c - the attempt record and its release (model/attempt.h). */
+#include "model/attempt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+const char *mp_outcome_name(enum mp_outcome o)
+{
+    switch (o) {
+    case MP_OUT_CLEAN:
+        return "clean";
+    case MP_OUT_STARTUP_FAILURE:
+        return "startup-failure";
+    case MP_OUT_CRASH:
+        return "crashed";
+    case MP_OUT_HANG:
+        return "hang";
+    case MP_OUT_INTERRUPTED:
+        return "interrupted";
+    case MP_OUT_ERROR:
+        return "error";
+    }
+    return "?";
+}
+
+enum mp_outcome mp_outcome_from_name(const char *name)
+{
+    for (int o = MP_OUT_CLEAN; o <= MP_OUT_ERROR; o++) {
+        if (name && !strcmp(name, mp_outcome_name((enum mp_outcome)o)))
+            return (enum mp_outcome)o;
+    }
+    return MP_OUT_ERROR;
+}
+
+void mp_resolved_release(struct mp_resolved *v)
+{
+    free(v->moe_backend);
+    mp_strv_release(&v->moe_candidates);
+    free(v->linear_kernel);
+    free(v->attention_backend);
+    free(v->engine_version);
+    free(v->model);
+    free(v->quantization);
+    free(v->moe_backend_flag);
+    mp_strv_release(&v->unknown_env);
+    mp_strv_release(&v->linear_kernels);
+    free(v->unquantized_moe_backend);
+    memset(v, 0, sizeof(*v));
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? xstrdup(s) : NULL;
+}
+
+void mp_resolved_copy(struct mp_resolved *dst, const struct mp_resolved *src)
+{
+    memset(dst, 0, sizeof(*dst));
+    dst->moe_backend = dup_or_null(src->moe_backend);
+    dst->linear_kernel = dup_or_null(src->linear_kernel);
+    dst->attention_backend = dup_or_null(src->attention_backend);
+    dst->engine_version = dup_or_null(src->engine_version);
+    dst->model = dup_or_null(src->model);
+    dst->quantization = dup_or_null(src->quantization);
+    dst->moe_backend_flag = dup_or_null(src->moe_backend_flag);
+    dst->unquantized_moe_backend = dup_or_null(src->unquantized_moe_backend);
+    for (size_t i = 0; i < src->linear_kernels.n; i++)
+        mp_strv_push(&dst->linear_kernels, src->linear_kernels.v[i]);
+    for (size_t i = 0; i < src->moe_candidates.n; i++)
+        mp_strv_push(&dst->moe_candidates, src->moe_candidates.v[i]);
+    for (size_t i = 0; i < src->unknown_env.n; i++)
+        mp_strv_push(&dst->unknown_env, src->unknown_env.v[i]);
+    dst->moe_backend_line = src->moe_backend_line;
+    dst->linear_kernel_line = src->linear_kernel_line;
+    dst->attention_backend_line = src->attention_backend_line;
+    dst->unknown_env_line = src->unknown_env_line;
+}
+
+void mp_attempt_result_release(struct mp_attempt_result *r)
+{
+    free(r->dir);
+    free(r->command);
+    mp_resolved_release(&r->res);
+    free(r->fail_class);
+    free(r->fail_message);
+    mp_strv_release(&r->sites);
+    free(r->launch_site);
+    mp_strv_release(&r->dlv_knob);
+    mp_strv_release(&r->dlv_status);
+    mp_strv_release(&r->dlv_evidence);
+    free(r->fail_phase);
+    free(r->exit_desc);
+    free(r->ttft_ms);
+    free(r->itl_ms);
+    free(r->e2e_ms);
+    free(r->req_tok_s);
+    for (size_t i = 0; i < r->ntexts; i++)
+        free(r->texts[i]);
+    free(r->texts);
+    for (size_t i = 0; i < r->nquality; i++)
+        free(r->quality_texts[i]);
+    free(r->quality_texts);
+    memset(r, 0, sizeof(*r));
+}
+

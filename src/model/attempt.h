@@ -1,0 +1,101 @@
+/* attempt.h - the record of one start of the engine for a candidate: its
+ * outcome, what the engine resolved, the failure, the phases and the
+ * request samples. Plain data written by run/ (live) and store/ (loaded),
+ * read by verdict/ and report/. */
+#ifndef MP_MODEL_ATTEMPT_H
+#define MP_MODEL_ATTEMPT_H
+
+#include "compat.h"
+
+#include "model/workload.h"
+#include "strv.h"
+
+enum mp_outcome {
+    MP_OUT_CLEAN = 0,          /* every phase ran with zero failures */
+    MP_OUT_STARTUP_FAILURE,    /* never became ready */
+    MP_OUT_CRASH,              /* failed after ready: engine died, requests failed */
+    MP_OUT_HANG,               /* alive, no token progress for stall_timeout */
+    MP_OUT_INTERRUPTED,        /* moeprobe got a signal */
+    MP_OUT_ERROR,              /* moeprobe could not run it (spawn, I/O) */
+};
+/* "clean", "startup-failure", "crashed", "hang", "interrupted", "error". */
+const char *mp_outcome_name(enum mp_outcome o);
+/* The inverse; an unknown or NULL name is MP_OUT_ERROR. */
+enum mp_outcome mp_outcome_from_name(const char *name);
+
+/* What the engine's log said it resolved (NULL / 0 when it did not say).
+ * The *_line fields are server.log line numbers. Owned strings. */
+struct mp_resolved {
+    char *moe_backend;
+    struct mp_strv moe_candidates;
+    char *linear_kernel, *attention_backend, *engine_version, *model, *quantization;
+    char *moe_backend_flag;
+    struct mp_strv unknown_env;
+    struct mp_strv linear_kernels;   /* dense kernels by method, "method=Kernel" */
+    char *unquantized_moe_backend;   /* "Using X Unquantized MoE backend" (MTP drafter) */
+    long moe_backend_line, linear_kernel_line, attention_backend_line, unknown_env_line;
+};
+void mp_resolved_release(struct mp_resolved *v);
+/* Deep copy into *dst (overwritten, not released). */
+void mp_resolved_copy(struct mp_resolved *dst, const struct mp_resolved *src);
+
+struct mp_phase_result {
+    char name[32];
+    int level;
+    int planned, ok, failed;
+    double wall_s;
+    long tokens;
+    double tok_s;              /* aggregate output tokens / phase wall time */
+    double req_tok_s_p50;      /* per-request decode rate, median */
+};
+
+struct mp_attempt_result {
+    char *dir;                 /* attempt directory */
+    int index;                 /* 1-based attempt number of its candidate */
+    bool launch_blocking;
+    enum mp_outcome outcome;
+    char *command;             /* display form, secrets redacted */
+    struct mp_resolved res;    /* resolved from the log */
+    /* failure */
+    char *fail_class;          /* crash class ("illegal-address", "http-error", ...) */
+    char *fail_message;        /* the engine's own words where possible */
+    long fail_line;            /* server.log line of the evidence, 0 = none */
+    struct mp_strv sites;      /* crash sites from the traceback */
+    char *launch_site;         /* innermost frame outside torch/triton/CUDA wrappers */
+    bool engine_dead;
+    unsigned long ok_before_failure; /* generation requests served OK before the failure */
+    char *fail_phase;          /* phase in which it failed */
+    char *exit_desc;           /* "exited with status 0", ... or NULL if still running at teardown */
+    bool cuda_fault;           /* the failure has CUDA-fault evidence in the log (crash class,
+                                * mp_kn_class_is_cuda_fault): only then is it diagnosed */
+    bool engine_died;          /* the engine exited, or its log says the engine died, before
+                                * teardown (else it stayed up: a failure is a server error) */
+    long fail_request_line;    /* requests.jsonl line of the first failed request, 0 = none */
+    int announced_port;        /* port the engine said it listens on (0 = not said) */
+    /* knob delivery, one entry per knob (same index in the three lists):
+     * dlv_knob "NAME=VALUE" or "--flag value" (secret values redacted),
+     * dlv_status "verified" | "missing" | "unverified", dlv_evidence why */
+    struct mp_strv dlv_knob, dlv_status, dlv_evidence;
+    /* workload */
+    struct mp_phase_result phases[MP_MAX_PHASES + 2]; /* + extended + quality */
+    size_t nphases;
+    unsigned long req_ok, req_failed;
+    double *ttft_ms, *itl_ms, *e2e_ms, *req_tok_s;  /* samples of OK requests */
+    size_t nttft, nitl, ne2e, nreq_tok_s;
+    double ready_s;            /* spawn to ready */
+    double workload_s;         /* ready to end of workload */
+    double teardown_s;
+    double wall_s;             /* whole attempt */
+    int teardown_leftovers;    /* processes of this attempt found alive after teardown */
+    bool teardown_killed;
+    int escapees_killed;
+    char **texts;              /* first generated texts per workload prompt index */
+    size_t ntexts;
+    char **quality_texts;      /* greedy output per quality prompt (NULL = not run/failed) */
+    size_t nquality;
+};
+
+/* Frees every owned field; *r is zeroed. */
+void mp_attempt_result_release(struct mp_attempt_result *r);
+
+#endif

@@ -1,0 +1,157 @@
+/* report.c - the report model's life cycle (model/report.h). */
+#include "model/report.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "version.h"
+#include "xalloc.h"
+
+
+void mp_report_init(struct mp_report *rep, const char *run_dir)
+{
+    memset(rep, 0, sizeof(*rep));
+    rep->moeprobe_version = xstrdup(mp_version);
+    rep->run_dir = xstrdup(run_dir ? run_dir : ".");
+    rep->recommended = -1;
+    rep->qc.ref = -1;
+}
+
+void mp_report_release(struct mp_report *rep)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        struct mp_cand_report *c = &rep->c[i];
+        mp_candidate_release(&c->cand);
+        for (size_t j = 0; j < c->nattempts; j++)
+            mp_attempt_result_release(&c->attempts[j]);
+        free(c->attempts);
+        free(c->why);
+        free(c->diag.pinned_site);
+        free(c->diag.launch_site);
+        free(c->diag.reasoning);
+        free(c->diag.note);
+    }
+    free(rep->c);
+    free(rep->moeprobe_version);
+    free(rep->run_dir);
+    free(rep->started);
+    free(rep->finished);
+    free(rep->recommendation_why);
+    mp_strv_release(&rep->learned);
+    mp_report_derived_release(rep);
+    mp_qcheck_release(&rep->qc);
+    free(rep->checkpoint_json);
+    free(rep->checkpoint_summary);
+    mp_strv_release(&rep->checkpoint_notes);
+    mp_fingerprint_release(&rep->fp);
+    memset(rep, 0, sizeof(*rep));
+}
+
+size_t mp_report_add_candidate(struct mp_report *rep, const struct mp_candidate *c)
+{
+    rep->c = xreallocarray(rep->c, rep->n + 1, sizeof(*rep->c));
+    struct mp_cand_report *cr = &rep->c[rep->n];
+    memset(cr, 0, sizeof(*cr));
+    mp_candidate_copy(&cr->cand, c);
+    cr->not_run = true;
+    cr->diag.throughput_ratio = -1;
+    return rep->n++;
+}
+
+struct mp_attempt_result *mp_report_add_attempt(struct mp_report *rep, size_t i,
+                                                struct mp_attempt_result *owned_a)
+{
+    struct mp_cand_report *c = &rep->c[i];
+    c->attempts = xreallocarray(c->attempts, c->nattempts + 1, sizeof(*c->attempts));
+    c->attempts[c->nattempts] = *owned_a;
+    memset(owned_a, 0, sizeof(*owned_a));
+    c->not_run = false;
+    return &c->attempts[c->nattempts++];
+}
+
+const struct mp_attempt_result *mp_cand_primary(const struct mp_cand_report *c)
+{
+    for (size_t j = 0; j < c->nattempts; j++) {
+        if (!c->attempts[j].launch_blocking)
+            return &c->attempts[j];
+    }
+    return NULL;
+}
+
+void mp_report_derived_release(struct mp_report *rep)
+{
+    for (size_t i = 0; i < rep->ngroups; i++)
+        mp_strv_release(&rep->groups[i].candidates);
+    free(rep->groups);
+    rep->groups = NULL;
+    rep->ngroups = 0;
+    for (size_t i = 0; i < rep->nnoop; i++) {
+        free(rep->noop[i].candidate);
+        free(rep->noop[i].knob);
+        free(rep->noop[i].resolved_like);
+        free(rep->noop[i].engine_warning);
+    }
+    free(rep->noop);
+    rep->noop = NULL;
+    rep->nnoop = 0;
+}
+
+
+static long jlong(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
+}
+
+static const char *jtext(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The summary line and notes come from the JSON alone, so a report loaded
+ * from the evidence store (which keeps the JSON) reads the same. */
+void mp_report_set_checkpoint_json(struct mp_report *rep, const char *json)
+{
+    free(rep->checkpoint_json);
+    free(rep->checkpoint_summary);
+    mp_strv_release(&rep->checkpoint_notes);
+    rep->checkpoint_json = json ? xstrdup(json) : NULL;
+    rep->checkpoint_summary = NULL;
+    cJSON *j = json ? cJSON_Parse(json) : NULL;
+    if (!j)
+        return;
+    const cJSON *moe = cJSON_GetObjectItemCaseSensitive(j, "moe");
+    const cJSON *q = cJSON_GetObjectItemCaseSensitive(j, "quantization");
+    const char *arch = jtext(j, "architecture");
+    struct buf s = BUF_INIT;
+    buf_printf(&s, "%s", arch ? arch : "unknown architecture");
+    if (cJSON_IsObject(moe)) {
+        const char *act = jtext(moe, "activation");
+        buf_printf(&s, ", %ld experts (%ld per token), MoE intermediate size %ld, %s",
+                   jlong(moe, "experts"), jlong(moe, "experts_per_token"),
+                   jlong(moe, "intermediate_size"), act ? act : "activation unknown");
+        const cJSON *lim = cJSON_GetObjectItemCaseSensitive(moe, "swiglu_limit");
+        if (cJSON_IsNumber(lim))
+            buf_printf(&s, ", swiglu_limit %g", lim->valuedouble);
+    }
+    if (cJSON_IsObject(q)) {
+        const char *prod = jtext(q, "producer"), *algo = jtext(q, "algo");
+        buf_printf(&s, "; %s %s%s", prod ? prod : "", algo ? algo : "",
+                   cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(q, "weight_only")) ? " (weight-only)"
+                                                                                     : "");
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "hybrid")))
+        buf_adds(&s, "; hybrid Mamba/attention");
+    rep->checkpoint_summary = buf_detach(&s, NULL);
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(j, "notes");
+    const cJSON *n;
+    cJSON_ArrayForEach(n, notes)
+    {
+        if (cJSON_IsString(n))
+            mp_strv_push(&rep->checkpoint_notes, n->valuestring);
+    }
+    cJSON_Delete(j);
+}

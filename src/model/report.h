@@ -1,0 +1,95 @@
+/* report.h - the report model of a qualify run: per candidate, every
+ * attempt (normal and launch-blocking) and the diagnosis, and what is
+ * derived from them (verdict, groups, no-op knobs, recommendation). Plain
+ * data built by store/load.c and read by verdict/ and report/. */
+#ifndef MP_MODEL_REPORT_H
+#define MP_MODEL_REPORT_H
+
+#include "compat.h"
+
+#include "model/attempt.h"
+#include "model/candidate.h"
+#include "model/fingerprint.h"
+#include "model/qcheck.h"
+#include "model/verdict.h"
+#include "strv.h"
+
+struct mp_diagnosis {
+    bool done;
+    const char *launch_blocking;   /* "clean" | "crashed" | NULL (not run) */
+    unsigned long requests_clean;  /* OK requests in the blocked run(s) */
+    unsigned long requests_required;
+    double confidence;             /* 0.95 when the requirement was met */
+    double throughput_ratio;       /* blocked / normal per-request tok/s; <0 unknown */
+    char *pinned_site;
+    char *launch_site;             /* innermost frame outside the launch machinery */
+    char *reasoning;               /* how n was chosen */
+    char *note;                    /* why the result is crashed/inconclusive, or NULL */
+};
+
+struct mp_cand_report {
+    struct mp_candidate cand;
+    struct mp_attempt_result *attempts; /* normal and blocked, in run order */
+    size_t nattempts;
+    struct mp_diagnosis diag;
+    /* derived by finalize */
+    const char *verdict;            /* DESIGN's verdict word, NULL if not run */
+    char *why;                      /* one sentence */
+    bool not_run;
+};
+
+/* Candidates that reached the same resolved backends by different roads. */
+struct mp_group {
+    const char *moe_backend, *linear_kernel, *attention_backend; /* borrowed from attempts */
+    struct mp_strv candidates;
+};
+
+/* A knob whose candidate resolved exactly like the knob-less candidate. */
+struct mp_noop {
+    char *candidate, *knob, *resolved_like;
+    char *engine_warning; /* the engine's "unknown variable" line, or NULL */
+};
+
+struct mp_report {
+    char *moeprobe_version;
+    char *run_dir;
+    char *started, *finished;       /* ISO 8601 */
+    struct mp_fingerprint fp;
+    struct mp_cand_report *c;
+    size_t n;
+    /* derived */
+    int recommended;                /* index or -1 */
+    char *recommendation_why;
+    struct mp_strv learned;         /* sentences for the "what we learned" part */
+    struct mp_group *groups;
+    size_t ngroups;
+    struct mp_noop *noop;
+    size_t nnoop;
+    /* `qualify --model-dir`: what the checkpoint says (mp_report_set_checkpoint) */
+    char *checkpoint_json;          /* mp_inspect_to_json output, or NULL */
+    char *checkpoint_summary;       /* one line, or NULL */
+    struct mp_strv checkpoint_notes;
+    /* the output check across candidates (index = candidate index) */
+    struct mp_qcheck qc;
+    bool interrupted;
+};
+
+void mp_report_init(struct mp_report *rep, const char *run_dir);
+void mp_report_release(struct mp_report *rep);
+/* Free and clear what mp_report_finalize derives (groups, noop knobs). */
+void mp_report_derived_release(struct mp_report *rep);
+/* Append a candidate (copied); returns its index. */
+size_t mp_report_add_candidate(struct mp_report *rep, const struct mp_candidate *c);
+/* Append an attempt to candidate i; takes ownership of *owned_a's contents
+ * (zeroes it). Returns a pointer valid until the next add. */
+struct mp_attempt_result *mp_report_add_attempt(struct mp_report *rep, size_t i,
+                                                struct mp_attempt_result *owned_a);
+/* The first normal (non-blocking) attempt of a candidate, or NULL. */
+const struct mp_attempt_result *mp_cand_primary(const struct mp_cand_report *c);
+
+/* What `inspect` found in the model directory, as mp_inspect_to_json wrote
+ * it's output (NULL clears); summary and
+ * notes are derived from it. */
+void mp_report_set_checkpoint_json(struct mp_report *rep, const char *json);
+
+#endif

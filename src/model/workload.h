@@ -1,0 +1,43 @@
+/* workload.h - what an attempt sends to the engine: the phases (warm-up,
+ * sequential, concurrency steps, a soak's timed phase), the token budget,
+ * the time limits and the fixed prompts. Plain data. */
+#ifndef MP_MODEL_WORKLOAD_H
+#define MP_MODEL_WORKLOAD_H
+
+#include "compat.h"
+
+#define MP_MAX_PHASES 16
+
+struct mp_phase_spec {
+    char name[32];  /* "warmup", "sequential", "concurrency-4", "extended" */
+    int level;      /* requests in flight */
+    int requests;   /* requests in the phase */
+    double duration_s; /* > 0: also stop starting requests after this long (soak) */
+};
+
+struct mp_workload {
+    struct mp_phase_spec phases[MP_MAX_PHASES];
+    size_t nphases;
+    /* After the phases, keep going at the highest level until this many
+     * requests succeeded in total (diagnosis); 0 = no extension. */
+    unsigned long min_total_ok;
+    int max_tokens;
+    bool chat;
+    double ready_timeout_s;
+    double stall_timeout_s;
+    double grace_s;          /* teardown grace period */
+    const char *api_key;     /* borrowed; never logged */
+};
+
+/* Default workload: warmup 1, sequential 10 (concurrency steps are added
+ * with mp_workload_add_conc). */
+void mp_workload_default(struct mp_workload *w);
+/* Parse "LEVEL:REQUESTS" and append a concurrency phase. 0 or MP_EUSAGE. */
+int mp_workload_add_conc(struct mp_workload *w, const char *spec);
+
+/* The fixed prompts of the workload (NULL-terminated; request i sends
+ * mp_prompts[i % MP_NPROMPTS]). */
+#define MP_NPROMPTS 8
+extern const char *const mp_prompts[MP_NPROMPTS + 1];
+
+#endif
