@@ -23,7 +23,9 @@ failure = garbage
 [backend VLLM_CUTLASS]
 tokens_per_second = 2000
 [backend MARLIN]
-tokens_per_second = 1000
+# 10x slower than VLLM_CUTLASS: with 8-token answers a 2x gap is a few ms,
+# within the scheduling jitter of a loaded sanitizer build
+tokens_per_second = 200
 W
 
 "$MOEPROBE" qualify --out "$tmp/mixed" "${short[@]}" \
