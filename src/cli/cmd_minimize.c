@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "err.h"
 #include "logs/logscan.h"
+#include "model/candidate.h"
 #include "proc/proc.h"
 #include "report/report.h"
 #include "run/runner.h"
@@ -47,70 +48,7 @@ static const char minimize_help[] =
     "exit codes: 0 a minimal set was found; 1 the premise is false (--to fails or\n"
     "            --from works); 2 usage or input error; 3 internal error; 128+N signal N\n";
 
-/* A knob: an env assignment or a flag group ("--moe-backend cutlass"). */
-struct knob {
-    char *text;      /* display and JSON form */
-    bool env;
-    char *key;       /* env NAME or the flag */
-    struct mp_strv words;
-};
-
-struct knobset {
-    struct knob *k;
-    size_t n;
-};
-
-static void knobset_release(struct knobset *s)
-{
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->k[i].text);
-        free(s->k[i].key);
-        mp_strv_release(&s->k[i].words);
-    }
-    free(s->k);
-    memset(s, 0, sizeof(*s));
-}
-
-static void knobset_add(struct knobset *s, bool env, const char *key, char *const *words, size_t nw)
-{
-    s->k = xreallocarray(s->k, s->n + 1, sizeof(*s->k));
-    struct knob *k = &s->k[s->n++];
-    memset(k, 0, sizeof(*k));
-    k->env = env;
-    k->key = xstrdup(key);
-    struct buf t = BUF_INIT;
-    for (size_t i = 0; i < nw; i++) {
-        mp_strv_push(&k->words, words[i]);
-        if (i)
-            buf_addc(&t, ' ');
-        buf_adds(&t, words[i]);
-    }
-    k->text = buf_detach(&t, NULL);
-}
-
-static void knobs_of(const struct mp_candidate *c, struct knobset *s)
-{
-    for (size_t i = 0; i < c->env.n; i++) {
-        const char *w = c->env.v[i];
-        char *name = xstrndup(w, (size_t)(strchr(w, '=') - w));
-        knobset_add(s, true, name, &c->env.v[i], 1);
-        free(name);
-    }
-    size_t i = 0;
-    while (i < c->args.n) {
-        size_t j = i + 1;
-        while (j < c->args.n && c->args.v[j][0] != '-')
-            j++;
-        const char *w = c->args.v[i];
-        const char *eq = strchr(w, '=');
-        char *key = w[0] == '-' && eq ? xstrndup(w, (size_t)(eq - w)) : xstrdup(w);
-        knobset_add(s, false, key, &c->args.v[i], j - i);
-        free(key);
-        i = j;
-    }
-}
-
-static int find_key(const struct knobset *s, const struct knob *k)
+static int find_key(const struct mp_knobs *s, const struct mp_knob *k)
 {
     for (size_t i = 0; i < s->n; i++)
         if (s->k[i].env == k->env && !strcmp(s->k[i].key, k->key))
@@ -120,25 +58,25 @@ static int find_key(const struct knobset *s, const struct knob *k)
 
 /* Build the candidate: from's knobs with the chosen differences applied
  * (replacing a knob of the same name/flag, else added). */
-static void apply(const struct knobset *from, const struct knobset *diff, const size_t *sub,
+static void apply(const struct mp_knobs *from, const struct mp_knobs *diff, const size_t *sub,
                   size_t nsub, const char *name, struct mp_candidate *out)
 {
-    struct knobset cur;
+    struct mp_knobs cur;
     memset(&cur, 0, sizeof(cur));
     for (size_t i = 0; i < from->n; i++)
-        knobset_add(&cur, from->k[i].env, from->k[i].key, from->k[i].words.v, from->k[i].words.n);
+        mp_knobs_add(&cur, from->k[i].env, from->k[i].key, from->k[i].words.v, from->k[i].words.n);
     for (size_t i = 0; i < nsub; i++) {
-        const struct knob *k = &diff->k[sub[i]];
+        const struct mp_knob *k = &diff->k[sub[i]];
         int at = find_key(&cur, k);
         if (at >= 0) {
-            struct knob *t = &cur.k[at];
+            struct mp_knob *t = &cur.k[at];
             mp_strv_release(&t->words);
             for (size_t w = 0; w < k->words.n; w++)
                 mp_strv_push(&t->words, k->words.v[w]);
             free(t->text);
             t->text = xstrdup(k->text);
         } else {
-            knobset_add(&cur, k->env, k->key, k->words.v, k->words.n);
+            mp_knobs_add(&cur, k->env, k->key, k->words.v, k->words.n);
         }
     }
     memset(out, 0, sizeof(*out));
@@ -146,13 +84,13 @@ static void apply(const struct knobset *from, const struct knobset *diff, const 
     for (size_t i = 0; i < cur.n; i++)
         for (size_t w = 0; w < cur.k[i].words.n; w++)
             mp_strv_push(cur.k[i].env ? &out->env : &out->args, cur.k[i].words.v[w]);
-    knobset_release(&cur);
+    mp_knobs_release(&cur);
 }
 
 struct mctx {
     struct mp_runctx *run;
     struct mp_report *rep;
-    struct knobset from, diff;
+    struct mp_knobs from, diff;
     struct mp_workload pass_wl;   /* workload a pass must survive */
     unsigned long need;
     struct buf tests;             /* JSON array items */
@@ -281,17 +219,17 @@ int cmd_minimize(int argc, char **argv)
         exit_code = MP_EXIT_USAGE;
         goto out;
     }
-    knobs_of(&from_c, &m.from);
-    struct knobset to_k;
+    mp_candidate_knobs(&from_c, &m.from);
+    struct mp_knobs to_k;
     memset(&to_k, 0, sizeof(to_k));
-    knobs_of(&to_c, &to_k);
+    mp_candidate_knobs(&to_c, &to_k);
     for (size_t i = 0; i < to_k.n; i++) {
         int at = find_key(&m.from, &to_k.k[i]);
         if (at >= 0 && !strcmp(m.from.k[at].text, to_k.k[i].text))
             continue;
-        knobset_add(&m.diff, to_k.k[i].env, to_k.k[i].key, to_k.k[i].words.v, to_k.k[i].words.n);
+        mp_knobs_add(&m.diff, to_k.k[i].env, to_k.k[i].key, to_k.k[i].words.v, to_k.k[i].words.n);
     }
-    knobset_release(&to_k);
+    mp_knobs_release(&to_k);
     if (m.diff.n == 0) {
         mp_error("--to adds nothing to --from: there is no difference to minimise");
         exit_code = MP_EXIT_USAGE;
@@ -462,8 +400,8 @@ out:
     mp_knowledge_free(kn_owned);
     free(minimal);
     buf_release(&m.tests);
-    knobset_release(&m.from);
-    knobset_release(&m.diff);
+    mp_knobs_release(&m.from);
+    mp_knobs_release(&m.diff);
     mp_candidate_release(&from_c);
     mp_candidate_release(&to_c);
     mp_report_release(&rep);
