@@ -654,6 +654,10 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         cJSON_AddNumberToObject(e, "requests_ok", (double)a->req_ok);
         cJSON_AddNumberToObject(e, "requests_failed", (double)a->req_failed);
         cJSON_AddItemToObject(e, "ready_s", jnum_or_null(a->ready_s));
+        if (a->announced_port > 0)
+            cJSON_AddNumberToObject(e, "announced_port", a->announced_port);
+        else
+            cJSON_AddNullToObject(e, "announced_port");
         cJSON_AddItemToObject(e, "workload_s", jnum_or_null(a->workload_s));
         cJSON_AddItemToObject(e, "teardown_s", jnum_or_null(a->teardown_s));
         cJSON_AddItemToObject(e, "wall_s", jnum_or_null(a->wall_s));

@@ -21,9 +21,11 @@
 #include "err.h"
 #include "http/loadgen.h"
 #include "knowledge/knowledge.h"
+#include "logs/announce.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
 #include "run/launch.h"
+#include "run/ports.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -83,13 +85,42 @@ struct att {
     long req_lines;            /* lines written to requests.jsonl */
     long fail_req_line;        /* requests.jsonl line of the first failed request */
     bool died_early;           /* the engine was gone before teardown began */
+    /* where the engine says it listens (read until it is ready) */
+    bool before_ready;         /* still waiting for ready: read announcements */
+    long nlines;               /* engine log lines so far */
+    char *const *argv;         /* the final command (borrowed from the launch) */
+    size_t argc;
+    bool container;            /* launched as a container run */
+    int64_t t_mismatch;        /* when an unreachable announced port was seen, 0 = not */
+    long announce_line;        /* its log line */
+    char mismatch_why[512];
 };
+
+/* Grace after an announcement that cannot be reached: a wrapper or proxy
+ * that does forward moeprobe's port answers within it. */
+#define MISMATCH_GRACE_NS 5000000000LL
+
+static void check_announce(struct att *a, const char *line, size_t len)
+{
+    struct mp_announce an;
+    if (mp_announce_parse(line, len, &an) != MP_ANNOUNCE_TCP || a->r->announced_port)
+        return;
+    a->r->announced_port = an.port;
+    if (mp_ports_judge(a->argv, a->argc, a->container, an.port, a->o->port, a->mismatch_why,
+                       sizeof(a->mismatch_why)) == MP_PORT_MISMATCH) {
+        a->t_mismatch = mp_now_ns();
+        a->announce_line = a->nlines;
+    }
+}
 
 static void on_line(void *ud, const char *line, size_t len, bool truncated)
 {
     struct att *a = ud;
+    a->nlines++;
     if (a->ls)
         a->events |= mp_logscan_line(a->ls, line, len);
+    if (a->before_ready)
+        check_announce(a, line, len);
     if (a->log_capped)
         return;
     if (a->log_bytes + (long)len + 1 > LOG_CAP_BYTES) {
@@ -406,6 +437,11 @@ static bool wait_ready(struct att *a)
             return false;
         if (now > deadline)
             return false;
+        if (a->t_mismatch && now - a->t_mismatch > MISMATCH_GRACE_NS) {
+            a->req_fail_class = xstrdup("port-mismatch");
+            a->req_fail_msg = xstrdup(a->mismatch_why);
+            return false;
+        }
         /* the engine logged that it is ready: ask now rather than at the
          * next 250 ms poll (which stays for engines that do not log it) */
         if (!ready_line_probed && (a->events & MP_LOGEV_READY)) {
@@ -650,7 +686,12 @@ static void classify_failure(struct att *a)
 {
     struct mp_attempt_result *r = a->r;
     const struct mp_logresult *lr = mp_logscan_result(a->ls);
-    if (r->outcome == MP_OUT_STARTUP_FAILURE) {
+    if (r->outcome == MP_OUT_STARTUP_FAILURE && a->req_fail_class &&
+        !strcmp(a->req_fail_class, "port-mismatch")) {
+        r->fail_class = xstrdup(a->req_fail_class);
+        r->fail_message = xstrdup(a->req_fail_msg);
+        r->fail_line = a->announce_line;
+    } else if (r->outcome == MP_OUT_STARTUP_FAILURE) {
         if (lr->startup_error) {
             r->fail_message = xstrdup(lr->startup_error);
             r->fail_line = lr->startup_error_line;
@@ -810,17 +851,23 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     }
     /* Ready probes use a model-less loadgen; generation gets the served model name. */
     a.lg = mp_lg_new(&lgc);
+    a.argv = launch.argv.v;
+    a.argc = launch.argv.n;
+    a.container = launch.container_runtime != NULL;
+    a.before_ready = !o->attach_url;
     bool ready = wait_ready(&a);
+    a.before_ready = false;
     r->ready_s = (double)(mp_now_ns() - a.t_spawn) / 1e9;
     if (a.signo) {
         r->outcome = MP_OUT_INTERRUPTED;
     } else if (!ready) {
         r->outcome = MP_OUT_STARTUP_FAILURE;
-        /* let the engine finish saying why */
+        /* let the engine finish saying why (one that listens elsewhere
+         * has said it) */
         int64_t deadline = mp_now_ns() + 3000000000LL;
-        while (!(a.exited && a.eof) && mp_now_ns() < deadline && !a.signo)
+        while (!a.req_fail_class && !(a.exited && a.eof) && mp_now_ns() < deadline && !a.signo)
             pump(&a, 50);
-        if (!a.exited && !(a.events & MP_LOGEV_FATAL)) {
+        if (!a.req_fail_class && !a.exited && !(a.events & MP_LOGEV_FATAL)) {
             a.req_fail_class = xstrdup("ready-timeout");
             a.req_fail_msg = xasprintf("the engine did not become ready within %.0f s",
                                        o->wl->ready_timeout_s);
