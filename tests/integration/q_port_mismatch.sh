@@ -35,6 +35,15 @@ assert "-p %d:%d" % (probe, ann) in why, why
 assert any(e.startswith("attempts/auto-1/server.log:") for e in c["evidence"]), c["evidence"]
 PY
 grep -q "moeprobe probes port" "$Q_DIR/report.md" || fail "report.md does not say it"
+# rendered again from the store alone: the same port and reason
+cp "$Q_DIR/report.json" "$Q_TMP/first.json"
+"$MOEPROBE" report "$Q_DIR" >/dev/null 2>&1 || fail "report: exit $?"
+python3 - "$Q_TMP/first.json" "$Q_DIR/report.json" <<'PY' || fail "report from the store differs"
+import json, sys
+a, b = (json.load(open(p))["candidates"][0] for p in sys.argv[1:3])
+assert a["why"] == b["why"], (a["why"], b["why"])
+assert a["attempts"][0]["announced_port"] == b["attempts"][0]["announced_port"]
+PY
 
 # a well-behaved engine: its announced port is the probed one, and stable
 qualify ok "$ROOT/tests/worlds/fast.ini" "${Q_FAST[@]}" --candidate 'auto:'
