@@ -315,7 +315,7 @@ static void parse_era(struct kctx *c, const cJSON *o, struct mp_kn_era *e, const
 {
     static const char *const keys[] = {"from", "until", "affects", "status", "note", "source",
                                        "overridden_by", "predicts", "predict_value", "unless",
-                                       "uncertain", "values", NULL};
+                                       "uncertain", "values", "selection_only", NULL};
     if (!cJSON_IsObject(o)) {
         kfail(c, where, "eras must be objects");
         return;
@@ -336,6 +336,7 @@ static void parse_era(struct kctx *c, const cJSON *o, struct mp_kn_era *e, const
     e->predict_value = get_str(c, o, "predict_value", where);
     e->unless = get_str(c, o, "unless", where);
     e->uncertain = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "uncertain"));
+    e->selection_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "selection_only"));
     e->values = get_strv(c, o, "values", where, &e->nvalues);
     if (!one_of(e->affects, affects_set))
         kfail(c, where, "era 'affects' must be moe|linear|attention|none (got '%s')", S_(e->affects));

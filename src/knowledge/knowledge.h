@@ -141,6 +141,9 @@ struct mp_kn_era {
     char **values;        /* the values the flag accepts in this era (argparse choices),
                              or NULL: the knob's values */
     size_t nvalues;
+    bool selection_only;  /* the knob acts only through the backend selection that the
+                             engine logs for its area (affects): two runs whose logged
+                             selections are equal ran the same kernels whatever its value */
     bool uncertain;       /* the boundary or effect could not be verified in vLLM's
                              source (kept as the best estimate; explain says so) */
 };
