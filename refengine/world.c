@@ -375,6 +375,15 @@ static int backend_key(struct pstate *s, const char *k, const char *v)
     } else if (!strcmp(k, "startup_error")) {
         if (!copy_str(b->startup_error, sizeof(b->startup_error), v))
             return err(s, "startup_error: expected an error text (at most 511 bytes)");
+    } else if (!strcmp(k, "failure_when")) {
+        const char *eq = strchr(v, '=');
+        bool name_ok = eq && eq > v;
+        for (const char *q = v; name_ok && q < eq; q++)
+            name_ok = (*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || *q == '_' ||
+                      (q > v && *q >= '0' && *q <= '9');
+        if (!name_ok || !copy_str(b->failure_when, sizeof(b->failure_when), v))
+            return err(s, "failure_when: expected NAME=VALUE (an environment variable), got '%.80s'",
+                       v);
     } else if (!strcmp(k, "blocking_slowdown")) {
         if (!parse_double(v, 0.001, 100, &b->blocking_slowdown))
             return err(s, "blocking_slowdown: expected a factor in (0, 100], got '%.80s'", v);

@@ -62,6 +62,8 @@ struct world_backend_cfg {
     char error[WORLD_STR];         /* CUDA error text */
     char startup_error[WORLD_STR * 2];
     double blocking_slowdown;      /* default 0.6 */
+    char failure_when[WORLD_STR];  /* "NAME=VALUE": the failure happens only when the
+                                    * engine's environment has it ("" = always) */
 };
 
 struct world_knob_value {

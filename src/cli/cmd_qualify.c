@@ -437,6 +437,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         .diag_max_requests = o.diag_max_requests,
         .cheap_start_s = 120,
         .store = store,
+        .dedupe = !o.no_dedupe && !diagnose_only,
     };
     if (!o.no_quality)
         ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
@@ -468,6 +469,10 @@ static int run_main(int argc, char **argv, bool diagnose_only)
                 exit_code = MP_EXIT_INTERNAL;
                 goto out_restore;
             }
+        } else if (a && a->outcome == MP_OUT_SAME_CONFIG) {
+            free(rep.c[i].diag.note);
+            rep.c[i].diag.note = xasprintf("not tested again: the same configuration as '%s'",
+                                           a->same_as ? a->same_as : "?");
         } else if (a && a->outcome != MP_OUT_CRASH) {
             mp_diagnose(&ctx, &rep, i); /* notes why it is not diagnosed */
         }

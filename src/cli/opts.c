@@ -14,7 +14,7 @@
 
 enum {
     O_CANDIDATE = 256, O_PRESET, O_ONLY, O_OUT, O_PORT, O_READY, O_SEQ, O_CONC, O_MAXTOK,
-    O_STALL, O_GRACE, O_API, O_APIKEY, O_NODIAG, O_DIAGMAX, O_KNOWLEDGE, O_JSON, O_QUIET,
+    O_STALL, O_GRACE, O_API, O_APIKEY, O_NODIAG, O_NODEDUPE, O_DIAGMAX, O_KNOWLEDGE, O_JSON, O_QUIET,
     O_FROM, O_TO, O_NOQUALITY, O_MODELDIR, O_GPUS, O_GPUS_PER, O_SLURM, O_SLURM_ARGS, O_SLURM_SCRIPT,
     O_RESUME,
 };
@@ -34,6 +34,7 @@ static const struct option longopts[] = {
     {"api", required_argument, NULL, O_API},
     {"api-key-env", required_argument, NULL, O_APIKEY},
     {"no-diagnose", no_argument, NULL, O_NODIAG},
+    {"no-dedupe", no_argument, NULL, O_NODEDUPE},
     {"no-quality", no_argument, NULL, O_NOQUALITY},
     {"diagnose-max-requests", required_argument, NULL, O_DIAGMAX},
     {"knowledge", required_argument, NULL, O_KNOWLEDGE},
@@ -189,6 +190,9 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
             break;
         case O_NOQUALITY:
             o->no_quality = true;
+            break;
+        case O_NODEDUPE:
+            o->no_dedupe = true;
             break;
         case O_DIAGMAX:
             if (parse_long("--diagnose-max-requests", optarg, 1, 100000000, &v) < 0)

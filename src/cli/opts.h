@@ -32,6 +32,9 @@
     "  --api-key-env NAME         send the bearer token from variable NAME (never stored)\n" \
     "  --no-diagnose              do not rerun crashes with CUDA_LAUNCH_BLOCKING=1\n"     \
     "  --no-quality               skip the greedy output check after the load phases\n"  \
+    "  --no-dedupe                (qualify) test every candidate in full; by default a\n" \
+    "                             candidate whose log shows the configuration of one\n" \
+    "                             tested already is stopped at once and shares its result\n" \
     "  --diagnose-max-requests N  cap on the launch-blocking run (2000)\n"               \
     "  --knowledge FILE           vLLM knob/log knowledge to use instead of the built-in\n" \
     "  --model-dir DIR            checkpoint folder: its quantization joins the fingerprint\n" \
@@ -59,7 +62,7 @@ struct mp_opts {
     char *out_dir;
     int port;
     struct mp_workload wl;
-    bool json, quiet, no_diagnose, no_quality;
+    bool json, quiet, no_diagnose, no_quality, no_dedupe;
     unsigned long diag_max_requests;
     char *knowledge_file;
     char *model_dir;         /* --model-dir (fingerprint) */

@@ -21,13 +21,15 @@ const char *mp_outcome_name(enum mp_outcome o)
         return "interrupted";
     case MP_OUT_ERROR:
         return "error";
+    case MP_OUT_SAME_CONFIG:
+        return "same-config";
     }
     return "?";
 }
 
 enum mp_outcome mp_outcome_from_name(const char *name)
 {
-    for (int o = MP_OUT_CLEAN; o <= MP_OUT_ERROR; o++) {
+    for (int o = MP_OUT_CLEAN; o <= MP_OUT_SAME_CONFIG; o++) {
         if (name && !strcmp(name, mp_outcome_name((enum mp_outcome)o)))
             return (enum mp_outcome)o;
     }
@@ -87,6 +89,8 @@ void mp_attempt_result_release(struct mp_attempt_result *r)
     free(r->fail_message);
     mp_strv_release(&r->sites);
     free(r->launch_site);
+    free(r->same_as);
+    free(r->same_why);
     mp_strv_release(&r->dlv_knob);
     mp_strv_release(&r->dlv_status);
     mp_strv_release(&r->dlv_evidence);

@@ -17,8 +17,11 @@ enum mp_outcome {
     MP_OUT_HANG,               /* alive, no token progress for stall_timeout */
     MP_OUT_INTERRUPTED,        /* moeprobe got a signal */
     MP_OUT_ERROR,              /* moeprobe could not run it (spawn, I/O) */
+    MP_OUT_SAME_CONFIG,        /* stopped once resolved: the same configuration as a
+                                * candidate tested already (same_as) */
 };
-/* "clean", "startup-failure", "crashed", "hang", "interrupted", "error". */
+/* "clean", "startup-failure", "crashed", "hang", "interrupted", "error",
+ * "same-config". */
 const char *mp_outcome_name(enum mp_outcome o);
 /* The inverse; an unknown or NULL name is MP_OUT_ERROR. */
 enum mp_outcome mp_outcome_from_name(const char *name);
@@ -72,6 +75,8 @@ struct mp_attempt_result {
                                 * teardown (else it stayed up: a failure is a server error) */
     long fail_request_line;    /* requests.jsonl line of the first failed request, 0 = none */
     int announced_port;        /* port the engine said it listens on (0 = not said) */
+    char *same_as;             /* MP_OUT_SAME_CONFIG: the candidate it is the same as */
+    char *same_why;            /* ... and why that is safe (knobs that differ) */
     /* knob delivery, one entry per knob (same index in the three lists):
      * dlv_knob "NAME=VALUE" or "--flag value" (secret values redacted),
      * dlv_status "verified" | "missing" | "unverified", dlv_evidence why */

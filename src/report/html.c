@@ -684,8 +684,15 @@ static void cand_section(const struct mp_report *rep, size_t i, struct buf *b)
         buf_printf(b, "<dt>attempt %d</dt><dd>", a->index);
         if (a->launch_blocking)
             buf_adds(b, "<code>CUDA_LAUNCH_BLOCKING=1</code> ");
-        buf_printf(b, "%s, %lu ok / %lu failed, ready in %.1f s", mp_outcome_name(a->outcome),
-                   a->req_ok, a->req_failed, a->ready_s);
+        if (a->outcome == MP_OUT_SAME_CONFIG) {
+            buf_printf(b, "stopped after %.1f s, once resolved: the same configuration as <code>",
+                       a->ready_s);
+            esc(b, a->same_as ? a->same_as : "?");
+            buf_adds(b, "</code> (shared result)");
+        } else {
+            buf_printf(b, "%s, %lu ok / %lu failed, ready in %.1f s", mp_outcome_name(a->outcome),
+                       a->req_ok, a->req_failed, a->ready_s);
+        }
         if (a->fail_class) {
             buf_adds(b, "; <span class=bad>");
             esc(b, a->fail_class);

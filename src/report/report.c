@@ -96,6 +96,8 @@ static void finalize_candidate(struct mp_cand_report *c)
     }
     const char *msg = p->fail_message ? p->fail_message : "";
     switch (p->outcome) {
+    case MP_OUT_SAME_CONFIG:
+        break; /* the representative's verdict, once it is known (share_same) */
     case MP_OUT_CLEAN:
         c->verdict = "stable";
         set_why(c, xasprintf("every phase ran with zero failures (%lu requests)", p->req_ok));
@@ -307,12 +309,48 @@ void mp_report_fill_fingerprint(struct mp_report *rep)
     }
 }
 
+static bool is_same_config(const struct mp_cand_report *c)
+{
+    const struct mp_attempt_result *p = mp_cand_primary(c);
+    return p && p->outcome == MP_OUT_SAME_CONFIG;
+}
+
+/* A candidate stopped as the same configuration as one tested already
+ * shares that one's verdict (after its output check), stated as shared. */
+static void share_same(struct mp_report *rep)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        struct mp_cand_report *c = &rep->c[i];
+        if (!is_same_config(c))
+            continue;
+        const struct mp_attempt_result *p = mp_cand_primary(c);
+        const struct mp_cand_report *r = NULL;
+        for (size_t j = 0; j < rep->n && !r; j++) {
+            if (j != i && p->same_as && !strcmp(rep->c[j].cand.name, p->same_as) &&
+                !is_same_config(&rep->c[j]))
+                r = &rep->c[j];
+        }
+        if (!r || !r->verdict) {
+            c->verdict = NULL;
+            set_why(c, xasprintf("the same configuration as '%s', whose result is not in this "
+                                 "report (%s)",
+                                 p->same_as ? p->same_as : "?", p->same_why ? p->same_why : ""));
+            continue;
+        }
+        c->verdict = r->verdict;
+        set_why(c, xasprintf("shared with '%s', not tested again: %s; '%s' was %s: %s", r->cand.name,
+                             p->same_why ? p->same_why : "the same configuration", r->cand.name,
+                             r->verdict, r->why ? r->why : ""));
+    }
+}
+
 void mp_report_finalize(struct mp_report *rep)
 {
     mp_report_derived_release(rep);
     for (size_t i = 0; i < rep->n; i++)
         finalize_candidate(&rep->c[i]);
     output_check(rep);
+    share_same(rep);
     mp_report_fill_fingerprint(rep);
     compute_groups(rep);
     compute_noop(rep);
@@ -320,8 +358,8 @@ void mp_report_finalize(struct mp_report *rep)
     rep->recommended = -1;
     for (size_t i = 0; i < rep->n; i++) {
         struct mp_cand_report *c = &rep->c[i];
-        if (!c->verdict || strcmp(c->verdict, "stable") != 0)
-            continue;
+        if (!c->verdict || strcmp(c->verdict, "stable") != 0 || is_same_config(c))
+            continue; /* a shared result is recommended as its representative */
         if (rep->recommended < 0) {
             rep->recommended = (int)i;
             continue;
@@ -535,6 +573,9 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     cJSON_AddItemToObject(o, "unknown_env", p ? jstrv(&p->res.unknown_env) : cJSON_CreateArray());
     cJSON_AddItemToObject(o, "verdict", jstr(c->verdict));
     cJSON_AddItemToObject(o, "why", jstr(c->why));
+    bool same = p && p->outcome == MP_OUT_SAME_CONFIG;
+    cJSON_AddItemToObject(o, "same_as", jstr(same ? p->same_as : NULL));
+    cJSON_AddItemToObject(o, "same_why", jstr(same ? p->same_why : NULL));
     unsigned long ok = 0, failed = 0;
     for (size_t j = 0; j < c->nattempts; j++) {
         if (c->attempts[j].launch_blocking)
@@ -1063,9 +1104,14 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         }
         for (size_t j = 0; j < c->nattempts; j++) {
             const struct mp_attempt_result *a = &c->attempts[j];
-            buf_printf(out, "- attempt `%s`%s: %s, %lu ok / %lu failed, ready in %.1f s",
-                       rel_dir(rep, a->dir), a->launch_blocking ? " (CUDA_LAUNCH_BLOCKING=1)" : "",
-                       mp_outcome_name(a->outcome), a->req_ok, a->req_failed, a->ready_s);
+            if (a->outcome == MP_OUT_SAME_CONFIG)
+                buf_printf(out, "- attempt `%s`: stopped after %.1f s, once resolved: the same "
+                                "configuration as `%s` (shared result)",
+                           rel_dir(rep, a->dir), a->ready_s, a->same_as ? a->same_as : "?");
+            else
+                buf_printf(out, "- attempt `%s`%s: %s, %lu ok / %lu failed, ready in %.1f s",
+                           rel_dir(rep, a->dir), a->launch_blocking ? " (CUDA_LAUNCH_BLOCKING=1)" : "",
+                           mp_outcome_name(a->outcome), a->req_ok, a->req_failed, a->ready_s);
             if (a->fail_class) {
                 buf_adds(out, "; ");
                 md_cell(out, a->fail_class, 40);
@@ -1099,7 +1145,9 @@ void mp_report_summary(const struct mp_report *rep, struct buf *out)
         buf_printf(out, "  %-20s %-16s %-20s ", c->cand.name, c->verdict ? c->verdict : "not run",
                    p && p->res.moe_backend ? p->res.moe_backend : "-");
         double s = seq_tok_s(p);
-        if (s >= 0)
+        if (p && p->outcome == MP_OUT_SAME_CONFIG)
+            buf_printf(out, "shared with %s", p->same_as ? p->same_as : "?");
+        else if (s >= 0)
             buf_printf(out, "%8.1f tok/s seq", s);
         buf_adds(out, "\n");
     }

@@ -94,6 +94,9 @@ struct att {
     int64_t t_mismatch;        /* when an unreachable announced port was seen, 0 = not */
     long announce_line;        /* its log line */
     char mismatch_why[512];
+    bool selected;             /* the engine logged that its model is built */
+    bool same_checked;         /* o->same_config was asked */
+    bool same;                 /* ... and said this is a configuration tested already */
 };
 
 /* Grace after an announcement that cannot be reached: a wrapper or proxy
@@ -119,8 +122,11 @@ static void on_line(void *ud, const char *line, size_t len, bool truncated)
     a->nlines++;
     if (a->ls)
         a->events |= mp_logscan_line(a->ls, line, len);
-    if (a->before_ready)
+    if (a->before_ready) {
         check_announce(a, line, len);
+        if (!a->selected && memmem(line, len, "Model loading took", 18))
+            a->selected = true;
+    }
     if (a->log_capped)
         return;
     if (a->log_bytes + (long)len + 1 > LOG_CAP_BYTES) {
@@ -424,6 +430,28 @@ static bool stalled(struct att *a)
     return last && (double)(mp_now_ns() - last) / 1e9 > a->o->wl->stall_timeout_s;
 }
 
+static void copy_resolved(struct att *a);
+
+/* Resolve first: once the selections are logged, ask whether this is a
+ * configuration tested already. True when it is (the attempt stops). */
+static bool check_same(struct att *a)
+{
+    if (!a->o->same_config || a->same_checked)
+        return a->same;
+    a->same_checked = true;
+    copy_resolved(a);
+    char *same_as = NULL, *why = NULL;
+    if (a->o->same_config(a->o->same_ud, &a->r->res, &same_as, &why)) {
+        a->same = true;
+        a->r->same_as = same_as;
+        a->r->same_why = why;
+    } else {
+        free(same_as);
+        free(why);
+    }
+    return a->same;
+}
+
 /* Wait for /health 200 and a model in /v1/models. Returns true when ready. */
 static bool wait_ready(struct att *a)
 {
@@ -436,6 +464,8 @@ static bool wait_ready(struct att *a)
         if (a->exited || (a->events & MP_LOGEV_FATAL))
             return false;
         if (now > deadline)
+            return false;
+        if (a->selected && check_same(a))
             return false;
         if (a->t_mismatch && now - a->t_mismatch > MISMATCH_GRACE_NS) {
             a->req_fail_class = xstrdup("port-mismatch");
@@ -469,7 +499,7 @@ static bool wait_ready(struct att *a)
                     snprintf(a->model, sizeof(a->model), "%s", id->valuestring);
                     cJSON_Delete(j);
                     mp_lg_result_release(&res);
-                    return true;
+                    return !check_same(a);
                 }
                 cJSON_Delete(j);
                 probing = false;
@@ -860,6 +890,8 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     r->ready_s = (double)(mp_now_ns() - a.t_spawn) / 1e9;
     if (a.signo) {
         r->outcome = MP_OUT_INTERRUPTED;
+    } else if (a.same) {
+        r->outcome = MP_OUT_SAME_CONFIG; /* stopped at once: nothing more to learn */
     } else if (!ready) {
         r->outcome = MP_OUT_STARTUP_FAILURE;
         /* let the engine finish saying why (one that listens elsewhere

@@ -55,6 +55,15 @@ struct mp_attempt_opts {
      * torn down. */
     const char *attach_url;
     const char *attach_log;
+    /* Resolve first (qualify without --no-dedupe): called once before
+     * ready, as soon as the engine has logged its kernel selections (its
+     * "Model loading took" line comes after them; at ready at the latest),
+     * with what it resolved. Returning true with *same_as and *why set
+     * (malloc'd; the attempt takes them) says this candidate is the same
+     * configuration as one tested already: the engine is stopped at once
+     * and the outcome is MP_OUT_SAME_CONFIG. NULL = no check. */
+    bool (*same_config)(void *ud, const struct mp_resolved *res, char **same_as, char **why);
+    void *same_ud;
 };
 
 /* Run one attempt. Returns 0 when the attempt ran (whatever its outcome;

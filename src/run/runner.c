@@ -10,8 +10,38 @@
 #include "proc/proc.h"
 #include "report/report.h"
 #include "store/store.h"
+#include "verdict/sameconf.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
+
+struct same_ctx {
+    const struct mp_runctx *ctx;
+    const struct mp_report *rep;
+    size_t ci;
+};
+
+/* Is candidate ci, resolved as res, the same configuration as a candidate
+ * tested in full already? */
+static bool same_config(void *ud, const struct mp_resolved *res, char **same_as, char **why)
+{
+    const struct same_ctx *s = ud;
+    const struct mp_candidate *me = &s->rep->c[s->ci].cand;
+    for (size_t j = 0; j < s->rep->n; j++) {
+        const struct mp_attempt_result *p = mp_cand_primary(&s->rep->c[j]);
+        if (j == s->ci || !p || p->outcome == MP_OUT_SAME_CONFIG ||
+            p->outcome == MP_OUT_INTERRUPTED || p->outcome == MP_OUT_ERROR)
+            continue;
+        struct mp_sameconf sc;
+        mp_sameconf_judge(s->ctx->kn, &s->rep->c[j].cand, &p->res, me, res, &sc);
+        if (sc.same) {
+            *same_as = xstrdup(s->rep->c[j].cand.name);
+            *why = sc.why;
+            return true;
+        }
+        mp_sameconf_release(&sc);
+    }
+    return false;
+}
 
 int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool blocking,
                    const struct mp_workload *wl, const struct mp_attempt_result **out)
@@ -66,6 +96,11 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .attach_url = ctx->attach_url,
         .attach_log = ctx->attach_log,
     };
+    struct same_ctx sc = {ctx, rep, ci};
+    if (ctx->dedupe && !blocking && !mp_cand_primary(c) && !ctx->attach_url) {
+        o.same_config = same_config;
+        o.same_ud = &sc;
+    }
     struct mp_attempt_result r;
     memset(&r, 0, sizeof(r));
     int signo = 0;
@@ -80,6 +115,8 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         fprintf(stderr, ", %lu ok / %lu failed", r.req_ok, r.req_failed);
         if (r.fail_class)
             fprintf(stderr, " (%s)", r.fail_class);
+        if (r.same_as)
+            fprintf(stderr, " (same as %s: not tested again)", r.same_as);
         fprintf(stderr, " in %.1f s\n", r.wall_s);
         if (r.teardown_leftovers > 0)
             mp_warn("%d process(es) of %s survived teardown", r.teardown_leftovers, label);

@@ -28,6 +28,9 @@ struct mp_runctx {
     size_t nquality;
     const char *attach_url;           /* soak --base-url: drive this server, spawn nothing */
     const char *attach_log;           /* soak --log: its log file to follow, or NULL */
+    bool dedupe;                      /* resolve first: a candidate's first normal attempt
+                                       * stops once its log shows the configuration of a
+                                       * candidate tested already (verdict/sameconf.h) */
     int signo;                        /* set when interrupted */
     struct mp_store *store;           /* evidence store (borrowed) or NULL: every
                                        * candidate and attempt is recorded as it runs */

@@ -118,15 +118,6 @@ static void synth(double p50, double p99, double **v, size_t *n)
         (*v)[i] = i < 99 || p99 < 0 ? p50 : p99;
 }
 
-static enum mp_outcome outcome_of(const char *s)
-{
-    for (int o = MP_OUT_CLEAN; o <= MP_OUT_ERROR; o++) {
-        if (s && !strcmp(mp_outcome_name((enum mp_outcome)o), s))
-            return (enum mp_outcome)o;
-    }
-    return MP_OUT_ERROR;
-}
-
 /* the evidence entries of attempt dir (relative to the task) in order */
 static void evidence_lines(const cJSON *cand, const char *rel, long *lines, size_t max, size_t *n)
 {
@@ -155,7 +146,7 @@ static void load_attempt(const cJSON *cand, const cJSON *e, bool primary, bool f
     a->index = index;
     a->launch_blocking = cJSON_IsTrue(jget(e, "launch_blocking"));
     const cJSON *oc = jget(e, "outcome");
-    a->outcome = outcome_of(cJSON_IsString(oc) ? oc->valuestring : NULL);
+    a->outcome = mp_outcome_from_name(cJSON_IsString(oc) ? oc->valuestring : NULL);
     a->command = jdup(e, "command");
     a->req_ok = (unsigned long)jnum(e, "requests_ok", 0);
     a->req_failed = (unsigned long)jnum(e, "requests_failed", 0);
@@ -272,7 +263,7 @@ static void load_candidate(const cJSON *cj, const char *task_dir, struct mp_repo
     {
         bool blocking = cJSON_IsTrue(jget(e, "launch_blocking"));
         const cJSON *oc = jget(e, "outcome");
-        enum mp_outcome o = outcome_of(cJSON_IsString(oc) ? oc->valuestring : NULL);
+        enum mp_outcome o = mp_outcome_from_name(cJSON_IsString(oc) ? oc->valuestring : NULL);
         bool primary = !blocking && !have_primary;
         bool first_fail = !blocking && !have_fail &&
                           (o == MP_OUT_CRASH || o == MP_OUT_HANG || o == MP_OUT_STARTUP_FAILURE);

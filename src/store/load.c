@@ -31,15 +31,6 @@ static void strv_from_json(struct mp_strv *v, const char *j)
     cJSON_Delete(a);
 }
 
-static enum mp_outcome outcome_from(const char *s)
-{
-    for (int o = MP_OUT_CLEAN; o <= MP_OUT_ERROR; o++) {
-        if (s && !strcmp(s, mp_outcome_name((enum mp_outcome)o)))
-            return (enum mp_outcome)o;
-    }
-    return MP_OUT_ERROR;
-}
-
 static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void *base)
 {
     char *p = (char *)base + c->off;
@@ -285,7 +276,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             r.index = sqlite3_column_int(st, 1);
             r.launch_blocking = sqlite3_column_int(st, 2) != 0;
             r.dir = col_str(st, 3);
-            r.outcome = outcome_from((const char *)sqlite3_column_text(st, 4));
+            r.outcome = mp_outcome_from_name((const char *)sqlite3_column_text(st, 4));
             for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
                 read_col(st, (int)k + 5, &mp_store_attempt_cols[k], &r);
             rc = load_attempt_details(s, aid, &r);

@@ -111,7 +111,13 @@ static const char schema_v5[] =
     "ALTER TABLE attempts ADD COLUMN dlv_evidence TEXT;"
     "ALTER TABLE run ADD COLUMN cwd TEXT;";
 
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5};
+/* Version 6: resolve first - an attempt stopped as the same configuration
+ * as a candidate tested already, and why that is safe. */
+static const char schema_v6[] = "ALTER TABLE attempts ADD COLUMN same_as TEXT;"
+                                "ALTER TABLE attempts ADD COLUMN same_why TEXT;";
+
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3,
+                                         schema_v4, schema_v5, schema_v6};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {
@@ -696,16 +702,18 @@ const struct mp_store_col mp_store_attempt_cols[] = {
     INTF(teardown_leftovers), BOOLF(teardown_killed), INTF(escapees_killed),
     RSTRVF(linear_kernels), RSTRF(unquantized_moe_backend), STRF(launch_site),
     BOOLF(cuda_fault), BOOLF(engine_died), LONGF(fail_request_line), INTF(announced_port),
-    STRVF(dlv_knob), STRVF(dlv_status), STRVF(dlv_evidence),
+    STRVF(dlv_knob), STRVF(dlv_status), STRVF(dlv_evidence), STRF(same_as), STRF(same_why),
 };
 const size_t mp_store_nattempt_cols = MP_ARRAY_SIZE(mp_store_attempt_cols);
 
 size_t mp_store_attempt_cols_in(int version)
 {
-    if (version >= 5)
+    if (version >= 6)
         return mp_store_nattempt_cols;
-    return version >= 4 ? mp_store_nattempt_cols - 7  /* v5: 7 more */
-                        : mp_store_nattempt_cols - 10; /* v4: 3 more */
+    if (version >= 5)
+        return mp_store_nattempt_cols - 2;          /* v6: 2 more */
+    return version >= 4 ? mp_store_nattempt_cols - 9  /* v5: 7 more */
+                        : mp_store_nattempt_cols - 12; /* v4: 3 more */
 }
 
 static void bind_col(struct mp_store *s, sqlite3_stmt *st, int i, const struct mp_store_col *c,
