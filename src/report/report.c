@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "quality/quality.h"
@@ -309,6 +310,38 @@ void mp_report_fill_fingerprint(struct mp_report *rep)
     }
 }
 
+/* What a candidate cost: engine starts, the engines' lifetime (spawn to
+ * teardown), the time spent driving load. */
+struct cost {
+    size_t starts;
+    double engine_s, workload_s;
+};
+
+static struct cost cand_cost(const struct mp_cand_report *c)
+{
+    struct cost k = {0, 0, 0};
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        if (a->outcome == MP_OUT_ERROR && a->wall_s <= 0)
+            continue; /* never started */
+        k.starts++;
+        k.engine_s += a->wall_s > 0 ? a->wall_s : 0;
+        k.workload_s += a->workload_s > 0 ? a->workload_s : 0;
+    }
+    return k;
+}
+
+/* Seconds between two ISO 8601 times of the report, <0 when unknown. */
+static double iso_span(const char *a, const char *b)
+{
+    struct tm ta, tb;
+    memset(&ta, 0, sizeof(ta));
+    memset(&tb, 0, sizeof(tb));
+    if (!a || !b || !strptime(a, "%Y-%m-%dT%H:%M:%S", &ta) || !strptime(b, "%Y-%m-%dT%H:%M:%S", &tb))
+        return -1;
+    return difftime(timegm(&tb), timegm(&ta));
+}
+
 static bool is_same_config(const struct mp_cand_report *c)
 {
     const struct mp_attempt_result *p = mp_cand_primary(c);
@@ -586,6 +619,11 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     cJSON *rq = cJSON_AddObjectToObject(o, "requests");
     cJSON_AddNumberToObject(rq, "ok", (double)ok);
     cJSON_AddNumberToObject(rq, "failed", (double)failed);
+    struct cost k = cand_cost(c);
+    cJSON *ct = cJSON_AddObjectToObject(o, "cost");
+    cJSON_AddNumberToObject(ct, "engine_starts", (double)k.starts);
+    cJSON_AddNumberToObject(ct, "engine_seconds", round(k.engine_s * 10) / 10);
+    cJSON_AddNumberToObject(ct, "workload_seconds", round(k.workload_s * 10) / 10);
     if (p && p->outcome == MP_OUT_CLEAN)
         cJSON_AddNumberToObject(o, "failure_rate_upper_95",
                                 round(mp_stats_failure_upper95(p->req_ok) * 1e4) / 1e4);
@@ -733,6 +771,7 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
     }
     cJSON_AddItemToObject(root, "started", jstr(rep->started));
     cJSON_AddItemToObject(root, "finished", jstr(rep->finished));
+    cJSON_AddItemToObject(root, "wall_seconds", jnum_or_null(iso_span(rep->started, rep->finished)));
     if (rep->interrupted)
         cJSON_AddBoolToObject(root, "interrupted", true);
     cJSON *cands = cJSON_AddArrayToObject(root, "candidates");
@@ -935,6 +974,13 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
     buf_adds(out, " |\n| host | ");
     md_cell(out, rep->fp.host_arch, 120);
     buf_printf(out, " |\n| moeprobe | %s |\n", rep->moeprobe_version);
+    size_t starts = 0;
+    for (size_t i = 0; i < rep->n; i++)
+        starts += cand_cost(&rep->c[i]).starts;
+    double wall = iso_span(rep->started, rep->finished);
+    if (wall >= 0)
+        buf_printf(out, "| run | %.0f s wall time, %zu engine start%s |\n", wall, starts,
+                   starts == 1 ? "" : "s");
     if (rep->checkpoint_summary) {
         buf_adds(out, "| checkpoint | ");
         md_cell(out, rep->checkpoint_summary, 400);
@@ -1133,6 +1179,9 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
             md_cell(out, c->diag.reasoning, 600);
             buf_adds(out, "\n");
         }
+        struct cost k = cand_cost(c);
+        buf_printf(out, "- cost: %zu engine start%s, %.1f s of engine time, %.1f s driving load\n",
+                   k.starts, k.starts == 1 ? "" : "s", k.engine_s, k.workload_s);
         buf_adds(out, "\n");
     }
 }

@@ -25,6 +25,9 @@ check "$Q_DIR/report.json" \
     '[a["outcome"] for a in c["fc"]["attempts"]] == ["same-config"]' \
     'c["fc"]["requests"]["ok"] == 0 and c["auto"]["requests"]["ok"] > 0' \
     'r["recommendation"]["candidate"] == "auto"' \
+    'c["fc"]["cost"]["engine_starts"] == 1 and c["fc"]["cost"]["workload_seconds"] == 0' \
+    'c["atomic"]["cost"]["engine_starts"] >= 2 and c["atomic"]["cost"]["engine_seconds"] > 0' \
+    'isinstance(r["wall_seconds"], (int, float)) and r["wall_seconds"] >= 0' \
     || fail "dedupe: report fields"
 [ "${Q_FAST[0]}" = --quiet ] || fail "Q_FAST no longer starts with --quiet"
 grep -q "fc .*shared with auto" "$Q_TMP/dd.stderr" || { cat "$Q_TMP/dd.stderr"; fail "the summary does not say it is shared"; }
@@ -34,6 +37,8 @@ for n in fc unk; do
     grep -q "Model loading took" "$Q_DIR/attempts/$n-1/server.log" || fail "$n: no selection in its log"
 done
 grep -q "the same configuration as \`auto\` (shared result)" "$Q_DIR/report.md" || fail "report.md"
+grep -q "^- cost: 1 engine start, .* s of engine time, 0.0 s driving load" "$Q_DIR/report.md" || fail "report.md: cost"
+grep -q "^| run | .* s wall time, .* engine starts |" "$Q_DIR/report.md" || fail "report.md: run cost"
 grep -q "the same configuration as <code>auto</code>" "$Q_DIR/report.html" || fail "report.html"
 # rendered again from the store: the same
 cp "$Q_DIR/report.json" "$Q_TMP/dd-first.json"
