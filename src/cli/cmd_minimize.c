@@ -266,7 +266,7 @@ int cmd_minimize(int argc, char **argv)
         .run_dir = o.out_dir, .cmd = o.cmd, .ncmd = o.ncmd, .port = o.port,
         .kn = kn, .wl = &o.wl, .signal_fd = sfd,
         .progress = isatty(2) && !o.quiet, .quiet = o.quiet,
-        .diag_max_requests = o.diag_max_requests, .cheap_start_s = 120,
+        .diag_max_requests = o.diag_max_requests, .diag_budget_s = o.diag_budget_s,
         .store = m.store,
     };
     m.run = &ctx;

@@ -435,7 +435,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         .progress = isatty(2) && !o.quiet,
         .quiet = o.quiet,
         .diag_max_requests = o.diag_max_requests,
-        .cheap_start_s = 120,
+        .diag_budget_s = o.diag_budget_s,
         .store = store,
         .dedupe = !o.no_dedupe && !diagnose_only,
     };

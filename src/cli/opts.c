@@ -14,7 +14,7 @@
 
 enum {
     O_CANDIDATE = 256, O_PRESET, O_ONLY, O_OUT, O_PORT, O_READY, O_SEQ, O_CONC, O_MAXTOK,
-    O_STALL, O_GRACE, O_API, O_APIKEY, O_NODIAG, O_NODEDUPE, O_DIAGMAX, O_KNOWLEDGE, O_JSON, O_QUIET,
+    O_STALL, O_GRACE, O_API, O_APIKEY, O_NODIAG, O_NODEDUPE, O_DIAGMAX, O_DIAGBUDGET, O_KNOWLEDGE, O_JSON, O_QUIET,
     O_FROM, O_TO, O_NOQUALITY, O_MODELDIR, O_GPUS, O_GPUS_PER, O_SLURM, O_SLURM_ARGS, O_SLURM_SCRIPT,
     O_RESUME,
 };
@@ -37,6 +37,7 @@ static const struct option longopts[] = {
     {"no-dedupe", no_argument, NULL, O_NODEDUPE},
     {"no-quality", no_argument, NULL, O_NOQUALITY},
     {"diagnose-max-requests", required_argument, NULL, O_DIAGMAX},
+    {"diagnose-budget", required_argument, NULL, O_DIAGBUDGET},
     {"knowledge", required_argument, NULL, O_KNOWLEDGE},
     {"json", no_argument, NULL, O_JSON},
     {"quiet", no_argument, NULL, O_QUIET},
@@ -93,6 +94,7 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
     memset(o, 0, sizeof(*o));
     mp_workload_default(&o->wl);
     o->diag_max_requests = 2000;
+    o->diag_budget_s = 3600;
     o->gpus_per_engine = 1;
     bool conc_given = false;
     const char *preset = NULL;
@@ -193,6 +195,10 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
             break;
         case O_NODEDUPE:
             o->no_dedupe = true;
+            break;
+        case O_DIAGBUDGET:
+            if (parse_secs("--diagnose-budget", optarg, &o->diag_budget_s) < 0)
+                return -1;
             break;
         case O_DIAGMAX:
             if (parse_long("--diagnose-max-requests", optarg, 1, 100000000, &v) < 0)

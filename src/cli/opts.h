@@ -36,6 +36,8 @@
     "                             candidate whose log shows the configuration of one\n" \
     "                             tested already is stopped at once and shares its result\n" \
     "  --diagnose-max-requests N  cap on the launch-blocking run (2000)\n"               \
+    "  --diagnose-budget D        time the launch-blocking run may take (1h; s/m/h); a\n" \
+    "                             run over it says so first and stops there\n"          \
     "  --knowledge FILE           vLLM knob/log knowledge to use instead of the built-in\n" \
     "  --model-dir DIR            checkpoint folder: its quantization joins the fingerprint\n" \
     "  --json                     print the report JSON on stdout\n"                     \
@@ -64,6 +66,7 @@ struct mp_opts {
     struct mp_workload wl;
     bool json, quiet, no_diagnose, no_quality, no_dedupe;
     unsigned long diag_max_requests;
+    double diag_budget_s;    /* --diagnose-budget (default 3600) */
     char *knowledge_file;
     char *model_dir;         /* --model-dir (fingerprint) */
     char *api_key;           /* value of --api-key-env's variable; never printed */

@@ -21,6 +21,9 @@ struct mp_workload {
     /* After the phases, keep going at the highest level until this many
      * requests succeeded in total (diagnosis); 0 = no extension. */
     unsigned long min_total_ok;
+    /* > 0: the extension starts no request once the attempt has run this
+     * many seconds since spawn (the diagnosis budget); 0 = no limit. */
+    double extend_budget_s;
     int max_tokens;
     bool chat;
     double ready_timeout_s;

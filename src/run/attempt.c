@@ -583,6 +583,12 @@ static enum mp_outcome run_workload(struct att *a)
             snprintf(sp.name, sizeof(sp.name), "extended");
             sp.level = top_level;
             sp.requests = (int)(wl->min_total_ok - r->req_ok);
+            if (wl->extend_budget_s > 0) {
+                double left = wl->extend_budget_s - (double)(mp_now_ns() - a->t_spawn) / 1e9;
+                if (left <= 0)
+                    break;
+                sp.duration_s = left;
+            }
         }
         struct mp_phase_result *ph = &r->phases[r->nphases++];
         snprintf(ph->name, sizeof(ph->name), "%s", sp.name);

@@ -163,9 +163,43 @@ static double throughput_ratio(const struct mp_cand_report *c)
     return -1;
 }
 
-static bool is_failure(enum mp_outcome o)
+/* What the normal attempts measured: mean start-up, and seconds per
+ * request at the highest concurrency they served (throughput view). */
+struct diag_measure {
+    double start_s, req_s;
+};
+
+static struct diag_measure measure(const struct mp_cand_report *c)
 {
-    return o == MP_OUT_CRASH;
+    struct diag_measure m = {0, 0};
+    double sum = 0;
+    int n = 0, best_level = 0;
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        if (a->launch_blocking)
+            continue;
+        if (a->ready_s > 0 && a->outcome != MP_OUT_STARTUP_FAILURE) {
+            sum += a->ready_s;
+            n++;
+        }
+        for (size_t k = 0; k < a->nphases; k++) {
+            const struct mp_phase_result *ph = &a->phases[k];
+            if (ph->ok > 0 && ph->wall_s > 0 && ph->level >= best_level) {
+                best_level = ph->level;
+                m.req_s = ph->wall_s / ph->ok;
+            }
+        }
+    }
+    m.start_s = n ? sum / n : 0;
+    return m;
+}
+
+static int top_level(const struct mp_workload *wl)
+{
+    int top = 1;
+    for (size_t i = 0; i < wl->nphases; i++)
+        top = MP_MAX(top, wl->phases[i].level);
+    return top;
 }
 
 int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
@@ -191,53 +225,65 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
         dg->note = xstrdup("not a CUDA fault: not diagnosed with CUDA_LAUNCH_BLOCKING=1");
         return 0;
     }
-    /* evidence from normal mode */
-    size_t nfail = 0;
-    for (size_t j = 0; j < c->nattempts; j++)
-        nfail += !c->attempts[j].launch_blocking && is_failure(c->attempts[j].outcome);
-    if (nfail == 1 && p->ready_s < ctx->cheap_start_s) {
+    /* evidence from normal mode, sharpened while that pays */
+    struct mp_diag_plan plan;
+    struct mp_stats_async est;
+    for (int extra = 0;; extra++) {
+        size_t n_att = 0;
+        struct mp_stats_attempt *obs = xcalloc(c->nattempts + 1, sizeof(*obs));
+        struct diag_measure m = measure(c);
+        for (size_t j = 0; j < c->nattempts; j++) {
+            const struct mp_attempt_result *a = &c->attempts[j];
+            if (a->launch_blocking)
+                continue;
+            if (a->outcome == MP_OUT_CRASH) {
+                obs[n_att].served = a->ok_before_failure;
+                obs[n_att].failed = true;
+                n_att++;
+            } else if (a->outcome == MP_OUT_CLEAN) {
+                obs[n_att].served = a->req_ok;
+                obs[n_att].failed = false;
+                n_att++;
+            }
+        }
+        struct mp_diag_cost_in in = {
+            .obs = obs,
+            .nobs = n_att,
+            .start_s = m.start_s,
+            .req_s = m.req_s,
+            .concurrency = top_level(ctx->wl),
+            .budget_s = ctx->diag_budget_s,
+            .cap = ctx->diag_max_requests,
+        };
+        mp_stats_async_estimate(obs, n_att, &est);
+        int prc = mp_stats_diag_plan(&in, &plan);
+        free(obs);
+        if (prc < 0 || !plan.sharpen || extra >= 3)
+            break;
         if (!ctx->quiet)
-            fprintf(stderr, "moeprobe: %s: one failure is thin evidence; repeating the normal run "
-                            "once (start-up took %.1f s)\n", c->cand.name, p->ready_s);
+            fprintf(stderr, "moeprobe: %s: one more normal run first: it should cost about %.0f s "
+                            "and save about %.0f s of the blocked run (%s)\n",
+                    c->cand.name, plan.sharpen_cost_s, plan.sharpen_saves_s, plan.why);
         const struct mp_attempt_result *again = NULL;
         int rc = mp_run_attempt(ctx, rep, ci, false, NULL, &again);
         if (rc < 0 || ctx->signo)
             return rc;
     }
-    size_t n_att = 0;
-    struct mp_stats_attempt *obs = xcalloc(c->nattempts + 1, sizeof(*obs));
-    for (size_t j = 0; j < c->nattempts; j++) {
-        const struct mp_attempt_result *a = &c->attempts[j];
-        if (a->launch_blocking)
-            continue;
-        if (a->outcome == MP_OUT_CRASH) {
-            obs[n_att].served = a->ok_before_failure;
-            obs[n_att].failed = true;
-            n_att++;
-        } else if (a->outcome == MP_OUT_CLEAN) {
-            obs[n_att].served = a->req_ok;
-            obs[n_att].failed = false;
-            n_att++;
-        }
-    }
-    struct mp_stats_async est;
-    mp_stats_async_estimate(obs, n_att, &est);
-    free(obs);
-    unsigned long need = est.required_n;
-    bool capped = false;
-    if (ctx->diag_max_requests && need > ctx->diag_max_requests) {
-        capped = true;
-        need = ctx->diag_max_requests;
-    }
+    unsigned long need = plan.need ? plan.need : est.required_n;
+    bool capped = ctx->diag_max_requests && est.required_n > ctx->diag_max_requests;
     dg->done = true;
     dg->requests_required = est.required_n;
     free(dg->reasoning);
-    dg->reasoning = xstrdup(est.why);
-    if (!ctx->quiet)
+    dg->reasoning = xasprintf("%s; %s", est.why, plan.why);
+    if (!ctx->quiet) {
         fprintf(stderr, "moeprobe: %s: %s\n", c->cand.name, est.why);
+        fprintf(stderr, "moeprobe: %s: %s%s\n", c->cand.name, plan.why,
+                plan.over_budget ? "; running to the budget" : "");
+    }
 
     struct mp_workload wl = *ctx->wl;
     wl.min_total_ok = need;
+    wl.extend_budget_s = ctx->diag_budget_s;
     const struct mp_attempt_result *b = NULL;
     int rc = mp_run_attempt(ctx, rep, ci, true, &wl, &b);
     if (rc < 0 || ctx->signo)
@@ -252,10 +298,18 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
             dg->confidence = 0.95;
         } else {
             dg->confidence = 0;
+            unsigned long more = est.required_n - b->req_ok;
+            double per = b->workload_s > 0 && b->req_ok ? b->workload_s / (double)b->req_ok : 0;
+            char when[96] = "";
+            if (per > 0)
+                snprintf(when, sizeof(when), ", about %.0f s more at the blocked run's rate",
+                         (double)more * per);
             dg->note = xasprintf("the blocked run served %lu requests clean, %lu short of the %lu "
-                                 "required%s",
-                                 b->req_ok, est.required_n - b->req_ok, est.required_n,
-                                 capped ? " (capped by --diagnose-max-requests)" : "");
+                                 "required%s; %lu more clean requests%s would decide it",
+                                 b->req_ok, more, est.required_n,
+                                 capped ? " (capped by --diagnose-max-requests)"
+                                 : plan.over_budget ? " (stopped at --diagnose-budget)" : "",
+                                 more, when);
         }
     } else if (b->outcome == MP_OUT_CRASH) {
         dg->launch_blocking = "crashed";

@@ -23,7 +23,7 @@ struct mp_runctx {
     bool progress;                    /* live progress line on stderr */
     bool quiet;                       /* no per-attempt lines on stderr */
     unsigned long diag_max_requests;  /* cap on the blocked run's required requests */
-    double cheap_start_s;             /* startups faster than this may be repeated for evidence */
+    double diag_budget_s;             /* --diagnose-budget: the blocked run stops there (0 = none) */
     const char *const *quality_prompts; /* output-check prompts (borrowed) or NULL */
     size_t nquality;
     const char *attach_url;           /* soak --base-url: drive this server, spawn nothing */
@@ -46,9 +46,11 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
                    const struct mp_workload *wl, const struct mp_attempt_result **out);
 
 /* Diagnose candidate ci whose first attempt crashed: gather normal-mode
- * evidence (one more normal attempt when the first is the only failure and
- * the engine starts cheaply), compute the required clean request count, run
- * with CUDA_LAUNCH_BLOCKING=1 and fill rep->c[ci].diag. Candidates that did
+ * evidence (more normal attempts, at most 3, while one is expected to save
+ * more blocked time than it costs: mp_stats_diag_plan on measured start-up
+ * and request times), compute the required clean request count, print the
+ * estimate, run with CUDA_LAUNCH_BLOCKING=1 within ctx->diag_budget_s and
+ * fill rep->c[ci].diag. Candidates that did
  * not crash get a note saying why they are not diagnosed this way.
  * Returns 0 or <0 (moeprobe error). */
 int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci);

@@ -236,6 +236,73 @@ int mp_stats_async_estimate(const struct mp_stats_attempt *attempts, size_t n, s
     return 0;
 }
 
+static void fmt_dur(char *out, size_t n, double s)
+{
+    if (s >= 5400)
+        snprintf(out, n, "%.1f h", s / 3600);
+    else if (s >= 90)
+        snprintf(out, n, "%.0f min", s / 60);
+    else
+        snprintf(out, n, "%.0f s", s);
+}
+
+int mp_stats_diag_plan(const struct mp_diag_cost_in *in, struct mp_diag_plan *out)
+{
+    if (!in || !out)
+        return -EINVAL;
+    memset(out, 0, sizeof(*out));
+    struct mp_stats_async est;
+    if (mp_stats_async_estimate(in->obs, in->nobs, &est) < 0)
+        return -EINVAL;
+    double slow = in->blocked_slowdown > 1 ? in->blocked_slowdown : 2;
+    double per = in->req_s > 0 ? in->req_s * slow : 0; /* a blocked request */
+    out->required_n = est.required_n;
+    out->need = est.required_n;
+    if (in->cap && out->need > in->cap)
+        out->need = in->cap;
+    if (est.failures == 0 || out->need == MP_STATS_N_UNBOUNDED) {
+        snprintf(out->why, sizeof(out->why), "no failure to diagnose");
+        return 0;
+    }
+    out->blocked_s = in->start_s + (double)out->need * per;
+    out->over_budget = in->budget_s > 0 && out->blocked_s > in->budget_s;
+    if (in->budget_s > 0) {
+        double left = in->budget_s - in->start_s;
+        out->affordable = per > 0 && left > 0 ? (unsigned long)(left / per) : 0;
+    }
+    /* one more normal run, expected to fail after 1/p̂ requests */
+    double m = est.p_hat > 0 ? 1.0 / est.p_hat : 0;
+    if (m > 0 && m < 1e9 && in->nobs < 64) {
+        struct mp_stats_attempt obs[65];
+        memcpy(obs, in->obs, in->nobs * sizeof(*obs));
+        obs[in->nobs].served = (unsigned long)(m > 1 ? m - 1 : 0);
+        obs[in->nobs].failed = true;
+        struct mp_stats_async more;
+        if (mp_stats_async_estimate(obs, in->nobs + 1, &more) == 0 &&
+            more.required_n < est.required_n) {
+            unsigned long need2 = more.required_n;
+            if (in->cap && need2 > in->cap)
+                need2 = in->cap;
+            out->sharpen_cost_s = in->start_s + m * in->req_s;
+            out->sharpen_saves_s = (double)(out->need - MP_MIN(need2, out->need)) * per;
+            out->sharpen = out->sharpen_saves_s > out->sharpen_cost_s;
+        }
+    }
+    char total[32], budget[32];
+    fmt_dur(total, sizeof(total), out->blocked_s);
+    fmt_dur(budget, sizeof(budget), in->budget_s);
+    int k = snprintf(out->why, sizeof(out->why),
+                     "the CUDA_LAUNCH_BLOCKING=1 run needs %lu clean request%s: about %s at "
+                     "concurrency %d (start-up %.0f s, %.2g s per request measured, assumed %.0fx "
+                     "slower blocked)",
+                     out->need, out->need == 1 ? "" : "s", total, in->concurrency, in->start_s,
+                     in->req_s, slow);
+    if (k > 0 && (size_t)k < sizeof(out->why) && out->over_budget)
+        snprintf(out->why + k, sizeof(out->why) - (size_t)k,
+                 ", over the --diagnose-budget of %s (it pays for %lu)", budget, out->affordable);
+    return 0;
+}
+
 double mp_stats_percentile_sorted(const double *sorted, size_t n, double q)
 {
     double h, frac;

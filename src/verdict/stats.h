@@ -71,6 +71,39 @@ struct mp_stats_async {
  * out is NULL or the trial count overflows. */
 int mp_stats_async_estimate(const struct mp_stats_attempt *attempts, size_t n, struct mp_stats_async *out);
 
+/* What the CUDA_LAUNCH_BLOCKING=1 run will cost, and whether one more
+ * normal run pays for itself first. Measured inputs, one assumption
+ * (blocked_slowdown: blocked requests take that many times as long; the
+ * blocked run measures the real ratio afterwards). */
+struct mp_diag_cost_in {
+    const struct mp_stats_attempt *obs; /* the normal attempts so far (borrowed) */
+    size_t nobs;
+    double start_s;          /* measured start-up, spawn to ready (mean) */
+    double req_s;            /* measured seconds per request at the blocked run's
+                              * concurrency (phase wall time / requests served) */
+    int concurrency;         /* that concurrency, for the message */
+    double blocked_slowdown; /* assumed, >= 1 (2 when <= 0) */
+    double budget_s;         /* --diagnose-budget; <= 0: none */
+    unsigned long cap;       /* --diagnose-max-requests; 0: none */
+};
+
+struct mp_diag_plan {
+    unsigned long required_n; /* clean blocked requests a decision needs (estimate) */
+    unsigned long need;       /* what the blocked run is asked for (cap applied) */
+    double blocked_s;         /* estimated wall time of the blocked run for need */
+    bool over_budget;         /* blocked_s exceeds the budget */
+    unsigned long affordable; /* clean blocked requests the budget pays for */
+    bool sharpen;             /* one more normal run first: it is expected to save more
+                               * blocked time than it costs */
+    double sharpen_cost_s;    /* a normal run to the next failure: start + 1/p̂ requests */
+    double sharpen_saves_s;   /* blocked time saved if it fails as p̂ predicts */
+    char why[512];            /* the estimate in one sentence */
+};
+
+/* Plan the diagnosis from in. Returns 0, or -EINVAL for NULL arguments or
+ * inputs mp_stats_async_estimate rejects. */
+int mp_stats_diag_plan(const struct mp_diag_cost_in *in, struct mp_diag_plan *out);
+
 /* q-th percentile (0 <= q <= 100, clamped) of n values, with linear
  * interpolation between closest ranks exactly like numpy's default
  * ("linear"): h = (n - 1) * q / 100, v[floor h] + (h - floor h) *

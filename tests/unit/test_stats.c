@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -166,6 +167,62 @@ static void test_async_estimate(void **state)
     assert_int_equal(mp_stats_async_estimate(o, 1, &r), -22);
 }
 
+static void test_diag_plan(void **state)
+{
+    (void)state;
+    struct mp_stats_attempt one[] = {{2, true}};
+    struct mp_diag_cost_in in = {.obs = one, .nobs = 1, .start_s = 1, .req_s = 0.1,
+                                 .concurrency = 8, .budget_s = 3600, .cap = 0};
+    struct mp_diag_plan p;
+    assert_int_equal(mp_stats_diag_plan(&in, &p), 0);
+    struct mp_stats_async est;
+    assert_int_equal(mp_stats_async_estimate(one, 1, &est), 0);
+    assert_int_equal(p.required_n, est.required_n);
+    assert_int_equal(p.need, est.required_n);
+    /* a cheap start: one more failure is cheaper than the blocked requests it saves */
+    assert_true(p.sharpen);
+    assert_true(p.sharpen_saves_s > p.sharpen_cost_s);
+    assert_true(fabs(p.sharpen_cost_s - (1 + 3 * 0.1)) < 1e-9); /* start + 1/p̂ requests */
+    assert_false(p.over_budget);
+    assert_true(fabs(p.blocked_s - (1 + (double)p.need * 0.2)) < 1e-9); /* assumed 2x */
+    assert_non_null(strstr(p.why, "concurrency 8"));
+    /* a DGX Spark start: ten minutes buy fewer blocked seconds than they cost */
+    in.start_s = 600;
+    assert_int_equal(mp_stats_diag_plan(&in, &p), 0);
+    assert_false(p.sharpen);
+    /* over the budget: said, with what the budget pays for */
+    in.start_s = 10;
+    in.req_s = 1;
+    in.budget_s = 100;
+    assert_int_equal(mp_stats_diag_plan(&in, &p), 0);
+    assert_true(p.over_budget);
+    assert_int_equal(p.affordable, 45); /* (100 - 10) / (1 s x 2) */
+    assert_non_null(strstr(p.why, "over the --diagnose-budget"));
+    /* no budget */
+    in.budget_s = 0;
+    assert_int_equal(mp_stats_diag_plan(&in, &p), 0);
+    assert_false(p.over_budget);
+    /* the cap bounds what is asked, not what is required */
+    in.cap = 50;
+    assert_int_equal(mp_stats_diag_plan(&in, &p), 0);
+    assert_int_equal(p.need, 50);
+    assert_int_equal(p.required_n, est.required_n);
+    /* a measured slowdown replaces the assumption */
+    in.cap = 0;
+    in.blocked_slowdown = 3;
+    assert_int_equal(mp_stats_diag_plan(&in, &p), 0);
+    assert_true(fabs(p.blocked_s - (10 + (double)p.need * 3)) < 1e-9);
+    /* nothing failed: nothing to plan */
+    struct mp_stats_attempt clean[] = {{40, false}};
+    in.obs = clean;
+    assert_int_equal(mp_stats_diag_plan(&in, &p), 0);
+    assert_false(p.sharpen);
+    assert_false(p.over_budget);
+    assert_non_null(strstr(p.why, "no failure"));
+    assert_int_equal(mp_stats_diag_plan(NULL, &p), -EINVAL);
+    assert_int_equal(mp_stats_diag_plan(&in, NULL), -EINVAL);
+}
+
 static void test_percentile(void **state)
 {
     const double v[] = { 3, 1, 4, 1, 5, 9, 2, 6 };
@@ -198,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_cp_lower),
         cmocka_unit_test(test_async_estimate),
         cmocka_unit_test(test_percentile),
+        cmocka_unit_test(test_diag_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
