@@ -433,6 +433,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         .wl = &o.wl,
         .signal_fd = sfd,
         .progress = isatty(2) && !o.quiet,
+        .progress_lines = !isatty(2) && !o.quiet,
         .quiet = o.quiet,
         .diag_max_requests = o.diag_max_requests,
         .diag_budget_s = o.diag_budget_s,

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,26 @@ struct att {
     bool selected;             /* the engine logged that its model is built */
     bool same_checked;         /* o->same_config was asked */
     bool same;                 /* ... and said this is a configuration tested already */
+    bool said_resolved;        /* progress_lines: the resolution was reported */
+    char last_line[96];        /* the engine's last log line (live line during start-up) */
 };
+
+/* progress_lines: one line per state change. */
+static void note(struct att *a, const char *fmt, ...) MP_PRINTF(2, 3);
+static void note(struct att *a, const char *fmt, ...)
+{
+    if (!a->o->progress_lines)
+        return;
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    for (char *q = msg; *q; q++) /* engine words: no control characters to the terminal */
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            *q = '?';
+    fprintf(stderr, "moeprobe: [%s] %s\n", a->o->label ? a->o->label : "", msg);
+}
 
 /* Grace after an announcement that cannot be reached: a wrapper or proxy
  * that does forward moeprobe's port answers within it. */
@@ -122,6 +142,12 @@ static void on_line(void *ud, const char *line, size_t len, bool truncated)
     a->nlines++;
     if (a->ls)
         a->events |= mp_logscan_line(a->ls, line, len);
+    if (a->o->progress) {
+        size_t n = MP_MIN(len, sizeof(a->last_line) - 1);
+        for (size_t i = 0; i < n; i++) /* shown on a terminal: printable ASCII only */
+            a->last_line[i] = (line[i] >= 0x20 && line[i] < 0x7f) ? line[i] : '?';
+        a->last_line[n] = '\0';
+    }
     if (a->before_ready) {
         check_announce(a, line, len);
         if (!a->selected && memmem(line, len, "Model loading took", 18))
@@ -260,6 +286,7 @@ static void set_fail(struct att *a, const char *cls, const char *msg)
     a->t_fail = mp_now_ns();
     a->req_fail_class = xstrdup(cls);
     a->req_fail_msg = xstrdup(msg);
+    note(a, "failed: %s: %.300s", cls, msg);
     a->r->ok_before_failure = a->r->req_ok;
     a->r->fail_request_line = a->fail_req_line;
     if (a->cur_phase >= 0 && (size_t)a->cur_phase < a->r->nphases)
@@ -391,8 +418,20 @@ static void draw_progress(struct att *a, const char *what, int done, int total)
         if (ph->wall_s > 0)
             rate = ph->tokens / ph->wall_s;
     }
-    fprintf(stderr, "\r\033[K[%s] %s %d/%d  %.1f tok/s  %.0fs", a->o->label ? a->o->label : "",
-            what, done, total, rate, el);
+    char eta[48] = "";
+    if (a->o->eta_after_s >= 0) {
+        double left = a->o->eta_after_s + MP_MAX(0.0, a->o->expect_s - el);
+        if (left >= 90)
+            snprintf(eta, sizeof(eta), "  run ETA ~%.0f min", left / 60);
+        else
+            snprintf(eta, sizeof(eta), "  run ETA ~%.0f s", left);
+    }
+    if (!strcmp(what, "startup"))
+        fprintf(stderr, "\r\033[K[%s] startup %.0fs%s | %.60s", a->o->label ? a->o->label : "", el,
+                eta, a->last_line);
+    else
+        fprintf(stderr, "\r\033[K[%s] %s %d/%d  %.1f tok/s  %.0fs%s", a->o->label ? a->o->label : "",
+                what, done, total, rate, el, eta);
     fflush(stderr);
 }
 
@@ -465,6 +504,17 @@ static bool wait_ready(struct att *a)
             return false;
         if (now > deadline)
             return false;
+        if (!a->said_resolved && (a->selected || (a->events & MP_LOGEV_RESOLVED)) &&
+            a->o->progress_lines) {
+            a->said_resolved = true;
+            copy_resolved(a);
+            const struct mp_resolved *rs = &a->r->res;
+            note(a, "resolved: MoE %s%s%s (%.1f s after start)",
+                 rs->moe_backend ? rs->moe_backend : "(not logged)",
+                 rs->attention_backend ? ", attention " : "",
+                 rs->attention_backend ? rs->attention_backend : "",
+                 (double)(now - a->t_spawn) / 1e9);
+        }
         if (a->selected && check_same(a))
             return false;
         if (a->t_mismatch && now - a->t_mismatch > MISMATCH_GRACE_NS) {
@@ -637,6 +687,8 @@ static enum mp_outcome run_workload(struct att *a)
         ph->tok_s = ph->wall_s > 0 ? ph->tokens / ph->wall_s : 0;
         if (a->phase_rts.n)
             ph->req_tok_s_p50 = mp_stats_percentile(a->phase_rts.v, a->phase_rts.n, 50);
+        note(a, "phase %s: %d ok, %d failed, %.1f tok/s in %.1f s", ph->name, ph->ok, ph->failed,
+             ph->tok_s, ph->wall_s);
         if (a->failed)
             break;
     }
@@ -880,6 +932,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
             r->fail_message = xstrdup(d.msg[0] ? d.msg : mp_strerror(rc));
             goto out;
         }
+        note(&a, "started: pid %d, attempt %d", (int)mp_proc_pid(a.proc), o->index);
         if (o->store && mp_store_attempt_spawned(o->store, o->store_attempt, r->command,
                                                  mp_proc_pid(a.proc),
                                                  mp_proc_starttime(mp_proc_pid(a.proc)), marker) < 0)
@@ -893,6 +946,8 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     a.before_ready = !o->attach_url;
     bool ready = wait_ready(&a);
     a.before_ready = false;
+    if (ready)
+        note(&a, "ready in %.1f s", (double)(mp_now_ns() - a.t_spawn) / 1e9);
     r->ready_s = (double)(mp_now_ns() - a.t_spawn) / 1e9;
     if (a.signo) {
         r->outcome = MP_OUT_INTERRUPTED;

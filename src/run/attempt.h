@@ -35,7 +35,15 @@ struct mp_attempt_opts {
     const struct mp_workload *wl;      /* borrowed */
     int signal_fd;                     /* signalfd for SIGINT/SIGTERM/SIGHUP/SIGCHLD or -1 */
     const char *label;                 /* progress label, e.g. "cutlass 2/5" */
-    bool progress;                     /* draw a live progress line on stderr */
+    bool progress;                     /* draw a live progress line on stderr (a terminal):
+                                        * phase, counts, tok/s, the engine's last log line
+                                        * during start-up, the run's ETA */
+    bool progress_lines;               /* stderr is not a terminal: one line per state
+                                        * change (started, resolved, ready, phase done,
+                                        * failed), never a \r redraw */
+    double eta_after_s;                /* the run's estimate for what follows this attempt,
+                                        * <0 = none (shown in the live line) */
+    double expect_s;                   /* expected length of this attempt, <=0 = unknown */
     /* Output check: after a clean workload, each prompt is sent once, greedy
      * (temperature 0), without ignore_eos, with quality_max_tokens (default
      * 32), one at a time, as phase "quality". NULL/0 = no quality phase. */

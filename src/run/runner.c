@@ -14,6 +14,83 @@
 #include "verdict/stats.h"
 #include "xalloc.h"
 
+/* Candidates after ci that have no attempt yet. */
+static size_t candidates_left(const struct mp_report *rep, size_t ci)
+{
+    size_t n = 0;
+    for (size_t j = ci + 1; j < rep->n; j++)
+        n += rep->c[j].nattempts == 0;
+    return n;
+}
+
+static void measure_attempt(struct mp_runctx *ctx, const struct mp_attempt_result *r)
+{
+    if (r->outcome != MP_OUT_STARTUP_FAILURE && r->outcome != MP_OUT_ERROR &&
+        r->outcome != MP_OUT_SAME_CONFIG && r->outcome != MP_OUT_INTERRUPTED && r->ready_s > 0) {
+        ctx->meas_ready_s += r->ready_s;
+        ctx->meas_ready++;
+    }
+    if (r->workload_s > 0 && r->req_ok + r->req_failed > 0) {
+        ctx->meas_full++;
+        ctx->meas_full_s += r->wall_s;
+        ctx->meas_req_s += r->workload_s;
+        ctx->meas_reqs += r->req_ok + r->req_failed;
+    }
+}
+
+static void fmt_eta(char *out, size_t n, double s)
+{
+    if (s >= 5400)
+        snprintf(out, n, "%.1f h", s / 3600);
+    else if (s >= 90)
+        snprintf(out, n, "%.0f min", s / 60);
+    else
+        snprintf(out, n, "%.0f s", s);
+}
+
+/* The plan after the first engine start, then the estimate after each
+ * attempt: what is left and how long it should take, from what was
+ * measured (an upper bound where candidates may share a configuration;
+ * diagnoses come on top). */
+static void say_estimate(struct mp_runctx *ctx, const struct mp_report *rep, size_t ci)
+{
+    size_t rem = candidates_left(rep, ci);
+    double mean_full = ctx->meas_full ? ctx->meas_full_s / (double)ctx->meas_full : -1;
+    char eta[32] = "unknown yet";
+    if (mean_full > 0)
+        fmt_eta(eta, sizeof(eta), (double)rem * mean_full);
+    if (!ctx->plan_said) {
+        ctx->plan_said = true;
+        size_t configs = 0;
+        for (size_t j = 0; j < rep->n; j++) {
+            const struct mp_attempt_result *p = mp_cand_primary(&rep->c[j]);
+            if (!p || p->outcome == MP_OUT_SAME_CONFIG)
+                continue;
+            bool seen = false;
+            for (size_t k = 0; k < j && !seen; k++) {
+                const struct mp_attempt_result *q = mp_cand_primary(&rep->c[k]);
+                seen = q && q->outcome != MP_OUT_SAME_CONFIG && p->res.moe_backend &&
+                       q->res.moe_backend && !strcmp(p->res.moe_backend, q->res.moe_backend);
+            }
+            configs += !seen;
+        }
+        fprintf(stderr,
+                "moeprobe: plan: %zu candidate%s, %zu configuration%s seen so far, about %zu more "
+                "engine start%s (each crash adds up to 4: more evidence and a "
+                "CUDA_LAUNCH_BLOCKING=1 run)",
+                rep->n, rep->n == 1 ? "" : "s", configs, configs == 1 ? "" : "s", rem,
+                rem == 1 ? "" : "s");
+        if (ctx->meas_ready)
+            fprintf(stderr, "; start-up %.1f s", ctx->meas_ready_s / (double)ctx->meas_ready);
+        if (ctx->meas_reqs)
+            fprintf(stderr, ", %.2g s per request", ctx->meas_req_s / (double)ctx->meas_reqs);
+        fprintf(stderr, " measured; ETA %s\n", eta);
+    } else if (rem) {
+        fprintf(stderr, "moeprobe: estimate: %zu candidate%s left, ETA %s\n", rem,
+                rem == 1 ? "" : "s", eta);
+    }
+}
+
 struct same_ctx {
     const struct mp_runctx *ctx;
     const struct mp_report *rep;
@@ -76,6 +153,12 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     char label[128];
     snprintf(label, sizeof(label), "%s %zu/%zu%s", c->cand.name, ci + 1, rep->n,
              blocking ? " blocking" : "");
+    if (index > 1) {
+        size_t l = strlen(label);
+        snprintf(label + l, sizeof(label) - l, " attempt %d", index);
+    }
+    double mean_full = ctx->meas_full ? ctx->meas_full_s / (double)ctx->meas_full : -1;
+    size_t rem = candidates_left(rep, ci);
     struct mp_attempt_opts o = {
         .dir = dir,
         .cmd = ctx->cmd,
@@ -95,6 +178,9 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .store_attempt = att_id,
         .attach_url = ctx->attach_url,
         .attach_log = ctx->attach_log,
+        .progress_lines = ctx->progress_lines,
+        .eta_after_s = mean_full > 0 ? (double)rem * mean_full : -1,
+        .expect_s = mean_full,
     };
     struct same_ctx sc = {ctx, rep, ci};
     if (ctx->dedupe && !blocking && !mp_cand_primary(c) && !ctx->attach_url) {
@@ -123,12 +209,18 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     }
     if (rc < 0 && r.outcome == MP_OUT_ERROR && r.fail_message && !r.fail_class)
         mp_error("%s", r.fail_message);
+
     if (ctx->store && rc != MP_EDB &&
         mp_store_attempt_finish(ctx->store, att_id, &r) < 0) {
         mp_error("cannot write the evidence store: %s", mp_store_errmsg(ctx->store));
         rc = MP_EDB;
     }
     const struct mp_attempt_result *added = mp_report_add_attempt(rep, ci, &r);
+    if (!spawn_failed && !ctx->attach_url) {
+        measure_attempt(ctx, added);
+        if (!ctx->quiet && !ctx->signo)
+            say_estimate(ctx, rep, ci);
+    }
     if (out)
         *out = added;
     return rc;

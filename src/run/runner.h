@@ -21,6 +21,15 @@ struct mp_runctx {
     const struct mp_workload *wl;     /* borrowed */
     int signal_fd;                    /* signalfd or -1 */
     bool progress;                    /* live progress line on stderr */
+    bool progress_lines;              /* stderr is not a terminal: state changes as lines */
+    /* measured so far, for the plan and the ETA (filled by mp_run_attempt) */
+    size_t meas_full;                 /* attempts that ran their workload */
+    double meas_full_s;               /* ... their summed wall time */
+    double meas_ready_s;              /* summed start-up of attempts that became ready */
+    size_t meas_ready;
+    double meas_req_s;                /* summed workload seconds ... */
+    unsigned long meas_reqs;          /* ... over this many requests */
+    bool plan_said;
     bool quiet;                       /* no per-attempt lines on stderr */
     unsigned long diag_max_requests;  /* cap on the blocked run's required requests */
     double diag_budget_s;             /* --diagnose-budget: the blocked run stops there (0 = none) */
