@@ -471,6 +471,22 @@ static bool stalled(struct att *a)
 
 static void copy_resolved(struct att *a);
 
+/* progress_lines: what the engine resolved, once its selections are logged
+ * (or at ready). */
+static void say_resolved(struct att *a)
+{
+    if (a->said_resolved || !a->o->progress_lines)
+        return;
+    a->said_resolved = true;
+    copy_resolved(a);
+    const struct mp_resolved *rs = &a->r->res;
+    note(a, "resolved: MoE %s%s%s (%.1f s after start)",
+         rs->moe_backend ? rs->moe_backend : "(not logged)",
+         rs->attention_backend ? ", attention " : "",
+         rs->attention_backend ? rs->attention_backend : "",
+         (double)(mp_now_ns() - a->t_spawn) / 1e9);
+}
+
 /* Resolve first: once the selections are logged, ask whether this is a
  * configuration tested already. True when it is (the attempt stops). */
 static bool check_same(struct att *a)
@@ -504,17 +520,8 @@ static bool wait_ready(struct att *a)
             return false;
         if (now > deadline)
             return false;
-        if (!a->said_resolved && (a->selected || (a->events & MP_LOGEV_RESOLVED)) &&
-            a->o->progress_lines) {
-            a->said_resolved = true;
-            copy_resolved(a);
-            const struct mp_resolved *rs = &a->r->res;
-            note(a, "resolved: MoE %s%s%s (%.1f s after start)",
-                 rs->moe_backend ? rs->moe_backend : "(not logged)",
-                 rs->attention_backend ? ", attention " : "",
-                 rs->attention_backend ? rs->attention_backend : "",
-                 (double)(now - a->t_spawn) / 1e9);
-        }
+        if (a->selected)
+            say_resolved(a);
         if (a->selected && check_same(a))
             return false;
         if (a->t_mismatch && now - a->t_mismatch > MISMATCH_GRACE_NS) {
@@ -946,8 +953,10 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     a.before_ready = !o->attach_url;
     bool ready = wait_ready(&a);
     a.before_ready = false;
-    if (ready)
+    if (ready) {
+        say_resolved(&a);
         note(&a, "ready in %.1f s", (double)(mp_now_ns() - a.t_spawn) / 1e9);
+    }
     r->ready_s = (double)(mp_now_ns() - a.t_spawn) / 1e9;
     if (a.signo) {
         r->outcome = MP_OUT_INTERRUPTED;

@@ -30,12 +30,12 @@ E="$Q_TMP/lines.err"
 ! grep -q $'\r' "$E" || fail "a \\r redraw in a non-terminal stderr"
 ! grep -q $'\033' "$E" || fail "an escape sequence in a non-terminal stderr"
 for want in '^moeprobe: \[auto 1/2\] started: pid [0-9]*, attempt 1$' \
-            '^moeprobe: \[auto 1/2\] resolved: MoE FLASHINFER_CUTLASS' \
+            '^moeprobe: \[auto 1/2\] resolved: MoE FLASHINFER_CUTLASS, attention FLASHINFER' \
             '^moeprobe: \[auto 1/2\] ready in [0-9.]* s$' \
             '^moeprobe: \[auto 1/2\] phase warmup: 1 ok, 0 failed' \
             '^moeprobe: \[auto 1/2\] failed: ' \
             '^moeprobe: plan: 2 candidates, 1 configuration seen so far, about 1 more engine start' \
-            '^moeprobe: \[auto 1/2 attempt 2\] started: ' \
+            '^moeprobe: \[auto 1/2 [a-z ]*attempt 2\] started: ' \
             'the CUDA_LAUNCH_BLOCKING=1 run needs' \
             '^moeprobe: \[auto 1/2 blocking attempt [0-9]*\] ready in' \
             '^moeprobe: \[marlin 2/2\] phase sequential: 3 ok, 0 failed'; do
