@@ -260,6 +260,16 @@ int cmd_minimize(int argc, char **argv)
     const struct mp_knowledge *kn = NULL;
     struct mp_diag d = MP_DIAG_INIT;
 
+    if (o.resume) {
+        mp_error("minimize does not resume a run (each test is a full attempt): start it again "
+                 "with a new --out DIR");
+        exit_code = MP_EXIT_USAGE;
+        goto out;
+    }
+    if (mp_cli_run_dir_check("minimize", o.out_dir, false) != 0) {
+        exit_code = MP_EXIT_USAGE;
+        goto out;
+    }
     if (!o.from || !o.to) {
         mp_error("minimize needs both --from 'KNOBS' (fails) and --to 'KNOBS' (works)");
         exit_code = MP_EXIT_USAGE;
@@ -377,7 +387,7 @@ int cmd_minimize(int argc, char **argv)
     exit_code = MP_EXIT_OK;
     goto write;
 interrupted:
-    exit_code = ctx.signo ? 128 + ctx.signo : MP_EXIT_INTERNAL;
+    exit_code = ctx.signo ? 128 + ctx.signo : r == MP_EUSAGE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
 write:;
     struct buf out = BUF_INIT;
     buf_adds(&out, "{\n  \"minimal\": ");

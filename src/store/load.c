@@ -211,7 +211,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
     sqlite3_stmt *st = NULL;
     int rc = 0;
     bool *done = NULL;
-    if (mp_store_prep(s, &st, "SELECT started, finished, interrupted, moeprobe_version FROM run WHERE id = 1") < 0)
+    if (mp_store_prep(s, &st, "SELECT started, finished, interrupted, moeprobe_version, subcommand"
+                              " FROM run WHERE id = 1") < 0)
         return MP_EDB;
     if (sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
@@ -222,6 +223,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
     rep->started = col_str(st, 0);
     rep->finished = col_str(st, 1);
     rep->interrupted = sqlite3_column_int(st, 2) != 0;
+    free(rep->subcommand);
+    rep->subcommand = col_str(st, 4);
     char *ver = col_str(st, 3);
     if (ver) {
         free(rep->moeprobe_version);
@@ -251,6 +254,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         }
         ids[i] = sqlite3_column_int64(st, 0);
         done[i] = sqlite3_column_int(st, 5) != 0;
+        rep->c[i].unfinished = !done[i];
     }
     sqlite3_finalize(st);
 
