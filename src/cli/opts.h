@@ -20,7 +20,8 @@
     "                             (default sm12x-nvfp4: auto, cutlass, marlin,\n"        \
     "                             flashinfer_cutlass, marlin-env)\n"                      \
     "  --only a,b                 run only these candidates\n"                           \
-    "  --out DIR                  run directory (default moeprobe-run-YYYYMMDD-HHMMSS)\n" \
+    "  --out DIR                  run directory (default moeprobe-run-YYYYMMDD-HHMMSS);\n" \
+    "                             one that already holds a run is refused (exit 2)\n" \
     "  --port N                   port for the engine (default: a free port per attempt)\n" \
     "  --ready-timeout S          seconds to wait for /health and /v1/models (1800)\n"   \
     "  --seq N                    sequential requests after 1 warm-up (10)\n"            \
