@@ -206,6 +206,21 @@ int mp_store_load_fp_extra(struct mp_store *s, struct mp_fp_extra *x)
     return 0;
 }
 
+/* An attempt's directory is RUNDIR/attempts/<leaf> (runner.c). The stored
+ * path is spelled the way the writing moeprobe named the run directory
+ * (relative to its working directory); a run resumed from elsewhere, or a
+ * copied run, is read as the run directory it is loaded from. */
+static char *attempt_dir(const char *run_dir, const char *stored)
+{
+    if (!stored)
+        return NULL;
+    const char *leaf = strrchr(stored, '/');
+    leaf = leaf ? leaf + 1 : stored;
+    size_t sl = strlen(stored), ll = strlen(leaf);
+    bool under_attempts = sl >= ll + 9 && !strncmp(stored + sl - ll - 9, "attempts/", 9);
+    return under_attempts && *leaf ? xasprintf("%s/attempts/%s", run_dir, leaf) : xstrdup(stored);
+}
+
 int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
 {
     sqlite3_stmt *st = NULL;
@@ -279,7 +294,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             int64_t aid = sqlite3_column_int64(st, 0);
             r.index = sqlite3_column_int(st, 1);
             r.launch_blocking = sqlite3_column_int(st, 2) != 0;
-            r.dir = col_str(st, 3);
+            r.dir = attempt_dir(rep->run_dir, (const char *)sqlite3_column_text(st, 3));
             r.outcome = mp_outcome_from_name((const char *)sqlite3_column_text(st, 4));
             for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
                 read_col(st, (int)k + 5, &mp_store_attempt_cols[k], &r);

@@ -84,7 +84,20 @@ grep -q "the command after '--' is another one" "$Q_TMP/other.err" || fail "no m
 rc=$?
 [ $rc -eq 0 ] || { cat "$Q_TMP/resume1.err"; fail "resume from another directory: exit $rc"; }
 check "$Q_TMP/resume1.json" 'all(x["finished"] and x["verdict"] == "stable" for x in r["candidates"])' \
-    '"incomplete" not in r and "interrupted" not in r' || fail "resumed run1"
+    '"incomplete" not in r and "interrupted" not in r' \
+    'all(a["dir"].startswith("attempts/") for x in r["candidates"] for a in x["attempts"])' \
+    'all(e.startswith("attempts/") for x in r["candidates"] for e in x["evidence"])' \
+    || fail "resumed run1"
+# evidence paths are relative to the run directory, whatever it was called by
+python3 - "$A/run1" "$Q_TMP/resume1.json" <<'PY' || fail "evidence of the resumed run1"
+import json, os, sys
+r = json.load(open(sys.argv[2]))
+for x in r["candidates"]:
+    for e in x["evidence"]:
+        path, line = e.rsplit(":", 1)
+        with open(os.path.join(sys.argv[1], path), errors="replace") as f:
+            assert len(f.readlines()) >= int(line), e
+PY
 ! grep -q "did not finish\|was interrupted" "$A/run1/report.md" || fail "banner after a finished resume"
 assert_no_leftovers
 
