@@ -1,7 +1,8 @@
 #!/bin/bash
 # q_interrupt_resume.sh - an interrupted run says so, and resumes from any
 # working directory:
-# - SIGINT and kill -9 while the second of three candidates runs: report.md
+# - SIGTERM and kill -9 while the second of three candidates runs (SIGINT:
+#   q_signal.sh): report.md
 #   and report.html open with a banner (interrupted / did not finish, the
 #   unfinished candidates, the exact resume command); report.json has
 #   "finished" per candidate, the unfinished ones without a verdict and not
@@ -63,9 +64,9 @@ banner_checks() { # RUN HOW: the banner in report.md and report.html, the JSON f
         || fail "$1: report.json"
 }
 
-# 1. Ctrl-C
-interrupted run1 INT
-[ $RC -eq 130 ] || { cat "$Q_TMP/run1.err"; fail "SIGINT: exit $RC, want 130"; }
+# 1. SIGTERM
+interrupted run1 TERM
+[ $RC -eq 143 ] || { cat "$Q_TMP/run1.err"; fail "SIGTERM: exit $RC, want 143"; }
 check "$A/run1/report.json" 'r.get("interrupted") is True' || fail "run1 not marked interrupted"
 banner_checks run1 "This run was interrupted"
 assert_no_leftovers
