@@ -107,6 +107,12 @@ interrupted run2 KILL
 [ $RC -eq 137 ] || fail "kill -9: exit $RC"
 "$MOEPROBE" report "$A/run2" >/dev/null 2>"$Q_TMP/report2.err" || { cat "$Q_TMP/report2.err"; fail "report of a killed run"; }
 banner_checks run2 "This run did not finish"
+# side by side with the finished run1: b and c of run2 are unfinished, not "not run"
+"$MOEPROBE" report --compare --format json "$A/run1" "$A/run2" >"$Q_TMP/cmp.json" || fail "compare"
+check "$Q_TMP/cmp.json" '[x["candidates"]["b"]["verdict"] for x in r["runs"]] == ["stable", "unfinished"]' \
+    || fail "compare of a killed run"
+"$MOEPROBE" report --compare "$A/run1" "$A/run2" | grep -q '^| \*\*c\*\* | stable.* | unfinished |' ||
+    fail "compare (md) of a killed run"
 # resumed from another directory by its absolute path, nothing given again
 (cd "$B" && "$MOEPROBE" qualify --resume "$A/run2") >/dev/null 2>"$Q_TMP/resume2.err"
 rc=$?
