@@ -478,7 +478,7 @@ int mp_cli_run_dir_check(const char *cmd, const char *dir, bool resume)
     if (resume)
         return 0;
     char *db = xasprintf("%s/%s", dir, MP_STORE_DB_NAME);
-    char *tasks = xasprintf("%s/tasks", dir);
+    char *tasks = xasprintf("%s/tasks/index.txt", dir); /* a scale-out run's (src/sched) */
     bool has_db = lstat(db, &st) == 0, has_tasks = lstat(tasks, &st) == 0;
     free(db);
     free(tasks);

@@ -102,7 +102,7 @@ int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct
 /* Before cmd ("qualify", "diagnose", "minimize", "soak") writes into the run
  * directory dir (--out, or --resume when resume): an existing dir must be a
  * directory (--out FILE is a usage error), and one that already holds a run
- * (its moeprobe.db, or the tasks/ of a scale-out run) is refused unless
+ * (its moeprobe.db, or the tasks/index.txt of a scale-out run) is refused unless
  * resume; the message names the run found there (command, model,
  * candidates, date) and how to resume it. A directory whose lock another
  * moeprobe holds is left to the store's "in use" refusal. 0, or

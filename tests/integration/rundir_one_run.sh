@@ -41,6 +41,18 @@ check "$Q_TMP/r1-again.json" "len(r['candidates']) == $ncand" \
     '[x["name"] for x in r["candidates"]] == ["a", "b"]' || fail "the first run's store changed"
 [ "$(ls "$Q_TMP/r1/attempts" | wc -l)" -eq 2 ] || fail "the refused runs left attempts"
 
+# a scale-out run (tasks/index.txt) is a run too; a directory with other
+# things in it (even a tasks/ folder of its own) is not
+mkdir -p "$Q_TMP/so/tasks" "$Q_TMP/mine/tasks"
+printf 'a\n' >"$Q_TMP/so/tasks/index.txt"
+printf 'notes\n' >"$Q_TMP/mine/notes.txt"
+"$MOEPROBE" qualify --out "$Q_TMP/so" "${short[@]}" --candidate 'a:' -- "$REFENGINE" --world "$FAST" \
+    >/dev/null 2>"$Q_TMP/so.err"
+[ $? -eq 2 ] && grep -q "a scale-out run" "$Q_TMP/so.err" || { cat "$Q_TMP/so.err"; fail "scale-out run dir not refused"; }
+"$MOEPROBE" qualify --out "$Q_TMP/mine" "${short[@]}" --candidate 'a:' \
+    -- "$REFENGINE" --world "$FAST" --port '{port}' >/dev/null 2>"$Q_TMP/mine.err"
+[ $? -eq 0 ] || { cat "$Q_TMP/mine.err"; fail "a directory holding no run was refused"; }
+
 # --out FILE: a usage error for every command that writes a run
 : >"$Q_TMP/afile"
 for cmd in qualify diagnose minimize soak; do
