@@ -17,9 +17,10 @@ struct buf;
  * then holds nothing new. A directory is -EISDIR. */
 int mp_read_file(const char *path, size_t max, struct buf *out, struct mp_diag *d);
 
-/* Write data to dir/name atomically: a temporary file in dir, fsync,
- * rename over name. A reader sees the old file or the new one, never a
- * part. 0 or -errno. */
+/* Write data to dir/name atomically: a new temporary file in dir (created
+ * with O_EXCL|O_NOFOLLOW), fsync, rename over name. A reader sees the old
+ * file or the new one, never a part; a symbolic link at name (or at the
+ * temporary's name) is replaced, never written through. 0 or -errno. */
 int mp_write_file_atomic(const char *dir, const char *name, const char *data, size_t len);
 
 #endif

@@ -22,6 +22,7 @@
 #include "logs/logscan.h"
 #include "model/candidate.h"
 #include "proc/proc.h"
+#include "quality/quality.h"
 #include "report/report.h"
 #include "run/runner.h"
 #include "store/store.h"
@@ -37,7 +38,9 @@ static const char minimize_help[] =
     "then finds a 1-minimal subset of the differences that, added to --from, still\n"
     "works (Zeller's ddmin). Every test is a full attempt; a pass must serve the\n"
     "number of clean requests that --from's failure rate requires, so a flaky\n"
-    "failure cannot fake a pass. Results go to minimize.json in the run directory.\n"
+    "failure cannot fake a pass, and its greedy answers must pass the output check\n"
+    "(as in qualify; not with --no-quality), so a knob set whose answers are garbage\n"
+    "is a fail. Results go to minimize.json in the run directory.\n"
     "\n"
     MP_COMMON_OPTS_HELP
     "\n"
@@ -105,7 +108,37 @@ static const char *rel(const struct mp_report *rep, const char *dir)
     return !strncmp(dir, rep->run_dir, rl) && dir[rl] == '/' ? dir + rl + 1 : dir;
 }
 
-/* Run one configuration; returns 1 works, 0 fails, <0 error/interrupted. */
+/* The output check of test ci, which ran clean, as qualify does it: its
+ * greedy answers are judged together with those of every earlier test
+ * that ran clean, so an answer that is degenerate, or wrong where another
+ * test answered right, makes it garbage. NULL when it is not garbage (or
+ * the check did not run: --no-quality), else the reason (caller frees).
+ * *ran tells whether the check ran. */
+static char *output_garbage(const struct mp_report *rep, size_t ci, bool *ran)
+{
+    struct mp_qcand_in *in = xcalloc(ci + 2, sizeof(*in));
+    for (size_t i = 0; i <= ci; i++) {
+        const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
+        in[i].name = rep->c[i].cand.name;
+        if (p && p->outcome == MP_OUT_CLEAN && p->nquality) {
+            in[i].texts = (const char *const *)p->quality_texts;
+            in[i].ntexts = p->nquality;
+        }
+    }
+    struct mp_qcheck q;
+    mp_qcheck_run(mp_sanity_builtin(), in, ci + 1, &q);
+    free(in);
+    *ran = q.c[ci].status != MP_QC_NOT_RUN;
+    char *why = q.c[ci].status == MP_QC_GARBAGE
+                    ? xstrdup(q.c[ci].why ? q.c[ci].why : "answers are garbage")
+                    : NULL;
+    mp_qcheck_release(&q);
+    return why;
+}
+
+/* Run one configuration; returns 1 works, 0 fails, <0 error/interrupted.
+ * Works = ran clean, served the requests a pass needs, and its output
+ * passed the output check (unless --no-quality). */
 static int try_config(struct mctx *m, const struct mp_candidate *c, const char *const *knob_texts,
                       size_t nk, const struct mp_workload *wl)
 {
@@ -117,6 +150,10 @@ static int try_config(struct mctx *m, const struct mp_candidate *c, const char *
     if (m->run->signo)
         return -EINTR;
     bool pass = a->outcome == MP_OUT_CLEAN && a->req_ok >= (wl->min_total_ok ? wl->min_total_ok : 1);
+    bool checked = false;
+    char *garbage = a->outcome == MP_OUT_CLEAN ? output_garbage(m->rep, ci, &checked) : NULL;
+    if (garbage)
+        pass = false;
     struct buf *t = &m->tests;
     if (t->len)
         buf_adds(t, ",\n    ");
@@ -143,12 +180,27 @@ static int try_config(struct mctx *m, const struct mp_candidate *c, const char *
     }
     buf_add_json_str(t, ev, strlen(ev));
     free(ev);
+    buf_printf(t, ", \"output_check\": \"%s\"",
+               garbage ? "garbage" : checked ? "pass" : "not-run");
+    if (garbage) {
+        char *why = mp_store_mask_apply(m->store ? mp_store_mask(m->store) : NULL, garbage,
+                                        strlen(garbage), false, NULL);
+        buf_adds(t, ", \"why\": ");
+        buf_add_json_str(t, why, strlen(why));
+        free(why);
+        if (!m->run->quiet)
+            fprintf(stderr, "moeprobe: minimize: %s ran clean but fails the output check: %s\n",
+                    c->name, garbage);
+    }
+    free(garbage);
     buf_adds(t, "}");
     m->ntests++;
     if (m->store) {
         char *knobs = mp_candidate_knobs_str(c);
         int e = mp_store_add_minimize_test(m->store, m->ntests, knobs, c->name, pass);
         free(knobs);
+        if (e == 0)
+            e = mp_store_candidate_done(m->store, ci, NULL);
         if (e < 0)
             return mp_error("cannot write the evidence store: %s", mp_store_errmsg(m->store));
     }
@@ -208,6 +260,16 @@ int cmd_minimize(int argc, char **argv)
     const struct mp_knowledge *kn = NULL;
     struct mp_diag d = MP_DIAG_INIT;
 
+    if (o.resume) {
+        mp_error("minimize does not resume a run (each test is a full attempt): start it again "
+                 "with a new --out DIR");
+        exit_code = MP_EXIT_USAGE;
+        goto out;
+    }
+    if (mp_cli_run_dir_check("minimize", o.out_dir, false) != 0) {
+        exit_code = MP_EXIT_USAGE;
+        goto out;
+    }
     if (!o.from || !o.to) {
         mp_error("minimize needs both --from 'KNOBS' (fails) and --to 'KNOBS' (works)");
         exit_code = MP_EXIT_USAGE;
@@ -269,6 +331,8 @@ int cmd_minimize(int argc, char **argv)
         .diag_max_requests = o.diag_max_requests, .diag_budget_s = o.diag_budget_s,
         .store = m.store,
     };
+    if (!o.no_quality) /* a knob set whose answers are garbage does not work */
+        ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
     m.run = &ctx;
     m.rep = &rep;
     m.json = o.json;
@@ -309,7 +373,7 @@ int cmd_minimize(int argc, char **argv)
     if (r < 0)
         goto interrupted;
     if (r == 0) {
-        mp_error("the --to configuration does not work (see %s/report.json): nothing to minimise",
+        mp_error("the --to configuration does not work (see %s/minimize.json): nothing to minimise",
                  o.out_dir);
         exit_code = MP_EXIT_NONE;
         goto write;
@@ -323,7 +387,7 @@ int cmd_minimize(int argc, char **argv)
     exit_code = MP_EXIT_OK;
     goto write;
 interrupted:
-    exit_code = ctx.signo ? 128 + ctx.signo : MP_EXIT_INTERNAL;
+    exit_code = ctx.signo ? 128 + ctx.signo : r == MP_EUSAGE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
 write:;
     struct buf out = BUF_INIT;
     buf_adds(&out, "{\n  \"minimal\": ");

@@ -52,15 +52,20 @@ static const char qualify_help[] =
     "      --candidate 'marlin3: VLLM_USE_FLASHINFER_MOE_FP4=0 VLLM_TEST_FORCE_FP8_MARLIN=1' -- vllm serve M\n"
     "\n"
     "Everything is recorded as it happens in RUNDIR/moeprobe.db (SQLite); the\n"
-    "reports are rendered from it. An interrupted run continues with\n"
+    "reports are rendered from it. A run directory holds one run: --out on a\n"
+    "directory that already holds a run, or is in use by another moeprobe, is\n"
+    "refused (exit 2), and nothing is written through a symbolic link in it. An\n"
+    "interrupted run (its reports open with a banner saying so) continues with\n"
     "  moeprobe qualify --resume RUNDIR [--quiet] [--json]\n"
-    "(its original options; finished candidates are kept, engines the dead run\n"
-    "left are killed first). A run directory in use by another moeprobe is\n"
-    "refused (exit 2).\n"
+    "from any directory (its original options; the engine starts where the run\n"
+    "was started; finished candidates are kept, engines the dead run left are\n"
+    "killed first). A server command after '--' is accepted there only if it is\n"
+    "the run's own (to fill in a secret the store masked).\n"
     "\n"
     "exit codes: 0 a recommendation was made; 1 no candidate qualified;\n"
-    "            2 usage or input error (also: run directory locked, fingerprint\n"
-    "            differs on --resume); 3 internal or I/O error (also: the evidence\n"
+    "            2 usage or input error (also: run directory locked or holding a\n"
+    "            run, --out FILE, a link planted in it, fingerprint differs on\n"
+    "            --resume); 3 internal or I/O error (also: the evidence\n"
     "            store cannot be written); 128+N killed by signal N\n";
 
 static const char diagnose_help[] =
@@ -147,15 +152,66 @@ static int unmask_word(const char *w, struct mp_strv *out)
     return 0;
 }
 
-/* `qualify --resume RUNDIR [options]` without a server command: the
- * arguments become ours, then the stored ones (secrets restored from the
- * environment). Returns 0 (nothing to do, or *out filled), or an exit code. */
-static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *out)
+/* Does the word given after '--' on a resume match the stored (masked)
+ * word: equal, with each *** of the stored word standing for any text? */
+static bool masked_match(const char *stored, const char *given)
+{
+    const char *star = strstr(stored, "***");
+    if (!star)
+        return !strcmp(stored, given);
+    size_t pre = (size_t)(star - stored);
+    if (strncmp(stored, given, pre) != 0)
+        return false;
+    const char *rest = star + 3;
+    for (const char *g = given + pre;; g++) {
+        if (masked_match(rest, g))
+            return true;
+        if (!*g)
+            return false;
+    }
+}
+
+/* A stored relative path of one of moeprobe's own options, made absolute
+ * against the directory the run was started in. */
+static void push_path_opt(struct mp_strv *out, const char *opt, const char *path, const char *cwd)
+{
+    if (cwd && path[0] != '/' && path[0])
+        mp_strv_push_owned(out, opt ? xasprintf("%s=%s/%s", opt, cwd, path)
+                                    : xasprintf("%s/%s", cwd, path));
+    else
+        mp_strv_push_owned(out, opt ? xasprintf("%s=%s", opt, path) : xstrdup(path));
+}
+
+static bool is_path_opt(const char *w, size_t *eq)
+{
+    static const char *const opts[] = {"--knowledge", "--model-dir"};
+    for (size_t i = 0; i < MP_ARRAY_SIZE(opts); i++) {
+        size_t n = strlen(opts[i]);
+        if (!strncmp(w, opts[i], n) && (w[n] == '\0' || w[n] == '=')) {
+            *eq = w[n] == '=' ? n : 0;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* `qualify --resume RUNDIR [options] [-- SERVER COMMAND]`: the arguments
+ * become ours, then the stored ones (secrets restored from the
+ * environment; relative paths of --knowledge/--model-dir resolved against
+ * the directory the run was started in, *cwd, which the engine is started
+ * in too). A server command after '--' must be the run's own (it may fill
+ * in what the store masked); another one is refused. Returns 0 (no
+ * --resume, or *out filled), or an exit code (message printed). */
+static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *out, char **cwd)
 {
     const char *dir = NULL;
+    int dashdash = argc;
+    *cwd = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--"))
-            return 0; /* a server command is given: the options are the caller's */
+        if (!strcmp(argv[i], "--")) {
+            dashdash = i;
+            break;
+        }
         if (!strcmp(argv[i], "--resume") && i + 1 < argc)
             dir = argv[i + 1];
         else if (!strncmp(argv[i], "--resume=", 9))
@@ -163,9 +219,14 @@ static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *o
     }
     if (!dir)
         return 0;
+    int ec = mp_cli_run_dir_check(sub, dir, true);
+    if (ec)
+        return ec;
     struct mp_store *st = NULL;
     struct mp_diag d = MP_DIAG_INIT;
     int rc = mp_store_open(dir, MP_STORE_READONLY, &st, &d);
+    if (rc == -ENOENT && dashdash < argc)
+        return 0; /* a scale-out run (tasks/, no store of its own): src/sched resumes it */
     if (rc < 0) {
         mp_error("--resume: %s", d.msg[0] ? d.msg : mp_strerror(rc));
         return rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
@@ -173,8 +234,9 @@ static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *o
     char *stored_sub = NULL;
     struct mp_strv stored = MP_STRV_INIT;
     rc = mp_store_run_argv(st, &stored_sub, &stored);
+    if (rc == 0)
+        rc = mp_store_run_cwd(st, cwd);
     mp_store_close(st);
-    int ec = 0;
     if (rc < 0 || strcmp(stored_sub, sub) != 0) {
         mp_error("--resume: '%s' holds no %s run%s%s", dir, sub, stored_sub ? " (it is a " : "",
                  stored_sub ? stored_sub : "");
@@ -183,17 +245,67 @@ static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *o
         ec = MP_EXIT_USAGE;
         goto out;
     }
-    for (int i = 0; i < argc; i++)
+    size_t sdash = 0;
+    while (sdash < stored.n && strcmp(stored.v[sdash], "--") != 0)
+        sdash++;
+    if (dashdash < argc) {
+        /* a command given again: it must be the run's own */
+        size_t ng = (size_t)(argc - dashdash - 1), ns = sdash < stored.n ? stored.n - sdash - 1 : 0;
+        size_t bad = 0;
+        while (bad < ng && bad < ns && masked_match(stored.v[sdash + 1 + bad], argv[dashdash + 1 + bad]))
+            bad++;
+        if (bad < ng || bad < ns) {
+            struct buf c = BUF_INIT;
+            for (size_t i = sdash + 1; i < stored.n; i++) {
+                if (c.len)
+                    buf_addc(&c, ' ');
+                buf_add_shell_word(&c, stored.v[i]);
+            }
+            mp_error("--resume continues a run with the server command it was started with; "
+                     "the command after '--' is another one (they differ at word %zu). The run's "
+                     "command is: %s. Leave the command out to resume (give it again only to "
+                     "fill in a secret the store masked), or start a new run with another --out",
+                     bad + 1, c.data);
+            buf_release(&c);
+            ec = MP_EXIT_USAGE;
+            goto out;
+        }
+    }
+    for (int i = 0; i < dashdash; i++)
         mp_strv_push(out, argv[i]);
-    for (size_t i = 0; i < stored.n && !ec; i++) {
-        if (unmask_word(stored.v[i], out) < 0) {
+    for (size_t i = 0; i < sdash && !ec; i++) {
+        size_t eq = 0;
+        if (is_path_opt(stored.v[i], &eq)) {
+            if (eq) {
+                char *opt = xstrndup(stored.v[i], eq);
+                push_path_opt(out, opt, stored.v[i] + eq + 1, *cwd);
+                free(opt);
+            } else {
+                mp_strv_push(out, stored.v[i]);
+                if (i + 1 < sdash)
+                    push_path_opt(out, NULL, stored.v[++i], *cwd);
+            }
+            continue;
+        }
+        if (unmask_word(stored.v[i], out) < 0)
             ec = MP_EXIT_USAGE;
-        } else if (strstr(out->v[out->n - 1], "***")) {
-            /* --api-key ***, a URL password: nothing to restore it from */
-            mp_error("--resume: the run's arguments held a secret, which is stored masked "
-                     "(argument %zu: %s); give the server command again after '--' to resume",
-                     i + 1, out->v[out->n - 1]);
-            ec = MP_EXIT_USAGE;
+    }
+    if (!ec)
+        mp_strv_push(out, "--");
+    if (dashdash < argc) {
+        for (int i = dashdash + 1; i < argc; i++)
+            mp_strv_push(out, argv[i]);
+    } else {
+        for (size_t i = sdash + 1; i < stored.n && !ec; i++) {
+            if (unmask_word(stored.v[i], out) < 0) {
+                ec = MP_EXIT_USAGE;
+            } else if (strstr(out->v[out->n - 1], "***")) {
+                /* --api-key ***, a URL password: nothing to restore it from */
+                mp_error("--resume: the run's server command held a secret, which is stored "
+                         "masked (word %zu: %s); give the same command again after '--' to "
+                         "resume", i - sdash, out->v[out->n - 1]);
+                ec = MP_EXIT_USAGE;
+            }
         }
     }
 out:
@@ -269,9 +381,11 @@ static int run_main(int argc, char **argv, bool diagnose_only)
     memset(&fpx, 0, sizeof(fpx));
     fpx.gpu_memory_mib = -1;
     signal(SIGXFSZ, SIG_IGN); /* a file-size limit must be an I/O error, not death */
-    int rc = resume_args(argc, argv, diagnose_only ? "diagnose" : "qualify", &rargv);
+    char *run_cwd = NULL; /* a resumed run: where it was started */
+    int rc = resume_args(argc, argv, diagnose_only ? "diagnose" : "qualify", &rargv, &run_cwd);
     if (rc) {
         mp_strv_release(&rargv);
+        free(run_cwd);
         return rc;
     }
     if (rargv.n) {
@@ -279,9 +393,13 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         argv = mp_strv_array(&rargv);
     }
     rc = mp_opts_parse(&o, argc, argv, diagnose_only ? diagnose_help : qualify_help);
+    if (rc == 0)
+        rc = mp_cli_run_dir_check(diagnose_only ? "diagnose" : "qualify",
+                                  o.resume ? o.resume : o.out_dir, o.resume != NULL) ? -1 : 0;
     if (rc != 0) {
         mp_opts_release(&o);
         mp_strv_release(&rargv);
+        free(run_cwd);
         return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
     }
     /* a serial run's --resume is ours (the store); scale-out runs resume in src/sched */
@@ -292,6 +410,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         rc = mp_sched_qualify(&scfg, argc, argv);
         mp_opts_release(&o);
         mp_strv_release(&rargv);
+        free(run_cwd);
         return rc;
     }
     const char *resume_dir = o.resume;
@@ -439,6 +558,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         .diag_budget_s = o.diag_budget_s,
         .store = store,
         .dedupe = !o.no_dedupe && !diagnose_only,
+        .cwd = run_cwd,
     };
     if (!o.no_quality)
         ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
@@ -487,7 +607,13 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         if (mp_store_set_fingerprint(store, &rep.fp, &fpx) < 0 ||
             mp_store_candidate_done(store, i, &rep.c[i].diag) < 0)
             goto store_failed;
+        done[i] = true;
     }
+    /* the live model as the store has it: what is unfinished, and whose run */
+    for (size_t i = 0; i < rep.n; i++)
+        rep.c[i].unfinished = !done[i];
+    free(rep.subcommand);
+    rep.subcommand = xstrdup(diagnose_only ? "diagnose" : "qualify");
     mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
     rep.finished = xstrdup(iso);
     rep.interrupted = ctx.signo != 0;
@@ -532,6 +658,7 @@ out:
     mp_strv_release(&rargv);
     mp_fp_extra_release(&fpx);
     free(done);
+    free(run_cwd);
     return exit_code;
 }
 

@@ -149,7 +149,9 @@ static int compare(char **dirs, int n, int fmt)
                 const struct mp_cand_report *cr = &r->c[c];
                 const struct mp_attempt_result *p = mp_cand_primary(cr);
                 cJSON *e = cJSON_AddObjectToObject(cs, cr->cand.name);
-                cJSON_AddStringToObject(e, "verdict", cr->verdict ? cr->verdict : "not-run");
+                cJSON_AddStringToObject(e, "verdict", cr->unfinished ? "unfinished"
+                                                      : cr->verdict  ? cr->verdict
+                                                                     : "not-run");
                 if (p && p->res.moe_backend)
                     cJSON_AddStringToObject(e, "moe_backend", p->res.moe_backend);
                 double sr = seq_rate(p);
@@ -196,7 +198,7 @@ static int compare(char **dirs, int n, int fmt)
                     buf_adds(&b, " - |");
                     continue;
                 }
-                buf_printf(&b, " %s", cr->verdict ? cr->verdict : "not run");
+                buf_printf(&b, " %s", mp_cand_verdict_label(cr));
                 if (p && p->res.moe_backend)
                     buf_printf(&b, ", %s", p->res.moe_backend);
                 double sr = seq_rate(p), cc = best_conc(p);

@@ -144,6 +144,13 @@ int cmd_soak(int argc, char **argv)
         mp_strv_release(&rest);
         return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
     }
+    if (o.resume || mp_cli_run_dir_check("soak", o.out_dir, false) != 0) {
+        if (o.resume)
+            mp_error("soak does not resume a run: start it again with a new --out DIR");
+        mp_opts_release(&o);
+        mp_strv_release(&rest);
+        return MP_EXIT_USAGE;
+    }
     struct mp_report rep;
     mp_report_init(&rep, o.out_dir);
     struct mp_store *store = NULL;

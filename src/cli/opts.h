@@ -20,7 +20,8 @@
     "                             (default sm12x-nvfp4: auto, cutlass, marlin,\n"        \
     "                             flashinfer_cutlass, marlin-env)\n"                      \
     "  --only a,b                 run only these candidates\n"                           \
-    "  --out DIR                  run directory (default moeprobe-run-YYYYMMDD-HHMMSS)\n" \
+    "  --out DIR                  run directory (default moeprobe-run-YYYYMMDD-HHMMSS);\n" \
+    "                             one that already holds a run is refused (exit 2)\n" \
     "  --port N                   port for the engine (default: a free port per attempt)\n" \
     "  --ready-timeout S          seconds to wait for /health and /v1/models (1800)\n"   \
     "  --seq N                    sequential requests after 1 warm-up (10)\n"            \
@@ -101,6 +102,15 @@ struct mp_store;
  * printed). Defined in cmd_qualify.c. */
 int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct mp_report *live,
                                 bool json_stdout, bool quiet, int *recommended);
+/* Before cmd ("qualify", "diagnose", "minimize", "soak") writes into the run
+ * directory dir (--out, or --resume when resume): an existing dir must be a
+ * directory (--out FILE is a usage error), and one that already holds a run
+ * (its moeprobe.db, or the tasks/index.txt of a scale-out run) is refused unless
+ * resume; the message names the run found there (command, model,
+ * candidates, date) and how to resume it. A directory whose lock another
+ * moeprobe holds is left to the store's "in use" refusal. 0, or
+ * MP_EXIT_USAGE (message printed). */
+int mp_cli_run_dir_check(const char *cmd, const char *dir, bool resume);
 /* The knowledge a command uses: the built-in one, or file's when file is not
  * NULL (*own is then set and the caller frees it with mp_knowledge_free).
  * On a bad file prints "<cmd>: knowledge file <file:line: message>" and

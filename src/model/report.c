@@ -38,6 +38,7 @@ void mp_report_release(struct mp_report *rep)
     free(rep->run_dir);
     free(rep->started);
     free(rep->finished);
+    free(rep->subcommand);
     free(rep->recommendation_why);
     mp_strv_release(&rep->learned);
     mp_report_derived_release(rep);
@@ -78,6 +79,26 @@ const struct mp_attempt_result *mp_cand_primary(const struct mp_cand_report *c)
             return &c->attempts[j];
     }
     return NULL;
+}
+
+size_t mp_report_nunfinished(const struct mp_report *rep)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rep->n; i++)
+        n += rep->c[i].unfinished;
+    return n;
+}
+
+bool mp_report_incomplete(const struct mp_report *rep)
+{
+    return rep->interrupted || !rep->finished || mp_report_nunfinished(rep) > 0;
+}
+
+const char *mp_cand_verdict_label(const struct mp_cand_report *c)
+{
+    if (c->unfinished)
+        return "unfinished";
+    return c->verdict ? c->verdict : "not run";
 }
 
 void mp_report_derived_release(struct mp_report *rep)

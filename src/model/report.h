@@ -33,9 +33,13 @@ struct mp_cand_report {
     size_t nattempts;
     struct mp_diagnosis diag;
     /* derived by finalize */
-    const char *verdict;            /* DESIGN's verdict word, NULL if not run */
+    const char *verdict;            /* DESIGN's verdict word, NULL if not run or unfinished */
     char *why;                      /* one sentence */
     bool not_run;
+    /* The run stopped (signal, kill) before this candidate finished
+     * (candidates.done = 0 in the store): no verdict, whatever its attempts
+     * show so far; "finished": false in report.json. */
+    bool unfinished;
 };
 
 /* Candidates that reached the same resolved backends by different roads. */
@@ -71,7 +75,8 @@ struct mp_report {
     struct mp_strv checkpoint_notes;
     /* the output check across candidates (index = candidate index) */
     struct mp_qcheck qc;
-    bool interrupted;
+    bool interrupted;               /* stopped by a signal (run.interrupted) */
+    char *subcommand;               /* the run's command ("qualify", "soak", ...) or NULL */
 };
 
 void mp_report_init(struct mp_report *rep, const char *run_dir);
@@ -86,6 +91,15 @@ struct mp_attempt_result *mp_report_add_attempt(struct mp_report *rep, size_t i,
                                                 struct mp_attempt_result *owned_a);
 /* The first normal (non-blocking) attempt of a candidate, or NULL. */
 const struct mp_attempt_result *mp_cand_primary(const struct mp_cand_report *c);
+
+/* The run did not finish: interrupted by a signal, killed (no finished
+ * time), or a candidate is unfinished. */
+bool mp_report_incomplete(const struct mp_report *rep);
+/* Number of unfinished candidates. */
+size_t mp_report_nunfinished(const struct mp_report *rep);
+/* What the report shows in a candidate's verdict place: the verdict,
+ * "unfinished", or "not run" (static). */
+const char *mp_cand_verdict_label(const struct mp_cand_report *c);
 
 /* What `inspect` found in the model directory, as mp_inspect_to_json wrote
  * it's output (NULL clears); summary and

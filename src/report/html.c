@@ -37,6 +37,8 @@ static const char css[] =
     ".fp{color:var(--mut);font-size:.9em}.fp b{color:var(--fg);font-weight:600}"
     ".rec{border-left:5px solid var(--ok);background:#eef8f0;padding:10px 14px;border-radius:4px}"
     ".norec{border-left:5px solid var(--warn);background:#fdf5e8;padding:10px 14px;border-radius:4px}"
+    ".banner{border:2px solid var(--bad);background:#fdecea;padding:10px 14px;border-radius:4px;"
+    "margin:12px 0}"
     ".scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}"
     "table{border-collapse:collapse;width:100%;font-size:.9em}"
     "th,td{border-bottom:1px solid var(--bd);padding:5px 7px;text-align:left;vertical-align:top}"
@@ -410,6 +412,46 @@ static void header(const struct mp_report *rep, struct buf *b)
     }
 }
 
+/* The banner of a run that did not finish (the same facts as report.md's):
+ * how it ended, the unfinished candidates, the command that continues it. */
+static void incomplete_banner(const struct mp_report *rep, struct buf *b)
+{
+    if (!mp_report_incomplete(rep))
+        return;
+    size_t nunf = mp_report_nunfinished(rep);
+    buf_adds(b, "<div class=banner role=alert><b>");
+    buf_adds(b, rep->interrupted ? "This run was interrupted</b> (by a signal) before it finished"
+                                 : "This run did not finish</b> (moeprobe was killed, or the run "
+                                   "is still going)");
+    if (nunf) {
+        buf_printf(b, ": %zu of %zu candidate%s unfinished: ", nunf, rep->n,
+                   rep->n == 1 ? " is" : "s are");
+        bool first = true;
+        for (size_t i = 0; i < rep->n; i++) {
+            if (!rep->c[i].unfinished)
+                continue;
+            buf_adds(b, first ? "<b>" : ", <b>");
+            esc(b, rep->c[i].cand.name);
+            buf_adds(b, "</b>");
+            first = false;
+        }
+        buf_adds(b, " (no verdict yet; not counted below)");
+    }
+    buf_adds(b, ".<br>");
+    char *cmd = mp_report_resume_command(rep);
+    if (cmd) {
+        buf_adds(b, "Continue it with <code>");
+        mp_html_esc(b, cmd, 8192);
+        buf_adds(b, "</code> (finished candidates are kept).");
+    } else {
+        buf_adds(b, "A ");
+        esc(b, rep->subcommand);
+        buf_adds(b, " run cannot be resumed: start it again with a new <code>--out DIR</code>.");
+    }
+    free(cmd);
+    buf_adds(b, "</div>\n");
+}
+
 static void summary(const struct mp_report *rep, struct buf *b)
 {
     buf_adds(b, "<h2>Recommendation</h2>\n");
@@ -429,7 +471,9 @@ static void summary(const struct mp_report *rep, struct buf *b)
         buf_adds(b, ".</div>\n");
         free(knobs);
     } else {
-        buf_adds(b, "<div class=norec><b>No candidate qualified.</b><ul>");
+        buf_adds(b, mp_report_nunfinished(rep)
+                        ? "<div class=norec><b>No finished candidate qualified.</b><ul>"
+                        : "<div class=norec><b>No candidate qualified.</b><ul>");
         for (size_t i = 0; i < rep->learned.n; i++) {
             buf_adds(b, "<li>");
             esc(b, rep->learned.v[i]);
@@ -457,7 +501,7 @@ static void cand_table(const struct mp_report *rep, struct buf *b)
         buf_adds(b, "\">");
         esc(b, c->cand.name);
         buf_adds(b, "</a></td><td>");
-        verdict_badge(b, c->verdict);
+        verdict_badge(b, c->unfinished ? "unfinished" : c->verdict);
         buf_adds(b, "</td><td>");
         esc(b, p ? (p->res.moe_backend ? p->res.moe_backend : "(not logged)") : NULL);
         buf_adds(b, "</td>");
@@ -634,7 +678,7 @@ static void cand_section(const struct mp_report *rep, size_t i, struct buf *b)
     buf_adds(b, "\"><h3>");
     esc(b, c->cand.name);
     buf_adds(b, " ");
-    verdict_badge(b, c->verdict);
+    verdict_badge(b, c->unfinished ? "unfinished" : c->verdict);
     buf_adds(b, "</h3>\n<p>");
     esc(b, c->why);
     buf_adds(b, "</p>\n<dl class=kv>");
@@ -772,6 +816,7 @@ static void cand_section(const struct mp_report *rep, size_t i, struct buf *b)
 void mp_report_html(const struct mp_report *rep, struct buf *out)
 {
     header(rep, out);
+    incomplete_banner(rep, out);
     summary(rep, out);
     cand_table(rep, out);
     throughput_chart(rep, out);

@@ -91,6 +91,13 @@ static void finalize_candidate(struct mp_cand_report *c)
 {
     const struct mp_attempt_result *p = mp_cand_primary(c);
     c->verdict = NULL;
+    if (c->unfinished) {
+        /* whatever its attempts show so far, it has no verdict yet */
+        set_why(c, xasprintf("unfinished: the run stopped before this candidate finished (%zu "
+                             "attempt%s recorded)",
+                             c->nattempts, c->nattempts == 1 ? "" : "s"));
+        return;
+    }
     if (!p) {
         set_why(c, xstrdup("not run"));
         return;
@@ -265,7 +272,7 @@ static void output_check(struct mp_report *rep)
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
         in[i].name = rep->c[i].cand.name;
-        if (p && p->outcome == MP_OUT_CLEAN && p->nquality) {
+        if (p && p->outcome == MP_OUT_CLEAN && p->nquality && !rep->c[i].unfinished) {
             in[i].texts = (const char *const *)p->quality_texts;
             in[i].ntexts = p->nquality;
         }
@@ -457,8 +464,17 @@ void mp_report_finalize(struct mp_report *rep)
         }
         if (rep->qc.note)
             mp_strv_push(&rep->learned, rep->qc.note);
-        if (!rep->learned.n)
+        size_t nunf = mp_report_nunfinished(rep);
+        if (!rep->learned.n && nunf == 0)
             mp_strv_push(&rep->learned, "no candidate ran every phase without a failure");
+        else if (!rep->learned.n && nunf < rep->n)
+            mp_strv_push(&rep->learned, "no finished candidate ran every phase without a failure");
+        if (nunf)
+            mp_strv_push_owned(&rep->learned,
+                               xasprintf("%zu of %zu candidate%s unfinished: the run stopped "
+                                         "before %s finished",
+                                         nunf, rep->n, rep->n == 1 ? " is" : "s are",
+                                         nunf == 1 ? "it" : "they"));
     }
 }
 
@@ -709,6 +725,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         cJSON_AddNullToObject(o, "diagnosis");
     }
     cJSON_AddItemToObject(o, "output_check", qcheck_cand_json(rep, (size_t)(c - rep->c)));
+    cJSON_AddBoolToObject(o, "finished", !c->unfinished);
     cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
     for (size_t j = 0; j < c->nattempts; j++) {
         const struct mp_attempt_result *a = &c->attempts[j];
@@ -774,6 +791,17 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
     cJSON_AddItemToObject(root, "wall_seconds", jnum_or_null(iso_span(rep->started, rep->finished)));
     if (rep->interrupted)
         cJSON_AddBoolToObject(root, "interrupted", true);
+    if (mp_report_incomplete(rep)) {
+        /* the banner's facts: what is unfinished, and how to continue */
+        cJSON_AddBoolToObject(root, "incomplete", true);
+        cJSON *un = cJSON_AddArrayToObject(root, "unfinished_candidates");
+        for (size_t i = 0; i < rep->n; i++)
+            if (rep->c[i].unfinished)
+                cJSON_AddItemToArray(un, jstr(rep->c[i].cand.name));
+        char *rc = mp_report_resume_command(rep);
+        cJSON_AddItemToObject(root, "resume_command", jstr(rc));
+        free(rc);
+    }
     cJSON *cands = cJSON_AddArrayToObject(root, "candidates");
     for (size_t i = 0; i < rep->n; i++)
         cJSON_AddItemToArray(cands, cand_json(rep, &rep->c[i]));
@@ -954,9 +982,80 @@ static void md_output_check(const struct mp_report *rep, struct buf *out)
     buf_adds(out, "\n");
 }
 
+char *mp_report_resume_command(const struct mp_report *rep)
+{
+    const char *sub = rep->subcommand ? rep->subcommand : "qualify";
+    if (strcmp(sub, "qualify") != 0 && strcmp(sub, "diagnose") != 0)
+        return NULL;
+    char *abs = realpath(rep->run_dir, NULL);
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "moeprobe %s --resume ", sub);
+    buf_add_shell_word(&b, abs ? abs : rep->run_dir);
+    free(abs);
+    return buf_detach(&b, NULL);
+}
+
+/* s as a Markdown code span: a fence longer than any run of backticks in
+ * it, control characters shown as '?'. */
+static void md_code(struct buf *b, const char *s)
+{
+    size_t run = 0, longest = 0;
+    for (const char *p = s; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        longest = MP_MAX(longest, run);
+    }
+    for (size_t i = 0; i <= longest; i++)
+        buf_addc(b, '`');
+    buf_adds(b, longest ? " " : "");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        buf_addc(b, *p < 0x20 || *p == 0x7f ? '?' : (char)*p);
+    buf_adds(b, longest ? " " : "");
+    for (size_t i = 0; i <= longest; i++)
+        buf_addc(b, '`');
+}
+
+/* The banner of a run that did not finish: how it ended, the unfinished
+ * candidates, and the command that continues it. */
+static void md_incomplete_banner(const struct mp_report *rep, struct buf *out)
+{
+    if (!mp_report_incomplete(rep))
+        return;
+    size_t nunf = mp_report_nunfinished(rep);
+    buf_adds(out, rep->interrupted ? "> **This run was interrupted** (by a signal) before it "
+                                     "finished"
+                                   : "> **This run did not finish** (moeprobe was killed, or "
+                                     "the run is still going)");
+    if (nunf) {
+        buf_printf(out, ": %zu of %zu candidate%s unfinished: ", nunf, rep->n,
+                   rep->n == 1 ? " is" : "s are");
+        bool first = true;
+        for (size_t i = 0; i < rep->n; i++) {
+            if (!rep->c[i].unfinished)
+                continue;
+            buf_adds(out, first ? "" : ", ");
+            md_cell(out, rep->c[i].cand.name, 64);
+            first = false;
+        }
+        buf_adds(out, " (no verdict yet; not counted below)");
+    }
+    buf_adds(out, ".\n>\n");
+    char *cmd = mp_report_resume_command(rep);
+    if (cmd) {
+        buf_adds(out, "> Continue it with ");
+        md_code(out, cmd);
+        buf_adds(out, " (finished candidates are kept).\n\n");
+    } else {
+        buf_adds(out, "> A ");
+        md_cell(out, rep->subcommand, 32);
+        buf_adds(out, " run cannot be resumed: start it again with a new `--out DIR`.\n\n");
+    }
+    free(cmd);
+}
+
 void mp_report_markdown(const struct mp_report *rep, struct buf *out)
 {
     buf_adds(out, "# moeprobe qualify report\n\n");
+    md_incomplete_banner(rep, out);
     buf_adds(out, "| | |\n|---|---|\n");
     buf_adds(out, "| GPU | ");
     md_cell(out, rep->fp.gpu, 120);
@@ -1014,7 +1113,8 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         buf_adds(out, ".\n\n");
         free(knobs);
     } else {
-        buf_adds(out, "No candidate qualified");
+        buf_adds(out, mp_report_nunfinished(rep) ? "No finished candidate qualified"
+                                                 : "No candidate qualified");
         for (size_t i = 0; i < rep->learned.n; i++) {
             buf_adds(out, i ? "; " : ": ");
             md_cell(out, rep->learned.v[i], 300);
@@ -1043,7 +1143,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         buf_adds(out, " | ");
         md_cell(out, p && p->res.moe_backend ? p->res.moe_backend : (p ? "(not logged)" : NULL), 64);
         buf_adds(out, " | ");
-        md_cell(out, c->verdict ? c->verdict : "not run", 32);
+        md_cell(out, mp_cand_verdict_label(c), 32);
         buf_adds(out, " | ");
         md_num(out, seq_tok_s(p));
         buf_adds(out, " | ");
@@ -1115,7 +1215,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         buf_adds(out, "### ");
         md_cell(out, c->cand.name, 64);
         buf_adds(out, ": ");
-        md_cell(out, c->verdict ? c->verdict : "not run", 32);
+        md_cell(out, mp_cand_verdict_label(c), 32);
         buf_adds(out, "\n\n");
         md_cell(out, c->why, 1000);
         buf_adds(out, "\n\n");
@@ -1191,7 +1291,7 @@ void mp_report_summary(const struct mp_report *rep, struct buf *out)
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_cand_report *c = &rep->c[i];
         const struct mp_attempt_result *p = mp_cand_primary(c);
-        buf_printf(out, "  %-20s %-16s %-20s ", c->cand.name, c->verdict ? c->verdict : "not run",
+        buf_printf(out, "  %-20s %-16s %-20s ", c->cand.name, mp_cand_verdict_label(c),
                    p && p->res.moe_backend ? p->res.moe_backend : "-");
         double s = seq_tok_s(p);
         if (p && p->outcome == MP_OUT_SAME_CONFIG)
@@ -1206,9 +1306,18 @@ void mp_report_summary(const struct mp_report *rep, struct buf *out)
                    knobs[0] ? " (" : "", knobs, knobs[0] ? ")" : "");
         free(knobs);
     } else {
-        buf_adds(out, "no candidate qualified");
+        buf_adds(out, mp_report_nunfinished(rep) ? "no finished candidate qualified"
+                                                 : "no candidate qualified");
         for (size_t i = 0; i < rep->learned.n; i++)
             buf_printf(out, "%s%s", i ? "; " : ": ", rep->learned.v[i]);
         buf_adds(out, "\n");
+    }
+    if (mp_report_incomplete(rep)) {
+        char *cmd = mp_report_resume_command(rep);
+        buf_printf(out, "%s; %s %s\n",
+                   rep->interrupted ? "the run was interrupted" : "the run did not finish",
+                   cmd ? "continue it with:" : "it cannot be resumed:",
+                   cmd ? cmd : "start it again with a new --out DIR");
+        free(cmd);
     }
 }

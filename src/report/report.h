@@ -29,6 +29,12 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out);
 void mp_report_html(const struct mp_report *rep, struct buf *out);
 /* Short human summary (for stderr at the end of a run). */
 void mp_report_summary(const struct mp_report *rep, struct buf *out);
+/* The exact command that continues an incomplete run: "moeprobe qualify
+ * --resume DIR" for the run's subcommand, DIR made absolute (realpath, so
+ * it reads the same wherever the report is rendered) and shell-quoted;
+ * caller frees. NULL when the run's command cannot be resumed (soak,
+ * minimize: start it again). */
+char *mp_report_resume_command(const struct mp_report *rep);
 
 
 #endif

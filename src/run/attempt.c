@@ -826,9 +826,17 @@ static FILE *open_in(const char *dir, const char *name, struct mp_attempt_result
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "we");
-    if (!f)
-        r->fail_message = xasprintf("cannot create '%s': %s", path, strerror(errno));
+    /* never through a link planted in the run directory */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        r->fail_message = xasprintf("cannot create '%s': %s", path,
+                                    e == ELOOP ? "it is a symbolic link (never written through)"
+                                               : strerror(e));
+    }
     return f;
 }
 
@@ -861,10 +869,16 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     r->launch_blocking = o->launch_blocking;
     r->ntexts = PROMPT_COUNT;
     r->texts = xcalloc(PROMPT_COUNT, sizeof(*r->texts));
-    if (mkdir(o->dir, 0777) != 0 && errno != EEXIST) {
-        r->fail_message = xasprintf("cannot create '%s': %s", o->dir, strerror(errno));
+    struct stat dst;
+    if (mkdir(o->dir, 0777) != 0 &&
+        (errno != EEXIST || lstat(o->dir, &dst) != 0 || !S_ISDIR(dst.st_mode))) {
+        /* a link planted under the attempt's name is not followed */
+        int e = errno == EEXIST ? ENOTDIR : errno;
+        r->fail_message = xasprintf("cannot create '%s': %s", o->dir,
+                                    e == ENOTDIR ? "something other than a directory is there"
+                                                 : strerror(e));
         r->outcome = MP_OUT_ERROR;
-        rc = -errno;
+        rc = -e;
         goto out;
     }
     a.logf = open_in(o->dir, "server.log", r);
@@ -892,7 +906,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         .argv = mp_strv_array(&launch.argv),
         .env_add = mp_strv_array(&launch.env),
         .marker = marker,
-        .cwd = NULL,
+        .cwd = o->cwd,
         .container_runtime = launch.container_runtime,
         .container_name = launch.container_name,
     };

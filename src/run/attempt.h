@@ -4,7 +4,9 @@
  * summarise what happened. qualify, diagnose and minimize are built from
  * attempts.
  *
- * Everything an attempt learns is written into its directory as it happens:
+ * Everything an attempt learns is written into its directory as it happens
+ * (never through a symbolic link: the directory must be a real one, and its
+ * files are opened with O_NOFOLLOW):
  *   server.log        the engine's stdout+stderr, byte for byte (lines)
  *   server.times      one line per server.log line: seconds since spawn
  *   requests.jsonl    one JSON object per finished request
@@ -72,6 +74,7 @@ struct mp_attempt_opts {
      * and the outcome is MP_OUT_SAME_CONFIG. NULL = no check. */
     bool (*same_config)(void *ud, const struct mp_resolved *res, char **same_as, char **why);
     void *same_ud;
+    const char *cwd;                   /* the engine's working directory, NULL = ours */
 };
 
 /* Run one attempt. Returns 0 when the attempt ran (whatever its outcome;

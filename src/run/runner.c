@@ -120,12 +120,41 @@ static bool same_config(void *ud, const struct mp_resolved *res, char **same_as,
     return false;
 }
 
+/* path is a symbolic link (planted in the run directory)? Says so. */
+static bool is_link(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+        return false;
+    mp_error("'%s' is a symbolic link: moeprobe never writes through a link inside a run "
+             "directory; remove it", path);
+    return true;
+}
+
+/* The attempt directory and what the attempt writes in it must not be
+ * links: MP_EUSAGE (message printed) or 0. */
+static int check_attempt_dir(const char *dir)
+{
+    static const char *const files[] = {"server.log", "server.times", "requests.jsonl"};
+    if (is_link(dir))
+        return MP_EUSAGE;
+    for (size_t i = 0; i < MP_ARRAY_SIZE(files); i++) {
+        char p[4200];
+        snprintf(p, sizeof(p), "%s/%s", dir, files[i]);
+        if (is_link(p))
+            return MP_EUSAGE;
+    }
+    return 0;
+}
+
 int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool blocking,
                    const struct mp_workload *wl, const struct mp_attempt_result **out)
 {
     struct mp_cand_report *c = &rep->c[ci];
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s/attempts", ctx->run_dir);
+    if (is_link(dir))
+        return MP_EUSAGE;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return mp_error("cannot create '%s': %s", dir, strerror(errno));
     int index = (int)c->nattempts + 1;
@@ -137,6 +166,8 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     }
     snprintf(dir, sizeof(dir), "%s/attempts/%s-%d%s", ctx->run_dir, c->cand.name, index,
              blocking ? "-blocking" : "");
+    if (check_attempt_dir(dir) < 0)
+        return MP_EUSAGE;
     int port = ctx->port;
     if (ctx->attach_url) {
         port = 0; /* someone else's server: no port of ours */
@@ -181,6 +212,7 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .progress_lines = ctx->progress_lines,
         .eta_after_s = mean_full > 0 ? (double)rem * mean_full : -1,
         .expect_s = mean_full,
+        .cwd = ctx->cwd,
     };
     struct same_ctx sc = {ctx, rep, ci};
     if (ctx->dedupe && !blocking && !mp_cand_primary(c) && !ctx->attach_url) {

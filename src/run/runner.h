@@ -40,6 +40,8 @@ struct mp_runctx {
     bool dedupe;                      /* resolve first: a candidate's first normal attempt
                                        * stops once its log shows the configuration of a
                                        * candidate tested already (verdict/sameconf.h) */
+    const char *cwd;                  /* the engine's working directory (a resumed
+                                       * run: where it was started), NULL = ours */
     int signo;                        /* set when interrupted */
     struct mp_store *store;           /* evidence store (borrowed) or NULL: every
                                        * candidate and attempt is recorded as it runs */
@@ -49,7 +51,10 @@ struct mp_runctx {
  * with workload wl (NULL = ctx->wl), append it to the report and return it
  * through *out (valid until the next attempt is added). Returns 0, or <0
  * when moeprobe could not run it (message printed): MP_EUSAGE for an input
- * error (the --port is taken), another code for an internal error. ctx->signo is set when
+ * error (the --port is taken; a symbolic link planted where the attempt
+ * writes: attempts/, its directory, server.log, server.times,
+ * requests.jsonl - never written through), another code for an internal
+ * error. ctx->signo is set when
  * interrupted. */
 int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool blocking,
                    const struct mp_workload *wl, const struct mp_attempt_result **out);

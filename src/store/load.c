@@ -206,12 +206,28 @@ int mp_store_load_fp_extra(struct mp_store *s, struct mp_fp_extra *x)
     return 0;
 }
 
+/* An attempt's directory is RUNDIR/attempts/<leaf> (runner.c). The stored
+ * path is spelled the way the writing moeprobe named the run directory
+ * (relative to its working directory); a run resumed from elsewhere, or a
+ * copied run, is read as the run directory it is loaded from. */
+static char *attempt_dir(const char *run_dir, const char *stored)
+{
+    if (!stored)
+        return NULL;
+    const char *leaf = strrchr(stored, '/');
+    leaf = leaf ? leaf + 1 : stored;
+    size_t sl = strlen(stored), ll = strlen(leaf);
+    bool under_attempts = sl >= ll + 9 && !strncmp(stored + sl - ll - 9, "attempts/", 9);
+    return under_attempts && *leaf ? xasprintf("%s/attempts/%s", run_dir, leaf) : xstrdup(stored);
+}
+
 int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
 {
     sqlite3_stmt *st = NULL;
     int rc = 0;
     bool *done = NULL;
-    if (mp_store_prep(s, &st, "SELECT started, finished, interrupted, moeprobe_version FROM run WHERE id = 1") < 0)
+    if (mp_store_prep(s, &st, "SELECT started, finished, interrupted, moeprobe_version, subcommand"
+                              " FROM run WHERE id = 1") < 0)
         return MP_EDB;
     if (sqlite3_step(st) != SQLITE_ROW) {
         sqlite3_finalize(st);
@@ -222,6 +238,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
     rep->started = col_str(st, 0);
     rep->finished = col_str(st, 1);
     rep->interrupted = sqlite3_column_int(st, 2) != 0;
+    free(rep->subcommand);
+    rep->subcommand = col_str(st, 4);
     char *ver = col_str(st, 3);
     if (ver) {
         free(rep->moeprobe_version);
@@ -251,6 +269,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         }
         ids[i] = sqlite3_column_int64(st, 0);
         done[i] = sqlite3_column_int(st, 5) != 0;
+        rep->c[i].unfinished = !done[i];
     }
     sqlite3_finalize(st);
 
@@ -275,7 +294,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             int64_t aid = sqlite3_column_int64(st, 0);
             r.index = sqlite3_column_int(st, 1);
             r.launch_blocking = sqlite3_column_int(st, 2) != 0;
-            r.dir = col_str(st, 3);
+            r.dir = attempt_dir(rep->run_dir, (const char *)sqlite3_column_text(st, 3));
             r.outcome = mp_outcome_from_name((const char *)sqlite3_column_text(st, 4));
             for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
                 read_col(st, (int)k + 5, &mp_store_attempt_cols[k], &r);

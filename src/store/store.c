@@ -195,7 +195,7 @@ int mp_store_open(const char *run_dir, unsigned flags, struct mp_store **out, st
     }
     if (flags & MP_STORE_LOCK) {
         char *lp = xasprintf("%s/lock", run_dir);
-        s->lock_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        s->lock_fd = open(lp, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
         if (s->lock_fd < 0) {
             rc = -errno;
             mp_diag_set(d, rc, 0, "cannot open '%s': %s", lp, strerror(errno));
@@ -217,6 +217,8 @@ int mp_store_open(const char *run_dir, unsigned flags, struct mp_store **out, st
         goto out;
     }
     int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    if (!s->readonly)
+        oflags |= SQLITE_OPEN_NOFOLLOW; /* never write through a link planted in the run directory */
     if (sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         rc = MP_EDB;
         mp_diag_set(d, rc, 0, "cannot open '%s': %s", path,
@@ -368,13 +370,18 @@ int mp_store_run_begin(struct mp_store *s, const char *subcommand, char *const *
         return MP_EDB;
     sqlite3_stmt *st = NULL;
     int rc = mp_store_prep(s, &st,
-                           "INSERT OR IGNORE INTO run(id, subcommand, argv, moeprobe_version, started)"
-                           " VALUES (1, ?, ?, ?, ?)");
+                           "INSERT OR IGNORE INTO run(id, subcommand, argv, moeprobe_version, started,"
+                           " cwd) VALUES (1, ?, ?, ?, ?, ?)");
     if (rc == 0) {
+        char cwd[4096];
         sqlite3_bind_text(st, 1, subcommand, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 2, argv_json(&s->mask, argv, argc), -1, free);
         sqlite3_bind_text(st, 3, version, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(st, 4, started, -1, SQLITE_TRANSIENT);
+        if (getcwd(cwd, sizeof(cwd)))
+            sqlite3_bind_text(st, 5, cwd, -1, SQLITE_TRANSIENT);
+        else
+            sqlite3_bind_null(st, 5);
         rc = step_done(s, st, "record the run");
     }
     return commit(s, rc);
@@ -396,6 +403,24 @@ int mp_store_run_argv(struct mp_store *s, char **subcommand, struct mp_strv *arg
                 mp_strv_push(argv, it->valuestring);
         }
         cJSON_Delete(a);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int mp_store_run_cwd(struct mp_store *s, char **cwd)
+{
+    *cwd = NULL;
+    if (s->version < 5)
+        return 0;
+    sqlite3_stmt *st = NULL;
+    if (mp_store_prep(s, &st, "SELECT cwd FROM run WHERE id = 1") < 0)
+        return MP_EDB;
+    int rc = -ENOENT;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(st, 0);
+        *cwd = t ? xstrdup(t) : NULL;
         rc = 0;
     }
     sqlite3_finalize(st);

@@ -110,11 +110,16 @@ int mp_db_migrate(struct sqlite3 *db, int target, struct mp_diag *d);
 /* ---- the run ---- */
 
 /* Record the run: the subcommand, its arguments (secrets masked), the
- * version and start time. Replaces nothing: a resumed run keeps its row. */
+ * version, start time and the working directory of this process (run.cwd:
+ * a resume starts the engine there). Replaces nothing: a resumed run keeps
+ * its row. */
 int mp_store_run_begin(struct mp_store *s, const char *subcommand, char *const *argv, size_t argc,
                        const char *version, const char *started);
 /* The stored subcommand and arguments (masked). 0, -ENOENT (no run), MP_EDB. */
 int mp_store_run_argv(struct mp_store *s, char **subcommand, struct mp_strv *argv);
+/* Where the run was started (*cwd: caller frees; NULL when not recorded,
+ * e.g. a run of schema < 5). 0, -ENOENT (no run), MP_EDB. */
+int mp_store_run_cwd(struct mp_store *s, char **cwd);
 int mp_store_run_finish(struct mp_store *s, const char *finished, bool interrupted);
 /* Count a resume of this run. */
 int mp_store_run_resumed(struct mp_store *s, const char *when);

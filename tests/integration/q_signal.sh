@@ -22,7 +22,15 @@ wait "$mp"
 rc=$?
 [ $rc -eq 130 ] || { cat "$Q_TMP/sig.err"; fail "exit $rc after SIGINT, want 130"; }
 check "$out/report.json" 'r.get("interrupted") is True' 'c["slow"]["verdict"] is None' \
-  'all(a["outcome"] == "interrupted" for a in c["slow"]["attempts"])' || fail "interrupted report"
+  'all(a["outcome"] == "interrupted" for a in c["slow"]["attempts"])' \
+  'c["slow"]["finished"] is False and r["unfinished_candidates"] == ["slow"]' \
+  'r["resume_command"].startswith("moeprobe qualify --resume /")' || fail "interrupted report"
+# the reports open with the banner: interrupted, what is unfinished, how to continue
+sed -n 3p "$out/report.md" | grep -q '^> \*\*This run was interrupted\*\*.*unfinished: slow' ||
+    fail "no interrupted banner in report.md"
+grep -q 'Continue it with `moeprobe qualify --resume /' "$out/report.md" || fail "no resume command in report.md"
+grep -q '<div class=banner role=alert><b>This run was interrupted</b>' "$out/report.html" ||
+    fail "no interrupted banner in report.html"
 assert_no_leftovers
 
 qualify chat "$ROOT/tests/worlds/fast.ini" "${Q_FAST[@]}" --api chat --json --candidate 'a:'

@@ -37,22 +37,32 @@ n=$(sqlite3 "$T/full/moeprobe.db" 'SELECT COUNT(*) FROM requests')
 [ "$n" -gt 0 ] || fail "no request survived"
 "$MOEPROBE" report --no-write "$T/full" >/dev/null || fail "report of the full-disk run failed"
 
-# 3. read-only run directory (root ignores permissions: use a read-only mount there)
-mkdir -p "$T/ro"
+# 3. read-only run directory (root ignores permissions: use a read-only mount there):
+# a new run into an empty one, and the resume of a run copied there (a
+# directory that holds a run takes no new one: rundir_one_run.sh)
+mkdir -p "$T/ro" "$T/ro-empty"
 cp -a "$T/red/moeprobe.db" "$T/ro/"
-chmod 0555 "$T/ro"
-if [ "$(id -u)" = 0 ]; then
-    command -v unshare >/dev/null || { echo "root without unshare: read-only case skipped"; exit 0; }
-    unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"' sh "$T/ro" \
-        "$MOEPROBE" qualify --quiet --out "$T/ro" --candidate 'a: ' \
-        -- "$REFENGINE" serve --world "$W" --port '{port}' >/dev/null 2>"$T/ro.err"
-else
-    "$MOEPROBE" qualify --quiet --out "$T/ro" --candidate 'a: ' \
-        -- "$REFENGINE" serve --world "$W" --port '{port}' >/dev/null 2>"$T/ro.err"
+chmod 0555 "$T/ro" "$T/ro-empty"
+on_ro() { # DIR COMMAND...: run COMMAND with DIR read-only
+    local d=$1; shift
+    if [ "$(id -u)" = 0 ]; then
+        unshare -m sh -c 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"' sh "$d" "$@"
+    else
+        "$@"
+    fi
+}
+if [ "$(id -u)" = 0 ] && ! command -v unshare >/dev/null; then
+    echo "root without unshare: read-only case skipped"; exit 0
 fi
+on_ro "$T/ro-empty" "$MOEPROBE" qualify --quiet --out "$T/ro-empty" --candidate 'a: ' \
+    -- "$REFENGINE" serve --world "$W" --port '{port}' >/dev/null 2>"$T/ro-empty.err"
 rc=$?
 [ $rc -eq 3 ] || fail "read-only run directory: exit $rc, want 3"
-grep -qiE "read-only|permission|cannot" "$T/ro.err" || fail "read-only: no clear message"
-chmod 0755 "$T/ro"
+grep -qiE "read-only|permission|cannot" "$T/ro-empty.err" || fail "read-only: no clear message"
+on_ro "$T/ro" "$MOEPROBE" qualify --quiet --resume "$T/ro" >/dev/null 2>"$T/ro.err"
+rc=$?
+[ $rc -eq 3 ] || fail "resume on a read-only run directory: exit $rc, want 3"
+[ -s "$T/ro.err" ] || fail "resume on a read-only run directory: no message"
+chmod 0755 "$T/ro" "$T/ro-empty"
 [ "$(sqlite3 "$T/ro/moeprobe.db" 'PRAGMA integrity_check')" = ok ] || fail "read-only: database damaged"
 echo "ok: no secret in $(find "$T/red" -type f | wc -l) files; full disk kept $n requests"
