@@ -18,6 +18,7 @@ static const char usage[] =
     "commands:\n"
     "  qualify  [options] -- SERVER COMMAND...   run all candidates, write a report\n"
     "  diagnose [options] -- SERVER COMMAND...   async race or faulty kernel? (CUDA_LAUNCH_BLOCKING=1 rerun)\n"
+    "  resolve  [options] -- SERVER COMMAND...   which backend each knob set resolves to (starts only, no load)\n"
     "  minimize --from KNOBS --to KNOBS [options] -- SERVER COMMAND...\n"
     "                                            smallest knob change that makes it work\n"
     "  soak     --duration 9h [--concurrency N] [options] -- SERVER COMMAND...\n"
@@ -42,7 +43,7 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"qualify", cmd_qualify}, {"diagnose", cmd_diagnose}, {"minimize", cmd_minimize},
+    {"qualify", cmd_qualify}, {"diagnose", cmd_diagnose}, {"resolve", cmd_resolve}, {"minimize", cmd_minimize},
     {"soak", cmd_soak},       {"scan", cmd_scan},         {"explain", cmd_explain},
     {"inspect", cmd_inspect}, {"report", cmd_report},
 };

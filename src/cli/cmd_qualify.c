@@ -1,4 +1,4 @@
-/* cmd_qualify.c - `moeprobe qualify` and `moeprobe diagnose`: the options
+/* cmd_qualify.c - `moeprobe qualify`, `diagnose` and `resolve`: the options
  * they share, the signal set-up, and writing the report. */
 #include "compat.h"
 
@@ -81,6 +81,24 @@ static const char diagnose_help[] =
     "exit codes: 0 a diagnosis was reached (async-race, kernel-fault) or the candidate\n"
     "            is stable; 1 inconclusive (crashed, startup-failure, hang);\n"
     "            2 usage or input error; 3 internal or I/O error; 128+N killed by signal N\n";
+
+static const char resolve_help[] =
+    "usage: moeprobe resolve [options] -- SERVER COMMAND...\n"
+    "\n"
+    "Which road leads where, in minutes: starts the engine once per candidate and\n"
+    "stops it as soon as its kernel selections are in the log (the MoE backend, the\n"
+    "dense kernels, the attention backend: vLLM prints them while it builds the\n"
+    "model, long before it is ready). No load is driven. The report maps each knob\n"
+    "set to the backends it resolved, the variables the engine called unknown, and\n"
+    "the start-up failures seen before the selection lines (an argparse error, an\n"
+    "unsupported explicit backend); a failure later in start-up (weights, profile,\n"
+    "CUDA graphs) is not seen. report.json/md/html go into the run directory as for\n"
+    "qualify; the Markdown to stdout (the JSON with --json).\n"
+    "\n"
+    MP_COMMON_OPTS_HELP
+    "\n"
+    "exit codes: 0 every candidate was started and its result read; 2 usage or input\n"
+    "            error; 3 internal or I/O error; 128+N killed by signal N\n";
 
 static int mp_write_reports(struct mp_report *rep, bool json_stdout, bool quiet)
 {
@@ -371,8 +389,12 @@ int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct
     return rc;
 }
 
-static int run_main(int argc, char **argv, bool diagnose_only)
+enum run_kind { RUN_QUALIFY, RUN_DIAGNOSE, RUN_RESOLVE };
+
+static int run_main(int argc, char **argv, enum run_kind kind)
 {
+    bool diagnose_only = kind == RUN_DIAGNOSE, resolve = kind == RUN_RESOLVE;
+    const char *sub = resolve ? "resolve" : diagnose_only ? "diagnose" : "qualify";
     struct mp_opts o;
     struct mp_store *store = NULL;
     struct mp_strv rargv = MP_STRV_INIT;
@@ -382,7 +404,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
     fpx.gpu_memory_mib = -1;
     signal(SIGXFSZ, SIG_IGN); /* a file-size limit must be an I/O error, not death */
     char *run_cwd = NULL; /* a resumed run: where it was started */
-    int rc = resume_args(argc, argv, diagnose_only ? "diagnose" : "qualify", &rargv, &run_cwd);
+    int rc = resume_args(argc, argv, sub, &rargv, &run_cwd);
     if (rc) {
         mp_strv_release(&rargv);
         free(run_cwd);
@@ -392,10 +414,10 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         argc = (int)rargv.n;
         argv = mp_strv_array(&rargv);
     }
-    rc = mp_opts_parse(&o, argc, argv, diagnose_only ? diagnose_help : qualify_help);
+    rc = mp_opts_parse(&o, argc, argv,
+                       resolve ? resolve_help : diagnose_only ? diagnose_help : qualify_help);
     if (rc == 0)
-        rc = mp_cli_run_dir_check(diagnose_only ? "diagnose" : "qualify",
-                                  o.resume ? o.resume : o.out_dir, o.resume != NULL) ? -1 : 0;
+        rc = mp_cli_run_dir_check(sub, o.resume ? o.resume : o.out_dir, o.resume != NULL) ? -1 : 0;
     if (rc != 0) {
         mp_opts_release(&o);
         mp_strv_release(&rargv);
@@ -406,7 +428,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
     bool serial_resume = o.resume && !o.gpus && !o.slurm && !o.slurm_script;
     struct mp_sched_cfg scfg;
     mp_opts_sched_cfg(&o, &scfg);
-    if (!diagnose_only && !serial_resume && mp_sched_wanted(&scfg)) { /* --gpus, --slurm: tasks (src/sched) */
+    if (kind == RUN_QUALIFY && !serial_resume && mp_sched_wanted(&scfg)) { /* --gpus, --slurm: tasks (src/sched) */
         rc = mp_sched_qualify(&scfg, argc, argv);
         mp_opts_release(&o);
         mp_strv_release(&rargv);
@@ -426,8 +448,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
     int sfd = -1;
     sigset_t oldmask;
 
-    if (mp_cli_knowledge(diagnose_only ? "diagnose" : "qualify", o.knowledge_file, &kn_owned,
-                         &kn) < 0) {
+    if (mp_cli_knowledge(sub, o.knowledge_file, &kn_owned, &kn) < 0) {
         exit_code = MP_EXIT_USAGE;
         goto out;
     }
@@ -531,7 +552,7 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         }
     } else {
         char **sargv = argv + 1; /* secrets are masked by the store */
-        if (mp_store_run_begin(store, diagnose_only ? "diagnose" : "qualify", sargv,
+        if (mp_store_run_begin(store, sub, sargv,
                                (size_t)(argc - 1), mp_version, iso) < 0)
             goto store_failed;
         for (size_t i = 0; i < rep.n; i++) {
@@ -557,10 +578,11 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         .diag_max_requests = o.diag_max_requests,
         .diag_budget_s = o.diag_budget_s,
         .store = store,
-        .dedupe = !o.no_dedupe && !diagnose_only,
+        .dedupe = !o.no_dedupe && kind == RUN_QUALIFY,
+        .resolve_only = resolve,
         .cwd = run_cwd,
     };
-    if (!o.no_quality)
+    if (!o.no_quality && !resolve)
         ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
     bool input_error = false;
     for (size_t i = 0; i < rep.n && !ctx.signo; i++) {
@@ -585,7 +607,9 @@ static int run_main(int argc, char **argv, bool diagnose_only)
         }
         if (ctx.signo)
             break;
-        if (!o.no_diagnose && a && a->outcome == MP_OUT_CRASH) {
+        if (resolve) {
+            /* the selections are the result: nothing to diagnose */
+        } else if (!o.no_diagnose && a && a->outcome == MP_OUT_CRASH) {
             if (mp_diagnose(&ctx, &rep, i) < 0) {
                 exit_code = MP_EXIT_INTERNAL;
                 goto out_restore;
@@ -638,6 +662,8 @@ static int run_main(int argc, char **argv, bool diagnose_only)
                           !strcmp(v, "stable"))
                         ? MP_EXIT_OK
                         : MP_EXIT_NONE;
+    } else if (resolve) {
+        exit_code = MP_EXIT_OK; /* the map is the result */
     } else {
         exit_code = rep.recommended >= 0 ? MP_EXIT_OK : MP_EXIT_NONE;
     }
@@ -664,10 +690,15 @@ out:
 
 int cmd_qualify(int argc, char **argv)
 {
-    return run_main(argc, argv, false);
+    return run_main(argc, argv, RUN_QUALIFY);
 }
 
 int cmd_diagnose(int argc, char **argv)
 {
-    return run_main(argc, argv, true);
+    return run_main(argc, argv, RUN_DIAGNOSE);
+}
+
+int cmd_resolve(int argc, char **argv)
+{
+    return run_main(argc, argv, RUN_RESOLVE);
 }

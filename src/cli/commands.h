@@ -8,6 +8,7 @@
 
 int cmd_qualify(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+int cmd_resolve(int argc, char **argv);
 int cmd_minimize(int argc, char **argv);
 int cmd_soak(int argc, char **argv);
 int cmd_scan(int argc, char **argv);

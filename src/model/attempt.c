@@ -23,13 +23,15 @@ const char *mp_outcome_name(enum mp_outcome o)
         return "error";
     case MP_OUT_SAME_CONFIG:
         return "same-config";
+    case MP_OUT_RESOLVED:
+        return "resolved";
     }
     return "?";
 }
 
 enum mp_outcome mp_outcome_from_name(const char *name)
 {
-    for (int o = MP_OUT_CLEAN; o <= MP_OUT_SAME_CONFIG; o++) {
+    for (int o = MP_OUT_CLEAN; o <= MP_OUT_RESOLVED; o++) {
         if (name && !strcmp(name, mp_outcome_name((enum mp_outcome)o)))
             return (enum mp_outcome)o;
     }

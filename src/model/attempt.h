@@ -19,9 +19,10 @@ enum mp_outcome {
     MP_OUT_ERROR,              /* moeprobe could not run it (spawn, I/O) */
     MP_OUT_SAME_CONFIG,        /* stopped once resolved: the same configuration as a
                                 * candidate tested already (same_as) */
+    MP_OUT_RESOLVED,           /* `moeprobe resolve`: stopped once resolved, no load */
 };
 /* "clean", "startup-failure", "crashed", "hang", "interrupted", "error",
- * "same-config". */
+ * "same-config", "resolved". */
 const char *mp_outcome_name(enum mp_outcome o);
 /* The inverse; an unknown or NULL name is MP_OUT_ERROR. */
 enum mp_outcome mp_outcome_from_name(const char *name);

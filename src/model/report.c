@@ -98,7 +98,20 @@ const char *mp_cand_verdict_label(const struct mp_cand_report *c)
 {
     if (c->unfinished)
         return "unfinished";
+    const struct mp_attempt_result *p = mp_cand_primary(c);
+    if (!c->verdict && p && p->outcome == MP_OUT_RESOLVED)
+        return "resolved";
     return c->verdict ? c->verdict : "not run";
+}
+
+bool mp_report_is_resolve_map(const struct mp_report *rep)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
+        if (p && p->outcome == MP_OUT_RESOLVED)
+            return true;
+    }
+    return false;
 }
 
 void mp_report_derived_release(struct mp_report *rep)

@@ -91,6 +91,9 @@ struct mp_attempt_result *mp_report_add_attempt(struct mp_report *rep, size_t i,
                                                 struct mp_attempt_result *owned_a);
 /* The first normal (non-blocking) attempt of a candidate, or NULL. */
 const struct mp_attempt_result *mp_cand_primary(const struct mp_cand_report *c);
+/* True when the report is a `moeprobe resolve` map: some candidate's first
+ * attempt stopped once resolved (no load was driven). */
+bool mp_report_is_resolve_map(const struct mp_report *rep);
 
 /* The run did not finish: interrupted by a signal, killed (no finished
  * time), or a candidate is unfinished. */

@@ -470,6 +470,10 @@ static void summary(const struct mp_report *rep, struct buf *b)
         esc(b, rep->recommendation_why);
         buf_adds(b, ".</div>\n");
         free(knobs);
+    } else if (mp_report_is_resolve_map(rep)) {
+        buf_adds(b, "<div class=norec><b>Resolution only</b> (<code>moeprobe resolve</code>): "
+                    "each engine was stopped as soon as its kernel selections were logged; no "
+                    "load was driven, so nothing is recommended.</div>\n");
     } else {
         buf_adds(b, mp_report_nunfinished(rep)
                         ? "<div class=norec><b>No finished candidate qualified.</b><ul>"
@@ -728,7 +732,9 @@ static void cand_section(const struct mp_report *rep, size_t i, struct buf *b)
         buf_printf(b, "<dt>attempt %d</dt><dd>", a->index);
         if (a->launch_blocking)
             buf_adds(b, "<code>CUDA_LAUNCH_BLOCKING=1</code> ");
-        if (a->outcome == MP_OUT_SAME_CONFIG) {
+        if (a->outcome == MP_OUT_RESOLVED) {
+            buf_printf(b, "stopped after %.1f s, once resolved (no load)", a->ready_s);
+        } else if (a->outcome == MP_OUT_SAME_CONFIG) {
             buf_printf(b, "stopped after %.1f s, once resolved: the same configuration as <code>",
                        a->ready_s);
             esc(b, a->same_as ? a->same_as : "?");

@@ -106,6 +106,10 @@ static void finalize_candidate(struct mp_cand_report *c)
     switch (p->outcome) {
     case MP_OUT_SAME_CONFIG:
         break; /* the representative's verdict, once it is known (share_same) */
+    case MP_OUT_RESOLVED:
+        set_why(c, xstrdup("resolved only (moeprobe resolve): its kernel selections were read "
+                           "from the log and the engine was stopped; no load was driven"));
+        break;
     case MP_OUT_CLEAN:
         c->verdict = "stable";
         set_why(c, xasprintf("every phase ran with zero failures (%lu requests)", p->req_ok));
@@ -1054,7 +1058,9 @@ static void md_incomplete_banner(const struct mp_report *rep, struct buf *out)
 
 void mp_report_markdown(const struct mp_report *rep, struct buf *out)
 {
-    buf_adds(out, "# moeprobe qualify report\n\n");
+    bool resolve_map = mp_report_is_resolve_map(rep);
+    buf_adds(out, resolve_map ? "# moeprobe resolve report: which road leads where\n\n"
+                              : "# moeprobe qualify report\n\n");
     md_incomplete_banner(rep, out);
     buf_adds(out, "| | |\n|---|---|\n");
     buf_adds(out, "| GPU | ");
@@ -1096,8 +1102,13 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         buf_adds(out, "\n");
     }
 
-    buf_adds(out, "## Recommendation\n\n");
-    if (rep->recommended >= 0) {
+    buf_adds(out, resolve_map ? "## Resolution only\n\n" : "## Recommendation\n\n");
+    if (resolve_map) {
+        buf_adds(out, "Each candidate's engine was started and stopped as soon as its kernel "
+                      "selections were in the log (`moeprobe resolve`): no load was driven, so "
+                      "nothing is recommended. Knob sets that lead to the same kernels are under "
+                      "\"Same destination, different road\"; start-up failures are in the table.\n\n");
+    } else if (rep->recommended >= 0) {
         const struct mp_cand_report *c = &rep->c[rep->recommended];
         char *knobs = mp_candidate_knobs_str(&c->cand);
         buf_adds(out, "**");
@@ -1250,7 +1261,10 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         }
         for (size_t j = 0; j < c->nattempts; j++) {
             const struct mp_attempt_result *a = &c->attempts[j];
-            if (a->outcome == MP_OUT_SAME_CONFIG)
+            if (a->outcome == MP_OUT_RESOLVED)
+                buf_printf(out, "- attempt `%s`: stopped after %.1f s, once resolved (no load)",
+                           rel_dir(rep, a->dir), a->ready_s);
+            else if (a->outcome == MP_OUT_SAME_CONFIG)
                 buf_printf(out, "- attempt `%s`: stopped after %.1f s, once resolved: the same "
                                 "configuration as `%s` (shared result)",
                            rel_dir(rep, a->dir), a->ready_s, a->same_as ? a->same_as : "?");
@@ -1305,6 +1319,8 @@ void mp_report_summary(const struct mp_report *rep, struct buf *out)
         buf_printf(out, "recommendation: %s%s%s%s\n", rep->c[rep->recommended].cand.name,
                    knobs[0] ? " (" : "", knobs, knobs[0] ? ")" : "");
         free(knobs);
+    } else if (mp_report_is_resolve_map(rep)) {
+        buf_adds(out, "resolution only: no load was driven, nothing is recommended\n");
     } else {
         buf_adds(out, mp_report_nunfinished(rep) ? "no finished candidate qualified"
                                                  : "no candidate qualified");

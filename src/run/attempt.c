@@ -99,6 +99,7 @@ struct att {
     bool same_checked;         /* o->same_config was asked */
     bool same;                 /* ... and said this is a configuration tested already */
     bool said_resolved;        /* progress_lines: the resolution was reported */
+    bool resolve_stop;         /* resolve_only: stopped once resolved */
     char last_line[96];        /* the engine's last log line (live line during start-up) */
 };
 
@@ -522,6 +523,10 @@ static bool wait_ready(struct att *a)
             return false;
         if (a->selected)
             say_resolved(a);
+        if (a->selected && a->o->resolve_only) {
+            a->resolve_stop = true;
+            return false;
+        }
         if (a->selected && check_same(a))
             return false;
         if (a->t_mismatch && now - a->t_mismatch > MISMATCH_GRACE_NS) {
@@ -556,6 +561,10 @@ static bool wait_ready(struct att *a)
                     snprintf(a->model, sizeof(a->model), "%s", id->valuestring);
                     cJSON_Delete(j);
                     mp_lg_result_release(&res);
+                    if (a->o->resolve_only) {
+                        a->resolve_stop = true; /* ready before a selection milestone */
+                        return false;
+                    }
                     return !check_same(a);
                 }
                 cJSON_Delete(j);
@@ -976,6 +985,8 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         r->outcome = MP_OUT_INTERRUPTED;
     } else if (a.same) {
         r->outcome = MP_OUT_SAME_CONFIG; /* stopped at once: nothing more to learn */
+    } else if (a.resolve_stop) {
+        r->outcome = MP_OUT_RESOLVED; /* resolve: the selections are all it asks for */
     } else if (!ready) {
         r->outcome = MP_OUT_STARTUP_FAILURE;
         /* let the engine finish saying why (one that listens elsewhere

@@ -75,6 +75,9 @@ struct mp_attempt_opts {
     bool (*same_config)(void *ud, const struct mp_resolved *res, char **same_as, char **why);
     void *same_ud;
     const char *cwd;                   /* the engine's working directory, NULL = ours */
+    /* `moeprobe resolve`: stop the engine as soon as its selections are
+     * logged (or at ready); outcome MP_OUT_RESOLVED, no load. */
+    bool resolve_only;
 };
 
 /* Run one attempt. Returns 0 when the attempt ran (whatever its outcome;

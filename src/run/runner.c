@@ -210,6 +210,7 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .attach_url = ctx->attach_url,
         .attach_log = ctx->attach_log,
         .progress_lines = ctx->progress_lines,
+        .resolve_only = ctx->resolve_only && !blocking,
         .eta_after_s = mean_full > 0 ? (double)rem * mean_full : -1,
         .expect_s = mean_full,
         .cwd = ctx->cwd,

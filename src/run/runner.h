@@ -42,6 +42,7 @@ struct mp_runctx {
                                        * candidate tested already (verdict/sameconf.h) */
     const char *cwd;                  /* the engine's working directory (a resumed
                                        * run: where it was started), NULL = ours */
+    bool resolve_only;                /* `moeprobe resolve`: stop each engine once resolved */
     int signo;                        /* set when interrupted */
     struct mp_store *store;           /* evidence store (borrowed) or NULL: every
                                        * candidate and attempt is recorded as it runs */
