@@ -359,6 +359,21 @@ static bool is_same_config(const struct mp_cand_report *c)
     return p && p->outcome == MP_OUT_SAME_CONFIG;
 }
 
+/* The attempt whose numbers a candidate shows: its own first normal
+ * attempt, or for a shared result its representative's. */
+static const struct mp_attempt_result *numbers_attempt(const struct mp_report *rep,
+                                                       const struct mp_cand_report *c)
+{
+    const struct mp_attempt_result *p = mp_cand_primary(c);
+    if (!p || p->outcome != MP_OUT_SAME_CONFIG || !p->same_as)
+        return p;
+    for (size_t j = 0; j < rep->n; j++) {
+        if (&rep->c[j] != c && !strcmp(rep->c[j].cand.name, p->same_as) && !is_same_config(&rep->c[j]))
+            return mp_cand_primary(&rep->c[j]) ? mp_cand_primary(&rep->c[j]) : p;
+    }
+    return p;
+}
+
 /* A candidate stopped as the same configuration as one tested already
  * shares that one's verdict (after its output check), stated as shared. */
 static void share_same(struct mp_report *rep)
@@ -649,12 +664,14 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
                                 round(mp_stats_failure_upper95(p->req_ok) * 1e4) / 1e4);
     else
         cJSON_AddNullToObject(o, "failure_rate_upper_95");
+    /* a shared result shows its representative's numbers */
+    const struct mp_attempt_result *np = numbers_attempt(rep, c);
     cJSON *tp = cJSON_AddObjectToObject(o, "throughput");
-    cJSON_AddItemToObject(tp, "sequential_tok_s", jnum_or_null(seq_tok_s(p)));
+    cJSON_AddItemToObject(tp, "sequential_tok_s", jnum_or_null(seq_tok_s(np)));
     cJSON *conc = cJSON_AddArrayToObject(tp, "concurrency");
     cJSON *phases = cJSON_CreateArray();
-    for (size_t i = 0; p && i < p->nphases; i++) {
-        const struct mp_phase_result *ph = &p->phases[i];
+    for (size_t i = 0; np && i < np->nphases; i++) {
+        const struct mp_phase_result *ph = &np->phases[i];
         if (!strncmp(ph->name, "concurrency-", 12) && ph->ok > 0) {
             cJSON *e = cJSON_CreateObject();
             cJSON_AddNumberToObject(e, "level", ph->level);
@@ -674,12 +691,12 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     }
     cJSON_AddItemToObject(tp, "phases", phases);
     cJSON *lat = cJSON_AddObjectToObject(o, "latency_ms");
-    cJSON_AddItemToObject(lat, "ttft_p50", jnum_or_null(p ? pct(p->ttft_ms, p->nttft, 50) : -1));
-    cJSON_AddItemToObject(lat, "ttft_p99", jnum_or_null(p ? pct(p->ttft_ms, p->nttft, 99) : -1));
-    cJSON_AddItemToObject(lat, "itl_p50", jnum_or_null(p ? pct(p->itl_ms, p->nitl, 50) : -1));
-    cJSON_AddItemToObject(lat, "itl_p99", jnum_or_null(p ? pct(p->itl_ms, p->nitl, 99) : -1));
-    cJSON_AddItemToObject(lat, "e2e_p50", jnum_or_null(p ? pct(p->e2e_ms, p->ne2e, 50) : -1));
-    cJSON_AddItemToObject(lat, "e2e_p99", jnum_or_null(p ? pct(p->e2e_ms, p->ne2e, 99) : -1));
+    cJSON_AddItemToObject(lat, "ttft_p50", jnum_or_null(np ? pct(np->ttft_ms, np->nttft, 50) : -1));
+    cJSON_AddItemToObject(lat, "ttft_p99", jnum_or_null(np ? pct(np->ttft_ms, np->nttft, 99) : -1));
+    cJSON_AddItemToObject(lat, "itl_p50", jnum_or_null(np ? pct(np->itl_ms, np->nitl, 50) : -1));
+    cJSON_AddItemToObject(lat, "itl_p99", jnum_or_null(np ? pct(np->itl_ms, np->nitl, 99) : -1));
+    cJSON_AddItemToObject(lat, "e2e_p50", jnum_or_null(np ? pct(np->e2e_ms, np->ne2e, 50) : -1));
+    cJSON_AddItemToObject(lat, "e2e_p99", jnum_or_null(np ? pct(np->e2e_ms, np->ne2e, 99) : -1));
 
     /* crash: the first failing normal attempt; sites across all normal attempts */
     const struct mp_attempt_result *f = NULL;
@@ -1156,12 +1173,16 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         buf_adds(out, " | ");
         md_cell(out, mp_cand_verdict_label(c), 32);
         buf_adds(out, " | ");
-        md_num(out, seq_tok_s(p));
+        const struct mp_attempt_result *np = numbers_attempt(rep, c);
+        md_num(out, seq_tok_s(np));
+        if (np && np != p)
+            buf_adds(out, " (shared)");
         buf_adds(out, " | ");
         bool any = false;
-        for (size_t k = 0; p && k < p->nphases; k++) {
-            if (!strncmp(p->phases[k].name, "concurrency-", 12) && p->phases[k].ok > 0) {
-                buf_printf(out, "%s%d: %.1f", any ? ", " : "", p->phases[k].level, p->phases[k].tok_s);
+        for (size_t k = 0; np && k < np->nphases; k++) {
+            if (!strncmp(np->phases[k].name, "concurrency-", 12) && np->phases[k].ok > 0) {
+                buf_printf(out, "%s%d: %.1f", any ? ", " : "", np->phases[k].level,
+                           np->phases[k].tok_s);
                 any = true;
             }
         }

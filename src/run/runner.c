@@ -406,7 +406,15 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
                 plan.over_budget ? "; running to the budget" : "");
     }
 
+    /* the blocked run: warm-up and sequential (for the speed ratio), then
+     * only the highest concurrency step, extended to the required count */
     struct mp_workload wl = *ctx->wl;
+    int top = top_level(ctx->wl);
+    wl.nphases = 0;
+    for (size_t k = 0; k < ctx->wl->nphases; k++) {
+        if (ctx->wl->phases[k].level <= 1 || ctx->wl->phases[k].level == top)
+            wl.phases[wl.nphases++] = ctx->wl->phases[k];
+    }
     wl.min_total_ok = need;
     wl.extend_budget_s = ctx->diag_budget_s;
     const struct mp_attempt_result *b = NULL;

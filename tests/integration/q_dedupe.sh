@@ -25,6 +25,7 @@ check "$Q_DIR/report.json" \
     '[a["outcome"] for a in c["fc"]["attempts"]] == ["same-config"]' \
     'c["fc"]["requests"]["ok"] == 0 and c["auto"]["requests"]["ok"] > 0' \
     'r["recommendation"]["candidate"] == "auto"' \
+    'c["fc"]["throughput"]["sequential_tok_s"] == c["auto"]["throughput"]["sequential_tok_s"] > 0' \
     'c["fc"]["cost"]["engine_starts"] == 1 and c["fc"]["cost"]["workload_seconds"] == 0' \
     'c["atomic"]["cost"]["engine_starts"] >= 2 and c["atomic"]["cost"]["engine_seconds"] > 0' \
     'isinstance(r["wall_seconds"], (int, float)) and r["wall_seconds"] >= 0' \
@@ -37,6 +38,7 @@ for n in fc unk; do
     grep -q "Model loading took" "$Q_DIR/attempts/$n-1/server.log" || fail "$n: no selection in its log"
 done
 grep -q "the same configuration as \`auto\` (shared result)" "$Q_DIR/report.md" || fail "report.md"
+grep -q "^| fc | .* | stable | [0-9.]* (shared) | " "$Q_DIR/report.md" || fail "report.md: shared numbers"
 grep -q "^- cost: 1 engine start, .* s of engine time, 0.0 s driving load" "$Q_DIR/report.md" || fail "report.md: cost"
 grep -q "^| run | .* s wall time, .* engine starts |" "$Q_DIR/report.md" || fail "report.md: run cost"
 grep -q "the same configuration as <code>auto</code>" "$Q_DIR/report.html" || fail "report.html"
