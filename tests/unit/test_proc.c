@@ -465,6 +465,40 @@ static void test_setsid_escapee_found_by_marker(void **state)
     assert_clean(marker);
 }
 
+/* A daemon: double fork, own session, environment cleared (no marker): it is
+ * reparented to us and still ends with the engine, counted as an escapee. */
+static void test_unmarked_daemon_escapee(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE];
+    struct lines l = { 0 };
+    struct mp_teardown t;
+    long dpid = 0;
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh(
+        "(setsid sh -c 'echo daemon $$; exec env -i sleep 1000 </dev/null >/dev/null 2>&1' &);"
+        " echo ready; exec sleep 1000",
+        marker, NULL);
+    read_until(p, &l, "daemon ");
+    read_until(p, &l, "ready");
+    for (size_t i = 0; i < l.n; i++)
+        if (strncmp(l.v[i], "daemon ", 7) == 0)
+            dpid = strtol(l.v[i] + 7, NULL, 10);
+    assert_true(dpid > 1);
+    assert_int_equal(kill((pid_t)dpid, 0), 0);
+    assert_int_equal(mp_proc_teardown(p, 30.0, on_line, &l, &t), 0);
+    assert_int_equal(t.escapees_killed, 1);
+    assert_int_equal(t.leftovers, 0);
+    int gone = kill((pid_t)dpid, 0);
+    if (gone == 0)
+        kill((pid_t)dpid, SIGKILL); /* the failure must not leave it behind */
+    assert_int_equal(gone, -1);
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
 static void test_double_fork_in_group(void **state)
 {
     char marker[MP_PROC_MARKER_SIZE];
@@ -713,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_flood_ignoring_term_is_bounded),
         cmocka_unit_test(test_stopped_engine_gets_cont),
         cmocka_unit_test(test_setsid_escapee_found_by_marker),
+        cmocka_unit_test(test_unmarked_daemon_escapee),
         cmocka_unit_test(test_double_fork_in_group),
         cmocka_unit_test(test_leader_gone_group_left),
         cmocka_unit_test(test_reap_orphans_keeps_managed_status),
