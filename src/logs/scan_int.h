@@ -48,6 +48,7 @@ struct mp_logscan {
     size_t *litlen;
     size_t nlits;
     size_t **litsigs; /* per literal: signature indices */
+    uint8_t *errlit;  /* per literal: an error word (mp_logresult.error_lines) */
     size_t *nlitsigs;
     uint8_t *hit;
     uint16_t *hitlist;
@@ -102,8 +103,17 @@ struct mp_logscan {
     size_t nfindings, capfindings;
     long crash_finding; /* index or -1 */
     bool async_hint, findings_full;
+    /* error-looking lines: a ring of the last MP_LOGSCAN_ERRLINES */
+    char errtext[MP_LOGSCAN_ERRLINES][MP_LOGSCAN_ERRLINE_MAX + 1];
+    long errline[MP_LOGSCAN_ERRLINES];
+    size_t nerr, errhead; /* count kept, index of the oldest */
+    /* NUL bytes skipped */
+    unsigned long long nul_bytes, nul_tail; /* all, and the run the input ends in so far */
+    long nul_line;
+    char *nonul;          /* a live line without its NULs (MP_LOGSCAN_MAX_LINE) */
     struct mp_logresult res;
     struct mp_logkernel linres[MAX_LINEAR];
+    struct mp_logline errres[MP_LOGSCAN_ERRLINES];
 };
 
 /* logscan.c */

@@ -28,6 +28,8 @@ from then on every one gets MODE:
              on /dev/null, exec with an EMPTY environment (no marker
              variables), ignores SIGTERM and sleeps; it writes its pid to
              --pidfile (required) before the engine goes on
+  unknownerr before serving, prints error lines no vLLM signature matches
+             (and an INFO line that mentions a failure), then exits 2
   announce   prints vLLM's "Starting vLLM API server 0 on
              http://0.0.0.0:ANNOUNCE" (--announce, default PORT+1) and listens
              there, not on PORT (an engine listening somewhere else)
@@ -243,6 +245,15 @@ def daemonise(pidfile):
     os.close(r)
     log("daemon started")
 
+
+if args.mode == "unknownerr":
+    log("loading plugins; 0 plugins failed so far")
+    sys.stderr.write("plugin frobnicator: load failed: libfoo.so.3 missing\n")
+    log("retrying")
+    sys.stderr.write("quux subsystem reported a FATAL condition (code 7)\n")
+    sys.stderr.write("giving up\n")
+    sys.stderr.flush()
+    sys.exit(2)
 
 if args.mode == "daemon":
     if not args.pidfile:
