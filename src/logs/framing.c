@@ -21,6 +21,8 @@ static bool is_ident(unsigned char c)
 
 static bool word_at(const char *p, size_t len, size_t i, const char *w)
 {
+    if (i >= len || p[i] != w[0])
+        return false; /* the common case, before strlen and memcmp */
     size_t n = strlen(w);
     return i + n <= len && !memcmp(p + i, w, n);
 }
@@ -59,6 +61,15 @@ size_t mp_logs_columns(const char *p, size_t len)
     return n;
 }
 
+/* "pid=" within p[0..n) (a short span: no memmem set-up cost). */
+static bool has_pid_tag(const char *p, size_t n)
+{
+    for (size_t k = 0; k + 4 <= n; k++)
+        if (p[k] == 'p' && p[k + 1] == 'i' && p[k + 2] == 'd' && p[k + 3] == '=')
+            return true;
+    return false;
+}
+
 static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                      "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
@@ -67,6 +78,8 @@ static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
 static size_t syslog_time(const char *p, size_t len, size_t i)
 {
     bool mon = false;
+    if (i + 4 >= len || p[i + 3] != ' ' || p[i] < 'A' || p[i] > 'S')
+        return 0; /* no "Mon " here: skip the month names */
     for (size_t m = 0; m < MP_ARRAY_SIZE(months) && !mon; m++)
         mon = word_at(p, len, i, months[m]);
     if (!mon || i + 4 >= len || p[i + 3] != ' ')
@@ -208,7 +221,7 @@ size_t mp_logs_strip_prefix(const char *p, size_t len, int *level)
             j = i + 1;
             while (j < lim && p[j] != ')')
                 j++;
-            if (j < lim && memmem(p + i, j - i, "pid=", 4)) {
+            if (j < lim && has_pid_tag(p + i, j - i)) {
                 i = j + 1;
                 while (i < len && p[i] == ' ')
                     i++;

@@ -642,16 +642,21 @@ static unsigned flush_held(struct mp_logscan *s)
     return ev;
 }
 
-static size_t visible_columns(struct mp_logscan *s, const char *p, size_t len)
+/* Is the line at least WRAP_COLUMNS terminal columns wide (ANSI escapes
+ * aside)? A code point is 1 to 4 bytes, so short and long lines are decided
+ * by their length alone. */
+static bool is_wide(struct mp_logscan *s, const char *p, size_t len)
 {
     if (len && p[len - 1] == '\r')
         len--;
+    if (len < WRAP_COLUMNS)
+        return false;
     if (!memchr(p, 0x1b, len))
-        return mp_logs_columns(p, len);
+        return len >= 4 * WRAP_COLUMNS || mp_logs_columns(p, len) >= WRAP_COLUMNS;
     if (!s->clean)
         s->clean = xmalloc(MP_LOGSCAN_MAX_LINE);
     size_t n = mp_logs_strip_ansi(p, len, s->clean);
-    return mp_logs_columns(s->clean, n);
+    return mp_logs_columns(s->clean, n) >= WRAP_COLUMNS;
 }
 
 /* A complete physical line of a collected log (len <= MP_LOGSCAN_MAX_LINE):
@@ -667,7 +672,7 @@ static unsigned collected_line(struct mp_logscan *s, const char *p, size_t len)
             memcpy(s->held + s->heldlen, p, n);
             s->heldlen += n;
             s->held_lines++;
-            s->held_wide = visible_columns(s, p, len) >= WRAP_COLUMNS;
+            s->held_wide = is_wide(s, p, len);
             if (!s->held_wide)
                 ev |= flush_held(s);
             return ev;
@@ -675,7 +680,7 @@ static unsigned collected_line(struct mp_logscan *s, const char *p, size_t len)
         ev |= flush_held(s);
     }
     int level;
-    if (visible_columns(s, p, len) >= WRAP_COLUMNS &&
+    if (is_wide(s, p, len) &&
         (mp_logs_strip_prefix(p, len, &level) > 0 || level != LV_NONE)) {
         /* only a log record is held: prose and traceback text never are */
         if (!s->held)
