@@ -12,13 +12,15 @@
 # runs "all N". A run starts from the committed corpus (tests/fuzz/corpus/NAME/,
 # read only: new inputs go to a scratch directory that is deleted afterwards)
 # and prints one line: "fuzz_NAME: EXECS execs in S s (EXECS/s), corpus N
-# inputs, no crash". A crash, leak, sanitizer report or timeout fails the run
+# inputs, no crash" (also appended to build/fuzz/smoke-summary.txt, which
+# tests/run.sh prints after the smoke runs). A crash, leak, sanitizer report or timeout fails the run
 # (exit 1); the input that did it is kept in build/fuzz/artifacts/NAME/ and
 # the fuzzer's report is printed. Exit 77: libFuzzer is unavailable (skip).
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 2
 bindir=build/fuzz/libfuzzer
+summary=build/fuzz/smoke-summary.txt   # one line per run since the last build
 
 check() {
     command -v clang >/dev/null 2>&1 || { echo "skip: clang not installed (libFuzzer needs it)"; return 77; }
@@ -37,6 +39,7 @@ check() {
 
 build() {
     check || return $?
+    mkdir -p build/fuzz && : > "$summary"
     make --no-print-directory -j"${FUZZ_JOBS:-2}" fuzz
 }
 
@@ -66,12 +69,13 @@ run_target() {
     per=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
     corp=$(grep -o 'corp: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
     if [ $rc -ne 0 ]; then
-        echo "fuzz_$name: FAILED (exit $rc) after ${execs:-?} execs; input kept in $art/"
+        echo "fuzz_$name: FAILED (exit $rc) after ${execs:-?} execs; input kept in $art/" | tee -a "$summary"
         grep -v '^#' "$log" | tail -n 60
         rm -rf "$scratch"
         return 1
     fi
-    echo "fuzz_$name: ${execs:-?} execs in ${secs} s (${per:-?}/s), corpus ${corp:-?} inputs, no crash"
+    echo "fuzz_$name: ${execs:-?} execs in ${secs} s (${per:-?}/s), corpus ${corp:-?} inputs, no crash" |
+        tee -a "$summary"
     rm -rf "$scratch"
     return 0
 }

@@ -79,6 +79,7 @@ if [ "${FUZZ_SMOKE_SECONDS:-0}" -gt 0 ] 2>/dev/null; then
         n=$(basename "$src" .c)
         run_one "fuzz-smoke/$n" "$root/scripts/fuzz-smoke.sh" run "${n#fuzz_}" "$FUZZ_SMOKE_SECONDS"
     done
+    [ -s "$root/build/fuzz/smoke-summary.txt" ] && sed 's/^/     /' "$root/build/fuzz/smoke-summary.txt"
 fi
 
 for s in "$root"/tests/integration/*.sh; do
