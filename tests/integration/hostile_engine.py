@@ -2,7 +2,9 @@
 """hostile_engine.py - an OpenAI-compatible server that misbehaves on purpose.
 
 Used by tests/integration/q_server_errors.sh to check that moeprobe never turns
-a wrong answer from a live server (or a Python death) into a CUDA verdict.
+a wrong answer from a live server (or a Python death) into a CUDA verdict, and
+by q_done_open.sh, q_escapee.sh and q_unknown_error.sh (modes donehold, daemon,
+unknownerr).
 
     hostile_engine.py --mode MODE [--good N] --port PORT
 
