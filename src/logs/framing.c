@@ -52,15 +52,6 @@ size_t mp_logs_strip_ansi(const char *p, size_t len, char *out)
     return o;
 }
 
-size_t mp_logs_columns(const char *p, size_t len)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++)
-        if (((unsigned char)p[i] & 0xC0) != 0x80)
-            n++;
-    return n;
-}
-
 /* "pid=" within p[0..n) (a short span: no memmem set-up cost). */
 static bool has_pid_tag(const char *p, size_t n)
 {

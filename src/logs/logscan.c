@@ -642,9 +642,19 @@ static unsigned flush_held(struct mp_logscan *s)
     return ev;
 }
 
+/* Does p[0..len) reach WRAP_COLUMNS columns (UTF-8 code points, as
+ * mp_logs_columns counts them)? Stops counting there. */
+static bool reaches_wrap(const char *p, size_t len)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        if (((unsigned char)p[i] & 0xC0) != 0x80 && ++n >= WRAP_COLUMNS)
+            return true;
+    return false;
+}
+
 /* Is the line at least WRAP_COLUMNS terminal columns wide (ANSI escapes
- * aside)? A code point is 1 to 4 bytes, so short and long lines are decided
- * by their length alone. */
+ * aside)? A line shorter than that in bytes is not. */
 static bool is_wide(struct mp_logscan *s, const char *p, size_t len)
 {
     if (len && p[len - 1] == '\r')
@@ -652,11 +662,11 @@ static bool is_wide(struct mp_logscan *s, const char *p, size_t len)
     if (len < WRAP_COLUMNS)
         return false;
     if (!memchr(p, 0x1b, len))
-        return len >= 4 * WRAP_COLUMNS || mp_logs_columns(p, len) >= WRAP_COLUMNS;
+        return reaches_wrap(p, len);
     if (!s->clean)
         s->clean = xmalloc(MP_LOGSCAN_MAX_LINE);
     size_t n = mp_logs_strip_ansi(p, len, s->clean);
-    return mp_logs_columns(s->clean, n) >= WRAP_COLUMNS;
+    return reaches_wrap(s->clean, n);
 }
 
 /* A complete physical line of a collected log (len <= MP_LOGSCAN_MAX_LINE):

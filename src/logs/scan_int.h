@@ -134,8 +134,6 @@ size_t mp_logs_strip_prefix(const char *p, size_t len, int *level);
 /* Copies p[0..len) without ANSI escape sequences into out (room for len
  * bytes); returns the new length. */
 size_t mp_logs_strip_ansi(const char *p, size_t len, char *out);
-/* Terminal columns of p[0..len) (UTF-8 code points; tabs count one). */
-size_t mp_logs_columns(const char *p, size_t len);
 /* True when p[0..len) can be the rest of a wrapped line: it is not empty
  * and does not start a log record, a traceback line or a Markdown block. */
 bool mp_logs_continues(const char *p, size_t len);
