@@ -61,6 +61,22 @@ static bool has_pid_tag(const char *p, size_t n)
     return false;
 }
 
+/* vLLM's process tag "(EngineCore_DP0 pid=214) " at i: the offset after it
+ * and the blanks that follow, or 0. */
+static size_t process_tag(const char *p, size_t len, size_t i)
+{
+    if (i >= len || p[i] != '(')
+        return 0;
+    size_t lim = MP_MIN(len, i + 80);
+    const char *close = memchr(p + i + 1, ')', lim - i - 1);
+    if (!close || !has_pid_tag(p + i, (size_t)(close - p) - i))
+        return 0;
+    size_t j = (size_t)(close - p) + 1;
+    while (j < len && p[j] == ' ')
+        j++;
+    return j;
+}
+
 static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                      "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
@@ -207,17 +223,10 @@ size_t mp_logs_strip_prefix(const char *p, size_t len, int *level)
             }
         }
         /* "(EngineCore_DP0 pid=214) " */
-        if (p[i] == '(') {
-            size_t lim = MP_MIN(len, i + 80);
-            j = i + 1;
-            while (j < lim && p[j] != ')')
-                j++;
-            if (j < lim && has_pid_tag(p + i, j - i)) {
-                i = j + 1;
-                while (i < len && p[i] == ' ')
-                    i++;
-                continue;
-            }
+        j = process_tag(p, len, i);
+        if (j) {
+            i = j;
+            continue;
         }
         /* "vllm-1  | " (docker compose) */
         j = i;
@@ -291,6 +300,14 @@ static bool exception_start(const char *p, size_t len)
     return false;
 }
 
+bool mp_logs_starts_record(const char *p, size_t len)
+{
+    if (process_tag(p, len, 0))
+        return true; /* vLLM's usual start: no need for the whole prefix walk */
+    int level;
+    return mp_logs_strip_prefix(p, len, &level) > 0 || level != LV_NONE;
+}
+
 bool mp_logs_continues(const char *p, size_t len)
 {
     if (len == 0)
@@ -307,8 +324,7 @@ bool mp_logs_continues(const char *p, size_t len)
         if (word_at(p, len, i, starts[s]))
             return false;
     if (i == 0) {
-        int level;
-        if (mp_logs_strip_prefix(p, len, &level) > 0 || level != LV_NONE)
+        if (mp_logs_starts_record(p, len))
             return false; /* a timestamp, a process tag, a level: a new record */
         if (p[0] == '(' || exception_start(p, len))
             return false;

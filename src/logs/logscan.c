@@ -646,6 +646,17 @@ static unsigned flush_held(struct mp_logscan *s)
  * mp_logs_columns counts them)? Stops counting there. */
 static bool reaches_wrap(const char *p, size_t len)
 {
+    if (len >= WRAP_COLUMNS) {
+        /* the usual case: the first WRAP_COLUMNS bytes are ASCII */
+        _Static_assert(WRAP_COLUMNS % 8 == 0, "the ASCII check reads 8 bytes at a time");
+        uint64_t acc = 0, w;
+        for (size_t i = 0; i + 8 <= WRAP_COLUMNS; i += 8) {
+            memcpy(&w, p + i, 8);
+            acc |= w;
+        }
+        if (!(acc & 0x8080808080808080ull))
+            return true;
+    }
     size_t n = 0;
     for (size_t i = 0; i < len; i++)
         if (((unsigned char)p[i] & 0xC0) != 0x80 && ++n >= WRAP_COLUMNS)
@@ -689,9 +700,7 @@ static unsigned collected_line(struct mp_logscan *s, const char *p, size_t len)
         }
         ev |= flush_held(s);
     }
-    int level;
-    if (is_wide(s, p, len) &&
-        (mp_logs_strip_prefix(p, len, &level) > 0 || level != LV_NONE)) {
+    if (is_wide(s, p, len) && mp_logs_starts_record(p, len)) {
         /* only a log record is held: prose and traceback text never are */
         if (!s->held)
             s->held = xmalloc(MP_LOGSCAN_MAX_LINE);

@@ -134,6 +134,9 @@ size_t mp_logs_strip_prefix(const char *p, size_t len, int *level);
 /* Copies p[0..len) without ANSI escape sequences into out (room for len
  * bytes); returns the new length. */
 size_t mp_logs_strip_ansi(const char *p, size_t len, char *out);
+/* True when p[0..len) starts with a prefix mp_logs_strip_prefix knows (a
+ * timestamp, a process tag, a level word): a log record. */
+bool mp_logs_starts_record(const char *p, size_t len);
 /* True when p[0..len) can be the rest of a wrapped line: it is not empty
  * and does not start a log record, a traceback line or a Markdown block. */
 bool mp_logs_continues(const char *p, size_t len);
