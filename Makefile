@@ -3,8 +3,11 @@
 #   make            build ./moeprobe and ./refengine/refengine (release flags)
 #   make demo       install missing deps (as root), build, run qualify on the demo world
 #   make test       everything CI runs: -Werror build under ASan+UBSan, unit tests,
-#                   integration tests, fuzz-corpus replay; ends with "N passed, N failed"
+#                   integration tests, fuzz-corpus replay, and a smoke run of every
+#                   libFuzzer target (FUZZ_SMOKE_SECONDS each, default 20; 0 = none;
+#                   skipped without clang/libFuzzer); ends with "N passed, N failed"
 #   make fuzz       libFuzzer binaries (clang) under build/fuzz/
+#   make fuzz-run   build them and run each for FUZZ_SECONDS (default 300)
 #   make lint       banned functions, header self-containment
 #   make depcheck   includes follow the module ranks (DESIGN.md "Layout")
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -33,7 +36,7 @@ else
 endif
 ifeq ($(FUZZ),1)
   VARIANT = fuzz
-  OPT     = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined
+  OPT     = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
   LDSAN   = -fsanitize=address,undefined
 endif
 ifeq ($(WERROR),1)
@@ -65,7 +68,7 @@ FZ_REPLAY := $(FZ_SRC:tests/fuzz/%.c=$(B)/fuzz-replay/%)
 # bench: build benchmark drivers; the scripts under bench/ run them (see docs/performance.md)
 bench: all bench-bins
 
-.PHONY: depcheck bench-bins unit-bins fuzz-bins fuzz-libfuzzer all deps demo test check unit integration fuzz-replay fuzz lint install clean cuda gpu-check bench hdrcheck
+.PHONY: depcheck bench-bins unit-bins fuzz-bins fuzz-libfuzzer fuzz-run all deps demo test check unit integration fuzz-replay fuzz lint install clean cuda gpu-check bench hdrcheck
 all: deps $(B)/bin/moeprobe $(B)/bin/refengine
 	@cp -f $(B)/bin/moeprobe moeprobe.tmp && mv -f moeprobe.tmp moeprobe
 	@cp -f $(B)/bin/refengine refengine/refengine.tmp && mv -f refengine/refengine.tmp refengine/refengine
@@ -122,8 +125,13 @@ test:
 	$(MAKE) --no-print-directory SANITIZE=1 WERROR=1 build/san/bin/moeprobe build/san/bin/refengine unit-bins fuzz-bins
 	@$(MAKE) --no-print-directory cuda
 	@MOEPROBE=$(CURDIR)/build/san/bin/moeprobe REFENGINE=$(CURDIR)/build/san/bin/refengine \
-	  BUILD=$(CURDIR)/build/san tests/run.sh
+	  BUILD=$(CURDIR)/build/san FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) tests/run.sh
 check: test
+
+# seconds per libFuzzer target in make test's smoke run (scripts/fuzz-smoke.sh)
+FUZZ_SMOKE_SECONDS ?= 20
+# seconds per target for make fuzz-run
+FUZZ_SECONDS ?= 300
 
 demo:
 	@scripts/deps.sh install
@@ -142,6 +150,10 @@ fuzz:
 	  echo "built build/fuzz/libfuzzer/$$n (corpus: tests/fuzz/corpus/$${n#fuzz_}/)"; done
 
 fuzz-libfuzzer: $(FZ_SRC:tests/fuzz/%.c=$(B)/libfuzzer/%)
+
+# every target for FUZZ_SECONDS from its committed corpus; a crash fails
+fuzz-run:
+	@scripts/fuzz-smoke.sh all $(FUZZ_SECONDS)
 
 $(B)/libfuzzer/%: tests/fuzz/%.c $(B)/libmp.a $(RE_LIB_OBJ)
 	@mkdir -p $(dir $@)

@@ -2,7 +2,9 @@
 # tests/run.sh - runs every test of moeprobe and prints one closing line:
 #   "N passed, N failed, N skipped"
 # Env: MOEPROBE, REFENGINE (binaries under test), BUILD (build dir with
-# tests/ and fuzz-replay/). Each unit binary, fuzz replay and integration
+# tests/ and fuzz-replay/), FUZZ_SMOKE_SECONDS (when > 0, also build the
+# libFuzzer targets with clang and run each that long: scripts/fuzz-smoke.sh;
+# they skip when clang/libFuzzer is unavailable; make test sets 20). Each unit binary, fuzz replay and integration
 # script counts as one test: exit 0 = pass, 77 = skip, anything else = fail.
 # After every integration script we check that no process it started is left.
 set -u
@@ -70,6 +72,15 @@ for f in "$BUILD"/fuzz-replay/fuzz_*; do
     n=$(basename "$f"); c="$root/tests/fuzz/corpus/${n#fuzz_}"
     run_one "fuzz-replay/$n" "$f" "$c"
 done
+
+if [ "${FUZZ_SMOKE_SECONDS:-0}" -gt 0 ] 2>/dev/null; then
+    run_one "fuzz-smoke/build" "$root/scripts/fuzz-smoke.sh" build
+    for src in "$root"/tests/fuzz/fuzz_*.c; do
+        n=$(basename "$src" .c)
+        run_one "fuzz-smoke/$n" "$root/scripts/fuzz-smoke.sh" run "${n#fuzz_}" "$FUZZ_SMOKE_SECONDS"
+    done
+    [ -s "$root/build/fuzz/smoke-summary.txt" ] && sed 's/^/     /' "$root/build/fuzz/smoke-summary.txt"
+fi
 
 for s in "$root"/tests/integration/*.sh; do
     [ -x "$s" ] || continue

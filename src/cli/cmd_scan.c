@@ -17,7 +17,7 @@
 #include "xalloc.h"
 
 #define SCAN_CHUNK (1u << 20)
-#define BINARY_PROBE 65536 /* NUL bytes in the first 64 KiB: not a log */
+#define BINARY_PROBE 65536 /* the start judged by mp_logscan_looks_binary */
 
 static const char scan_usage[] =
     "usage: moeprobe scan [--json] [--knowledge FILE] LOGFILE...\n"
@@ -33,17 +33,26 @@ static const char scan_usage[] =
     "  --knowledge FILE  use FILE's knobs and log signatures (docs/knowledge.md)\n"
     "  -h, --help        this help\n"
     "\n"
+    "NUL bytes (an engine printed one, a zero-filled tail after a node crash)\n"
+    "are skipped and reported as a finding; a file is refused as binary only\n"
+    "when over 30% of its first 64 KiB, NUL bytes aside, is not text (control\n"
+    "bytes or invalid UTF-8).\n"
+    "\n"
     "exit codes: 0 every file scanned; 2 usage error or a file could not be\n"
     "scanned (unreadable, a directory, binary or empty; the others are still\n"
     "scanned); 3 internal error\n";
 
-/* Scan one file into s. Returns 0, or a negative code with why set. */
+/* Scan one file into s. The first BINARY_PROBE bytes are read before any
+ * is scanned: a file whose start looks binary (mp_logscan_looks_binary:
+ * NUL bytes do not count) is refused. Returns 0, or a negative code with
+ * why set. */
 static int scan_fd(int fd, struct mp_logscan *s, char *buf, const char **why)
 {
     unsigned long long total = 0;
+    size_t have = 0; /* probe bytes in buf, not yet scanned */
     bool probing = true;
     for (;;) {
-        ssize_t n = read(fd, buf, SCAN_CHUNK);
+        ssize_t n = read(fd, buf + have, probing ? BINARY_PROBE - have : SCAN_CHUNK);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -52,22 +61,32 @@ static int scan_fd(int fd, struct mp_logscan *s, char *buf, const char **why)
         }
         if (n == 0)
             break;
+        total += (unsigned long long)n;
         if (probing) {
-            size_t lim = (size_t)MP_MIN((unsigned long long)n,
-                                        BINARY_PROBE > total ? BINARY_PROBE - total : 0);
-            if (memchr(buf, 0, lim)) {
-                *why = "binary file (NUL bytes), not a log";
+            have += (size_t)n;
+            if (have < BINARY_PROBE)
+                continue;
+            if (mp_logscan_looks_binary(buf, have)) {
+                *why = "binary file (over 30% of its first 64 KiB is not text), not a log";
                 return MP_EPARSE;
             }
-            if (total + (unsigned long long)n >= BINARY_PROBE)
-                probing = false;
+            mp_logscan_feed(s, buf, have);
+            probing = false;
+            have = 0;
+            continue;
         }
-        total += (unsigned long long)n;
         mp_logscan_feed(s, buf, (size_t)n);
     }
     if (total == 0) {
         *why = "empty file";
         return MP_EPARSE;
+    }
+    if (probing) {
+        if (mp_logscan_looks_binary(buf, have)) {
+            *why = "binary file (over 30% of its first 64 KiB is not text), not a log";
+            return MP_EPARSE;
+        }
+        mp_logscan_feed(s, buf, have);
     }
     mp_logscan_finish(s);
     return 0;

@@ -18,7 +18,11 @@
 #define LG_POOL_MAX 8192                   /* idle easy handles kept for reuse */
 #define LG_SPARE_MAX 1024
 #define LG_SHARDS 32      /* connection-cache shards (see shard_setup) */
-#define LG_SHARD_SIZE 32  /* in-flight requests per shard before the next one is used */                  /* finished request records kept for reuse */
+#define LG_SHARD_SIZE 32  /* in-flight requests per shard before the next one is used */
+/* [DONE] ends a request: an engine that keeps the response open after it (no terminating chunk,
+ * no close) gets this long for the rest of the body, then the request is finished as ok and its
+ * connection closed. Engines that end the body send it right after [DONE]. */
+#define LG_DONE_GRACE_NS ((int64_t)50 * 1000000)
 
 struct lg_req {
     struct mp_lg *lg;
@@ -36,6 +40,10 @@ struct lg_req {
     bool status_seen, done_seen, stream_error, protocol_error;
     bool body_checked; /* the first bytes of a 200 body were checked for SSE */
     long timeout_ms;   /* CURLOPT_TIMEOUT_MS, 0 = none */
+    /* after [DONE]: on the list of requests waiting for the end of their body, ordered by
+     * done_by (see LG_DONE_GRACE_NS) */
+    struct lg_req *dw_prev, *dw_next;
+    int64_t done_by;
     int shard;
     char errbuf[CURL_ERROR_SIZE];
 };
@@ -71,6 +79,7 @@ struct mp_lg {
     uint8_t *fdst;     /* per-fd LGFD_* bits, indexed by fd */
     size_t fdcap;
     int64_t timer_ns;  /* libcurl's timeout deadline, -1 = none */
+    struct lg_req *dw_head, *dw_tail; /* requests past [DONE] whose body has not ended */
 };
 
 /* Per-fd state. libcurl asks for CURL_POLL_REMOVE whenever a transfer ends and for IN/OUT again
@@ -108,6 +117,10 @@ size_t lg_get_write(char *ptr, size_t size, size_t nmemb, void *ud);
 void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted);
 /* Finish every request libcurl reports done. */
 void lg_drain(struct mp_lg *lg);
+/* Finish (as ok) the requests whose body did not end within LG_DONE_GRACE_NS of [DONE]. */
+void lg_finish_held(struct mp_lg *lg, int64_t now);
+/* Milliseconds until the next such request is due (rounded up), or -1 when none waits. */
+int lg_held_timeout_ms(const struct mp_lg *lg, int64_t now);
 
 /* loadgen.c */
 void lg_easy_recycle(struct mp_lg *lg, CURL *e); /* back to the pool, or cleaned up */

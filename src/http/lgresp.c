@@ -47,6 +47,54 @@ static void add_gap(struct lg_req *r, double ms)
     r->res.gaps_ms[r->res.ngaps++] = ms;
 }
 
+/* ---- requests past [DONE] whose body has not ended ---- */
+
+static void dw_append(struct lg_req *r)
+{
+    struct mp_lg *lg = r->lg;
+    r->done_by = r->now + LG_DONE_GRACE_NS;
+    r->dw_next = NULL;
+    r->dw_prev = lg->dw_tail;
+    if (lg->dw_tail)
+        lg->dw_tail->dw_next = r;
+    else
+        lg->dw_head = r;
+    lg->dw_tail = r;
+}
+
+static void dw_remove(struct lg_req *r)
+{
+    struct mp_lg *lg = r->lg;
+    if (!r->done_seen)
+        return; /* never on the list */
+    if (r->dw_prev)
+        r->dw_prev->dw_next = r->dw_next;
+    else if (lg->dw_head == r)
+        lg->dw_head = r->dw_next;
+    else
+        return; /* already removed */
+    if (r->dw_next)
+        r->dw_next->dw_prev = r->dw_prev;
+    else
+        lg->dw_tail = r->dw_prev;
+    r->dw_prev = r->dw_next = NULL;
+}
+
+void lg_finish_held(struct mp_lg *lg, int64_t now)
+{
+    /* done_by grows along the list (arrival order, constant grace) */
+    while (lg->dw_head && lg->dw_head->done_by <= now)
+        lg_finalize(lg, lg->dw_head, CURLE_OK, false);
+}
+
+int lg_held_timeout_ms(const struct mp_lg *lg, int64_t now)
+{
+    if (!lg->dw_head)
+        return -1;
+    int64_t left = lg->dw_head->done_by - now;
+    return left <= 0 ? 0 : (int)((left + 999999) / 1000000);
+}
+
 static int on_event(void *ud, const struct mp_sse_event *ev)
 {
     struct lg_req *r = ud;
@@ -72,6 +120,7 @@ static int on_event(void *ud, const struct mp_sse_event *ev)
     case MP_SSE_CHUNK_DONE:
         r->done_seen = true;
         r->res.t_end_ns = r->now;
+        dw_append(r);
         break;
     case MP_SSE_CHUNK_ERROR:
         r->stream_error = true;
@@ -344,6 +393,7 @@ void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted)
     buf_release(&r->errbody);
     free(r->body);
     r->body = NULL;
+    dw_remove(r);
     unlink_inflight(lg, r);
     if (lg->done_tail)
         lg->done_tail->next = r;

@@ -356,6 +356,9 @@ int mp_lg_poll(struct mp_lg *lg, struct curl_waitfd *extra, unsigned nextra, int
         if (t < timeout_ms)
             timeout_ms = (int)t;
     }
+    int held = lg_held_timeout_ms(lg, now);
+    if (held >= 0 && held < timeout_ms)
+        timeout_ms = held;
     pf[0] = (struct pollfd){ lg->epfd, POLLIN, 0 };
     pf[1] = (struct pollfd){ lg->wakefd, POLLIN, 0 };
     for (unsigned i = 0; i < nextra; i++)
@@ -383,6 +386,7 @@ int mp_lg_poll(struct mp_lg *lg, struct curl_waitfd *extra, unsigned nextra, int
         }
     }
     lg_drain(lg);
+    lg_finish_held(lg, mp_now_ns());
 out:
     if (pf != stackfds)
         free(pf);

@@ -21,6 +21,8 @@ static bool is_ident(unsigned char c)
 
 static bool word_at(const char *p, size_t len, size_t i, const char *w)
 {
+    if (i >= len || p[i] != w[0])
+        return false; /* the common case, before strlen and memcmp */
     size_t n = strlen(w);
     return i + n <= len && !memcmp(p + i, w, n);
 }
@@ -50,13 +52,29 @@ size_t mp_logs_strip_ansi(const char *p, size_t len, char *out)
     return o;
 }
 
-size_t mp_logs_columns(const char *p, size_t len)
+/* "pid=" within p[0..n) (a short span: no memmem set-up cost). */
+static bool has_pid_tag(const char *p, size_t n)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++)
-        if (((unsigned char)p[i] & 0xC0) != 0x80)
-            n++;
-    return n;
+    for (size_t k = 0; k + 4 <= n; k++)
+        if (p[k] == 'p' && p[k + 1] == 'i' && p[k + 2] == 'd' && p[k + 3] == '=')
+            return true;
+    return false;
+}
+
+/* vLLM's process tag "(EngineCore_DP0 pid=214) " at i: the offset after it
+ * and the blanks that follow, or 0. */
+static size_t process_tag(const char *p, size_t len, size_t i)
+{
+    if (i >= len || p[i] != '(')
+        return 0;
+    size_t lim = MP_MIN(len, i + 80);
+    const char *close = memchr(p + i + 1, ')', lim - i - 1);
+    if (!close || !has_pid_tag(p + i, (size_t)(close - p) - i))
+        return 0;
+    size_t j = (size_t)(close - p) + 1;
+    while (j < len && p[j] == ' ')
+        j++;
+    return j;
 }
 
 static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -67,6 +85,8 @@ static const char *const months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
 static size_t syslog_time(const char *p, size_t len, size_t i)
 {
     bool mon = false;
+    if (i + 4 >= len || p[i + 3] != ' ' || p[i] < 'A' || p[i] > 'S')
+        return 0; /* no "Mon " here: skip the month names */
     for (size_t m = 0; m < MP_ARRAY_SIZE(months) && !mon; m++)
         mon = word_at(p, len, i, months[m]);
     if (!mon || i + 4 >= len || p[i + 3] != ' ')
@@ -203,17 +223,10 @@ size_t mp_logs_strip_prefix(const char *p, size_t len, int *level)
             }
         }
         /* "(EngineCore_DP0 pid=214) " */
-        if (p[i] == '(') {
-            size_t lim = MP_MIN(len, i + 80);
-            j = i + 1;
-            while (j < lim && p[j] != ')')
-                j++;
-            if (j < lim && memmem(p + i, j - i, "pid=", 4)) {
-                i = j + 1;
-                while (i < len && p[i] == ' ')
-                    i++;
-                continue;
-            }
+        j = process_tag(p, len, i);
+        if (j) {
+            i = j;
+            continue;
         }
         /* "vllm-1  | " (docker compose) */
         j = i;
@@ -287,6 +300,14 @@ static bool exception_start(const char *p, size_t len)
     return false;
 }
 
+bool mp_logs_starts_record(const char *p, size_t len)
+{
+    if (process_tag(p, len, 0))
+        return true; /* vLLM's usual start: no need for the whole prefix walk */
+    int level;
+    return mp_logs_strip_prefix(p, len, &level) > 0 || level != LV_NONE;
+}
+
 bool mp_logs_continues(const char *p, size_t len)
 {
     if (len == 0)
@@ -303,8 +324,7 @@ bool mp_logs_continues(const char *p, size_t len)
         if (word_at(p, len, i, starts[s]))
             return false;
     if (i == 0) {
-        int level;
-        if (mp_logs_strip_prefix(p, len, &level) > 0 || level != LV_NONE)
+        if (mp_logs_starts_record(p, len))
             return false; /* a timestamp, a process tag, a level: a new record */
         if (p[0] == '(' || exception_start(p, len))
             return false;

@@ -100,8 +100,14 @@ void mp_logresult_to_json(const struct mp_logresult *r, const char *file, struct
     jline(b, r->startup_error_line);
     buf_printf(b, ", \"ready\": %s, \"ready_line\": ", r->ready ? "true" : "false");
     jline(b, r->ready_line);
-    buf_printf(b, ", \"lines\": %ld, \"truncated_lines\": %ld,\n  \"findings\": [", r->lines,
-               r->truncated_lines);
+    buf_printf(b, ", \"lines\": %ld, \"truncated_lines\": %ld, \"nul_bytes\": %llu,\n  \"error_lines\": [",
+               r->lines, r->truncated_lines, r->nul_bytes);
+    for (size_t i = 0; i < r->n_error_lines; i++) {
+        buf_printf(b, "%s{\"line\": %ld, \"text\": ", i ? ", " : "", r->error_lines[i].line);
+        jstr(b, r->error_lines[i].text);
+        buf_addc(b, '}');
+    }
+    buf_adds(b, "],\n  \"findings\": [");
     for (size_t i = 0; i < r->nfindings; i++) {
         const struct mp_logfinding *f = &r->findings[i];
         buf_adds(b, i ? ",\n    " : "\n    ");
@@ -172,6 +178,12 @@ void mp_logresult_to_text(const struct mp_logresult *r, const char *file, struct
     if (r->startup_error)
         buf_printf(b, "  %-18s %s (line %ld)\n", "startup error", r->startup_error,
                    r->startup_error_line);
+    if (!r->has_crash && !r->startup_error && !r->ready) {
+        /* never ready and nothing recognised: what it said last */
+        for (size_t i = 0; i < r->n_error_lines; i++)
+            buf_printf(b, "  %-18s line %ld: %s\n", i ? "" : "last error lines", r->error_lines[i].line,
+                       r->error_lines[i].text);
+    }
     if (r->nfindings)
         buf_adds(b, "  findings:\n");
     for (size_t i = 0; i < r->nfindings; i++) {
@@ -181,6 +193,13 @@ void mp_logresult_to_text(const struct mp_logresult *r, const char *file, struct
             buf_printf(b, " (line %ld)", f->line);
         buf_printf(b, ": %s\n", f->text);
     }
+}
+
+void mp_logresult_quote_errors(const struct mp_logresult *r, const char *log_name, struct buf *out)
+{
+    for (size_t i = 0; i < r->n_error_lines; i++)
+        buf_printf(out, "%s%s:%ld: %s", i ? "; " : "", log_name, r->error_lines[i].line,
+                   r->error_lines[i].text);
 }
 
 static char *dup_or_null(const char *s)

@@ -142,6 +142,12 @@ static size_t add_literal(struct mp_logscan *s, const char *lit, const uint16_t 
     return id;
 }
 
+/* Words that make a line error-looking (mp_logresult.error_lines). */
+static const char *const error_words[] = {
+    "Error", "error", "ERROR", "Exception", "exception", "Traceback",
+    "fatal", "Fatal", "FATAL", "failed", "Failed", "FAILED",
+};
+
 struct mp_logscan *mp_logscan_new(const struct mp_knowledge *k)
 {
     struct mp_logscan *s = xcalloc(1, sizeof(*s));
@@ -156,6 +162,12 @@ struct mp_logscan *mp_logscan_new(const struct mp_knowledge *k)
         s->litsigs[id] = xreallocarray(s->litsigs[id], s->nlitsigs[id] + 1, sizeof(size_t));
         s->litsigs[id][s->nlitsigs[id]++] = i;
     }
+    size_t nerrlit = 0, errids[MP_ARRAY_SIZE(error_words)];
+    for (size_t i = 0; i < MP_ARRAY_SIZE(error_words); i++)
+        errids[nerrlit++] = add_literal(s, error_words[i], typical);
+    s->errlit = xcalloc(s->nlits + 1, 1);
+    for (size_t i = 0; i < nerrlit; i++)
+        s->errlit[errids[i]] = 1;
     free(typical);
     s->hit = xcalloc(s->nlits + 1, 1);
     s->hitlist = xcalloc(s->nlits + 1, sizeof(uint16_t));
@@ -189,6 +201,8 @@ void mp_logscan_free(struct mp_logscan *s)
         free(s->litsigs[i]);
     free(s->litsigs);
     free(s->nlitsigs);
+    free(s->errlit);
+    free(s->nonul);
     free(s->hit);
     free(s->hitlist);
     free(s->sigbuf);
@@ -333,6 +347,35 @@ static size_t prefilter(struct mp_logscan *s, const char *p, size_t len)
 
 static unsigned scan_line(struct mp_logscan *s, const char *p, size_t len);
 
+/* Into the ring of error-looking lines: p[0..len) with control bytes as
+ * spaces and surrounding blanks trimmed, cut at MP_LOGSCAN_ERRLINE_MAX
+ * bytes (not inside a UTF-8 sequence). */
+static void keep_error_line(struct mp_logscan *s, const char *p, size_t len)
+{
+    while (len && (*p == ' ' || *p == '\t'))
+        p++, len--;
+    while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\r'))
+        len--;
+    if (len == 0)
+        return;
+    size_t slot;
+    if (s->nerr < MP_LOGSCAN_ERRLINES) {
+        slot = (s->errhead + s->nerr++) % MP_LOGSCAN_ERRLINES;
+    } else {
+        slot = s->errhead;
+        s->errhead = (s->errhead + 1) % MP_LOGSCAN_ERRLINES;
+    }
+    size_t n = MP_MIN(len, (size_t)MP_LOGSCAN_ERRLINE_MAX);
+    if (n < len)
+        while (n && ((unsigned char)p[n] & 0xC0) == 0x80)
+            n--;
+    char *d = s->errtext[slot];
+    for (size_t i = 0; i < n; i++)
+        d[i] = (unsigned char)p[i] < 0x20 || p[i] == 0x7f ? ' ' : p[i];
+    d[n] = '\0';
+    s->errline[slot] = s->lineno;
+}
+
 /* One logical line: nphys physical lines (more than one when a terminal
  * wrapped it); it takes the number of its first line. */
 static unsigned process_line(struct mp_logscan *s, const char *p, size_t len, long nphys)
@@ -374,15 +417,19 @@ static unsigned scan_line(struct mp_logscan *s, const char *p, size_t len)
     if (!nhit)
         return 0;
     size_t nsig = 0;
+    bool errword = false;
     for (size_t h = 0; h < nhit; h++) {
         unsigned lit = s->hitlist[h];
         s->hit[lit] = 0;
+        errword |= s->errlit[lit] != 0;
         for (size_t j = 0; j < s->nlitsigs[lit]; j++)
             s->sigbuf[nsig++] = s->litsigs[lit][j];
     }
     sort_sizes(s->sigbuf, nsig);
     int level;
     size_t moff = mp_logs_strip_prefix(p, len, &level);
+    if (errword && level != LV_DEBUG && level != LV_INFO)
+        keep_error_line(s, p, len);
     const char *msg = p + moff;
     size_t msglen = len - moff;
     int best_cls = -1;
@@ -550,9 +597,37 @@ static unsigned line_bounded(struct mp_logscan *s, const char *p, size_t len)
     return process_line(s, p, len, 1);
 }
 
+/* Count a run of n NUL bytes (skipped) met on the line being read. */
+static void note_nuls(struct mp_logscan *s, size_t n)
+{
+    if (!s->nul_bytes)
+        s->nul_line = s->lineno + 1 + s->held_lines;
+    s->nul_bytes += n;
+    s->nul_tail += n;
+}
+
 unsigned mp_logscan_line(struct mp_logscan *s, const char *line, size_t len)
 {
     s->bytes += len + 1;
+    const char *z = memchr(line, '\0', len);
+    if (z) {
+        /* the line without its NULs */
+        if (!s->nonul)
+            s->nonul = xmalloc(MP_LOGSCAN_MAX_LINE);
+        size_t in = MP_MIN(len, (size_t)MP_LOGSCAN_MAX_LINE), out = 0, nuls = 0;
+        for (size_t i = 0; i < in; i++) {
+            if (line[i])
+                s->nonul[out++] = line[i];
+            else
+                nuls++;
+        }
+        note_nuls(s, nuls + (len - in)); /* past the bound: not looked at, not text */
+        if (len > MP_LOGSCAN_MAX_LINE)
+            s->truncated++;
+        s->nul_tail = 0;
+        return process_line(s, s->nonul, out, 1);
+    }
+    s->nul_tail = 0;
     return line_bounded(s, line, len);
 }
 
@@ -567,16 +642,42 @@ static unsigned flush_held(struct mp_logscan *s)
     return ev;
 }
 
-static size_t visible_columns(struct mp_logscan *s, const char *p, size_t len)
+/* Does p[0..len) reach WRAP_COLUMNS columns (UTF-8 code points, as
+ * mp_logs_columns counts them)? Stops counting there. */
+static bool reaches_wrap(const char *p, size_t len)
+{
+    if (len >= WRAP_COLUMNS) {
+        /* the usual case: the first WRAP_COLUMNS bytes are ASCII */
+        _Static_assert(WRAP_COLUMNS % 8 == 0, "the ASCII check reads 8 bytes at a time");
+        uint64_t acc = 0, w;
+        for (size_t i = 0; i + 8 <= WRAP_COLUMNS; i += 8) {
+            memcpy(&w, p + i, 8);
+            acc |= w;
+        }
+        if (!(acc & 0x8080808080808080ull))
+            return true;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        if (((unsigned char)p[i] & 0xC0) != 0x80 && ++n >= WRAP_COLUMNS)
+            return true;
+    return false;
+}
+
+/* Is the line at least WRAP_COLUMNS terminal columns wide (ANSI escapes
+ * aside)? A line shorter than that in bytes is not. */
+static bool is_wide(struct mp_logscan *s, const char *p, size_t len)
 {
     if (len && p[len - 1] == '\r')
         len--;
+    if (len < WRAP_COLUMNS)
+        return false;
     if (!memchr(p, 0x1b, len))
-        return mp_logs_columns(p, len);
+        return reaches_wrap(p, len);
     if (!s->clean)
         s->clean = xmalloc(MP_LOGSCAN_MAX_LINE);
     size_t n = mp_logs_strip_ansi(p, len, s->clean);
-    return mp_logs_columns(s->clean, n);
+    return reaches_wrap(s->clean, n);
 }
 
 /* A complete physical line of a collected log (len <= MP_LOGSCAN_MAX_LINE):
@@ -592,16 +693,14 @@ static unsigned collected_line(struct mp_logscan *s, const char *p, size_t len)
             memcpy(s->held + s->heldlen, p, n);
             s->heldlen += n;
             s->held_lines++;
-            s->held_wide = visible_columns(s, p, len) >= WRAP_COLUMNS;
+            s->held_wide = is_wide(s, p, len);
             if (!s->held_wide)
                 ev |= flush_held(s);
             return ev;
         }
         ev |= flush_held(s);
     }
-    int level;
-    if (visible_columns(s, p, len) >= WRAP_COLUMNS &&
-        (mp_logs_strip_prefix(p, len, &level) > 0 || level != LV_NONE)) {
+    if (is_wide(s, p, len) && mp_logs_starts_record(p, len)) {
         /* only a log record is held: prose and traceback text never are */
         if (!s->held)
             s->held = xmalloc(MP_LOGSCAN_MAX_LINE);
@@ -637,11 +736,10 @@ static unsigned flush_part(struct mp_logscan *s)
     return ev;
 }
 
-unsigned mp_logscan_feed(struct mp_logscan *s, const char *data, size_t len)
+/* NUL-free text into line assembly. */
+static unsigned feed_text(struct mp_logscan *s, const char *data, size_t len)
 {
     unsigned ev = 0;
-    s->bytes += len;
-    s->finished = false;
     while (len) {
         const char *nl = memchr(data, '\n', len);
         if (!nl) {
@@ -657,6 +755,30 @@ unsigned mp_logscan_feed(struct mp_logscan *s, const char *data, size_t len)
         }
         data = nl + 1;
         len -= seg + 1;
+    }
+    return ev;
+}
+
+unsigned mp_logscan_feed(struct mp_logscan *s, const char *data, size_t len)
+{
+    unsigned ev = 0;
+    s->bytes += len;
+    s->finished = false;
+    while (len) {
+        const char *z = memchr(data, '\0', len);
+        size_t n = z ? (size_t)(z - data) : len;
+        if (n) {
+            s->nul_tail = 0;
+            ev |= feed_text(s, data, n);
+        }
+        if (!z)
+            break;
+        size_t k = n;
+        while (k < len && data[k] == '\0')
+            k++;
+        note_nuls(s, k - n);
+        data += k;
+        len -= k;
     }
     return ev;
 }
@@ -680,6 +802,18 @@ unsigned mp_logscan_finish(struct mp_logscan *s)
                     xstrdup("no MoE backend selection line in this log (the log starts late, the "
                             "model is not MoE, or a pre-v0.15 vLLM chose vLLM CUTLASS, which "
                             "prints none)"));
+    if (s->nul_bytes && s->nul_tail == s->nul_bytes && s->lineno > 0)
+        add_finding(s, 1, "nul-tail", s->lineno,
+                    xasprintf("the log ends in %llu NUL bytes after line %ld: a zero-filled tail, as "
+                              "a node that crashed before the log reached the disk leaves; what the "
+                              "engine wrote last may be lost",
+                              s->nul_tail, s->lineno));
+    else if (s->nul_bytes)
+        add_finding(s, 1, "nul-bytes", s->nul_line,
+                    xasprintf("%llu NUL byte(s) skipped, the first on line %ld%s", s->nul_bytes,
+                              s->nul_line,
+                              s->nul_tail ? " (the log also ends in NUL bytes: a zero-filled tail?)"
+                                          : ""));
     if (s->truncated)
         add_finding(s, 0, "long-lines", 0,
                     xasprintf("%ld line(s) longer than %u bytes; only their first %u bytes were read",
@@ -738,5 +872,72 @@ const struct mp_logresult *mp_logscan_result(const struct mp_logscan *cs)
     r->nfindings = s->nfindings;
     r->truncated_lines = s->truncated;
     r->bytes = s->bytes;
+    for (size_t i = 0; i < s->nerr; i++) {
+        size_t slot = (s->errhead + i) % MP_LOGSCAN_ERRLINES;
+        s->errres[i].line = s->errline[slot];
+        s->errres[i].text = s->errtext[slot];
+    }
+    r->error_lines = s->errres;
+    r->n_error_lines = s->nerr;
+    r->nul_bytes = s->nul_bytes;
+    r->nul_line = s->nul_bytes ? s->nul_line : 0;
     return r;
+}
+
+/* ------------------------------------------------------------ binary probe */
+
+/* Bytes of the UTF-8 sequence a lead byte >= 0x80 starts, 0 for no lead. */
+static size_t utf8_need(unsigned c)
+{
+    if (c >= 0xC2 && c <= 0xDF)
+        return 2;
+    if (c >= 0xE0 && c <= 0xEF)
+        return 3;
+    if (c >= 0xF0 && c <= 0xF4)
+        return 4;
+    return 0;
+}
+
+/* Is p[0..need) a valid sequence (no overlong form, no surrogate)? */
+static bool utf8_valid(const unsigned char *p, size_t need)
+{
+    for (size_t i = 1; i < need; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return false;
+    unsigned c = p[0];
+    return !((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) || (c == 0xF0 && p[1] < 0x90) ||
+             (c == 0xF4 && p[1] > 0x8F));
+}
+
+bool mp_logscan_looks_binary(const char *p, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    size_t text = 0, bad = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned c = u[i];
+        if (c == 0) {
+            i++;
+            continue;
+        }
+        if (c >= 0x80) {
+            size_t need = utf8_need(c);
+            if (need && i + need > n)
+                break; /* a sequence cut by the end of the probe: not held against it */
+            if (need && utf8_valid(u + i, need)) {
+                text += need;
+                i += need;
+            } else {
+                bad++;
+                i++;
+            }
+            continue;
+        }
+        if ((c < 0x20 && c != '\t' && c != '\n' && c != '\v' && c != '\f' && c != '\r' && c != '\b' &&
+             c != 0x1b) || c == 0x7f)
+            bad++;
+        else
+            text++;
+        i++;
+    }
+    return bad * 10 > (text + bad) * 3;
 }

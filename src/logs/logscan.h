@@ -1,6 +1,7 @@
 /* logscan.h - streaming scanner of vLLM engine logs.
  *
- * Feeds raw log bytes (any chunking), keeps at most MP_LOGSCAN_MAX_LINE
+ * Feeds raw log bytes (any chunking; NUL bytes are skipped and counted),
+ * keeps at most MP_LOGSCAN_MAX_LINE
  * bytes of a line (the rest is skipped and counted), and keeps a running
  * struct mp_logresult: engine version, model, resolved MoE / linear /
  * attention backends, unknown environment variables, the first fatal failure
@@ -84,6 +85,15 @@ struct mp_logkernel {
     const char *method, *kernel;
     long line;
 };
+/* A line quoted as it was (control bytes as spaces, cut at
+ * MP_LOGSCAN_ERRLINE_MAX bytes), with its number. */
+struct mp_logline {
+    long line;
+    const char *text;
+};
+#define MP_LOGSCAN_ERRLINES 5       /* error-looking lines kept (the last ones) */
+#define MP_LOGSCAN_ERRLINE_MAX 240  /* bytes kept of each */
+
 /* All strings NUL-terminated, NULL when unknown, owned by the scanner. */
 struct mp_logresult {
     long lines;
@@ -120,7 +130,25 @@ struct mp_logresult {
     /* additions beyond the shared contract */
     long truncated_lines;       /* lines longer than MP_LOGSCAN_MAX_LINE */
     unsigned long long bytes;   /* bytes seen */
+    /* The last MP_LOGSCAN_ERRLINES error-looking lines, oldest first, whatever
+     * the knowledge says of them: a line containing Error, error, ERROR,
+     * Exception, exception, Traceback, fatal, Fatal, FATAL, failed, Failed or
+     * FAILED, unless its own level word says DEBUG or INFO. What an engine
+     * that failed in a way moeprobe does not recognise said last. */
+    const struct mp_logline *error_lines;
+    size_t n_error_lines;
+    /* NUL bytes are skipped wherever they are (an engine printed one; a
+     * zero-filled tail after a node crash): lines are what remains. */
+    unsigned long long nul_bytes; /* NUL bytes skipped */
+    long nul_line;                /* line on which the first one was, 0 = none */
 };
+
+/* Does the start of a file look binary rather than like a log? NUL bytes are
+ * not counted (they are skipped: holes, zero-filled tails); of the other
+ * bytes, more than 30% are control bytes other than tab, LF, VT, FF, CR,
+ * backspace and ESC, or bytes that are not valid UTF-8. An empty or all-NUL
+ * probe is not binary. Callers pass the first 64 KiB or so. */
+bool mp_logscan_looks_binary(const char *p, size_t n);
 /* Borrowed view valid until the next feed/finish/line/free. */
 const struct mp_logresult *mp_logscan_result(const struct mp_logscan *s);
 
@@ -133,9 +161,15 @@ void mp_resolved_from_log(struct mp_resolved *out, const struct mp_logresult *r)
  *  moe_candidates, linear_kernel, linear_kernels {method: kernel},
  *  unquantized_moe_backend, unquantized_moe_candidates, attention_backend},
  *  "moe_backend_flag", "unknown_env", "crash", "startup_error", "ready",
- *  "lines", "findings": [...]}. file may be NULL (then "file": null). */
+ *  "lines", "truncated_lines", "nul_bytes", "error_lines": [{"line", "text"}],
+ *  "findings": [...]}. file may be NULL (then "file": null). */
 void mp_logresult_to_json(const struct mp_logresult *r, const char *file, struct buf *out);
-/* Human-readable report of r (several lines, each ending in '\n'). */
+/* Human-readable report of r (several lines, each ending in '\n'); a log
+ * that never became ready with nothing recognised in it also gets its last
+ * error lines. */
 void mp_logresult_to_text(const struct mp_logresult *r, const char *file, struct buf *out);
+/* r's error lines as one line of text, oldest first:
+ * "LOG:12: text; LOG:14: text" (LOG = log_name); nothing when there are none. */
+void mp_logresult_quote_errors(const struct mp_logresult *r, const char *log_name, struct buf *out);
 
 #endif

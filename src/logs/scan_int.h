@@ -48,6 +48,7 @@ struct mp_logscan {
     size_t *litlen;
     size_t nlits;
     size_t **litsigs; /* per literal: signature indices */
+    uint8_t *errlit;  /* per literal: an error word (mp_logresult.error_lines) */
     size_t *nlitsigs;
     uint8_t *hit;
     uint16_t *hitlist;
@@ -102,8 +103,17 @@ struct mp_logscan {
     size_t nfindings, capfindings;
     long crash_finding; /* index or -1 */
     bool async_hint, findings_full;
+    /* error-looking lines: a ring of the last MP_LOGSCAN_ERRLINES */
+    char errtext[MP_LOGSCAN_ERRLINES][MP_LOGSCAN_ERRLINE_MAX + 1];
+    long errline[MP_LOGSCAN_ERRLINES];
+    size_t nerr, errhead; /* count kept, index of the oldest */
+    /* NUL bytes skipped */
+    unsigned long long nul_bytes, nul_tail; /* all, and the run the input ends in so far */
+    long nul_line;
+    char *nonul;          /* a live line without its NULs (MP_LOGSCAN_MAX_LINE) */
     struct mp_logresult res;
     struct mp_logkernel linres[MAX_LINEAR];
+    struct mp_logline errres[MP_LOGSCAN_ERRLINES];
 };
 
 /* logscan.c */
@@ -124,8 +134,9 @@ size_t mp_logs_strip_prefix(const char *p, size_t len, int *level);
 /* Copies p[0..len) without ANSI escape sequences into out (room for len
  * bytes); returns the new length. */
 size_t mp_logs_strip_ansi(const char *p, size_t len, char *out);
-/* Terminal columns of p[0..len) (UTF-8 code points; tabs count one). */
-size_t mp_logs_columns(const char *p, size_t len);
+/* True when p[0..len) starts with a prefix mp_logs_strip_prefix knows (a
+ * timestamp, a process tag, a level word): a log record. */
+bool mp_logs_starts_record(const char *p, size_t len);
 /* True when p[0..len) can be the rest of a wrapped line: it is not empty
  * and does not start a log record, a traceback line or a Markdown block. */
 bool mp_logs_continues(const char *p, size_t len);

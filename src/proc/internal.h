@@ -38,7 +38,39 @@ struct mp_proc {
     size_t line_len;       /* bytes in line */
     bool skipping;         /* inside the cut-off rest of an overlong line */
     bool torn_down;        /* mp_proc_teardown finished once */
+    unsigned long long start; /* start time of the main child (clock ticks), 0 unknown */
+    bool engine;           /* spawned with a marker: counted in mp_proc__live_engines */
+    struct mp_proc__known *known; /* descendants seen (owned), see mp_proc__track */
+    size_t nknown, capknown;
 };
+
+/* A process identified across time: a pid with its start time is never a
+ * recycled pid. */
+struct mp_proc__known {
+    pid_t pid;
+    unsigned long long start;
+};
+
+/* Engines (procs spawned with a marker) spawned and not yet torn down or
+ * freed. While there is exactly one, a process reparented to us that we did
+ * not start belongs to it (we are a subreaper: orphans of our children's
+ * trees come to us). */
+int mp_proc__live_engines(void);
+void mp_proc__live_engines_add(void);          /* at spawn, with p->engine set */
+void mp_proc__engine_gone(struct mp_proc *p); /* clears p->engine; idempotent */
+
+/* Record p's descendants now alive (pid + start time) in p->known: the
+ * processes whose parent chain leads to p's main child, and - while p is the
+ * only live engine - the processes reparented to us that started after p
+ * and are not managed, with their own descendants. One pass over /proc. */
+void mp_proc__track(struct mp_proc *p);
+
+/* Live processes of p's that are outside its group and carry no marker:
+ * the known ones still alive with the same start time, plus (while p is
+ * the only live engine) unmanaged children of ours that started after p.
+ * Each one found is added to p->known. Written into pids (at most max);
+ * returns the total count or -errno. */
+int mp_proc__collect_adopted(struct mp_proc *p, pid_t *pids, size_t max);
 
 /* Registry of managed main-child pids (see proc.h threading note). */
 void mp_proc__register(pid_t pid);
@@ -54,6 +86,7 @@ struct mp_proc__stat {
     char state;            /* R, S, D, Z, T, ... */
     pid_t ppid;
     pid_t pgrp;
+    unsigned long long start; /* field 22: start time in clock ticks since boot */
 };
 /* Read /proc/<pid>/stat; 0 or -errno. */
 int mp_proc__read_stat(pid_t pid, struct mp_proc__stat *st);

@@ -60,6 +60,28 @@ bool mp_proc__is_managed(pid_t pid)
     return false;
 }
 
+/* ---- live engines ------------------------------------------------------ */
+
+static int live_engines;
+
+int mp_proc__live_engines(void)
+{
+    return live_engines;
+}
+
+void mp_proc__live_engines_add(void)
+{
+    live_engines++;
+}
+
+void mp_proc__engine_gone(struct mp_proc *p)
+{
+    if (p->engine) {
+        p->engine = false;
+        live_engines--;
+    }
+}
+
 /* ---- pidfd ------------------------------------------------------------- */
 
 /* No glibc wrapper before 2.36, so go through syscall(). Kernels before
@@ -239,6 +261,8 @@ void mp_proc_free(struct mp_proc *p)
         close(p->pidfd);
     if (p->out_fd >= 0)
         close(p->out_fd);
+    mp_proc__engine_gone(p);
+    free(p->known);
     free(p->name);
     free(p->marker);
     free(p->runtime);

@@ -6,7 +6,11 @@
  * during which output keeps being drained, KILL to the group, reap, then a
  * scan of /proc/<pid>/environ for the run marker (MOEPROBE_RUN_MARKER=...)
  * that finds processes which escaped the group (setsid, daemonising) and
- * kills them too. See DESIGN.md "Reliability rules" and
+ * kills them too, and a scan for escapees without the marker (a daemon that
+ * cleared its environment): the engine's descendants recorded by pid and
+ * start time when teardown began, and - while this is the only engine alive
+ * in this process - every process reparented to us (we are a subreaper)
+ * that we did not start and that started after the engine. See DESIGN.md "Reliability rules" and
  * reference/c-engineering.md section 3.
  *
  * Threading: loop-thread only. The module keeps a small process-wide
@@ -106,8 +110,9 @@ struct mp_teardown {
     bool was_running;        /* main child still alive when teardown began */
     bool exited_on_term;     /* TERM+CONT was sent and the group was gone within grace */
     bool killed;             /* KILL to the group was needed */
-    int escapees_killed;     /* marked processes outside the group that had to be killed */
-    int leftovers;           /* processes with our marker still alive at the end (should be 0) */
+    int escapees_killed;     /* processes outside the group that had to be killed: marked ones,
+                              * and unmarked descendants / orphans reparented to us */
+    int leftovers;           /* such processes (or the leader) still alive at the end (should be 0) */
     int exit_status;         /* waitpid status of the main child; -1 unknown or not reaped */
     double seconds;          /* teardown duration */
 };
@@ -121,7 +126,12 @@ struct mp_teardown {
  *  3. otherwise KILL to the group and wait (bounded, 2 s) for it to empty;
  *  4. with a marker: KILL every process whose environment carries it (escaped
  *     with setsid, or reparented to us as subreaper), reap the ones that are
- *     our children, repeat until none is left (bounded, 2 s);
+ *     our children, repeat until none is left (bounded, 2 s); then the same
+ *     for unmarked escapees outside the group: descendants of p seen when
+ *     teardown began (pid + start time, so a reused pid is never hit) and,
+ *     while p is the only engine (proc spawned with a marker) alive in this
+ *     process, unmanaged processes reparented to us that started after p
+ *     (bounded, 2 s);
  *  5. containers: wait for the stop command (bounded), then `<runtime> rm -f
  *     <name>` (bounded, 10 s).
  * Never blocks longer than grace_s + about 4 s (+ about 20 s for containers),

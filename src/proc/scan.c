@@ -52,6 +52,7 @@ int mp_proc__read_stat(pid_t pid, struct mp_proc__stat *st)
     ssize_t n;
     const char *rp;
     int ppid = 0, pgrp = 0;
+    unsigned long long start = 0;
     char state = 0;
 
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -69,9 +70,14 @@ int mp_proc__read_stat(pid_t pid, struct mp_proc__stat *st)
     rp = strrchr(buf, ')');
     if (!rp || sscanf(rp + 1, " %c %d %d", &state, &ppid, &pgrp) != 3)
         return -EIO;
+    /* fields 6..21 skipped, 22 is the start time */
+    if (sscanf(rp + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+               &start) != 1)
+        start = 0;
     st->state = state;
     st->ppid = (pid_t)ppid;
     st->pgrp = (pid_t)pgrp;
+    st->start = start;
     return 0;
 }
 
@@ -148,6 +154,138 @@ static bool environ_has(pid_t pid, const char *want, size_t wlen, char *buf, siz
         i += elen + 1;
     }
     return false;
+}
+
+/* ---- descendants and adopted orphans ----------------------------------- */
+
+struct psent {
+    pid_t pid, ppid, pgrp;
+    char state;
+    unsigned long long start;
+};
+
+/* Every process but ourselves; *out owned by the caller. Returns the count
+ * (>= 0) or -errno. */
+static int snapshot(struct psent **out)
+{
+    DIR *dir = opendir("/proc");
+    struct dirent *de;
+    pid_t me = getpid();
+    size_t n = 0, cap = 0;
+    struct psent *v = NULL;
+
+    *out = NULL;
+    if (!dir)
+        return -errno;
+    while ((de = readdir(dir)) != NULL) {
+        struct mp_proc__stat st;
+        pid_t pid = dirent_pid(de);
+        if (pid <= 0 || pid == me || mp_proc__read_stat(pid, &st) < 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 256;
+            v = xreallocarray(v, cap, sizeof(*v));
+        }
+        v[n++] = (struct psent){ pid, st.ppid, st.pgrp, st.state, st.start };
+    }
+    closedir(dir);
+    *out = v;
+    return (int)n;
+}
+
+static bool known_has(const struct mp_proc *p, pid_t pid, unsigned long long start)
+{
+    for (size_t i = 0; i < p->nknown; i++)
+        if (p->known[i].pid == pid && p->known[i].start == start)
+            return true;
+    return false;
+}
+
+#define KNOWN_MAX 4096 /* bound on what one engine's tree is remembered by */
+
+static void known_add(struct mp_proc *p, pid_t pid, unsigned long long start)
+{
+    if (known_has(p, pid, start) || p->nknown >= KNOWN_MAX)
+        return;
+    if (p->nknown == p->capknown) {
+        p->capknown = p->capknown ? p->capknown * 2 : 16;
+        p->known = xreallocarray(p->known, p->capknown, sizeof(*p->known));
+    }
+    p->known[p->nknown++] = (struct mp_proc__known){ pid, start };
+}
+
+/* An orphan of p's tree: reparented to us, not one we started (managed), not
+ * older than p. Meaningful only while p is the only live engine. */
+static bool adopted_by(const struct mp_proc *p, const struct psent *e, pid_t me)
+{
+    return e->ppid == me && e->pid != p->pid && !mp_proc__is_managed(e->pid) &&
+           p->start != 0 && e->start >= p->start;
+}
+
+static bool dead_state(char c)
+{
+    return c == 'Z' || c == 'X';
+}
+
+void mp_proc__track(struct mp_proc *p)
+{
+    struct psent *v = NULL;
+    int n = snapshot(&v);
+    pid_t me = getpid();
+    bool sole = mp_proc__live_engines() == 1 && p->engine;
+
+    if (n <= 0) {
+        free(v);
+        return;
+    }
+    /* mark roots, then spread to children until nothing changes (a tree
+     * is rarely deep; each pass is linear) */
+    bool *in = xcalloc((size_t)n, sizeof(*in));
+    for (int i = 0; i < n; i++)
+        in[i] = v[i].ppid == p->pid || (sole && adopted_by(p, &v[i], me));
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (int i = 0; i < n; i++) {
+            if (in[i])
+                continue;
+            for (int j = 0; j < n; j++) {
+                if (in[j] && v[i].ppid == v[j].pid) {
+                    in[i] = grew = true;
+                    break;
+                }
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (in[i] && !dead_state(v[i].state) && v[i].start)
+            known_add(p, v[i].pid, v[i].start);
+    free(in);
+    free(v);
+}
+
+int mp_proc__collect_adopted(struct mp_proc *p, pid_t *pids, size_t max)
+{
+    struct psent *v = NULL;
+    int n = snapshot(&v);
+    pid_t me = getpid();
+    bool sole = mp_proc__live_engines() == 1 && p->engine;
+    int count = 0;
+
+    if (n < 0)
+        return n;
+    for (int i = 0; i < n; i++) {
+        const struct psent *e = &v[i];
+        if (dead_state(e->state) || e->pid == p->pid || e->pgrp == p->pid)
+            continue; /* zombies are reaped, the group is killed as a group */
+        if (!known_has(p, e->pid, e->start) && !(sole && adopted_by(p, e, me)))
+            continue;
+        known_add(p, e->pid, e->start);
+        if ((size_t)count < max)
+            pids[count] = e->pid;
+        count++;
+    }
+    free(v);
+    return count;
 }
 
 int mp_proc__collect_marked(const char *marker, pid_t *pids, size_t max)

@@ -298,6 +298,11 @@ int mp_proc_spawn(const struct mp_proc_spec *spec, struct mp_proc **out, struct 
     p->runtime = spec->container_runtime ? xstrdup(spec->container_runtime) : NULL;
     p->cname = spec->container_name ? xstrdup(spec->container_name) : NULL;
     p->line = xmalloc(MP_PROC_LINE_MAX + 1);
+    p->start = mp_proc_starttime(pid);
+    if (spec->marker) {
+        p->engine = true;
+        mp_proc__live_engines_add();
+    }
     *out = p;
     rc = 0;
 

@@ -142,26 +142,37 @@ static bool pid_in(const pid_t *set, size_t n, pid_t pid)
     return false;
 }
 
-/* KILL every marked process until none is left or the deadline. Counts the
- * distinct pids killed into *killed. Returns the number still alive. */
-static int kill_marked(struct mp_proc *p, int64_t deadline, int *killed)
-{
-    pid_t seen[256];
-    size_t nseen = 0;
+/* Distinct pids killed outside the group (escapees), shared by both kinds. */
+struct killed_set {
+    pid_t pid[256];
+    size_t n;
+    int count;
+};
 
+static void count_killed(struct killed_set *k, pid_t pid)
+{
+    if (pid_in(k->pid, k->n, pid))
+        return;
+    if (k->n < MP_ARRAY_SIZE(k->pid))
+        k->pid[k->n++] = pid;
+    k->count++;
+}
+
+/* KILL every process found by collect (marked: carries p's marker;
+ * adopted: p's descendant or orphan outside its group, see internal.h)
+ * until none is left or the deadline. Returns the number still alive. */
+static int kill_escapees(struct mp_proc *p, bool marked, int64_t deadline, struct killed_set *k)
+{
     for (;;) {
         pid_t pids[MAX_WATCH];
-        int n = mp_proc__collect_marked(p->marker, pids, MP_ARRAY_SIZE(pids));
+        int n = marked ? mp_proc__collect_marked(p->marker, pids, MP_ARRAY_SIZE(pids))
+                       : mp_proc__collect_adopted(p, pids, MP_ARRAY_SIZE(pids));
         size_t nw;
         if (n <= 0)
             return 0; /* none left (or /proc unreadable: nothing we can do) */
         nw = (size_t)MP_MIN(n, (int)MP_ARRAY_SIZE(pids));
         for (size_t i = 0; i < nw; i++) {
-            if (!pid_in(seen, nseen, pids[i])) {
-                if (nseen < MP_ARRAY_SIZE(seen))
-                    seen[nseen++] = pids[i];
-                (*killed)++;
-            }
+            count_killed(k, pids[i]);
             kill(pids[i], SIGKILL);
         }
         if (mp_now_ns() >= deadline)
@@ -173,6 +184,20 @@ static int kill_marked(struct mp_proc *p, int64_t deadline, int *killed)
         }
         mp_proc_exited(p, NULL);
     }
+}
+
+/* Processes of p still alive: marked ones and unmarked escapees, each once. */
+static int count_left(struct mp_proc *p)
+{
+    pid_t marked[MAX_WATCH], adopted[MAX_WATCH];
+    int nm = p->marker ? mp_proc__collect_marked(p->marker, marked, MP_ARRAY_SIZE(marked)) : 0;
+    int na = mp_proc__collect_adopted(p, adopted, MP_ARRAY_SIZE(adopted));
+    int left = nm > 0 ? nm : 0;
+    size_t nmw = (size_t)MP_MIN(left, (int)MP_ARRAY_SIZE(marked));
+    for (int i = 0; i < na; i++)
+        if (i >= (int)MP_ARRAY_SIZE(adopted) || !pid_in(marked, nmw, adopted[i]))
+            left++;
+    return left;
 }
 
 /* Spawn `runtime args...` with its output discarded; NULL on failure. */
@@ -222,6 +247,9 @@ int mp_proc_teardown(struct mp_proc *p, double grace_s, mp_proc_line_cb cb, void
     deadline = t0 + grace_ns;
 
     t.was_running = !mp_proc_exited(p, NULL);
+    /* who belongs to p, before TERM breaks the tree apart */
+    if (!p->torn_down)
+        mp_proc__track(p);
     if (t.was_running || mp_proc__group_members(p->pid, members, 1) > 0) {
         /* The pgid cannot have been recycled: either the leader is unreaped
          * or a live member still holds the group. */
@@ -243,9 +271,15 @@ int mp_proc_teardown(struct mp_proc *p, double grace_s, mp_proc_line_cb cb, void
         stop = run_helper(p->runtime, "stop", "-t", "0", p->cname);
     }
 
-    /* escapees: outside the group by now, found by the marker */
+    /* escapees: outside the group by now, found by the marker, or without
+     * it (a daemon that cleared its environment) by being p's descendant or
+     * orphan (reparented to us) */
+    struct killed_set ks;
+    memset(&ks, 0, sizeof(ks));
     if (p->marker)
-        kill_marked(p, mp_now_ns() + ESCAPEE_WAIT_NS, &t.escapees_killed);
+        kill_escapees(p, true, mp_now_ns() + ESCAPEE_WAIT_NS, &ks);
+    kill_escapees(p, false, mp_now_ns() + ESCAPEE_WAIT_NS, &ks);
+    t.escapees_killed = ks.count;
     mp_proc_reap_orphans();
     mp_proc_exited(p, NULL);
     /* what the group wrote before dying is still in the pipe */
@@ -260,15 +294,13 @@ int mp_proc_teardown(struct mp_proc *p, double grace_s, mp_proc_line_cb cb, void
         finish_helper(rm, mp_now_ns() + RM_WAIT_NS);
     }
 
-    if (p->marker) {
-        int left = mp_proc__collect_marked(p->marker, members, 0);
-        t.leftovers = left > 0 ? left : 0;
-    }
+    t.leftovers = count_left(p);
     if (!p->reaped && t.leftovers == 0)
         t.leftovers = 1; /* the leader itself (no marker, or stuck) */
     t.exit_status = p->reaped ? p->status : -1;
     t.seconds = (double)(mp_now_ns() - t0) / 1e9;
     p->torn_down = true;
+    mp_proc__engine_gone(p);
     if (t.leftovers > 0)
         rc = MP_ETIMEOUT;
     if (out)

@@ -802,6 +802,14 @@ static void classify_failure(struct att *a)
         } else if (lr->has_crash && lr->crash.message) {
             r->fail_message = xstrdup(lr->crash.message);
             r->fail_line = lr->crash.line;
+        } else if (lr->n_error_lines > 0) {
+            /* nothing recognised: quote what it said last */
+            struct buf q = BUF_INIT;
+            buf_printf(&q, "%s; its last error lines: ",
+                       a->req_fail_msg ? a->req_fail_msg : "the engine never became ready");
+            mp_logresult_quote_errors(lr, "server.log", &q);
+            r->fail_message = buf_detach(&q, NULL);
+            r->fail_line = lr->error_lines[lr->n_error_lines - 1].line;
         }
         r->fail_class = xstrdup(lr->has_crash && lr->crash.cls ? lr->crash.cls : "startup");
     } else if (r->outcome == MP_OUT_CRASH || r->outcome == MP_OUT_HANG) {

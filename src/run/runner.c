@@ -237,6 +237,8 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         if (r.same_as)
             fprintf(stderr, " (same as %s: not tested again)", r.same_as);
         fprintf(stderr, " in %.1f s\n", r.wall_s);
+        if (r.outcome == MP_OUT_STARTUP_FAILURE && r.fail_message)
+            fprintf(stderr, "moeprobe: %s: %s\n", label, r.fail_message); /* control bytes cleaned */
         if (r.teardown_leftovers > 0)
             mp_warn("%d process(es) of %s survived teardown", r.teardown_leftovers, label);
     }

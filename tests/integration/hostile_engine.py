@@ -2,7 +2,9 @@
 """hostile_engine.py - an OpenAI-compatible server that misbehaves on purpose.
 
 Used by tests/integration/q_server_errors.sh to check that moeprobe never turns
-a wrong answer from a live server (or a Python death) into a CUDA verdict.
+a wrong answer from a live server (or a Python death) into a CUDA verdict, and
+by q_done_open.sh, q_escapee.sh and q_unknown_error.sh (modes donehold, daemon,
+unknownerr).
 
     hostile_engine.py --mode MODE [--good N] --port PORT
 
@@ -21,6 +23,15 @@ from then on every one gets MODE:
   pytrace    a Python traceback (no CUDA error) on stderr, then exit 1
   cuda       a torch CUDA illegal-memory-access traceback, then exit 1;
              with CUDA_LAUNCH_BLOCKING=1 in the environment it never fails
+  donehold   every request: a good stream and [DONE], then the response is
+             held open (no terminating chunk, no close) until the client
+             hangs up
+  daemon     before serving, daemonises a child: double fork, setsid, stdio
+             on /dev/null, exec with an EMPTY environment (no marker
+             variables), ignores SIGTERM and sleeps; it writes its pid to
+             --pidfile (required) before the engine goes on
+  unknownerr before serving, prints error lines no vLLM signature matches
+             (and an INFO line that mentions a failure), then exits 2
   announce   prints vLLM's "Starting vLLM API server 0 on
              http://0.0.0.0:ANNOUNCE" (--announce, default PORT+1) and listens
              there, not on PORT (an engine listening somewhere else)
@@ -39,6 +50,7 @@ ap.add_argument("--mode", required=True)
 ap.add_argument("--good", type=int, default=2)
 ap.add_argument("--port", type=int, required=True)
 ap.add_argument("--announce", type=int, default=0)
+ap.add_argument("--pidfile", default="")
 args, _unknown = ap.parse_known_args()
 
 MODEL = "test/hostile-NVFP4"
@@ -100,6 +112,9 @@ class H(BaseHTTPRequestHandler):
         mode = args.mode
         if mode == "empty":
             self.stream_empty(max_tokens)
+            return
+        if mode == "donehold":
+            self.stream_done_then_hold(max_tokens)
             return
         if not bad or (mode == "cuda" and blocking):
             self.stream_good(max_tokens)
@@ -174,6 +189,20 @@ class H(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
+    def stream_done_then_hold(self, max_tokens):
+        self.start_sse(chunked=True)
+        for i in range(max_tokens):
+            self.chunk(token(i))
+        self.chunk(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        # no terminating chunk: wait for the client to leave
+        try:
+            while self.connection.recv(4096):
+                pass
+        except OSError:
+            pass
+        self.close_connection = True
+
     def stream_empty(self, max_tokens):
         self.start_sse(chunked=True)
         for _ in range(200):
@@ -185,6 +214,53 @@ class H(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
+
+DAEMON = r'''
+import os, signal, sys
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+path, ready = sys.argv[1], int(sys.argv[2])
+with open(path + ".tmp", "w") as f:
+    f.write("%d\n" % os.getpid())
+os.rename(path + ".tmp", path)
+os.write(ready, b"x")
+os.close(ready)
+while True:
+    signal.pause()
+'''
+
+
+def daemonise(pidfile):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        if os.fork() == 0:
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            os.set_inheritable(w, True)
+            os.execve(sys.executable, [sys.executable, "-c", DAEMON, pidfile, str(w)], {})
+        os._exit(0)
+    os.close(w)
+    os.waitpid(pid, 0)
+    os.read(r, 1)  # the daemon wrote its pid file
+    os.close(r)
+    log("daemon started")
+
+
+if args.mode == "unknownerr":
+    log("loading plugins; 0 plugins failed so far")
+    sys.stderr.write("plugin frobnicator: load failed: libfoo.so.3 missing\n")
+    log("retrying")
+    sys.stderr.write("quux subsystem reported a FATAL condition (code 7)\n")
+    sys.stderr.write("giving up\n")
+    sys.stderr.flush()
+    sys.exit(2)
+
+if args.mode == "daemon":
+    if not args.pidfile:
+        sys.exit("hostile_engine.py: --mode daemon needs --pidfile")
+    daemonise(args.pidfile)
 
 port = args.port
 if args.mode == "announce":

@@ -1,7 +1,8 @@
 #!/bin/bash
 # scan_cli: `moeprobe scan` on good and bad inputs: text and JSON output,
 # per-file errors (missing, directory, binary, empty) with exit 2 while the
-# other files are still scanned, --knowledge errors, --help.
+# other files are still scanned, --knowledge errors, --help. NUL bytes (in a
+# line, a zero-filled tail) are skipped, never a reason to refuse a file.
 set -u
 : "${MOEPROBE:?}"
 t=$(mktemp -d /tmp/mp-scan.XXXXXX)
@@ -14,7 +15,7 @@ cat > "$t/a.log" <<'LOG'
 (EngineCore pid=184) INFO 04-17 18:06:36 [nvfp4.py:256] Using 'MARLIN' NvFp4 MoE backend out of potential backends: ['VLLM_CUTLASS', 'MARLIN'].
 (APIServer pid=1) INFO:     Application startup complete.
 LOG
-printf 'abc\0def\n' > "$t/bin.log"
+head -c 70000 "$MOEPROBE" > "$t/bin.log"   # an ELF binary: not a log
 : > "$t/empty.log"
 mkdir "$t/dir"
 
@@ -46,6 +47,29 @@ assert len(d) == 5, d
 assert all("error" in o for o in d[:4]), d
 assert d[4]["resolved"]["moe_backend"] == "MARLIN"
 PY
+
+# NUL bytes: one printed inside a line, a run between lines, and a crash
+# log whose tail is a zero-filled block (1 MiB, no newline)
+{ printf 'abc\0def\n\0\0\0'; cat "$t/a.log"; } > "$t/nul.log"
+{ cat "$t/a.log"; echo "(EngineCore pid=184) INFO 04-17 18:07:00 [core.py:1] last words"; head -c 1048576 /dev/zero; } > "$t/tail.log"
+head -c 200000 /dev/zero > "$t/zeros.log"
+out=$("$MOEPROBE" scan --json "$t/nul.log" "$t/tail.log" "$t/zeros.log" 2>"$t/err") ||
+    fail "NUL bytes: exit $?: $(cat "$t/err")"
+python3 - "$out" <<'PY' || fail "JSON of logs with NUL bytes"
+import json, sys
+d = json.loads(sys.argv[1])
+nul, tail, zeros = d
+assert nul["resolved"]["moe_backend"] == "MARLIN" and nul["ready"], nul
+assert nul["nul_bytes"] == 4 and nul["lines"] == 5, nul
+f = [x for x in nul["findings"] if x["code"] == "nul-bytes"]
+assert f and f[0]["line"] == 1, nul["findings"]
+assert tail["resolved"]["moe_backend"] == "MARLIN" and tail["lines"] == 5, tail
+assert tail["nul_bytes"] == 1048576 and tail["truncated_lines"] == 0, tail
+assert any(x["code"] == "nul-tail" and x["line"] == 5 for x in tail["findings"]), tail["findings"]
+assert zeros["lines"] == 0 and zeros["nul_bytes"] == 200000, zeros
+PY
+"$MOEPROBE" scan "$t/tail.log" | grep -q "nul-tail (line 5): the log ends in 1048576 NUL bytes" ||
+    fail "text output of a zero-filled tail"
 
 "$MOEPROBE" scan "$t/a.log" > "$t/text" || fail "text scan"
 grep -q "MoE backend *MARLIN  (line 3)" "$t/text" || fail "text output: $(cat "$t/text")"

@@ -188,6 +188,9 @@ static void build(struct conn *c, const char *req)
                            "\"choices\":[{\"index\":0,\"text\":\" a b c\",\"logprobs\":null,\"finish_reason\":"
                            "\"length\",\"stop_reason\":null}],\"usage\":{\"prompt_tokens\":3,\"total_tokens\":"
                            "8,\"completion_tokens\": 5,\"prompt_tokens_details\":null}}");
+    } else if (strstr(req, "SCN_donehold")) { /* [DONE], then the body never ends */
+        sse_head(c); tokens(c, 3, 0, 0, true); usage(c, 3); event(c, 0, "[DONE]");
+        seg_add(c, SEG_GATE, 0, NULL, 0); sse_tail(c);
     } else if (strstr(req, "SCN_stall")) { /* headers, then nothing until the client leaves */
         sse_head(c); seg_add(c, SEG_GATE, 0, NULL, 0); sse_tail(c);
     } else {
@@ -518,6 +521,36 @@ static void t_errors(void **state)
     mp_lg_result_release(&r);
 }
 
+/* [DONE] and a response the engine keeps open: finished (ok) soon after [DONE], not a timeout */
+static void t_done_then_held_open(void **state)
+{
+    (void)state;
+    struct mp_lg_result r;
+    int64_t t0 = mp_now_ns();
+    run_one("SCN_donehold", false, 5.0, &r);
+    double s = (double)(mp_now_ns() - t0) / 1e9;
+    assert_int_equal(r.outcome, MP_LG_OK);
+    assert_string_equal(r.error, "");
+    assert_int_equal(r.output_tokens, 3);
+    assert_true(r.t_end_ns <= r.t_start_ns + (int64_t)(s * 1e9)); /* the end is [DONE]'s arrival */
+    assert_true(s < 2.0);
+    mp_lg_result_release(&r);
+    /* the next request on the same generator still works (the held connection was dropped) */
+    struct srv *sv = srv_start();
+    struct mp_lg *lg = lg_for(sv, false, 5.0);
+    assert_true(mp_lg_start(lg, "SCN_donehold", 1) > 0);
+    one(lg, &r);
+    assert_int_equal(r.outcome, MP_LG_OK);
+    mp_lg_result_release(&r);
+    assert_true(mp_lg_start(lg, "SCN_ok", 2) > 0);
+    one(lg, &r);
+    assert_int_equal(r.outcome, MP_LG_OK);
+    assert_int_equal(r.output_tokens, 5);
+    mp_lg_result_release(&r);
+    mp_lg_free(lg);
+    srv_stop(sv);
+}
+
 static void t_connect_refused(void **state)
 {
     (void)state;
@@ -818,6 +851,7 @@ int main(void)
         cmocka_unit_test(t_ok),
         cmocka_unit_test(t_chat_and_nousage),
         cmocka_unit_test(t_errors),
+        cmocka_unit_test(t_done_then_held_open),
         cmocka_unit_test(t_connect_refused),
         cmocka_unit_test(t_get),
         cmocka_unit_test(t_complete),

@@ -240,6 +240,146 @@ static void test_long_lines_and_binary(void **st)
     free(t);
 }
 
+/* The last 5 error-looking lines are kept with their numbers, whatever the
+ * knowledge says; DEBUG/INFO lines are not error lines; chunking does not
+ * change them; the live path (one line at a time) gives the same. */
+static void test_error_lines(void **st)
+{
+    (void)st;
+    const char *t =
+        "INFO 12-03 08:00:00 [a.py:1] starting; 0 requests failed so far\n" /* 1: INFO: no */
+        "plugin frobnicator: load failed\n"                                 /* 2 */
+        "DEBUG 12-03 08:00:00 [a.py:2] Error counters reset\n"             /* 3: DEBUG: no */
+        "WARNING 12-03 08:00:01 [x.py:2] retrying after Exception\n"       /* 4 */
+        "quux: FATAL condition 7\n"                                        /* 5 */
+        "nothing to see\n"                                                 /* 6 */
+        "Traceback (most recent call last):\n"                             /* 7 */
+        "  File \"/opt/x.py\", line 3, in f\n"                               /* 8 */
+        "\x1b[31mMyError: the \x01widget\x1b[0m   \n"                       /* 9 */
+        "giving up: error 42\n";                                          /* 10 */
+    for (size_t chunk = 1; chunk <= 64; chunk *= 4) {
+        struct mp_logscan *s = scan_all(t, strlen(t), chunk);
+        const struct mp_logresult *r = mp_logscan_result(s);
+        assert_int_equal(r->n_error_lines, 5);
+        assert_int_equal(r->error_lines[0].line, 4);
+        assert_string_equal(r->error_lines[0].text, "WARNING 12-03 08:00:01 [x.py:2] retrying after Exception");
+        assert_int_equal(r->error_lines[1].line, 5);
+        assert_int_equal(r->error_lines[2].line, 7);
+        assert_int_equal(r->error_lines[3].line, 9);
+        assert_string_equal(r->error_lines[3].text, "MyError: the  widget"); /* ANSI gone, control byte a space */
+        assert_int_equal(r->error_lines[4].line, 10);
+        assert_string_equal(r->error_lines[4].text, "giving up: error 42");
+        struct buf q = BUF_INIT;
+        mp_logresult_quote_errors(r, "server.log", &q);
+        assert_non_null(strstr(q.data, "server.log:5: quux: FATAL condition 7; server.log:7: Traceback"));
+        buf_release(&q);
+        char *j = json_of(s);
+        assert_non_null(strstr(j, "\"error_lines\": [{\"line\": 4, "));
+        free(j);
+        mp_logscan_free(s);
+    }
+    struct mp_logscan *s = mp_logscan_new(mp_knowledge_builtin());
+    for (const char *p = t; *p;) {
+        const char *nl = strchr(p, '\n');
+        mp_logscan_line(s, p, (size_t)(nl - p));
+        p = nl + 1;
+    }
+    const struct mp_logresult *r = mp_logscan_result(s);
+    assert_int_equal(r->n_error_lines, 5);
+    assert_int_equal(r->error_lines[1].line, 5);
+    mp_logscan_free(s);
+    /* a long error line is cut, not inside a UTF-8 sequence */
+    char *big = xmalloc(1000);
+    memset(big, 'e', 1000);
+    memcpy(big, "Error ", 6);
+    for (size_t i = 200; i + 1 < 990; i += 2)
+        big[i] = '\xc3', big[i + 1] = '\xa9';
+    big[999] = '\n';
+    s = scan_all(big, 1000, 1000);
+    r = mp_logscan_result(s);
+    assert_int_equal(r->n_error_lines, 1);
+    size_t n = strlen(r->error_lines[0].text);
+    assert_true(n <= MP_LOGSCAN_ERRLINE_MAX && n >= MP_LOGSCAN_ERRLINE_MAX - 1);
+    assert_true(((unsigned char)r->error_lines[0].text[n - 1] & 0xC0) != 0xC0); /* no cut lead byte */
+    mp_logscan_free(s);
+    free(big);
+}
+
+/* NUL bytes are skipped wherever they are, the log keeps being read, and a
+ * zero-filled tail is said so. */
+static void test_nul_bytes(void **st)
+{
+    (void)st;
+    static const char a[] =
+        "INFO [a.py:1] Using 'MA\0RLIN' NvFp4 MoE backend out of potential backends: ['MARLIN'].\n"
+        "\0\0\0"
+        "INFO [cuda.py:1] Using FLASHINFER attention backend out of potential backends: ['FLASHINFER'].\n";
+    for (size_t chunk = 1; chunk <= 256; chunk *= 4) {
+        struct mp_logscan *s = scan_all(a, sizeof(a) - 1, chunk);
+        const struct mp_logresult *r = mp_logscan_result(s);
+        assert_int_equal(r->lines, 2);
+        assert_string_equal(r->moe_backend, "MARLIN");
+        assert_string_equal(r->attention_backend, "FLASHINFER");
+        assert_int_equal(r->attention_backend_line, 2);
+        assert_int_equal(r->nul_bytes, 4);
+        assert_int_equal(r->nul_line, 1);
+        assert_true(has_finding(r, "nul-bytes"));
+        assert_false(has_finding(r, "nul-tail"));
+        mp_logscan_free(s);
+    }
+    /* a crash log: text, then a zero-filled block (no newline) */
+    size_t zeros = 3 * MP_LOGSCAN_MAX_LINE;
+    const char *head = "(APIServer pid=1) INFO:     Application startup complete.\nlast words\n";
+    char *t = xcalloc(strlen(head) + zeros, 1);
+    memcpy(t, head, strlen(head));
+    struct mp_logscan *s = scan_all(t, strlen(head) + zeros, 4096);
+    const struct mp_logresult *r = mp_logscan_result(s);
+    assert_int_equal(r->lines, 2);
+    assert_true(r->ready);
+    assert_int_equal(r->nul_bytes, zeros);
+    assert_int_equal(r->truncated_lines, 0); /* the zeros are no (long) line */
+    assert_true(has_finding(r, "nul-tail"));
+    assert_false(has_finding(r, "long-lines"));
+    mp_logscan_free(s);
+    free(t);
+    /* the live path: one line with NULs in it */
+    s = mp_logscan_new(mp_knowledge_builtin());
+    static const char l[] = "INFO:     Application\0 startup complete.";
+    mp_logscan_line(s, l, sizeof(l) - 1);
+    mp_logscan_finish(s);
+    r = mp_logscan_result(s);
+    assert_true(r->ready);
+    assert_int_equal(r->nul_bytes, 1);
+    mp_logscan_free(s);
+}
+
+static void test_looks_binary(void **st)
+{
+    (void)st;
+    assert_false(mp_logscan_looks_binary("", 0));
+    static const char zeros[4096] = { 0 };
+    assert_false(mp_logscan_looks_binary(zeros, sizeof(zeros))); /* all NUL: holes, not binary */
+    const char *log = "INFO \x1b[1mbold\x1b[0m caf\xc3\xa9 \xe2\x96\x84\ttab\r\n";
+    assert_false(mp_logscan_looks_binary(log, strlen(log)));
+    /* text with NUL runs between: still text */
+    char mix[600];
+    memset(mix, 0, sizeof(mix));
+    memcpy(mix, "hello world\n", 12);
+    memcpy(mix + 300, "more text\n", 10);
+    assert_false(mp_logscan_looks_binary(mix, sizeof(mix)));
+    /* a UTF-8 sequence cut by the end of the probe is not held against it */
+    assert_false(mp_logscan_looks_binary("ab\xe2\x96", 4));
+    /* control bytes and invalid UTF-8: binary */
+    unsigned char bin[1000];
+    for (size_t i = 0; i < sizeof(bin); i++)
+        bin[i] = (unsigned char)(i * 37 + 11);
+    assert_true(mp_logscan_looks_binary((const char *)bin, sizeof(bin)));
+    /* the 30% line: 7 of 10 text bytes is text, 6 of 10 is not */
+    assert_false(mp_logscan_looks_binary("abcdefg\x01\x02\x03", 10));
+    assert_true(mp_logscan_looks_binary("abcdef\x01\x02\x03\x04", 10));
+    assert_true(mp_logscan_looks_binary("\xc0\xaf\xed\xa0\x80xyz", 8)); /* overlong, surrogate */
+}
+
 static void test_sites_after_error(void **st)
 {
     (void)st;
@@ -275,6 +415,8 @@ int main(void)
         cmocka_unit_test(test_event_bits),
         cmocka_unit_test(test_serving_without_ready_line),          cmocka_unit_test(test_prefixes_quotes),
         cmocka_unit_test(test_startup_error_and_levels), cmocka_unit_test(test_long_lines_and_binary),
+        cmocka_unit_test(test_error_lines),         cmocka_unit_test(test_nul_bytes),
+        cmocka_unit_test(test_looks_binary),
         cmocka_unit_test(test_sites_after_error),   cmocka_unit_test(test_render_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -465,6 +465,102 @@ static void test_setsid_escapee_found_by_marker(void **state)
     assert_clean(marker);
 }
 
+/* A daemon: double fork, own session, environment cleared (no marker): it is
+ * reparented to us and still ends with the engine, counted as an escapee. */
+static void test_unmarked_daemon_escapee(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE];
+    struct lines l = { 0 };
+    struct mp_teardown t;
+    long dpid = 0;
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh(
+        "(setsid sh -c 'echo daemon $$; exec env -i sleep 1000 </dev/null >/dev/null 2>&1' &);"
+        " echo ready; exec sleep 1000",
+        marker, NULL);
+    read_until(p, &l, "daemon ");
+    read_until(p, &l, "ready");
+    for (size_t i = 0; i < l.n; i++)
+        if (strncmp(l.v[i], "daemon ", 7) == 0)
+            dpid = strtol(l.v[i] + 7, NULL, 10);
+    assert_true(dpid > 1);
+    assert_int_equal(kill((pid_t)dpid, 0), 0);
+    assert_int_equal(mp_proc_teardown(p, 30.0, on_line, &l, &t), 0);
+    assert_int_equal(t.escapees_killed, 1);
+    assert_int_equal(t.leftovers, 0);
+    int gone = kill((pid_t)dpid, 0);
+    if (gone == 0)
+        kill((pid_t)dpid, SIGKILL); /* the failure must not leave it behind */
+    assert_int_equal(gone, -1);
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+static long line_pid(const struct lines *l, const char *prefix)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strncmp(l->v[i], prefix, strlen(prefix)) == 0)
+            return strtol(l->v[i] + strlen(prefix), NULL, 10);
+    return 0;
+}
+
+/* Two engines alive at once: an orphan reparented to us cannot be told apart
+ * by parentage, so it is left to its own engine's teardown; an unmarked
+ * descendant that is still in an engine's tree when its teardown begins is
+ * known by pid and start time and ended with that engine. */
+static void test_unmarked_escapees_of_two_engines(void **state)
+{
+    char m1[MP_PROC_MARKER_SIZE], m2[MP_PROC_MARKER_SIZE];
+    struct lines l1 = { 0 }, l2 = { 0 };
+    struct mp_teardown t;
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(m1, sizeof(m1));
+    /* its child stays its child (no double fork), in its own session */
+    struct mp_proc *p1 = spawn_sh(
+        "setsid sh -c 'echo child $$; exec env -i sleep 1000 </dev/null >/dev/null 2>&1' &"
+        " echo ready; exec sleep 1000",
+        m1, NULL);
+    read_until(p1, &l1, "child ");
+    read_until(p1, &l1, "ready");
+    /* started after p1: its orphan is younger than p1 */
+    mp_proc_new_marker(m2, sizeof(m2));
+    struct mp_proc *p2 = spawn_sh(
+        "(setsid sh -c 'echo orphan $$; exec env -i sleep 1000 </dev/null >/dev/null 2>&1' &);"
+        " echo ready; exec sleep 1000",
+        m2, NULL);
+    read_until(p2, &l2, "orphan ");
+    read_until(p2, &l2, "ready");
+    pid_t orphan = (pid_t)line_pid(&l2, "orphan "), child = (pid_t)line_pid(&l1, "child ");
+    assert_true(orphan > 1 && child > 1);
+
+    assert_int_equal(mp_proc_teardown(p1, 30.0, on_line, &l1, &t), 0);
+    assert_int_equal(t.escapees_killed, 1);
+    assert_int_equal(t.leftovers, 0);
+    int child_alive = kill(child, 0), orphan_alive = kill(orphan, 0);
+    if (child_alive == 0)
+        kill(child, SIGKILL); /* a failure must not leave it behind */
+    assert_int_equal(child_alive, -1);
+    assert_int_equal(orphan_alive, 0); /* not p1's to end */
+
+    assert_int_equal(mp_proc_teardown(p2, 30.0, on_line, &l2, &t), 0); /* now the only engine */
+    assert_int_equal(t.escapees_killed, 1);
+    assert_int_equal(t.leftovers, 0);
+    orphan_alive = kill(orphan, 0);
+    if (orphan_alive == 0)
+        kill(orphan, SIGKILL);
+    assert_int_equal(orphan_alive, -1);
+    mp_proc_free(p1);
+    mp_proc_free(p2);
+    lines_free(&l1);
+    lines_free(&l2);
+    assert_clean(m1);
+    assert_clean(m2);
+}
+
 static void test_double_fork_in_group(void **state)
 {
     char marker[MP_PROC_MARKER_SIZE];
@@ -713,6 +809,8 @@ int main(void)
         cmocka_unit_test(test_flood_ignoring_term_is_bounded),
         cmocka_unit_test(test_stopped_engine_gets_cont),
         cmocka_unit_test(test_setsid_escapee_found_by_marker),
+        cmocka_unit_test(test_unmarked_daemon_escapee),
+        cmocka_unit_test(test_unmarked_escapees_of_two_engines),
         cmocka_unit_test(test_double_fork_in_group),
         cmocka_unit_test(test_leader_gone_group_left),
         cmocka_unit_test(test_reap_orphans_keeps_managed_status),
