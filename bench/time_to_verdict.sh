@@ -7,7 +7,9 @@
 # flashinfer_cutlass, marlin-env) twice: as it is (dedupe) and with --no-dedupe. Reports per
 # world and mode: engine starts (attempts), engine-seconds to ready (sum of attempts'
 # ready_s), wall time, and whether every candidate's verdict is the same both ways.
-#   worlds: spark-nemotron-super-scaled (an async race under auto, a fork knob), mistral-small-4
+#   worlds: spark-nemotron-super-upstream-scaled (upstream 0.19: auto, flashinfer_cutlass and
+#   marlin-env all resolve to the racing FLASHINFER_CUTLASS), spark-nemotron-super-scaled (0.17
+#   with the fork knob that really selects Marlin), mistral-small-4
 #   (a start-up crash under auto), era-0.19-unknown-env (knobs the engine calls unknown)
 # Usage: make -j2 && bench/time_to_verdict.sh
 # Env: SELECT_S (0.4), LOAD_S (6), MAX_TOKENS (64), SEQ (10), CONC ("4:16 8:32"),
@@ -21,7 +23,7 @@ LOAD_S=${LOAD_S:-6}
 MAX_TOKENS=${MAX_TOKENS:-64}
 SEQ=${SEQ:-10}
 CONC=${CONC:-4:16 8:32}
-WORLDS=${WORLDS:-spark-nemotron-super-scaled mistral-small-4 era-0.19-unknown-env}
+WORLDS=${WORLDS:-spark-nemotron-super-upstream-scaled spark-nemotron-super-scaled mistral-small-4 era-0.19-unknown-env}
 for x in "$MP" "$RE"; do [ -x "$x" ] || { echo "missing $x (run: make -j2)"; exit 77; }; done
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 tmp=$(mktemp -d /tmp/ttv.XXXXXX)
