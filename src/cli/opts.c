@@ -20,7 +20,7 @@
 #include "xalloc.h"
 
 enum {
-    O_CANDIDATE = 256, O_PRESET, O_ONLY, O_OUT, O_PORT, O_READY, O_SEQ, O_CONC, O_MAXTOK,
+    O_CANDIDATE = 256, O_PRESET, O_ONLY, O_OUT, O_PORT, O_READY, O_SEQ, O_CONC, O_MAXTOK, O_INTOK, O_PREFILL,
     O_STALL, O_GRACE, O_API, O_APIKEY, O_NODIAG, O_NODEDUPE, O_DIAGMAX, O_DIAGBUDGET, O_KNOWLEDGE, O_JSON, O_QUIET,
     O_FROM, O_TO, O_NOQUALITY, O_MODELDIR, O_GPUS, O_GPUS_PER, O_SLURM, O_SLURM_ARGS, O_SLURM_SCRIPT,
     O_RESUME,
@@ -36,6 +36,9 @@ static const struct option longopts[] = {
     {"seq", required_argument, NULL, O_SEQ},
     {"conc", required_argument, NULL, O_CONC},
     {"max-tokens", required_argument, NULL, O_MAXTOK},
+    {"output-tokens", required_argument, NULL, O_MAXTOK},
+    {"input-tokens", required_argument, NULL, O_INTOK},
+    {"prefill-check", required_argument, NULL, O_PREFILL},
     {"stall-timeout", required_argument, NULL, O_STALL},
     {"grace", required_argument, NULL, O_GRACE},
     {"api", required_argument, NULL, O_API},
@@ -104,6 +107,7 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
     o->diag_budget_s = 3600;
     o->gpus_per_engine = 1;
     bool conc_given = false;
+    int prefill = 0; /* --prefill-check N */
     const char *preset = NULL;
     long v;
     double d;
@@ -167,6 +171,16 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
             if (parse_long("--max-tokens", optarg, 1, 1000000, &v) < 0)
                 return -1;
             o->wl.max_tokens = (int)v;
+            break;
+        case O_INTOK:
+            if (parse_long("--input-tokens", optarg, 1, 1000000, &v) < 0)
+                return -1;
+            o->wl.input_tokens = (int)v;
+            break;
+        case O_PREFILL:
+            if (parse_long("--prefill-check", optarg, 1, 1000000, &v) < 0)
+                return -1;
+            prefill = (int)v;
             break;
         case O_STALL:
             if (parse_secs("--stall-timeout", optarg, &o->wl.stall_timeout_s) < 0)
@@ -271,6 +285,8 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
         mp_workload_add_conc(&o->wl, "4:16");
         mp_workload_add_conc(&o->wl, "8:32");
     }
+    if (prefill && mp_workload_add_prefill(&o->wl, prefill, 3) < 0)
+        return mp_error("--prefill-check: too many phases");
     if (o->wl.phases[1].requests == 0) {
         /* --seq 0: drop the sequential phase */
         memmove(&o->wl.phases[1], &o->wl.phases[2], (o->wl.nphases - 2) * sizeof(o->wl.phases[0]));

@@ -26,7 +26,11 @@
     "  --ready-timeout S          seconds to wait for /health and /v1/models (1800)\n"   \
     "  --seq N                    sequential requests after 1 warm-up (10)\n"            \
     "  --conc LEVEL:REQUESTS      a concurrency step (repeatable; default 4:16 and 8:32)\n" \
-    "  --max-tokens N             tokens per request (256; ignore_eos is set)\n"          \
+    "  --max-tokens N             tokens per request (256; ignore_eos is set);\n"         \
+    "  --output-tokens N          the same\n"                                             \
+    "  --input-tokens N           prompts of about N tokens (default: ~15-token prompts)\n" \
+    "  --prefill-check N          a last phase of 3 sequential requests with N-token\n"   \
+    "                             prompts (long-prefill crashes, e.g. 8192)\n"            \
     "  --stall-timeout S          no token progress for S seconds = hang (120)\n"         \
     "  --grace S                  teardown grace after SIGTERM (10)\n"                   \
     "  --api completions|chat     endpoint to drive (completions)\n"                     \

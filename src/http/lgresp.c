@@ -149,6 +149,8 @@ static int on_event(void *ud, const struct mp_sse_event *ev)
         if (c.has_usage) {
             r->res.usage_seen = true;
             r->usage_tokens = (int)MP_MIN(c.completion_tokens, (long)INT32_MAX);
+            if (c.prompt_tokens >= 0)
+                r->res.prompt_tokens = (int)MP_MIN(c.prompt_tokens, (long)INT32_MAX);
         }
         break;
     case MP_SSE_CHUNK_MALFORMED:

@@ -227,6 +227,7 @@ static long submit(struct mp_lg *lg, struct lg_req *r)
     r->res.id = lg->next_id++;
     r->res.t_start_ns = mp_now_ns();
     r->res.protocol_pos = -1;
+    r->res.prompt_tokens = -1;
     if (curl_multi_add_handle(lg->multi, e) != CURLM_OK) {
         lg->shard_inflight[r->shard]--;
         curl_easy_cleanup(e);

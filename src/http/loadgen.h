@@ -112,6 +112,7 @@ struct mp_lg_result {
     char error[512];          /* engine's error message, curl error, ... ("" when ok) */
     int64_t t_start_ns, t_first_token_ns /* 0 if none */, t_end_ns; /* monotonic, on arrival */
     int output_tokens;        /* from usage when present, else count of token events */
+    int prompt_tokens;        /* usage.prompt_tokens, -1 when the engine did not say */
     bool usage_seen;
     int chunks;               /* token events */
     double *gaps_ms;          /* inter-token gaps (between consecutive token events), owned */

@@ -51,6 +51,8 @@ struct mp_phase_result {
     long tokens;
     double tok_s;              /* aggregate output tokens / phase wall time */
     double req_tok_s_p50;      /* per-request decode rate, median */
+    long prompt_tokens;        /* summed usage.prompt_tokens of prompt_n OK requests */
+    int prompt_n;
 };
 
 struct mp_attempt_result {

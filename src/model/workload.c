@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "err.h"
+#include "xalloc.h"
 
 const char *const mp_prompts[MP_NPROMPTS + 1] = {
     "Explain in detail how a mixture-of-experts layer routes tokens to experts.",
@@ -19,6 +21,55 @@ const char *const mp_prompts[MP_NPROMPTS + 1] = {
     "Write a product description for a solar-powered bicycle lamp.",
     NULL,
 };
+
+/* The notes a long prompt is made of: plain, varied sentences (tokenizers
+ * give them the usual ~4 bytes a token), cycled in order. */
+static const char *const notes[] = {
+    "The committee met on a Tuesday to review the budget for the coming year.",
+    "Rainfall in the northern valleys was twice the average for the season.",
+    "A new bridge connects the old town with the industrial district by the river.",
+    "The library extended its opening hours and added a reading room for children.",
+    "Engineers replaced the signalling system on the eastern railway line.",
+    "Local farmers reported an early harvest of apples, pears and plums.",
+    "The museum opened an exhibition of maps drawn by sailors in the last century.",
+    "Volunteers planted four hundred trees along the new cycling path.",
+};
+
+char *mp_prompt_sized(size_t i, int tokens)
+{
+    const char *q = mp_prompts[i % MP_NPROMPTS];
+    if (tokens <= 0)
+        return xstrdup(q);
+    static const char head[] = "Read these notes, then answer the question after them.\n\n";
+    size_t want = (size_t)tokens * 4, ql = strlen(q);
+    struct buf b = BUF_INIT;
+    buf_adds(&b, head);
+    for (size_t k = i; b.len + ql + 2 < want; k++) {
+        buf_adds(&b, notes[k % MP_ARRAY_SIZE(notes)]);
+        buf_addc(&b, ' ');
+    }
+    if (b.len + ql + 2 > want && b.len > sizeof(head) - 1) {
+        size_t keep = want > ql + 2 + sizeof(head) - 1 ? want - ql - 2 : sizeof(head) - 1;
+        if (keep < b.len)
+            b.len = keep, b.data[b.len] = '\0';
+    }
+    buf_adds(&b, "\n\n");
+    buf_adds(&b, q);
+    return buf_detach(&b, NULL);
+}
+
+int mp_workload_add_prefill(struct mp_workload *w, int tokens, int requests)
+{
+    if (tokens < 1 || tokens > 1000000 || requests < 1 || w->nphases >= MP_MAX_PHASES)
+        return MP_EUSAGE;
+    struct mp_phase_spec *p = &w->phases[w->nphases++];
+    memset(p, 0, sizeof(*p));
+    snprintf(p->name, sizeof(p->name), "prefill-%d", tokens);
+    p->level = 1;
+    p->requests = requests;
+    p->input_tokens = tokens;
+    return 0;
+}
 
 void mp_workload_default(struct mp_workload *w)
 {

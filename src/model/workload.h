@@ -13,6 +13,8 @@ struct mp_phase_spec {
     int level;      /* requests in flight */
     int requests;   /* requests in the phase */
     double duration_s; /* > 0: also stop starting requests after this long (soak) */
+    int input_tokens;  /* > 0: prompts of about this many tokens (mp_prompt_sized);
+                        * 0: the workload's input_tokens */
 };
 
 struct mp_workload {
@@ -25,6 +27,8 @@ struct mp_workload {
      * many seconds since spawn (the diagnosis budget); 0 = no limit. */
     double extend_budget_s;
     int max_tokens;
+    int input_tokens;        /* --input-tokens: prompts of about this many tokens, 0 = the
+                              * fixed short prompts (~15 tokens) */
     bool chat;
     double ready_timeout_s;
     double stall_timeout_s;
@@ -42,5 +46,17 @@ int mp_workload_add_conc(struct mp_workload *w, const char *spec);
  * mp_prompts[i % MP_NPROMPTS]). */
 #define MP_NPROMPTS 8
 extern const char *const mp_prompts[MP_NPROMPTS + 1];
+
+/* Prompt i of about `tokens` tokens (caller frees): mp_prompts[i %
+ * MP_NPROMPTS] after a fixed preamble of notes, cut to 4 bytes a token (what
+ * tokenizers give English text on average; the engine's usage says the real
+ * count). The same i and tokens always give the same text, so healthy
+ * backends still agree. tokens <= 0: the prompt itself. */
+char *mp_prompt_sized(size_t i, int tokens);
+
+/* Append the prefill check: one sequential phase "prefill-N" of `requests`
+ * requests with prompts of about `tokens` tokens. 0 or MP_EUSAGE (no room
+ * or a bad number). */
+int mp_workload_add_prefill(struct mp_workload *w, int tokens, int requests);
 
 #endif

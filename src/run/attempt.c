@@ -100,6 +100,8 @@ struct att {
     bool same;                 /* ... and said this is a configuration tested already */
     bool said_resolved;        /* progress_lines: the resolution was reported */
     bool resolve_stop;         /* resolve_only: stopped once resolved */
+    char *sized[PROMPT_COUNT]; /* prompts of sized_tokens tokens (built on first use) */
+    int sized_tokens;
     char last_line[96];        /* the engine's last log line (live line during start-up) */
 };
 
@@ -325,6 +327,8 @@ static void write_request(struct att *a, const struct mp_lg_result *res, const c
                (double)(res->t_start_ns - a->t_spawn) / 1e9,
                res->t_first_token_ns ? ms(res->t_first_token_ns - res->t_start_ns) : -1.0,
                ms(res->t_end_ns - res->t_start_ns), res->output_tokens, res->chunks);
+    if (res->prompt_tokens >= 0)
+        buf_printf(&b, ",\"prompt_tokens\":%d", res->prompt_tokens);
     char *err = res->error[0] ? mp_store_mask_apply(a->mask, res->error, strlen(res->error), false, NULL)
                               : NULL;
     if (err) {
@@ -373,6 +377,10 @@ static void handle_gen_result(struct att *a, struct mp_lg_result *res)
         if (ph) {
             ph->ok++;
             ph->tokens += res->output_tokens;
+            if (res->prompt_tokens >= 0) {
+                ph->prompt_tokens += res->prompt_tokens;
+                ph->prompt_n++;
+            }
         }
         if (res->t_first_token_ns)
             dvec_push(&a->ttft, ms(res->t_first_token_ns - res->t_start_ns));
@@ -628,6 +636,24 @@ static enum mp_outcome watch(struct att *a, const char *phase)
     return MP_OUT_CLEAN;
 }
 
+/* Prompt pidx of about ntok tokens (0: the short fixed prompt); owned by
+ * the attempt. */
+static const char *prompt_for(struct att *a, int pidx, int ntok)
+{
+    if (ntok <= 0)
+        return mp_prompts[pidx];
+    if (ntok != a->sized_tokens) {
+        for (size_t i = 0; i < PROMPT_COUNT; i++) {
+            free(a->sized[i]);
+            a->sized[i] = NULL;
+        }
+        a->sized_tokens = ntok;
+    }
+    if (!a->sized[pidx])
+        a->sized[pidx] = mp_prompt_sized((size_t)pidx, ntok);
+    return a->sized[pidx];
+}
+
 /* Run the phases. Returns the outcome (CLEAN, CRASH, HANG, INTERRUPTED). */
 static enum mp_outcome run_workload(struct att *a)
 {
@@ -672,7 +698,8 @@ static enum mp_outcome run_workload(struct att *a)
             while (!a->failed && !expired && started < sp.requests &&
                    (int)mp_lg_inflight(a->lg) < sp.level) {
                 int pidx = (int)(a->gen_started % PROMPT_COUNT);
-                if (mp_lg_start(a->lg, mp_prompts[pidx], pidx) < 0) {
+                int ntok = sp.input_tokens > 0 ? sp.input_tokens : wl->input_tokens;
+                if (mp_lg_start(a->lg, prompt_for(a, pidx, ntok), pidx) < 0) {
                     set_fail(a, "client-error", "could not start a request");
                     break;
                 }
@@ -1067,6 +1094,8 @@ out:
     move_samples(&a.e2e, &r->e2e_ms, &r->ne2e);
     move_samples(&a.rts, &r->req_tok_s, &r->nreq_tok_s);
     free(a.phase_rts.v);
+    for (size_t i = 0; i < PROMPT_COUNT; i++)
+        free(a.sized[i]);
     free(a.req_fail_class);
     free(a.req_fail_msg);
     mp_lg_free(a.lg);
