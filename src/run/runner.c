@@ -38,16 +38,6 @@ static void measure_attempt(struct mp_runctx *ctx, const struct mp_attempt_resul
     }
 }
 
-static void fmt_eta(char *out, size_t n, double s)
-{
-    if (s >= 5400)
-        snprintf(out, n, "%.1f h", s / 3600);
-    else if (s >= 90)
-        snprintf(out, n, "%.0f min", s / 60);
-    else
-        snprintf(out, n, "%.0f s", s);
-}
-
 /* The plan after the first engine start, then the estimate after each
  * attempt: what is left and how long it should take, from what was
  * measured (an upper bound where candidates may share a configuration;
@@ -58,7 +48,7 @@ static void say_estimate(struct mp_runctx *ctx, const struct mp_report *rep, siz
     double mean_full = ctx->meas_full ? ctx->meas_full_s / (double)ctx->meas_full : -1;
     char eta[32] = "unknown yet";
     if (mean_full > 0)
-        fmt_eta(eta, sizeof(eta), (double)rem * mean_full);
+        mp_stats_fmt_duration(eta, sizeof(eta), (double)rem * mean_full);
     if (!ctx->plan_said) {
         ctx->plan_said = true;
         size_t configs = 0;

@@ -236,7 +236,7 @@ int mp_stats_async_estimate(const struct mp_stats_attempt *attempts, size_t n, s
     return 0;
 }
 
-static void fmt_dur(char *out, size_t n, double s)
+void mp_stats_fmt_duration(char *out, size_t n, double s)
 {
     if (s >= 5400)
         snprintf(out, n, "%.1f h", s / 3600);
@@ -289,8 +289,8 @@ int mp_stats_diag_plan(const struct mp_diag_cost_in *in, struct mp_diag_plan *ou
         }
     }
     char total[32], budget[32];
-    fmt_dur(total, sizeof(total), out->blocked_s);
-    fmt_dur(budget, sizeof(budget), in->budget_s);
+    mp_stats_fmt_duration(total, sizeof(total), out->blocked_s);
+    mp_stats_fmt_duration(budget, sizeof(budget), in->budget_s);
     int k = snprintf(out->why, sizeof(out->why),
                      "the CUDA_LAUNCH_BLOCKING=1 run needs %lu clean request%s: about %s at "
                      "concurrency %d (start-up %.0f s, %.2g s per request measured, assumed %.0fx "

@@ -100,6 +100,9 @@ struct mp_diag_plan {
     char why[512];            /* the estimate in one sentence */
 };
 
+/* A duration for people: "42 s", "12 min", "1.5 h". */
+void mp_stats_fmt_duration(char *out, size_t n, double s);
+
 /* Plan the diagnosis from in. Returns 0, or -EINVAL for NULL arguments or
  * inputs mp_stats_async_estimate rejects. */
 int mp_stats_diag_plan(const struct mp_diag_cost_in *in, struct mp_diag_plan *out);
