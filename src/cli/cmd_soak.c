@@ -32,11 +32,12 @@ static const char soak_help[] =
     "\n"
     "Starts the engine with one candidate (the first --candidate, or none) and\n"
     "drives N concurrent requests (default 8) after one warm-up request until\n"
-    "the duration D (seconds, or with s/m/h: 9h) ends or the first failure, which\n"
-    "is classified as in qualify. Every request is recorded in RUNDIR/moeprobe.db\n"
-    "as it finishes; a progress line shows elapsed/remaining time, requests,\n"
-    "tok/s and the 95 % upper bound on the failure rate. The report (report.json,\n"
-    "report.md) has qualify's format; --json prints the JSON on stdout.\n"
+    "the duration D (seconds, or with s/m/h/d: 9h; at most 30 days) ends or the\n"
+    "first failure, which is classified as in qualify. Every request is recorded\n"
+    "in RUNDIR/moeprobe.db as it finishes; a progress line shows elapsed/remaining\n"
+    "time, requests, tok/s and the 95 % upper bound on the failure rate. The\n"
+    "report (report.json, report.md) has qualify's format; --json prints the JSON\n"
+    "on stdout.\n"
     "\n"
     MP_COMMON_OPTS_HELP
     "\n"
@@ -47,6 +48,11 @@ static const char soak_help[] =
     "\n"
     "exit codes: 0 the soak ran its duration without a failure; 1 it failed;\n"
     "            2 usage or input error; 3 internal or I/O error; 128+N killed by signal N\n";
+
+/* The longest soak: 30 days. Longer ones are refused (usage error) rather
+ * than run into the nanosecond clock's range (int64 ns holds 292 years, but
+ * a value like 99999999999999h does not fit). */
+#define SOAK_MAX_S (30.0 * 24 * 3600)
 
 static int parse_duration(const char *s, double *out)
 {
@@ -61,9 +67,13 @@ static int parse_duration(const char *s, double *out)
             mult = 60, end++;
         else if (*end == 'h')
             mult = 3600, end++;
+        else if (*end == 'd')
+            mult = 86400, end++;
     }
     if (errno || end == s || *end || !isfinite(v) || v <= 0)
-        return mp_error("--duration: '%s' is not a positive duration (seconds, or with s/m/h)", s);
+        return mp_error("--duration: '%s' is not a positive duration (seconds, or with s/m/h/d)", s);
+    if (v > SOAK_MAX_S / mult)
+        return mp_error("--duration: '%s' is longer than the 30 days a soak may run (30d, 720h)", s);
     *out = v * mult;
     return 0;
 }
