@@ -1,6 +1,7 @@
 /* main.c - moeprobe's command dispatcher. */
 #include "compat.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,6 +52,10 @@ static const struct command commands[] = {
 int main(int argc, char **argv)
 {
     mp_progname = "moeprobe";
+    /* a file-size limit (ulimit -f) must be a write error (EFBIG) that is
+     * reported with the file's name, not a silent death by SIGXFSZ; engines
+     * get the default back (src/proc/spawn.c) */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         fputs(usage, stderr);
         return MP_EXIT_USAGE;

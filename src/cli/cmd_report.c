@@ -27,6 +27,9 @@ static const char report_help[] =
     "rewrites report.json, report.md and report.html in RUNDIR (not with\n"
     "--no-write) and prints the chosen format on stdout (md by default). Works on\n"
     "a run that is still going or was interrupted (it shows what is finished).\n"
+    "A run on read-only media (a mount, a directory without write permission) is\n"
+    "read in place and rendered on stdout; the files are then not rewritten (a\n"
+    "warning says so, exit 0). A damaged database is refused (exit 3).\n"
     "\n"
     "--compare puts runs side by side, one column per run, e.g. before and after\n"
     "an engine upgrade. Runs must share the fingerprint's GPU, compute capability,\n"
@@ -37,7 +40,8 @@ static const char report_help[] =
     "qualify --slurm-script by hand (docs/scale-out.md).\n"
     "\n"
     "exit codes: 0 ok; 2 usage error, no store, or fingerprints differ;\n"
-    "            3 the store cannot be read or the report not written\n";
+    "            3 the store cannot be read (damaged, not a database) or the\n"
+    "              report not written (full disk, I/O error)\n";
 
 enum { F_MD, F_JSON, F_HTML };
 
@@ -50,10 +54,12 @@ static int load_run(const char *dir, struct mp_report *rep)
         mp_error("%s", d.msg[0] ? d.msg : mp_strerror(rc));
         return rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
     }
+    if (mp_store_note(st)[0])
+        mp_warn("%s", mp_store_note(st));
     mp_report_init(rep, dir);
     rc = mp_store_load(st, rep, NULL);
     if (rc < 0)
-        mp_error("cannot read '%s': %s", dir,
+        mp_error("cannot read '%s/%s': %s", dir, MP_STORE_DB_NAME,
                  rc == -ENOENT ? "no run recorded" : mp_store_errmsg(st));
     mp_store_close(st);
     if (rc < 0) {
@@ -304,7 +310,13 @@ int cmd_report(int argc, char **argv)
             e = mp_write_file_atomic(dir, "report.md", md.data, md.len);
         if (e == 0)
             e = mp_write_file_atomic(dir, "report.html", html.data, html.len);
-        if (e < 0) {
+        if (e == -EROFS || e == -EACCES || e == -EPERM) {
+            /* read-only media: rendering is what was asked for; say why
+             * the files were left as they are */
+            mp_warn("'%s' is not writable (%s): report.json, report.md and report.html were not "
+                    "rewritten; the report is on stdout only (--no-write skips the files)",
+                    dir, mp_strerror(e));
+        } else if (e < 0) {
             mp_error("cannot write the report into '%s': %s", dir, mp_strerror(e));
             ec = MP_EXIT_INTERNAL;
         }

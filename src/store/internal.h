@@ -17,8 +17,10 @@ struct mp_store {
     sqlite3 *db;
     int lock_fd;
     bool readonly, failed;
+    bool immutable;            /* reader on read-only media (immutable=1) */
     int version;
     char err[512];
+    char note[1024];           /* what a reader should know (mp_store_note) */
     struct mp_store_mask mask;
     sqlite3_stmt *ins_req;     /* cached request insert */
     int64_t *cand_ids;         /* report position -> candidates.id */

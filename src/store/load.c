@@ -74,6 +74,20 @@ static void dv_push(struct dv *d, double x)
     d->v[d->n++] = x;
 }
 
+/* The end of a read loop: the last sqlite3_step result must be SQLITE_DONE;
+ * anything else (SQLITE_CORRUPT, SQLITE_IOERR...) is an error, never the
+ * end of the data. Finalizes st. 0 or MP_EDB (message in the store). */
+static int read_end(struct mp_store *s, sqlite3_stmt *st, int r, const char *what)
+{
+    if (r != SQLITE_DONE && r != SQLITE_ROW) {
+        mp_store_fail(s, what);
+        sqlite3_finalize(st);
+        return MP_EDB;
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
 static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attempt_result *r)
 {
     sqlite3_stmt *st = NULL;
@@ -83,7 +97,8 @@ static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attemp
                       " FROM phases WHERE attempt_id = ? ORDER BY pos") < 0)
         return MP_EDB;
     sqlite3_bind_int64(st, 1, id);
-    while (sqlite3_step(st) == SQLITE_ROW && r->nphases < MP_ARRAY_SIZE(r->phases)) {
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW && r->nphases < MP_ARRAY_SIZE(r->phases)) {
         struct mp_phase_result *ph = &r->phases[r->nphases++];
         snprintf(ph->name, sizeof(ph->name), "%s", (const char *)sqlite3_column_text(st, 0));
         ph->level = sqlite3_column_int(st, 1);
@@ -95,7 +110,8 @@ static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attemp
         ph->tok_s = sqlite3_column_double(st, 7);
         ph->req_tok_s_p50 = sqlite3_column_double(st, 8);
     }
-    sqlite3_finalize(st);
+    if (read_end(s, st, sr, "read the phases") < 0)
+        return MP_EDB;
     /* samples of OK requests, in arrival order */
     if (mp_store_prep(s, &st,
                       "SELECT ttft_ms, e2e_ms, req_tok_s, itl FROM requests"
@@ -103,7 +119,7 @@ static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attemp
         return MP_EDB;
     sqlite3_bind_int64(st, 1, id);
     struct dv ttft = {0}, e2e = {0}, rts = {0}, itl = {0};
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         double t = sqlite3_column_double(st, 0);
         if (t >= 0)
             dv_push(&ttft, t);
@@ -118,11 +134,12 @@ static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attemp
             dv_push(&itl, g);
         }
     }
-    sqlite3_finalize(st);
     r->ttft_ms = ttft.v, r->nttft = ttft.n;
     r->e2e_ms = e2e.v, r->ne2e = e2e.n;
     r->req_tok_s = rts.v, r->nreq_tok_s = rts.n;
     r->itl_ms = itl.v, r->nitl = itl.n;
+    if (read_end(s, st, sr, "read the requests") < 0)
+        return MP_EDB;
     /* generated texts */
     r->ntexts = 0;
     for (const char *const *p = mp_prompts; *p; p++)
@@ -131,7 +148,7 @@ static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attemp
     if (mp_store_prep(s, &st, "SELECT kind, idx, text FROM texts WHERE attempt_id = ?") < 0)
         return MP_EDB;
     sqlite3_bind_int64(st, 1, id);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         const char *kind = (const char *)sqlite3_column_text(st, 0);
         size_t idx = (size_t)sqlite3_column_int64(st, 1);
         if (!strcmp(kind, "workload") && idx < r->ntexts) {
@@ -147,8 +164,7 @@ static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attemp
             r->quality_texts[idx] = col_str(st, 2);
         }
     }
-    sqlite3_finalize(st);
-    return 0;
+    return read_end(s, st, sr, "read the generated texts");
 }
 
 static int load_fp(struct mp_store *s, struct mp_report *rep)
@@ -158,7 +174,8 @@ static int load_fp(struct mp_store *s, struct mp_report *rep)
                       "SELECT gpu, compute_capability, driver, cuda, engine, engine_version, model,"
                       " host_arch FROM fingerprint WHERE id = 1") < 0)
         return MP_EDB;
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    int sr = sqlite3_step(st);
+    if (sr == SQLITE_ROW) {
         char **f[] = {&rep->fp.gpu, &rep->fp.compute_capability, &rep->fp.driver, &rep->fp.cuda,
                       &rep->fp.engine, &rep->fp.engine_version, &rep->fp.model, &rep->fp.host_arch};
         for (int i = 0; i < 8; i++) {
@@ -166,13 +183,16 @@ static int load_fp(struct mp_store *s, struct mp_report *rep)
             *f[i] = col_str(st, i);
         }
     }
-    sqlite3_finalize(st);
+    if (read_end(s, st, sr, "read the fingerprint") < 0)
+        return MP_EDB;
     if (s->version >= 3) {
         if (mp_store_prep(s, &st, "SELECT checkpoint_json FROM fingerprint WHERE id = 1") < 0)
             return MP_EDB;
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+        sr = sqlite3_step(st);
+        if (sr == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
             mp_report_set_checkpoint_json(rep, (const char *)sqlite3_column_text(st, 0));
-        sqlite3_finalize(st);
+        if (read_end(s, st, sr, "read the checkpoint") < 0)
+            return MP_EDB;
     }
     return 0;
 }
@@ -188,20 +208,24 @@ int mp_store_load_fp_extra(struct mp_store *s, struct mp_fp_extra *x)
                       "SELECT quantization, gpu_memory_mib, gpu_source, model_dir FROM fingerprint"
                       " WHERE id = 1") < 0)
         return MP_EDB;
-    if (sqlite3_step(st) == SQLITE_ROW) {
+    int sr = sqlite3_step(st);
+    if (sr == SQLITE_ROW) {
         x->quantization = col_str(st, 0);
         if (sqlite3_column_type(st, 1) != SQLITE_NULL)
             x->gpu_memory_mib = (long)sqlite3_column_int64(st, 1);
         x->gpu_source = col_str(st, 2);
         x->model_dir = col_str(st, 3);
     }
-    sqlite3_finalize(st);
+    if (read_end(s, st, sr, "read the fingerprint") < 0)
+        return MP_EDB;
     if (s->version >= 3) {
         if (mp_store_prep(s, &st, "SELECT checkpoint_json FROM fingerprint WHERE id = 1") < 0)
             return MP_EDB;
-        if (sqlite3_step(st) == SQLITE_ROW)
+        sr = sqlite3_step(st);
+        if (sr == SQLITE_ROW)
             x->checkpoint_json = col_str(st, 0);
-        sqlite3_finalize(st);
+        if (read_end(s, st, sr, "read the checkpoint") < 0)
+            return MP_EDB;
     }
     return 0;
 }
@@ -229,8 +253,10 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
     if (mp_store_prep(s, &st, "SELECT started, finished, interrupted, moeprobe_version, subcommand"
                               " FROM run WHERE id = 1") < 0)
         return MP_EDB;
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        sqlite3_finalize(st);
+    int sr = sqlite3_step(st);
+    if (sr != SQLITE_ROW) {
+        if (read_end(s, st, sr, "read the run") < 0)
+            return MP_EDB;
         return -ENOENT;
     }
     free(rep->started);
@@ -254,7 +280,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         return MP_EDB;
     size_t ncap = 0;
     int64_t *ids = NULL;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
         struct mp_candidate c;
         memset(&c, 0, sizeof(c));
         c.name = col_str(st, 2);
@@ -271,7 +297,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         done[i] = sqlite3_column_int(st, 5) != 0;
         rep->c[i].unfinished = !done[i];
     }
-    sqlite3_finalize(st);
+    if (read_end(s, st, sr, "read the candidates") < 0)
+        rc = MP_EDB;
 
     for (size_t i = 0; i < rep->n && rc == 0; i++) {
         /* attempts (finished ones; running ones are not evidence) */
@@ -288,7 +315,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         if (rc < 0)
             break;
         sqlite3_bind_int64(st, 1, ids[i]);
-        while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        while (rc == 0 && (sr = sqlite3_step(st)) == SQLITE_ROW) {
             struct mp_attempt_result r;
             memset(&r, 0, sizeof(r));
             int64_t aid = sqlite3_column_int64(st, 0);
@@ -302,9 +329,14 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             mp_report_add_attempt(rep, i, &r);
             mp_attempt_result_release(&r);
         }
-        sqlite3_finalize(st);
-        if (rc < 0)
+        if (rc < 0) {
+            sqlite3_finalize(st);
             break;
+        }
+        if (read_end(s, st, sr, "read the attempts") < 0) {
+            rc = MP_EDB;
+            break;
+        }
         /* diagnosis */
         if (mp_store_prep(s, &st,
                           s->version >= 4
@@ -318,7 +350,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             break;
         }
         sqlite3_bind_int64(st, 1, ids[i]);
-        if (sqlite3_step(st) == SQLITE_ROW) {
+        sr = sqlite3_step(st);
+        if (sr == SQLITE_ROW) {
             struct mp_diagnosis *dg = &rep->c[i].diag;
             dg->done = sqlite3_column_int(st, 0) != 0;
             const char *lb = (const char *)sqlite3_column_text(st, 1);
@@ -332,7 +365,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             dg->note = col_str(st, 8);
             dg->launch_site = col_str(st, 9);
         }
-        sqlite3_finalize(st);
+        if (read_end(s, st, sr, "read the diagnoses") < 0)
+            rc = MP_EDB;
     }
     free(ids);
     if (rc < 0 || !done_out)

@@ -175,9 +175,161 @@ const char *mp_store_errmsg(const struct mp_store *s)
     return s ? s->err : "";
 }
 
+const char *mp_store_note(const struct mp_store *s)
+{
+    return s ? s->note : "";
+}
+
 struct mp_store_mask *mp_store_mask(struct mp_store *s)
 {
     return &s->mask;
+}
+
+/* "file:" URI of path for sqlite3_open_v2(SQLITE_OPEN_URI): every byte
+ * outside [A-Za-z0-9/._~-] percent-encoded (so '?', '#' and '%' in a
+ * directory name stay part of the path), then "?query". Caller frees. */
+static char *db_uri(const char *path, const char *query)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    struct buf b = BUF_INIT;
+    buf_adds(&b, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("/._~-", *p)) {
+            buf_addc(&b, (char)*p);
+        } else {
+            buf_addc(&b, '%');
+            buf_addc(&b, hex[*p >> 4]);
+            buf_addc(&b, hex[*p & 15]);
+        }
+    }
+    buf_printf(&b, "?%s", query);
+    return buf_detach(&b, NULL);
+}
+
+/* Read PRAGMA user_version: SQLITE_OK and *v, or the SQLite error. */
+static int read_user_version(sqlite3 *db, int *v)
+{
+    sqlite3_stmt *st = NULL;
+    int r = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL);
+    if (r == SQLITE_OK) {
+        r = sqlite3_step(st);
+        if (r == SQLITE_ROW) {
+            *v = sqlite3_column_int(st, 0);
+            r = SQLITE_OK;
+        }
+    }
+    sqlite3_finalize(st);
+    return r;
+}
+
+/* SQLite's message for db, with the system error behind it when there is one. */
+static void db_errmsg(sqlite3 *db, char *out, size_t n)
+{
+    int e = db ? sqlite3_system_errno(db) : 0;
+    if (e)
+        snprintf(out, n, "%s (%s)", db ? sqlite3_errmsg(db) : "out of memory", strerror(e));
+    else
+        snprintf(out, n, "%s", db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+/* A reader's open: read-only (mode=ro), and where SQLite cannot create the
+ * -shm file a WAL database needs (read-only media: a mount, a directory
+ * without write permission) immutable=1, which reads the main file only.
+ * Then the schema version and PRAGMA integrity_check: a damaged database
+ * is refused, never read as if it were empty. */
+static int open_reader(struct mp_store *s, const char *path, struct mp_diag *d)
+{
+    char why[300];
+    int v = 0, r = SQLITE_OK;
+    for (int pass = 0; pass < 2; pass++) {
+        char *uri = db_uri(path, pass ? "mode=ro&immutable=1" : "mode=ro");
+        r = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                            NULL);
+        free(uri);
+        if (s->db) {
+            sqlite3_extended_result_codes(s->db, 1);
+            sqlite3_busy_timeout(s->db, 5000);
+        }
+        if (r == SQLITE_OK)
+            r = read_user_version(s->db, &v);
+        int pr = r & 0xff;
+        if (pass == 0 && (pr == SQLITE_CANTOPEN || pr == SQLITE_READONLY ||
+                          r == SQLITE_IOERR_SHMOPEN || r == SQLITE_IOERR_SHMSIZE ||
+                          r == SQLITE_IOERR_SHMMAP)) {
+            /* the main file may be readable while the -shm cannot be made */
+            sqlite3_close(s->db);
+            s->db = NULL;
+            continue;
+        }
+        if (r == SQLITE_OK && pass == 1) {
+            s->immutable = true;
+            char *wal = xasprintf("%s-wal", path);
+            struct stat sb;
+            if (stat(wal, &sb) == 0 && sb.st_size > 0)
+                snprintf(s->note, sizeof(s->note),
+                         "'%s' is on read-only storage: its last transactions, %lld bytes in "
+                         "'%s', cannot be read without creating '%s-shm'; the report shows the "
+                         "database without them (copy the run directory to writable storage to "
+                         "see everything)",
+                         path, (long long)sb.st_size, wal, path);
+            free(wal);
+        }
+        break;
+    }
+    if (r != SQLITE_OK) {
+        db_errmsg(s->db, why, sizeof(why));
+        if ((r & 0xff) == SQLITE_NOTADB)
+            return mp_diag_set(d, MP_EDB, 0, "'%s' is not an SQLite database: %s", path, why);
+        if ((r & 0xff) == SQLITE_CORRUPT)
+            return mp_diag_set(d, MP_EDB, 0, "'%s' is damaged: %s", path, why);
+        return mp_diag_set(d, MP_EDB, 0, "cannot read '%s': %s", path, why);
+    }
+    if (v < 1)
+        return mp_diag_set(d, MP_EDB, 0,
+                           "'%s' is not a moeprobe evidence store (an SQLite database without a "
+                           "schema version)", path);
+    if (v > MP_STORE_SCHEMA_VERSION)
+        return mp_diag_set(d, MP_EDB, 0, "'%s' has schema version %d; this moeprobe reads 1..%d",
+                           path, v, MP_STORE_SCHEMA_VERSION);
+    s->version = v;
+    /* every page, record and index: a damaged store is an error, not a
+     * report with rows missing */
+    sqlite3_stmt *st = NULL;
+    r = sqlite3_prepare_v2(s->db, "PRAGMA integrity_check(1)", -1, &st, NULL);
+    if (r == SQLITE_OK)
+        r = sqlite3_step(st);
+    if (r == SQLITE_ROW) {
+        const char *res = (const char *)sqlite3_column_text(st, 0);
+        if (res && strcmp(res, "ok") != 0) {
+            /* one line: SQLite's report spans several */
+            size_t k = 0;
+            for (const char *p = res; *p && k + 3 < sizeof(why); p++) {
+                if (*p == '\n') {
+                    why[k++] = ';';
+                    why[k++] = ' ';
+                } else {
+                    why[k++] = (unsigned char)*p < 0x20 ? ' ' : *p;
+                }
+            }
+            why[k] = '\0';
+            r = SQLITE_CORRUPT;
+        } else {
+            r = SQLITE_OK;
+        }
+    } else {
+        db_errmsg(s->db, why, sizeof(why));
+    }
+    sqlite3_finalize(st);
+    if (r != SQLITE_OK)
+        return mp_diag_set(d, MP_EDB, 0, "'%s' is damaged (PRAGMA integrity_check: %s)", path, why);
+    char *err = NULL;
+    if (sqlite3_exec(s->db, "PRAGMA foreign_keys=ON; PRAGMA query_only=ON;", NULL, NULL, &err) != SQLITE_OK) {
+        mp_diag_set(d, MP_EDB, 0, "cannot set up '%s': %s", path, err ? err : sqlite3_errmsg(s->db));
+        sqlite3_free(err);
+        return MP_EDB;
+    }
+    return 0;
 }
 
 int mp_store_open(const char *run_dir, unsigned flags, struct mp_store **out, struct mp_diag *d)
@@ -216,45 +368,34 @@ int mp_store_open(const char *run_dir, unsigned flags, struct mp_store **out, st
         mp_diag_set(d, rc, 0, "'%s' has no evidence store (%s)", run_dir, MP_STORE_DB_NAME);
         goto out;
     }
-    int oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    if (!s->readonly)
-        oflags |= SQLITE_OPEN_NOFOLLOW; /* never write through a link planted in the run directory */
-    if (sqlite3_open_v2(path, &s->db, oflags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        rc = MP_EDB;
-        mp_diag_set(d, rc, 0, "cannot open '%s': %s", path,
-                    s->db ? sqlite3_errmsg(s->db) : "out of memory");
-        goto out;
-    }
-    sqlite3_busy_timeout(s->db, 5000);
-    sqlite3_extended_result_codes(s->db, 1);
-    char *err = NULL;
-    const char *pragmas = s->readonly ? "PRAGMA foreign_keys=ON; PRAGMA query_only=ON;"
-                                      : "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
-                                        " PRAGMA foreign_keys=ON;";
-    if (sqlite3_exec(s->db, pragmas, NULL, NULL, &err) != SQLITE_OK) {
-        rc = MP_EDB;
-        mp_diag_set(d, rc, 0, "cannot set up '%s': %s", path, err ? err : sqlite3_errmsg(s->db));
-        sqlite3_free(err);
-        goto out;
-    }
-    if (!s->readonly) {
-        rc = mp_db_migrate(s->db, MP_STORE_SCHEMA_VERSION, d);
+    if (s->readonly) {
+        rc = open_reader(s, path, d);
         if (rc < 0)
             goto out;
     } else {
-        sqlite3_stmt *st = NULL;
-        int v = -1;
-        if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-            sqlite3_step(st) == SQLITE_ROW)
-            v = sqlite3_column_int(st, 0);
-        sqlite3_finalize(st);
-        if (v < 1 || v > MP_STORE_SCHEMA_VERSION) {
+        /* never write through a link planted in the run directory */
+        if (sqlite3_open_v2(path, &s->db,
+                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW |
+                                SQLITE_OPEN_NOMUTEX,
+                            NULL) != SQLITE_OK) {
             rc = MP_EDB;
-            mp_diag_set(d, rc, 0, "'%s' has schema version %d; this moeprobe reads 1..%d", path, v,
-                        MP_STORE_SCHEMA_VERSION);
+            mp_diag_set(d, rc, 0, "cannot open '%s': %s", path,
+                        s->db ? sqlite3_errmsg(s->db) : "out of memory");
             goto out;
         }
-        s->version = v;
+        sqlite3_busy_timeout(s->db, 5000);
+        sqlite3_extended_result_codes(s->db, 1);
+        char *err = NULL;
+        if (sqlite3_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+                         NULL, NULL, &err) != SQLITE_OK) {
+            rc = MP_EDB;
+            mp_diag_set(d, rc, 0, "cannot set up '%s': %s", path, err ? err : sqlite3_errmsg(s->db));
+            sqlite3_free(err);
+            goto out;
+        }
+        rc = mp_db_migrate(s->db, MP_STORE_SCHEMA_VERSION, d);
+        if (rc < 0)
+            goto out;
     }
     if (!s->readonly)
         s->version = MP_STORE_SCHEMA_VERSION;

@@ -93,12 +93,21 @@ enum {
 /* Open RUNDIR's store. Returns 0 and *out, or: MP_ESTATE (another moeprobe
  * holds the lock), -ENOENT (no database and no MP_STORE_CREATE), MP_EDB
  * (corrupt, newer schema than this moeprobe, or an SQLite error), -errno.
- * d->msg says what happened (d may be NULL). */
+ * d->msg says what happened, naming the file (d may be NULL).
+ *
+ * A reader (MP_STORE_READONLY) opens the file read-only ("file:...?mode=ro")
+ * and, where the -shm file a WAL database needs cannot be created (read-only
+ * media), immutable (mp_store_note then says what could not be read); it
+ * refuses a file that is not an SQLite database, has no or a newer schema
+ * version, or fails PRAGMA integrity_check. */
 int mp_store_open(const char *run_dir, unsigned flags, struct mp_store **out, struct mp_diag *d);
 /* Close (accepts NULL); releases the lock. */
 void mp_store_close(struct mp_store *s);
 /* The last error message ("" when none). */
 const char *mp_store_errmsg(const struct mp_store *s);
+/* What a reader should know about the data it reads ("" when nothing):
+ * e.g. a store on read-only media whose -wal file could not be read. */
+const char *mp_store_note(const struct mp_store *s);
 /* The mask used for everything this store writes (borrowed, owned by s). */
 struct mp_store_mask *mp_store_mask(struct mp_store *s);
 
