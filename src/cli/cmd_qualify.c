@@ -603,6 +603,8 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         }
         if (r < 0) {
             exit_code = r == MP_EUSAGE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+            if (r != MP_EUSAGE) /* an I/O error: keep what was recorded */
+                mp_write_reports_from_store(store, o.out_dir, NULL, o.json, o.quiet, NULL);
             goto out_restore;
         }
         if (ctx.signo)

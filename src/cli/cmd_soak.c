@@ -230,8 +230,11 @@ int cmd_soak(int argc, char **argv)
     };
     const struct mp_attempt_result *a = NULL;
     rc = mp_run_attempt(&ctx, &rep, 0, false, NULL, &a);
-    if (rc < 0 && !(a && a->outcome == MP_OUT_ERROR && a->fail_class && !strcmp(a->fail_class, "spawn")))
+    if (rc < 0 && !(a && a->outcome == MP_OUT_ERROR && a->fail_class && !strcmp(a->fail_class, "spawn"))) {
+        /* an I/O error (message printed): keep what was recorded */
+        mp_write_reports_from_store(store, o.out_dir, NULL, o.json, o.quiet, NULL);
         goto out_restore;
+    }
     if (!ctx.signo && mp_store_candidate_done(store, 0, &rep.c[0].diag) < 0)
         goto store_failed;
     mp_iso8601(mp_wall_ns(), iso, sizeof(iso));

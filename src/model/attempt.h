@@ -21,6 +21,11 @@ enum mp_outcome {
                                 * candidate tested already (same_as) */
     MP_OUT_RESOLVED,           /* `moeprobe resolve`: stopped once resolved, no load */
 };
+/* fail_class of an attempt whose evidence files could not be written (full
+ * disk, file-size limit, I/O error; outcome MP_OUT_ERROR): no verdict is
+ * drawn from it. */
+#define MP_FAIL_EVIDENCE "evidence-incomplete"
+
 /* "clean", "startup-failure", "crashed", "hang", "interrupted", "error",
  * "same-config", "resolved". */
 const char *mp_outcome_name(enum mp_outcome o);

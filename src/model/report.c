@@ -96,9 +96,12 @@ bool mp_report_incomplete(const struct mp_report *rep)
 
 const char *mp_cand_verdict_label(const struct mp_cand_report *c)
 {
+    const struct mp_attempt_result *p = mp_cand_primary(c);
+    if (!c->verdict && p && p->outcome == MP_OUT_ERROR && p->fail_class &&
+        !strcmp(p->fail_class, MP_FAIL_EVIDENCE))
+        return "evidence incomplete"; /* (and unfinished: the run stopped there) */
     if (c->unfinished)
         return "unfinished";
-    const struct mp_attempt_result *p = mp_cand_primary(c);
     if (!c->verdict && p && p->outcome == MP_OUT_RESOLVED)
         return "resolved";
     return c->verdict ? c->verdict : "not run";

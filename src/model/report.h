@@ -101,7 +101,8 @@ bool mp_report_incomplete(const struct mp_report *rep);
 /* Number of unfinished candidates. */
 size_t mp_report_nunfinished(const struct mp_report *rep);
 /* What the report shows in a candidate's verdict place: the verdict,
- * "unfinished", or "not run" (static). */
+ * "unfinished", "evidence incomplete" (its primary attempt's evidence files
+ * could not be written: MP_FAIL_EVIDENCE), or "not run" (static). */
 const char *mp_cand_verdict_label(const struct mp_cand_report *c);
 
 /* What `inspect` found in the model directory, as mp_inspect_to_json wrote

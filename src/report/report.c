@@ -91,6 +91,14 @@ static void finalize_candidate(struct mp_cand_report *c)
 {
     const struct mp_attempt_result *p = mp_cand_primary(c);
     c->verdict = NULL;
+    if (p && p->outcome == MP_OUT_ERROR && p->fail_class && !strcmp(p->fail_class, MP_FAIL_EVIDENCE)) {
+        /* a cut log proves nothing: no verdict (the run stopped there, so
+         * the candidate is also unfinished; this says why) */
+        set_why(c, xasprintf("evidence incomplete, no verdict: %s (%lu requests ok, %lu failed "
+                             "before it)", p->fail_message ? p->fail_message : "", p->req_ok,
+                             p->req_failed));
+        return;
+    }
     if (c->unfinished) {
         /* whatever its attempts show so far, it has no verdict yet */
         set_why(c, xasprintf("unfinished: the run stopped before this candidate finished (%zu "
@@ -1198,7 +1206,9 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         buf_printf(out, " | %lu/%lu | ", failed, ok + failed);
         const struct mp_attempt_result *ev = p;
         long line = p ? (p->fail_line ? p->fail_line : p->res.moe_backend_line) : 0;
-        if (ev && line > 0)
+        if (p && !c->verdict && p->fail_class && !strcmp(p->fail_class, MP_FAIL_EVIDENCE))
+            buf_printf(out, "%s (incomplete)", rel_dir(rep, ev->dir));
+        else if (ev && line > 0)
             buf_printf(out, "%s/server.log:%ld", rel_dir(rep, ev->dir), line);
         else
             buf_adds(out, "—");

@@ -78,7 +78,9 @@ struct att {
     struct dvec phase_rts;
     int64_t last_draw;
     const struct mp_store_mask *mask; /* secret values to mask in files, or NULL */
-    bool io_err;               /* the store failed: stop */
+    bool io_err;               /* the store or an evidence file failed: stop */
+    int ev_errno;              /* first failed write of an evidence file (errno), 0 = none */
+    const char *ev_file;       /* that file's name in the attempt directory */
     int follow_fd;             /* attach mode: the followed log file, or -1 */
     struct buf follow_part;    /* its partial last line */
     bool follow_cut;           /* that line passed the length bound */
@@ -139,6 +141,20 @@ static void check_announce(struct att *a, const char *line, size_t len)
     }
 }
 
+/* Note the first failed write of an evidence file (server.log,
+ * server.times, requests.jsonl: a full disk, a file-size limit, an I/O
+ * error): the attempt stops, later writes to its files are skipped, and it
+ * ends as "evidence-incomplete" (never clean over a cut log). Returns ok. */
+static bool ev_ok(struct att *a, bool ok, const char *name)
+{
+    if (!ok && !a->ev_errno) {
+        a->ev_errno = errno ? errno : EIO;
+        a->ev_file = name;
+        a->io_err = true;
+    }
+    return ok;
+}
+
 static void on_line(void *ud, const char *line, size_t len, bool truncated)
 {
     struct att *a = ud;
@@ -156,11 +172,12 @@ static void on_line(void *ud, const char *line, size_t len, bool truncated)
         if (!a->selected && memmem(line, len, "Model loading took", 18))
             a->selected = true;
     }
-    if (a->log_capped)
+    if (a->log_capped || a->ev_errno)
         return;
     if (a->log_bytes + (long)len + 1 > LOG_CAP_BYTES) {
         a->log_capped = true;
-        fputs("[moeprobe: server.log capped at 512 MiB; the engine flooded its output]\n", a->logf);
+        ev_ok(a, fputs("[moeprobe: server.log capped at 512 MiB; the engine flooded its output]\n",
+                       a->logf) >= 0, "server.log");
         return;
     }
     a->log_bytes += (long)len + 1;
@@ -174,12 +191,15 @@ static void on_line(void *ud, const char *line, size_t len, bool truncated)
         line = masked;
         len = mlen;
     }
-    fwrite(line, 1, len, a->logf);
+    bool ok = fwrite(line, 1, len, a->logf) == len;
     free(masked);
-    if (truncated)
-        fputs(" [moeprobe: line truncated]", a->logf);
-    fputc('\n', a->logf);
-    fprintf(a->timesf, "%.3f\n", (double)(mp_now_ns() - a->t_spawn) / 1e9);
+    if (ok && truncated)
+        ok = fputs(" [moeprobe: line truncated]", a->logf) >= 0;
+    if (ok)
+        ok = fputc('\n', a->logf) != EOF;
+    if (ev_ok(a, ok, "server.log"))
+        ev_ok(a, fprintf(a->timesf, "%.3f\n", (double)(mp_now_ns() - a->t_spawn) / 1e9) > 0,
+              "server.times");
 }
 
 static void check_exit(struct att *a)
@@ -336,8 +356,9 @@ static void write_request(struct att *a, const struct mp_lg_result *res, const c
         buf_add_json_str(&b, err, strlen(err));
     }
     buf_adds(&b, "}\n");
-    fwrite(b.data, 1, b.len, a->reqf);
-    fflush(a->reqf);
+    if (!a->ev_errno)
+        ev_ok(a, fwrite(b.data, 1, b.len, a->reqf) == b.len && fflush(a->reqf) == 0,
+              "requests.jsonl");
     a->req_lines++;
     buf_release(&b);
     if (a->o->store && !a->io_err) {
@@ -1075,7 +1096,17 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     }
     classify_failure(&a);
     rc = 0;
-    if (a.io_err) {
+    if (!a.ev_errno && ev_ok(&a, fflush(a.logf) == 0, "server.log"))
+        ev_ok(&a, fflush(a.timesf) == 0, "server.times");
+    if (a.ev_errno) {
+        r->outcome = MP_OUT_ERROR;
+        free(r->fail_class);
+        free(r->fail_message);
+        r->fail_class = xstrdup(MP_FAIL_EVIDENCE);
+        r->fail_message = xasprintf("cannot write '%s/%s': %s", o->dir, a.ev_file,
+                                    strerror(a.ev_errno));
+        rc = -a.ev_errno;
+    } else if (a.io_err) {
         r->outcome = MP_OUT_ERROR;
         free(r->fail_message);
         r->fail_message = xasprintf("cannot write the evidence store: %s", mp_store_errmsg(o->store));

@@ -56,7 +56,10 @@ struct mp_attempt_opts {
      * finished request are written to attempt row store_attempt as they
      * happen; secret values are masked in server.log and requests.jsonl. A
      * store write error ends the attempt (outcome MP_OUT_ERROR, return
-     * MP_EDB). */
+     * MP_EDB). So does a failed write of server.log, server.times or
+     * requests.jsonl (full disk, file-size limit, I/O error): outcome
+     * MP_OUT_ERROR, fail_class MP_FAIL_EVIDENCE, fail_message naming the
+     * file and the reason, return -errno. */
     struct mp_store *store;
     int64_t store_attempt;
     /* Attach mode (soak --base-url): drive a server someone else started

@@ -232,7 +232,11 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         if (r.teardown_leftovers > 0)
             mp_warn("%d process(es) of %s survived teardown", r.teardown_leftovers, label);
     }
-    if (rc < 0 && r.outcome == MP_OUT_ERROR && r.fail_message && !r.fail_class)
+    if (rc < 0 && r.outcome == MP_OUT_ERROR && r.fail_message && r.fail_class &&
+        !strcmp(r.fail_class, MP_FAIL_EVIDENCE))
+        mp_error("%s: %s; its evidence is incomplete, no verdict is drawn from it", label,
+                 r.fail_message);
+    else if (rc < 0 && r.outcome == MP_OUT_ERROR && r.fail_message && !r.fail_class)
         mp_error("%s", r.fail_message);
 
     if (ctx->store && rc != MP_EDB &&
