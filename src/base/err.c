@@ -2,7 +2,10 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "escape.h"
 
 const char *mp_progname = "moeprobe";
 
@@ -61,7 +64,11 @@ static void vreport(const char *kind, const char *fmt, va_list ap)
 {
     char msg[4096];
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    fprintf(stderr, "%s: %s: %s\n", mp_progname, kind, msg);
+    /* messages quote engine output, paths and names: no raw control
+     * character reaches the terminal (escape.h) */
+    char *shown = mp_term_dup(msg);
+    fprintf(stderr, "%s: %s: %s\n", mp_progname, kind, shown);
+    free(shown);
 }
 
 int mp_error(const char *fmt, ...)

@@ -50,7 +50,9 @@ const char *mp_strerror(int code);
 
 /* Program name used in messages ("moeprobe" or "refengine"). */
 extern const char *mp_progname;
-/* Print "<prog>: error: <msg>\n" to stderr; returns -1. */
+/* Print "<prog>: error: <msg>\n" to stderr; returns -1. Control
+ * characters in msg (from engine output, paths, names) are shown escaped
+ * (mp_term_esc), never sent to the terminal raw. */
 int mp_error(const char *fmt, ...) MP_PRINTF(1, 2);
 /* Print "<prog>: warning: <msg>\n" to stderr. */
 void mp_warn(const char *fmt, ...) MP_PRINTF(1, 2);

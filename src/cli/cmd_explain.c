@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/opts.h"
 #include "err.h"
+#include "escape.h"
 #include "knowledge/knowledge.h"
 #include "xalloc.h"
 
@@ -253,7 +254,10 @@ int cmd_explain(int argc, char **argv)
                    ex.predicted_moe_backend ? ex.predicted_moe_backend : "none",
                    ex.prediction_reason, ex.summary);
     }
-    fwrite(b.data, 1, b.len, stdout);
+    if (json)
+        fwrite(b.data, 1, b.len, stdout);
+    else /* knobs and image names as given: shown, not sent, to the terminal */
+        mp_term_write(stdout, b.data, b.len);
     buf_release(&b);
     mp_kn_explain_release(&ex);
     if (fflush(stdout) != 0)

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "err.h"
+#include "escape.h"
 #include "inspect/inspect.h"
 
 static const char inspect_usage[] =
@@ -66,7 +67,10 @@ int cmd_inspect(int argc, char **argv)
         mp_inspect_to_json(&in, &b);
     else
         mp_inspect_to_text(&in, &b);
-    fwrite(b.data, 1, b.len, stdout);
+    if (json)
+        fwrite(b.data, 1, b.len, stdout);
+    else /* the checkpoint's words: no raw control character reaches the terminal */
+        mp_term_write(stdout, b.data, b.len);
     buf_release(&b);
     mp_inspect_release(&in);
     return fflush(stdout) == 0 ? MP_EXIT_OK : MP_EXIT_INTERNAL;

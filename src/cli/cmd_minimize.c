@@ -19,6 +19,7 @@
 #include "cli/opts.h"
 #include "clock.h"
 #include "err.h"
+#include "escape.h"
 #include "logs/logscan.h"
 #include "model/candidate.h"
 #include "proc/proc.h"
@@ -439,8 +440,9 @@ write:;
         printf("minimal knob change that makes it work (%u tests):", m.ntests);
         for (size_t i = 0; i < nmin; i++)
             printf(" %s", m.diff.k[minimal[i]].text);
-        printf("\nresolved MoE backend of the minimal configuration: %s\n",
-               min_backend ? min_backend : "(not logged)");
+        char *mb = mp_term_dup(min_backend ? min_backend : "(not logged)"); /* engine's words */
+        printf("\nresolved MoE backend of the minimal configuration: %s\n", mb);
+        free(mb);
         for (size_t i = 0; i < m.diff.n; i++) {
             bool in = false;
             for (size_t k = 0; k < nmin; k++)

@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "cli/commands.h"
 #include "err.h"
+#include "escape.h"
 #include "report/report.h"
 #include "sched/sched.h"
 #include "store/store.h"
@@ -174,29 +175,54 @@ static int compare(char **dirs, int n, int fmt)
         cJSON_free(t);
         cJSON_Delete(root);
     } else {
-        buf_printf(&b, "# moeprobe: %d runs side by side\n\nGPU %s, model %s\n\n| |", n,
-                   nz(runs[0].fp.gpu), nz(runs[0].fp.model));
-        for (int i = 0; i < n; i++)
-            buf_printf(&b, " %s |", dirs[i]);
+        /* every field is outside text (the stores, their engines): escaped */
+        buf_printf(&b, "# moeprobe: %d runs side by side\n\nGPU ", n);
+        mp_md_text(&b, nz(runs[0].fp.gpu), 120, 0);
+        buf_adds(&b, ", model ");
+        mp_md_text(&b, nz(runs[0].fp.model), 200, 0);
+        buf_adds(&b, "\n\n| |");
+        for (int i = 0; i < n; i++) {
+            buf_addc(&b, ' ');
+            mp_md_text(&b, dirs[i], 200, 0);
+            buf_adds(&b, " |");
+        }
         buf_adds(&b, "\n|---|");
         for (int i = 0; i < n; i++)
             buf_adds(&b, "---|");
         buf_adds(&b, "\n| engine |");
-        for (int i = 0; i < n; i++)
-            buf_printf(&b, " %s %s |", nz(runs[i].fp.engine), nz(runs[i].fp.engine_version));
+        for (int i = 0; i < n; i++) {
+            buf_addc(&b, ' ');
+            mp_md_text(&b, nz(runs[i].fp.engine), 40, 0);
+            buf_addc(&b, ' ');
+            mp_md_text(&b, nz(runs[i].fp.engine_version), 60, 0);
+            buf_adds(&b, " |");
+        }
         buf_adds(&b, "\n| driver / CUDA |");
-        for (int i = 0; i < n; i++)
-            buf_printf(&b, " %s / %s |", nz(runs[i].fp.driver), nz(runs[i].fp.cuda));
+        for (int i = 0; i < n; i++) {
+            buf_addc(&b, ' ');
+            mp_md_text(&b, nz(runs[i].fp.driver), 40, 0);
+            buf_adds(&b, " / ");
+            mp_md_text(&b, nz(runs[i].fp.cuda), 40, 0);
+            buf_adds(&b, " |");
+        }
         buf_adds(&b, "\n| started |");
-        for (int i = 0; i < n; i++)
-            buf_printf(&b, " %s |", nz(runs[i].started));
+        for (int i = 0; i < n; i++) {
+            buf_addc(&b, ' ');
+            mp_md_text(&b, nz(runs[i].started), 40, 0);
+            buf_adds(&b, " |");
+        }
         buf_adds(&b, "\n| recommendation |");
-        for (int i = 0; i < n; i++)
-            buf_printf(&b, " %s |",
-                       runs[i].recommended >= 0 ? runs[i].c[runs[i].recommended].cand.name : "none");
+        for (int i = 0; i < n; i++) {
+            buf_addc(&b, ' ');
+            mp_md_text(&b, runs[i].recommended >= 0 ? runs[i].c[runs[i].recommended].cand.name : "none",
+                       64, 0);
+            buf_adds(&b, " |");
+        }
         buf_adds(&b, "\n");
         for (size_t k = 0; k < names.n; k++) {
-            buf_printf(&b, "| **%s** |", names.v[k]);
+            buf_adds(&b, "| **");
+            mp_md_text(&b, names.v[k], 64, 0);
+            buf_adds(&b, "** |");
             for (int i = 0; i < n; i++) {
                 const struct mp_cand_report *cr = find_cand(&runs[i], names.v[k]);
                 const struct mp_attempt_result *p = cr ? mp_cand_primary(cr) : NULL;
@@ -204,9 +230,12 @@ static int compare(char **dirs, int n, int fmt)
                     buf_adds(&b, " - |");
                     continue;
                 }
-                buf_printf(&b, " %s", mp_cand_verdict_label(cr));
-                if (p && p->res.moe_backend)
-                    buf_printf(&b, ", %s", p->res.moe_backend);
+                buf_addc(&b, ' ');
+                mp_md_text(&b, mp_cand_verdict_label(cr), 32, 0);
+                if (p && p->res.moe_backend) {
+                    buf_adds(&b, ", ");
+                    mp_md_text(&b, p->res.moe_backend, 64, 0);
+                }
                 double sr = seq_rate(p), cc = best_conc(p);
                 if (sr >= 0)
                     buf_printf(&b, ", %.1f tok/s seq", sr);

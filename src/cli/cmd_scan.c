@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/opts.h"
 #include "err.h"
+#include "escape.h"
 #include "knowledge/knowledge.h"
 #include "logs/logscan.h"
 #include "xalloc.h"
@@ -177,7 +178,10 @@ int cmd_scan(int argc, char **argv)
             mp_logresult_to_text(mp_logscan_result(s), path, &out);
         }
         mp_logscan_free(s);
-        fwrite(out.data, 1, out.len, stdout);
+        if (json)
+            fwrite(out.data, 1, out.len, stdout);
+        else /* the log's words: no raw control character reaches the terminal */
+            mp_term_write(stdout, out.data, out.len);
         buf_reset(&out);
     }
     if (json)

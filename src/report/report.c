@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "quality/quality.h"
 #include "secret.h"
 #include "version.h"
@@ -880,52 +881,11 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
 
 /* ---------- Markdown ---------- */
 
-/* Table-cell text: no newlines, '|' escaped, HTML-significant characters
- * entity-escaped, valid UTF-8, at most max bytes. */
+/* Outside text in Markdown (escape.h): table cells, list items, headings;
+ * every field from the engine, the checkpoint or the store goes through it. */
 static void md_cell(struct buf *b, const char *s, size_t max)
 {
-    if (!s) {
-        buf_adds(b, "—");
-        return;
-    }
-    char *clean = mp_utf8_clean(s, strlen(s));
-    size_t n = strlen(clean);
-    bool cut = false;
-    if (n > max) {
-        n = max;
-        while (n > 0 && ((unsigned char)clean[n] & 0xC0) == 0x80)
-            n--;
-        cut = true;
-    }
-    for (size_t i = 0; i < n; i++) {
-        char ch = clean[i];
-        switch (ch) {
-        case '|':
-            buf_adds(b, "\\|");
-            break;
-        case '\n':
-        case '\r':
-            buf_addc(b, ' ');
-            break;
-        case '<':
-            buf_adds(b, "&lt;");
-            break;
-        case '>':
-            buf_adds(b, "&gt;");
-            break;
-        case '&':
-            buf_adds(b, "&amp;");
-            break;
-        case '`':
-            buf_addc(b, '\'');
-            break;
-        default:
-            buf_addc(b, ch);
-        }
-    }
-    if (cut)
-        buf_adds(b, "…");
-    free(clean);
+    mp_md_text(b, s, max, 0);
 }
 
 /* md_cell of each word of v, separated by ", ". */
@@ -1024,23 +984,11 @@ char *mp_report_resume_command(const struct mp_report *rep)
     return buf_detach(&b, NULL);
 }
 
-/* s as a Markdown code span: a fence longer than any run of backticks in
- * it, control characters shown as '?'. */
+/* s as a Markdown code span (escape.h): a fence longer than any run of
+ * backticks in it, control characters shown escaped. */
 static void md_code(struct buf *b, const char *s)
 {
-    size_t run = 0, longest = 0;
-    for (const char *p = s; *p; p++) {
-        run = *p == '`' ? run + 1 : 0;
-        longest = MP_MAX(longest, run);
-    }
-    for (size_t i = 0; i <= longest; i++)
-        buf_addc(b, '`');
-    buf_adds(b, longest ? " " : "");
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        buf_addc(b, *p < 0x20 || *p == 0x7f ? '?' : (char)*p);
-    buf_adds(b, longest ? " " : "");
-    for (size_t i = 0; i <= longest; i++)
-        buf_addc(b, '`');
+    mp_md_code(b, s, SIZE_MAX, 0);
 }
 
 /* The banner of a run that did not finish: how it ended, the unfinished
@@ -1103,7 +1051,9 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
     md_cell(out, rep->fp.model, 200);
     buf_adds(out, " |\n| host | ");
     md_cell(out, rep->fp.host_arch, 120);
-    buf_printf(out, " |\n| moeprobe | %s |\n", rep->moeprobe_version);
+    buf_adds(out, " |\n| moeprobe | ");
+    md_cell(out, rep->moeprobe_version, 40);
+    buf_adds(out, " |\n");
     size_t starts = 0;
     for (size_t i = 0; i < rep->n; i++)
         starts += cand_cost(&rep->c[i]).starts;
@@ -1140,9 +1090,9 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         md_cell(out, c->cand.name, 64);
         buf_adds(out, "**");
         if (knobs[0]) {
-            buf_adds(out, " (`");
-            buf_adds(out, knobs);
-            buf_adds(out, "`)");
+            buf_adds(out, " (");
+            mp_md_code(out, knobs, 400, 0);
+            buf_adds(out, ")");
         }
         buf_adds(out, ": ");
         md_cell(out, rep->recommendation_why, 400);
@@ -1170,9 +1120,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         md_cell(out, c->cand.name, 64);
         buf_adds(out, " | ");
         if (knobs[0]) {
-            buf_adds(out, "`");
-            md_cell(out, knobs, 200);
-            buf_adds(out, "`");
+            mp_md_code(out, knobs, 200, MP_MD_TABLE);
         } else {
             buf_adds(out, "(none)");
         }
@@ -1206,12 +1154,15 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         buf_printf(out, " | %lu/%lu | ", failed, ok + failed);
         const struct mp_attempt_result *ev = p;
         long line = p ? (p->fail_line ? p->fail_line : p->res.moe_backend_line) : 0;
-        if (p && !c->verdict && p->fail_class && !strcmp(p->fail_class, MP_FAIL_EVIDENCE))
-            buf_printf(out, "%s (incomplete)", rel_dir(rep, ev->dir));
-        else if (ev && line > 0)
-            buf_printf(out, "%s/server.log:%ld", rel_dir(rep, ev->dir), line);
-        else
+        if (p && !c->verdict && p->fail_class && !strcmp(p->fail_class, MP_FAIL_EVIDENCE)) {
+            md_cell(out, rel_dir(rep, ev->dir), 200);
+            buf_adds(out, " (incomplete)");
+        } else if (ev && line > 0) {
+            md_cell(out, rel_dir(rep, ev->dir), 200);
+            buf_printf(out, "/server.log:%ld", line);
+        } else {
             buf_adds(out, "—");
+        }
         buf_adds(out, " |\n");
         free(knobs);
     }
@@ -1233,9 +1184,9 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         buf_adds(out, "## Knobs that changed nothing\n\n");
         for (size_t i = 0; i < rep->nnoop; i++) {
             const struct mp_noop *k = &rep->noop[i];
-            buf_adds(out, "- `");
-            md_cell(out, k->knob, 200);
-            buf_adds(out, "` (candidate ");
+            buf_adds(out, "- ");
+            mp_md_code(out, k->knob, 200, 0);
+            buf_adds(out, " (candidate ");
             md_cell(out, k->candidate, 64);
             buf_adds(out, ") resolved exactly like ");
             md_cell(out, k->resolved_like, 64);
@@ -1259,7 +1210,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         buf_adds(out, ": ");
         md_cell(out, mp_cand_verdict_label(c), 32);
         buf_adds(out, "\n\n");
-        md_cell(out, c->why, 1000);
+        mp_md_text(out, c->why, 1000, MP_MD_START);
         buf_adds(out, "\n\n");
         const struct mp_attempt_result *p = mp_cand_primary(c);
         if (p) {
@@ -1292,17 +1243,24 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         }
         for (size_t j = 0; j < c->nattempts; j++) {
             const struct mp_attempt_result *a = &c->attempts[j];
-            if (a->outcome == MP_OUT_RESOLVED)
-                buf_printf(out, "- attempt `%s`: stopped after %.1f s, once resolved (no load)",
-                           rel_dir(rep, a->dir), a->ready_s);
-            else if (a->outcome == MP_OUT_SAME_CONFIG)
-                buf_printf(out, "- attempt `%s`: stopped after %.1f s, once resolved: the same "
-                                "configuration as `%s` (shared result)",
-                           rel_dir(rep, a->dir), a->ready_s, a->same_as ? a->same_as : "?");
-            else
-                buf_printf(out, "- attempt `%s`%s: %s, %lu ok / %lu failed, ready in %.1f s",
-                           rel_dir(rep, a->dir), a->launch_blocking ? " (CUDA_LAUNCH_BLOCKING=1)" : "",
+            if (a->outcome == MP_OUT_RESOLVED) {
+                buf_adds(out, "- attempt ");
+                mp_md_code(out, rel_dir(rep, a->dir), 200, 0);
+                buf_printf(out, ": stopped after %.1f s, once resolved (no load)", a->ready_s);
+            } else if (a->outcome == MP_OUT_SAME_CONFIG) {
+                buf_adds(out, "- attempt ");
+                mp_md_code(out, rel_dir(rep, a->dir), 200, 0);
+                buf_printf(out, ": stopped after %.1f s, once resolved: the same configuration as ",
+                           a->ready_s);
+                mp_md_code(out, a->same_as ? a->same_as : "?", 64, 0);
+                buf_adds(out, " (shared result)");
+            } else {
+                buf_adds(out, "- attempt ");
+                mp_md_code(out, rel_dir(rep, a->dir), 200, 0);
+                buf_printf(out, "%s: %s, %lu ok / %lu failed, ready in %.1f s",
+                           a->launch_blocking ? " (CUDA_LAUNCH_BLOCKING=1)" : "",
                            mp_outcome_name(a->outcome), a->req_ok, a->req_failed, a->ready_s);
+            }
             if (a->fail_class) {
                 buf_adds(out, "; ");
                 md_cell(out, a->fail_class, 40);
@@ -1331,32 +1289,63 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
     }
 }
 
+/* Append s for the terminal (escape.h): controls shown, not sent. */
+static void term_add(struct buf *b, const char *s)
+{
+    if (s)
+        mp_term_esc(b, s, strlen(s), 0);
+}
+
+/* term_add padded with spaces to width bytes. */
+static void term_pad(struct buf *b, const char *s, size_t width)
+{
+    size_t before = b->len;
+    term_add(b, s);
+    for (size_t n = b->len - before; n < width; n++)
+        buf_addc(b, ' ');
+}
+
 void mp_report_summary(const struct mp_report *rep, struct buf *out)
 {
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_cand_report *c = &rep->c[i];
         const struct mp_attempt_result *p = mp_cand_primary(c);
-        buf_printf(out, "  %-20s %-16s %-20s ", c->cand.name, mp_cand_verdict_label(c),
-                   p && p->res.moe_backend ? p->res.moe_backend : "-");
+        buf_adds(out, "  ");
+        term_pad(out, c->cand.name, 20);
+        buf_addc(out, ' ');
+        term_pad(out, mp_cand_verdict_label(c), 16);
+        buf_addc(out, ' ');
+        term_pad(out, p && p->res.moe_backend ? p->res.moe_backend : "-", 20);
+        buf_addc(out, ' ');
         double s = seq_tok_s(p);
-        if (p && p->outcome == MP_OUT_SAME_CONFIG)
-            buf_printf(out, "shared with %s", p->same_as ? p->same_as : "?");
-        else if (s >= 0)
+        if (p && p->outcome == MP_OUT_SAME_CONFIG) {
+            buf_adds(out, "shared with ");
+            term_add(out, p->same_as ? p->same_as : "?");
+        } else if (s >= 0) {
             buf_printf(out, "%8.1f tok/s seq", s);
+        }
         buf_adds(out, "\n");
     }
     if (rep->recommended >= 0) {
         char *knobs = mp_candidate_knobs_str(&rep->c[rep->recommended].cand);
-        buf_printf(out, "recommendation: %s%s%s%s\n", rep->c[rep->recommended].cand.name,
-                   knobs[0] ? " (" : "", knobs, knobs[0] ? ")" : "");
+        buf_adds(out, "recommendation: ");
+        term_add(out, rep->c[rep->recommended].cand.name);
+        if (knobs[0]) {
+            buf_adds(out, " (");
+            term_add(out, knobs);
+            buf_adds(out, ")");
+        }
+        buf_adds(out, "\n");
         free(knobs);
     } else if (mp_report_is_resolve_map(rep)) {
         buf_adds(out, "resolution only: no load was driven, nothing is recommended\n");
     } else {
         buf_adds(out, mp_report_nunfinished(rep) ? "no finished candidate qualified"
                                                  : "no candidate qualified");
-        for (size_t i = 0; i < rep->learned.n; i++)
-            buf_printf(out, "%s%s", i ? "; " : ": ", rep->learned.v[i]);
+        for (size_t i = 0; i < rep->learned.n; i++) {
+            buf_adds(out, i ? "; " : ": ");
+            term_add(out, rep->learned.v[i]);
+        }
         buf_adds(out, "\n");
     }
     if (mp_report_incomplete(rep)) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
 
@@ -27,8 +28,17 @@ void mp_html_esc(struct buf *b, const char *s, size_t max)
             n--;
     }
     char *clean = mp_utf8_clean(s, n);
-    for (const char *p = clean; *p; p++) {
+    size_t left = strlen(clean);
+    for (const char *p = clean; *p; p++, left--) {
         unsigned char c = (unsigned char)*p;
+        /* DEL, C1 and bidi controls (a right-to-left override reorders
+         * what the reader sees even as an entity): shown as text */
+        size_t h = mp_esc_hidden_at(b, p, left);
+        if (h) {
+            p += h - 1;
+            left -= h - 1;
+            continue;
+        }
         switch (c) {
         case '&':
             buf_adds(b, "&amp;");

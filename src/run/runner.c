@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "err.h"
+#include "escape.h"
 #include "proc/proc.h"
 #include "report/report.h"
 #include "store/store.h"
@@ -218,17 +219,25 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         ctx->signo = signo;
     bool spawn_failed = r.outcome == MP_OUT_ERROR && r.fail_class && !strcmp(r.fail_class, "spawn");
     if (!ctx->quiet && !spawn_failed) {
-        fprintf(stderr, "moeprobe: %s: %s", label, mp_outcome_name(r.outcome));
+        /* the backend and class are the engine's words: shown escaped */
+        struct buf line = BUF_INIT;
+        buf_printf(&line, "moeprobe: %s: %s", label, mp_outcome_name(r.outcome));
         if (r.res.moe_backend)
-            fprintf(stderr, ", MoE backend %s", r.res.moe_backend);
-        fprintf(stderr, ", %lu ok / %lu failed", r.req_ok, r.req_failed);
+            buf_printf(&line, ", MoE backend %s", r.res.moe_backend);
+        buf_printf(&line, ", %lu ok / %lu failed", r.req_ok, r.req_failed);
         if (r.fail_class)
-            fprintf(stderr, " (%s)", r.fail_class);
+            buf_printf(&line, " (%s)", r.fail_class);
         if (r.same_as)
-            fprintf(stderr, " (same as %s: not tested again)", r.same_as);
-        fprintf(stderr, " in %.1f s\n", r.wall_s);
-        if (r.outcome == MP_OUT_STARTUP_FAILURE && r.fail_message)
-            fprintf(stderr, "moeprobe: %s: %s\n", label, r.fail_message); /* control bytes cleaned */
+            buf_printf(&line, " (same as %s: not tested again)", r.same_as);
+        buf_printf(&line, " in %.1f s", r.wall_s);
+        mp_term_write(stderr, line.data, line.len);
+        fputc('\n', stderr);
+        buf_release(&line);
+        if (r.outcome == MP_OUT_STARTUP_FAILURE && r.fail_message) {
+            char *why = mp_term_dup(r.fail_message); /* the engine's words */
+            fprintf(stderr, "moeprobe: %s: %s\n", label, why);
+            free(why);
+        }
         if (r.teardown_leftovers > 0)
             mp_warn("%d process(es) of %s survived teardown", r.teardown_leftovers, label);
     }

@@ -25,6 +25,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "escape.h"
 #include "file.h"
 #include "report/report.h"
 #include "sched/internal.h"
@@ -546,8 +547,10 @@ int mp_sched_merge(const char *run_dir, bool json, bool quiet)
                    "The tasks ran on different GPUs or engine builds. Results are reported side "
                    "by side, one section per fingerprint; no recommendation spans them.\n\n",
                    ng);
-        buf_printf(&jall, "{\n\"moeprobe_version\": \"%s\",\n\"fingerprint_groups\": [\n",
-                   g[0].rep.moeprobe_version ? g[0].rep.moeprobe_version : "");
+        const char *mv = g[0].rep.moeprobe_version ? g[0].rep.moeprobe_version : "";
+        buf_adds(&jall, "{\n\"moeprobe_version\": ");
+        buf_add_json_str(&jall, mv, strlen(mv));
+        buf_adds(&jall, ",\n\"fingerprint_groups\": [\n");
         buf_adds(&hall, "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>moeprobe "
                         "report</title></head><body><h1>moeprobe qualify report</h1><p>The "
                         "tasks ran on different fingerprints:</p><ul>\n");
@@ -560,10 +563,16 @@ int mp_sched_merge(const char *run_dir, bool json, bool quiet)
                 exit_code = MP_EXIT_INTERNAL;
             any = any || g[k].rep.recommended >= 0;
             const struct mp_fingerprint *f = &g[k].rep.fp;
-            buf_printf(&mdall, "## Fingerprint %zu: %s, %s %s, %s\n\n(fingerprint-%zu/)\n\n", k + 1,
-                       f->gpu ? f->gpu : "no GPU", f->engine ? f->engine : "engine",
-                       f->engine_version ? f->engine_version : "?", f->model ? f->model : "?",
-                       k + 1);
+            /* the fingerprint's words come from the tasks' engines: escaped */
+            buf_printf(&mdall, "## Fingerprint %zu: ", k + 1);
+            mp_md_text(&mdall, f->gpu ? f->gpu : "no GPU", 120, 0);
+            buf_adds(&mdall, ", ");
+            mp_md_text(&mdall, f->engine ? f->engine : "engine", 40, 0);
+            buf_adds(&mdall, " ");
+            mp_md_text(&mdall, f->engine_version ? f->engine_version : "?", 60, 0);
+            buf_adds(&mdall, ", ");
+            mp_md_text(&mdall, f->model ? f->model : "?", 200, 0);
+            buf_printf(&mdall, "\n\n(fingerprint-%zu/)\n\n", k + 1);
             buf_add(&mdall, md.data, md.len);
             buf_adds(&mdall, "\n");
             buf_printf(&jall, "%s", k ? ",\n" : "");
