@@ -86,4 +86,22 @@ grep -q 'moeprobe.db-wal' "$T/wal.err" || fail "read-only with -wal: the unread 
 # 3. the same copy on writable storage reads the -wal too (no warning)
 "$MOEPROBE" report --no-write "$T/wal" >/dev/null 2>"$T/walrw.err" || fail "writable -wal copy failed"
 ! grep -q 'moeprobe.db-wal' "$T/walrw.err" || fail "writable copy: needless -wal warning"
-echo "ok: read-only media render (stdout, warning), a -wal that cannot be read is named"
+# 4. as root also the other kind of read-only: a directory without write
+# permission, read by an unprivileged user (root would ignore the mode)
+extra=""
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$MOEPROBE" version >/dev/null 2>&1; then
+    chmod 0755 "$T"
+    mkdir "$T/perm" && cp "$T/run/moeprobe.db" "$T/perm/" && chmod 0644 "$T/perm/moeprobe.db"
+    chmod 0555 "$T/perm"
+    setpriv --reuid=65534 --regid=65534 --clear-groups "$MOEPROBE" report "$T/perm" \
+        >"$T/perm.out" 2>"$T/perm.err"
+    rc=$?
+    chmod 0755 "$T/perm"
+    [ $rc -eq 0 ] || fail "directory without write permission: exit $rc, want 0"
+    grep -q '^| a |' "$T/perm.out" || fail "directory without write permission: candidate a missing"
+    grep -q 'not writable' "$T/perm.err" || fail "directory without write permission: no warning"
+    [ ! -e "$T/perm/moeprobe.db-shm" ] || fail "directory without write permission: a -shm appeared"
+    extra="; a directory without write permission too"
+fi
+echo "ok: read-only media render (stdout, warning), a -wal that cannot be read is named$extra"

@@ -341,6 +341,76 @@ static void test_model_dir(void **state)
     free(dir);
 }
 
+/* A reader refuses what it could only misread, naming the file: no
+ * database, a foreign database, a damaged one (integrity_check, and pages
+ * that only the load meets); a path with URI characters still opens. */
+static void test_reader_refuses_damage(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *run = xasprintf("%s/run ?#%%41", dir); /* '?', '#', '%' are URI syntax */
+    char *path = xasprintf("%s/%s", run, MP_STORE_DB_NAME);
+    struct mp_store *s = NULL;
+    struct mp_diag d = MP_DIAG_INIT;
+    assert_int_equal(mp_store_open(run, MP_STORE_CREATE | MP_STORE_LOCK, &s, NULL), 0);
+    assert_int_equal(mp_store_run_begin(s, "qualify", NULL, 0, "0.0.0", "now"), 0);
+    struct mp_candidate c;
+    for (int i = 0; i < 200; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "cand-%03d-padding-padding-padding", i);
+        assert_int_equal(mp_candidate_from_knobs(name, "", &c, NULL), 0);
+        assert_int_equal(mp_store_candidate(s, (size_t)i, &c), 0);
+        mp_candidate_release(&c);
+    }
+    mp_store_close(s);
+
+    /* intact: opens read-only, loads */
+    assert_int_equal(mp_store_open(run, MP_STORE_READONLY, &s, &d), 0);
+    assert_string_equal(mp_store_note(s), "");
+    struct mp_report rep;
+    mp_report_init(&rep, run);
+    assert_int_equal(mp_store_load(s, &rep, NULL), 0);
+    assert_int_equal(rep.n, 200);
+    mp_report_release(&rep);
+    mp_store_close(s);
+
+    /* the candidates' last page overwritten: PRAGMA integrity_check fails */
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long size = ftell(f);
+    assert_true(size > 8 * 4096);
+    char junk[4096];
+    memset(junk, 0xA5, sizeof(junk));
+    assert_int_equal(fseek(f, size - 4096, SEEK_SET), 0);
+    assert_int_equal(fwrite(junk, 1, sizeof(junk), f), sizeof(junk));
+    fclose(f);
+    assert_int_equal(mp_store_open(run, MP_STORE_READONLY, &s, &d), MP_EDB);
+    assert_non_null(strstr(d.msg, MP_STORE_DB_NAME));
+    assert_non_null(strstr(d.msg, "damaged"));
+
+    /* not a database; an SQLite database that is not ours */
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    for (int i = 0; i < 100; i++)
+        fputs("plain text, not an evidence store\n", f);
+    fclose(f);
+    assert_int_equal(mp_store_open(run, MP_STORE_READONLY, &s, &d), MP_EDB);
+    assert_non_null(strstr(d.msg, "not an SQLite database"));
+    unlink(path);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "CREATE TABLE x(y)", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(mp_store_open(run, MP_STORE_READONLY, &s, &d), MP_EDB);
+    assert_non_null(strstr(d.msg, "not a moeprobe evidence store"));
+    assert_null(strstr(d.msg, "-1"));
+    rmtree(dir);
+    free(path);
+    free(run);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -350,6 +420,7 @@ int main(void)
         cmocka_unit_test(test_mask),
         cmocka_unit_test(test_fingerprint_nvml),
         cmocka_unit_test(test_model_dir),
+        cmocka_unit_test(test_reader_refuses_damage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
