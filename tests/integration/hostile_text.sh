@@ -64,4 +64,15 @@ grep -qF 'javascript:alert(1)' "$T/scan.out" || fail "scan: the crash message is
 grep -qF '\u202e' "$T/scan.out" || fail "scan: the bidi override is not shown escaped"
 rawbytes "$T/scan.out"
 rawbytes "$T/scan.err"
-echo "ok: hostile engine text escaped in report.md/html, --compare, stderr and scan"
+# a checkpoint's words (inspect) and a command's (explain)
+mkdir "$T/model"
+printf '{"architectures": ["Evil\\u001b]0;pwned\\u0007Model"], "model_type": "x\\u202ey",
+  "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4"}}' >"$T/model/config.json"
+"$MOEPROBE" inspect "$T/model" >"$T/inspect.out" 2>"$T/inspect.err" || fail "inspect failed"
+grep -qF 'Evil\x1b]0;pwned\x07Model' "$T/inspect.out" || fail "inspect: the architecture is not shown escaped"
+rawbytes "$T/inspect.out"
+"$MOEPROBE" explain -- vllm serve m --moe-backend $'cutlass\x1b[2J\xe2\x80\xae' >"$T/explain.out" 2>"$T/explain.err"
+grep -qF 'cutlass\x1b[2J' "$T/explain.out" "$T/explain.err" || fail "explain: the knob is not shown escaped"
+rawbytes "$T/explain.out"
+rawbytes "$T/explain.err"
+echo "ok: hostile engine and checkpoint text escaped in report.md/html, --compare, stderr, scan, inspect, explain"
