@@ -20,6 +20,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "err.h"
+#include "escape.h"
 #include "http/loadgen.h"
 #include "knowledge/knowledge.h"
 #include "logs/announce.h"
@@ -118,10 +119,10 @@ static void note(struct att *a, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    for (char *q = msg; *q; q++) /* engine words: no control characters to the terminal */
-        if ((unsigned char)*q < 0x20 || *q == 0x7f)
-            *q = '?';
-    fprintf(stderr, "moeprobe: [%s] %s\n", a->o->label ? a->o->label : "", msg);
+    /* engine words: no control character (C0, DEL, C1, bidi) to the terminal */
+    char *shown = mp_term_dup(msg);
+    fprintf(stderr, "moeprobe: [%s] %s\n", a->o->label ? a->o->label : "", shown);
+    free(shown);
 }
 
 /* Grace after an announcement that cannot be reached: a wrapper or proxy

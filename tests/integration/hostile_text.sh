@@ -64,6 +64,15 @@ grep -qF 'javascript:alert(1)' "$T/scan.out" || fail "scan: the crash message is
 grep -qF '\u202e' "$T/scan.out" || fail "scan: the bidi override is not shown escaped"
 rawbytes "$T/scan.out"
 rawbytes "$T/scan.err"
+# an error message from the engine's HTTP answers reaches the progress lines
+"$MOEPROBE" qualify --no-quality --no-diagnose --out "$T/h500" --seq 3 --conc 2:4 --max-tokens 8 \
+    --candidate 'a: ' -- python3 "$E" --http500 --port '{port}' >"$T/h500.out" 2>"$T/h500.err"
+grep -qF 'javascript:alert(1)' "$T/h500.err" || fail "stderr: the engine's error message is missing"
+grep -qF '\u202e' "$T/h500.err" || fail "stderr: the bidi override is not shown escaped"
+rawbytes "$T/h500.err"
+raw "$T/h500/report.md" '[x](javascript' '<script' '<img'
+rawbytes "$T/h500/report.md"
+
 # a checkpoint's words (inspect) and a command's (explain)
 mkdir "$T/model"
 printf '{"architectures": ["Evil\\u001b]0;pwned\\u0007Model"], "model_type": "x\\u202ey",

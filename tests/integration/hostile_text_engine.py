@@ -6,13 +6,14 @@ reaches report.md, the terminal summaries and `moeprobe scan` escaped:
 Markdown links and images, raw HTML, table-breaking pipes, backticks,
 terminal escape sequences (ESC, BEL, CR), a C1 control and a bidi override.
 
-    hostile_text_engine.py --port PORT [--good N]
+    hostile_text_engine.py --port PORT [--good N] [--http500]
 
 It logs like vLLM (version and model line, the NvFp4 MoE backend line with
 its candidate list), serves GET /health, GET /v1/models and streaming POST
 /v1/completions; the first N generation requests (default 2) are answered,
 then it prints a CUDA illegal-memory-access traceback carrying the hostile
-text and exits 1.
+text and exits 1 (with --http500: answers HTTP 500 with the hostile text as
+the error message and stays up, like vLLM's JSON error bodies).
 """
 import argparse
 import json
@@ -25,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ap = argparse.ArgumentParser()
 ap.add_argument("--port", type=int, required=True)
 ap.add_argument("--good", type=int, default=2)
+ap.add_argument("--http500", action="store_true")
 args, _unknown = ap.parse_known_args()
 
 LINK = "[x](javascript:alert(1))"
@@ -78,6 +80,11 @@ class H(BaseHTTPRequestHandler):
         with lock:
             served += 1
             bad = served > args.good
+        if bad and args.http500:
+            body = {"error": {"message": "scheduler failed " + LINK + " " + HTML + " " + TERM,
+                              "type": "InternalServerError", "param": None, "code": 500}}
+            self.send_plain(500, json.dumps(body).encode())
+            return
         if bad:
             sys.stderr.write(
                 "ERROR %s [core.py:812] EngineCore encountered a fatal error.\n"
