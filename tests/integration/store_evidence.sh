@@ -1,6 +1,7 @@
 #!/bin/bash
 # store_evidence.sh - when an evidence file cannot be written (a file-size
-# limit cuts server.log, a full disk under requests.jsonl), moeprobe says so
+# limit cuts server.log; as root also a full device under server.times and a
+# full disk under attempts/), moeprobe says so
 # with the file and the reason, keeps what was recorded (the database and
 # the report files), exits 3, and the attempt over the cut evidence gets no
 # verdict (never "stable").
@@ -49,23 +50,31 @@ grep -q '^| a |.*evidence incomplete' "$T/cut/report.md" || fail "file-size limi
 "$MOEPROBE" report --no-write --format json "$T/cut" >"$T/cut-again.json" || fail "report of the cut run failed"
 grep -q 'evidence incomplete' "$T/cut-again.json" || fail "report again: evidence incomplete lost"
 
-# 2. a device that is always full under server.times: the failure shows only
-# when the last buffer is flushed, after an otherwise clean attempt
-mkdir -p "$T/full/attempts/a-1"
-ln -s /dev/full "$T/full/attempts/a-1/server.times"
-"$MOEPROBE" qualify --quiet --no-quality --out "$T/full" --seq 3 --conc 2:4 --max-tokens 8 \
-    --candidate 'a: ' -- "$REFENGINE" serve --world "$W" --port '{port}' >"$T/full.out" 2>"$T/full.err"
-rc=$?
-[ $rc -eq 3 ] || fail "full device: exit $rc, want 3"
-grep -q "server.times': No space left on device" "$T/full.err" || fail "full device: file and reason not named"
-v=$(verdict "$T/full" a)
-[ "$v" = None ] || fail "full device: verdict '$v' over incomplete evidence"
-[ "$(sqlite3 "$T/full/moeprobe.db" 'PRAGMA integrity_check')" = ok ] || fail "full device: database damaged"
-
-# 3. a real full disk (root: a 256 KiB tmpfs under attempts/ in a private
-# mount namespace) while a chatty engine starts; the database is outside
+# 2. (root) a device that is always full under server.times, bind-mounted
+# over the file (no link: links are never written through): the failure
+# shows only when the last buffer is flushed, after an otherwise clean
+# attempt
+ns_ok=false
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null &&
     unshare -m sh -c "mount -t tmpfs -o size=256k tmpfs '$T'" 2>/dev/null; then
+    ns_ok=true
+fi
+if $ns_ok; then
+    mkdir -p "$T/full/attempts/a-1" && : >"$T/full/attempts/a-1/server.times"
+    unshare -m sh -c 'mount --bind /dev/full "$1" && shift && exec "$@"' sh "$T/full/attempts/a-1/server.times" \
+        "$MOEPROBE" qualify --quiet --no-quality --out "$T/full" --seq 3 --conc 2:4 --max-tokens 8 \
+        --candidate 'a: ' -- "$REFENGINE" serve --world "$W" --port '{port}' >"$T/full.out" 2>"$T/full.err"
+    rc=$?
+    [ $rc -eq 3 ] || fail "full device: exit $rc, want 3"
+    grep -q "server.times': No space left on device" "$T/full.err" || fail "full device: file and reason not named"
+    v=$(verdict "$T/full" a)
+    [ "$v" = None ] || fail "full device: verdict '$v' over incomplete evidence"
+    [ "$(sqlite3 "$T/full/moeprobe.db" 'PRAGMA integrity_check')" = ok ] || fail "full device: database damaged"
+fi
+
+# 3. (root) a real full disk: a 256 KiB tmpfs under attempts/ in a private
+# mount namespace while a chatty engine starts; the database is outside
+if $ns_ok; then
     mkdir -p "$T/disk/attempts"
     unshare -m sh -c 'mount -t tmpfs -o size=256k tmpfs "$1/attempts" && shift && exec "$@"' sh "$T/disk" \
         "$MOEPROBE" qualify --quiet --no-quality --out "$T/disk" --seq 3 --conc 2:4 --max-tokens 8 \
@@ -78,8 +87,8 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null &&
     grep -q "server.log': No space left on device" "$T/disk.err" || fail "full disk: file and reason not named"
     [ "$(verdict "$T/disk" a)" = None ] || fail "full disk: a verdict over a cut log"
     [ -s "$T/disk/report.json" ] || fail "full disk: no report"
-    disk="; a full tmpfs too"
+    disk="; a full device and a full tmpfs too"
 else
-    disk=" (no tmpfs case: needs root and mount namespaces)"
+    disk=" (no full-device and tmpfs cases: they need root and mount namespaces)"
 fi
-echo "ok: a cut server.log and a full device end in exit 3 naming the file, reports kept, no verdict$disk"
+echo "ok: a cut server.log ends in exit 3 naming the file, reports kept, no verdict$disk"

@@ -41,7 +41,9 @@ n=$(sqlite3 "$T/full/moeprobe.db" 'SELECT COUNT(*) FROM requests')
 # a new run into an empty one, and the resume of a run copied there (a
 # directory that holds a run takes no new one: rundir_one_run.sh)
 mkdir -p "$T/ro" "$T/ro-empty"
-cp -a "$T/red/moeprobe.db" "$T/ro/"
+# (the full-disk run: it holds no secret, so the resume gets as far as the
+# store, which reads fine on read-only media and cannot be written)
+cp -a "$T/full/moeprobe.db" "$T/ro/"
 chmod 0555 "$T/ro" "$T/ro-empty"
 on_ro() { # DIR COMMAND...: run COMMAND with DIR read-only
     local d=$1; shift
