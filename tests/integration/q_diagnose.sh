@@ -9,11 +9,14 @@ check "$Q_DIR/report.json" \
   'c["auto"]["diagnosis"]["requests_clean"] >= c["auto"]["diagnosis"]["requests_required"]' \
   '"clean requests needed" in c["auto"]["diagnosis"]["reasoning"]' \
   || fail "probabilistic race"
+# the 12th request crashes the engine: warm-up and sequential (7) are served;
+# of the concurrency-4 requests in flight with it, how many finish first
+# depends on scheduling, so 7..11 were served before the failure
 qualify late "$W/q-prob.ini" --quiet --seq 6 --conc 4:24 --max-tokens 8 --no-quality \
     --candidate 'late: --moe-backend cutlass' --diagnose-max-requests 20
 check "$Q_DIR/report.json" \
   'c["late"]["verdict"] == "crashed"' \
-  'c["late"]["crash"]["after_requests"] == 11' \
+  '7 <= c["late"]["crash"]["after_requests"] <= 11' \
   '"short of" in c["late"]["why"] and "--diagnose-max-requests" in c["late"]["why"]' \
   || fail "qualify diagnosis"
 # --no-diagnose: crashed, and the report says why
