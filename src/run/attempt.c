@@ -293,6 +293,11 @@ static void pump(struct att *a, int timeout_ms)
             a->eof = true;
     }
     follow_log(a);
+    /* the evidence is current on disk every turn (one write a turn, not a
+     * line): someone tailing server.log sees it, and a kill -9 of moeprobe
+     * loses nothing the engine said before the turn */
+    if (a->logf && !a->ev_errno && ev_ok(a, fflush(a->logf) == 0, "server.log"))
+        ev_ok(a, fflush(a->timesf) == 0, "server.times");
     drain_signals(a);
     check_exit(a);
 }

@@ -48,7 +48,7 @@ interrupted() {
 banner_checks() { # RUN HOW: the banner in report.md and report.html, the JSON facts
     local dir="$A/$1" how=$2 cmd="moeprobe qualify --resume $A/$1"
     head -n 4 "$dir/report.md" | grep -qF "**$how**" || { head "$dir/report.md"; fail "$1: no banner in report.md"; }
-    head -n 4 "$dir/report.md" | grep -qF "2 of 3 candidates are unfinished: b, c" || fail "$1: unfinished candidates in report.md"
+    head -n 4 "$dir/report.md" | grep -qF "2 of 3 candidates are unfinished: b, c" || { head -n 6 "$dir/report.md"; fail "$1: unfinished candidates in report.md"; }
     grep -qF "\`$cmd\`" "$dir/report.md" || fail "$1: no resume command in report.md"
     grep -q "<div class=banner role=alert><b>$how</b>.*<b>b</b>, <b>c</b>.*<code>$cmd</code>" "$dir/report.html" ||
         fail "$1: no banner in report.html"
