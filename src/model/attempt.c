@@ -82,6 +82,47 @@ void mp_resolved_copy(struct mp_resolved *dst, const struct mp_resolved *src)
     dst->unknown_env_line = src->unknown_env_line;
 }
 
+const char *mp_dlv_status_name(enum mp_dlv_status s)
+{
+    switch (s) {
+    case MP_DLV_VERIFIED:
+        return "verified";
+    case MP_DLV_MISSING:
+        return "missing";
+    default:
+        return "unverified";
+    }
+}
+
+enum mp_dlv_status mp_dlv_status_from_name(const char *name)
+{
+    if (name && !strcmp(name, "verified"))
+        return MP_DLV_VERIFIED;
+    if (name && !strcmp(name, "missing"))
+        return MP_DLV_MISSING;
+    return MP_DLV_UNVERIFIED;
+}
+
+void mp_attempt_add_dlv(struct mp_attempt_result *r, const char *knob, enum mp_dlv_status st,
+                        const char *evidence)
+{
+    r->dlv = xreallocarray(r->dlv, r->ndlv + 1, sizeof(*r->dlv));
+    struct mp_knob_dlv *d = &r->dlv[r->ndlv++];
+    d->knob = xstrdup(knob ? knob : "");
+    d->status = st;
+    d->evidence = xstrdup(evidence ? evidence : "");
+}
+
+const struct mp_knob_dlv *mp_attempt_find_dlv(const struct mp_attempt_result *r,
+                                              enum mp_dlv_status st)
+{
+    for (size_t i = 0; r && i < r->ndlv; i++) {
+        if (r->dlv[i].status == st)
+            return &r->dlv[i];
+    }
+    return NULL;
+}
+
 void mp_attempt_result_release(struct mp_attempt_result *r)
 {
     free(r->dir);
@@ -93,9 +134,11 @@ void mp_attempt_result_release(struct mp_attempt_result *r)
     free(r->launch_site);
     free(r->same_as);
     free(r->same_why);
-    mp_strv_release(&r->dlv_knob);
-    mp_strv_release(&r->dlv_status);
-    mp_strv_release(&r->dlv_evidence);
+    for (size_t i = 0; i < r->ndlv; i++) {
+        free(r->dlv[i].knob);
+        free(r->dlv[i].evidence);
+    }
+    free(r->dlv);
     free(r->fail_phase);
     free(r->exit_desc);
     free(r->ttft_ms);

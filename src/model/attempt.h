@@ -60,6 +60,22 @@ struct mp_phase_result {
     int prompt_n;
 };
 
+/* Did a knob reach the engine? */
+enum mp_dlv_status {
+    MP_DLV_VERIFIED = 0,  /* seen in the engine's environment / arguments */
+    MP_DLV_MISSING,       /* looked for where it must be, and not there */
+    MP_DLV_UNVERIFIED,    /* could not be looked for (evidence says why) */
+};
+/* "verified", "missing", "unverified". */
+const char *mp_dlv_status_name(enum mp_dlv_status s);
+/* The inverse; an unknown or NULL name is MP_DLV_UNVERIFIED. */
+enum mp_dlv_status mp_dlv_status_from_name(const char *name);
+struct mp_knob_dlv {
+    char *knob;           /* "NAME=VALUE" or "--flag value", secret values redacted */
+    enum mp_dlv_status status;
+    char *evidence;       /* where it was (not) seen, secret values redacted */
+};
+
 struct mp_attempt_result {
     char *dir;                 /* attempt directory */
     int index;                 /* 1-based attempt number of its candidate */
@@ -85,10 +101,11 @@ struct mp_attempt_result {
     int announced_port;        /* port the engine said it listens on (0 = not said) */
     char *same_as;             /* MP_OUT_SAME_CONFIG: the candidate it is the same as */
     char *same_why;            /* ... and why that is safe (knobs that differ) */
-    /* knob delivery, one entry per knob (same index in the three lists):
-     * dlv_knob "NAME=VALUE" or "--flag value" (secret values redacted),
-     * dlv_status "verified" | "missing" | "unverified", dlv_evidence why */
-    struct mp_strv dlv_knob, dlv_status, dlv_evidence;
+    /* knob delivery, one entry per knob of the candidate (and per extra
+     * variable such as CUDA_LAUNCH_BLOCKING=1), checked once the engine was
+     * ready (run/delivery.h) */
+    struct mp_knob_dlv *dlv;
+    size_t ndlv;
     /* workload */
     struct mp_phase_result phases[MP_MAX_PHASES + 2]; /* + extended + quality */
     size_t nphases;
@@ -107,6 +124,13 @@ struct mp_attempt_result {
     char **quality_texts;      /* greedy output per quality prompt (NULL = not run/failed) */
     size_t nquality;
 };
+
+/* Append a delivery entry (strings copied). */
+void mp_attempt_add_dlv(struct mp_attempt_result *r, const char *knob, enum mp_dlv_status st,
+                        const char *evidence);
+/* The first entry with status st, or NULL. */
+const struct mp_knob_dlv *mp_attempt_find_dlv(const struct mp_attempt_result *r,
+                                              enum mp_dlv_status st);
 
 /* Frees every owned field; *r is zeroed. */
 void mp_attempt_result_release(struct mp_attempt_result *r);

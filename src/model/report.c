@@ -129,6 +129,7 @@ void mp_report_derived_release(struct mp_report *rep)
         free(rep->noop[i].knob);
         free(rep->noop[i].resolved_like);
         free(rep->noop[i].engine_warning);
+        free(rep->noop[i].delivery_evidence);
     }
     free(rep->noop);
     rep->noop = NULL;

@@ -52,6 +52,9 @@ struct mp_group {
 struct mp_noop {
     char *candidate, *knob, *resolved_like;
     char *engine_warning; /* the engine's "unknown variable" line, or NULL */
+    const char *delivery; /* how the knob reached the engine: "verified" | "unverified"
+                           * (knob_delivery), or NULL when it was not checked */
+    char *delivery_evidence; /* for "unverified": why, or NULL */
 };
 
 struct mp_report {

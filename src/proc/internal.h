@@ -34,6 +34,7 @@ struct mp_proc {
     char *marker;          /* owned copy or NULL */
     char *runtime;         /* container runtime (owned) or NULL */
     char *cname;           /* container name (owned) or NULL */
+    char **client;         /* client words for stop/rm (owned, NULL-terminated) or NULL */
     char *line;            /* line assembly buffer, MP_PROC_LINE_MAX + 1 bytes (owned) */
     size_t line_len;       /* bytes in line */
     bool skipping;         /* inside the cut-off rest of an overlong line */

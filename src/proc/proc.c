@@ -267,6 +267,9 @@ void mp_proc_free(struct mp_proc *p)
     free(p->marker);
     free(p->runtime);
     free(p->cname);
+    for (size_t i = 0; p->client && p->client[i]; i++)
+        free(p->client[i]);
+    free(p->client);
     free(p->line);
     free(p);
 }

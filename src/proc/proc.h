@@ -52,6 +52,8 @@ struct mp_proc_spec {
     const char *cwd;          /* working directory of the child, or NULL */
     const char *container_runtime; /* "docker"/"podman" when argv is a `docker run ...` command, else NULL */
     const char *container_name;    /* the --name the caller put in argv; stop/rm at teardown */
+    char *const *container_client; /* NULL-terminated client words used for stop/rm instead of
+                                    * container_runtime alone (`sudo docker -H HOST`), or NULL */
 };
 
 /* Opaque: one supervised engine (pid, its session/group, output pipe,
@@ -119,7 +121,8 @@ struct mp_teardown {
 
 /* Stop everything p started:
  *  1. TERM and CONT to the group (CONT: a stopped engine must see TERM); for
- *     containers also `<runtime> stop -t <ceil(grace)> <name>` in parallel;
+ *     containers also `<client> stop -t <ceil(grace)> <name>` in parallel (client:
+ *     container_client, else container_runtime);
  *  2. keep draining output (cb gets the lines, may be NULL) and reaping for up
  *     to grace_s, until the main child is reaped and no live process is left in
  *     the group;
@@ -132,7 +135,7 @@ struct mp_teardown {
  *     while p is the only engine (proc spawned with a marker) alive in this
  *     process, unmanaged processes reparented to us that started after p
  *     (bounded, 2 s);
- *  5. containers: wait for the stop command (bounded), then `<runtime> rm -f
+ *  5. containers: wait for the stop command (bounded), then `<client> rm -f
  *     <name>` (bounded, 10 s).
  * Never blocks longer than grace_s + about 4 s (+ about 20 s for containers),
  * even if the engine floods its pipe, ignores TERM, stops itself or has
@@ -147,6 +150,34 @@ int mp_proc_teardown(struct mp_proc *p, double grace_s, mp_proc_line_cb cb, void
  * most 2 s; if it is stuck in the kernel it is handed to
  * mp_proc_reap_orphans), so no zombie is left behind. */
 void mp_proc_free(struct mp_proc *p);
+
+/* Run argv (a helper such as `podman inspect ...`) to completion, at most
+ * timeout_s seconds (then it is killed), with its stdout and stderr as lines
+ * appended to out ('\n' after each; at most 1 MiB kept). *status gets the
+ * waitpid status (-1 when it was killed for the timeout or unknowable).
+ * Returns 0, or a negative code with d->msg set when it could not be run. */
+struct buf;
+int mp_proc_capture(char *const *argv, double timeout_s, struct buf *out, int *status,
+                    struct mp_diag *d);
+
+/* The environment of an engine's process tree, for knob delivery: the
+ * leader's process group, the processes carrying the run marker, and every
+ * descendant of the leader (or of root, when root > 0: a container's first
+ * process). */
+struct mp_proc_envcheck {
+    int processes;        /* live processes examined */
+    int unreadable;       /* of them, whose environment could not be read */
+    pid_t pid;            /* the first one whose environment holds want, or 0 */
+    char comm[64];        /* its name (/proc/PID/comm) */
+    char other[256];      /* when none holds it: "NAME=<value>" of the first process that
+                           * has NAME with another value (the value as found), or "" */
+};
+/* Look for the exact entry want ("NAME=VALUE") in the initial environment
+ * (/proc/PID/environ) of every process of the tree of leader (leader <= 0:
+ * none) and marker (NULL: none) and of root's tree (root <= 0: none).
+ * Returns 0 (see *out), or -errno when /proc cannot be read. */
+int mp_proc_tree_env(pid_t leader, const char *marker, pid_t root, const char *want,
+                     struct mp_proc_envcheck *out);
 
 /* Ignore SIGPIPE for this process (a closed engine pipe or socket must not
  * kill moeprobe). main calls it once at start-up. Children get SIG_DFL back. */

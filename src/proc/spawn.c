@@ -297,6 +297,14 @@ int mp_proc_spawn(const struct mp_proc_spec *spec, struct mp_proc **out, struct 
     p->marker = spec->marker ? xstrdup(spec->marker) : NULL;
     p->runtime = spec->container_runtime ? xstrdup(spec->container_runtime) : NULL;
     p->cname = spec->container_name ? xstrdup(spec->container_name) : NULL;
+    if (spec->container_client && spec->container_client[0]) {
+        size_t nc = 0;
+        while (spec->container_client[nc])
+            nc++;
+        p->client = xcalloc(nc + 1, sizeof(*p->client));
+        for (size_t i = 0; i < nc; i++)
+            p->client[i] = xstrdup(spec->container_client[i]);
+    }
     p->line = xmalloc(MP_PROC_LINE_MAX + 1);
     p->start = mp_proc_starttime(pid);
     if (spec->marker) {

@@ -200,14 +200,26 @@ static int count_left(struct mp_proc *p)
     return left;
 }
 
-/* Spawn `runtime args...` with its output discarded; NULL on failure. */
-static struct mp_proc *run_helper(const char *runtime, const char *a1, const char *a2, const char *a3,
-                                  const char *a4)
+/* Spawn `<client> args...` (client: p's client words, else its runtime)
+ * with its output discarded; NULL on failure. */
+static struct mp_proc *run_helper(const struct mp_proc *p, const char *a1, const char *a2,
+                                  const char *a3, const char *a4)
 {
-    char *argv[6] = { (char *)runtime, (char *)a1, (char *)a2, (char *)a3, (char *)a4, NULL };
+    char *argv[64];
+    size_t n = 0;
     struct mp_proc_spec spec;
     struct mp_proc *h = NULL;
 
+    if (p->client) {
+        for (size_t i = 0; p->client[i] && n < MP_ARRAY_SIZE(argv) - 5; i++)
+            argv[n++] = p->client[i];
+    } else {
+        argv[n++] = p->runtime;
+    }
+    const char *args[4] = {a1, a2, a3, a4};
+    for (size_t i = 0; i < 4 && args[i]; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
     memset(&spec, 0, sizeof(spec));
     spec.argv = argv;
     if (mp_proc_spawn(&spec, &h, NULL) < 0)
@@ -255,10 +267,10 @@ int mp_proc_teardown(struct mp_proc *p, double grace_s, mp_proc_line_cb cb, void
          * or a live member still holds the group. */
         kill(-p->pid, SIGTERM);
         kill(-p->pid, SIGCONT);
-        if (p->runtime && p->cname) {
+        if ((p->runtime || p->client) && p->cname) {
             char secs[32];
             snprintf(secs, sizeof(secs), "%.0f", ceil(grace_s));
-            stop = run_helper(p->runtime, "stop", "-t", secs, p->cname);
+            stop = run_helper(p, "stop", "-t", secs, p->cname);
         }
         gone = wait_group(p, deadline, cb, ud, stop);
         t.exited_on_term = gone;
@@ -267,8 +279,8 @@ int mp_proc_teardown(struct mp_proc *p, double grace_s, mp_proc_line_cb cb, void
             t.killed = true;
             gone = wait_group(p, mp_now_ns() + KILL_WAIT_NS, cb, ud, stop);
         }
-    } else if (p->runtime && p->cname) {
-        stop = run_helper(p->runtime, "stop", "-t", "0", p->cname);
+    } else if ((p->runtime || p->client) && p->cname) {
+        stop = run_helper(p, "stop", "-t", "0", p->cname);
     }
 
     /* escapees: outside the group by now, found by the marker, or without
@@ -286,11 +298,11 @@ int mp_proc_teardown(struct mp_proc *p, double grace_s, mp_proc_line_cb cb, void
     if (p->out_fd >= 0)
         mp_proc_read_lines(p, cb, ud);
 
-    if (p->runtime && p->cname) {
+    if ((p->runtime || p->client) && p->cname) {
         struct mp_proc *rm;
         finish_helper(stop, t0 + grace_ns + HELPER_EXTRA_NS);
         stop = NULL;
-        rm = run_helper(p->runtime, "rm", "-f", p->cname, NULL);
+        rm = run_helper(p, "rm", "-f", p->cname, NULL);
         finish_helper(rm, mp_now_ns() + RM_WAIT_NS);
     }
 

@@ -55,7 +55,7 @@ static const char css[] =
     "white-space:nowrap;color:#fff;background:#6b7280}"
     ".v-stable{background:var(--ok)}.v-async-race{background:#b45309}.v-kernel-fault{background:#9f1239}"
     ".v-crashed,.v-startup-failure{background:var(--bad)}.v-hang{background:#7c3aed}"
-    ".v-garbage-output{background:#be185d}"
+    ".v-garbage-output{background:#be185d}.v-not-delivered{background:#475569}"
     "section.cand{border:1px solid var(--bd);border-radius:6px;padding:4px 14px 10px;margin:16px 0}"
     "dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:.5em 0}"
     "dl.kv dt{color:var(--mut)}dl.kv dd{margin:0;word-break:break-word}"
@@ -489,6 +489,40 @@ static void summary(const struct mp_report *rep, struct buf *b)
                 "version, model). A short run bounds, not proves, the failure rate.</p>\n");
 }
 
+/* " knob delivery unverified: A, B" after a verdict badge. */
+static void unverified_note(struct buf *b, const struct mp_attempt_result *p)
+{
+    bool any = false;
+    for (size_t j = 0; p && j < p->ndlv; j++) {
+        if (p->dlv[j].status != MP_DLV_UNVERIFIED)
+            continue;
+        buf_adds(b, any ? ", " : " <span class=note>knob delivery unverified: ");
+        esc(b, p->dlv[j].knob);
+        any = true;
+    }
+    if (any)
+        buf_adds(b, "</span>");
+}
+
+/* The knob delivery of the primary attempt, one line per knob. */
+static void delivery_dd(struct buf *b, const struct mp_attempt_result *p)
+{
+    if (!p->ndlv)
+        return;
+    buf_adds(b, "<dt>knob delivery</dt><dd><ul>");
+    for (size_t j = 0; j < p->ndlv; j++) {
+        const struct mp_knob_dlv *d = &p->dlv[j];
+        buf_adds(b, "<li><code>");
+        esc(b, d->knob);
+        buf_printf(b, "</code> <span class=\"dlv dlv-%s%s\">%s</span>: ",
+                   mp_dlv_status_name(d->status), d->status == MP_DLV_MISSING ? " bad" : "",
+                   mp_dlv_status_name(d->status));
+        esc(b, d->evidence);
+        buf_adds(b, "</li>");
+    }
+    buf_adds(b, "</ul></dd>");
+}
+
 static void cand_table(const struct mp_report *rep, struct buf *b)
 {
     buf_adds(b, "<h2>Candidates</h2>\n<div class=scroll><table><thead><tr><th>candidate</th>"
@@ -506,6 +540,7 @@ static void cand_table(const struct mp_report *rep, struct buf *b)
         esc(b, c->cand.name);
         buf_adds(b, "</a></td><td>");
         verdict_badge(b, c->unfinished ? "unfinished" : c->verdict);
+        unverified_note(b, p);
         buf_adds(b, "</td><td>");
         esc(b, p ? (p->res.moe_backend ? p->res.moe_backend : "(not logged)") : NULL);
         buf_adds(b, "</td>");
@@ -726,6 +761,7 @@ static void cand_section(const struct mp_report *rep, size_t i, struct buf *b)
         buf_adds(b, "<dt>command</dt><dd><code>");
         esc(b, p->command);
         buf_adds(b, "</code></dd>");
+        delivery_dd(b, p);
     }
     for (size_t j = 0; j < c->nattempts; j++) {
         const struct mp_attempt_result *a = &c->attempts[j];
@@ -854,6 +890,16 @@ void mp_report_html(const struct mp_report *rep, struct buf *out)
                 buf_adds(out, "; the engine said <q>");
                 esc(out, k->engine_warning);
                 buf_adds(out, "</q>");
+            }
+            if (k->delivery && strcmp(k->delivery, "verified") != 0) {
+                buf_adds(out, "; its delivery to the engine is <span class=bad>");
+                esc(out, k->delivery);
+                buf_adds(out, "</span>");
+                if (k->delivery_evidence) {
+                    buf_adds(out, " (");
+                    esc(out, k->delivery_evidence);
+                    buf_adds(out, ")");
+                }
             }
             buf_adds(out, "</li>");
         }

@@ -186,6 +186,20 @@ static void finalize_candidate(struct mp_cand_report *c)
         set_why(c, xstrdup("interrupted before it finished"));
         break;
     }
+    /* a knob that did not reach the engine: the run tested something else */
+    const struct mp_knob_dlv *miss = mp_attempt_find_dlv(p, MP_DLV_MISSING);
+    if (c->verdict && miss) {
+        char *w = xasprintf("%s did not reach the engine (%s): this run did not test what the "
+                            "candidate names (it ran %s: %s)",
+                            miss->knob, miss->evidence, c->verdict, c->why ? c->why : "");
+        c->verdict = mp_verdict_name(MP_V_NOT_DELIVERED);
+        set_why(c, w);
+    }
+}
+
+static bool not_delivered(const struct mp_cand_report *c)
+{
+    return c->verdict && !strcmp(c->verdict, mp_verdict_name(MP_V_NOT_DELIVERED));
 }
 
 /* same destination, different road */
@@ -194,13 +208,13 @@ static void compute_groups(struct mp_report *rep)
     bool *used = xcalloc(rep->n + 1, sizeof(*used));
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_attempt_result *a = mp_cand_primary(&rep->c[i]);
-        if (used[i] || !a || !a->res.moe_backend)
+        if (used[i] || !a || !a->res.moe_backend || not_delivered(&rep->c[i]))
             continue;
         struct mp_strv names = MP_STRV_INIT;
         mp_strv_push(&names, rep->c[i].cand.name);
         for (size_t k = i + 1; k < rep->n; k++) {
             const struct mp_attempt_result *b = mp_cand_primary(&rep->c[k]);
-            if (!used[k] && b && same_resolved(a, b)) {
+            if (!used[k] && b && !not_delivered(&rep->c[k]) && same_resolved(a, b)) {
                 used[k] = true;
                 mp_strv_push(&names, rep->c[k].cand.name);
             }
@@ -219,8 +233,8 @@ static void compute_groups(struct mp_report *rep)
     free(used);
 }
 
-static void add_noop(struct mp_report *rep, const char *cand, const char *knob, const char *like,
-                     const char *warning_var)
+static void add_noop(struct mp_report *rep, const struct mp_attempt_result *a, const char *cand,
+                     const char *knob, const char *like, const char *warning_var)
 {
     rep->noop = xreallocarray(rep->noop, rep->nnoop + 1, sizeof(*rep->noop));
     struct mp_noop *k = &rep->noop[rep->nnoop++];
@@ -230,6 +244,16 @@ static void add_noop(struct mp_report *rep, const char *cand, const char *knob, 
     k->engine_warning = warning_var
                             ? xasprintf("Unknown vLLM environment variable detected: %s", warning_var)
                             : NULL;
+    k->delivery = NULL;
+    k->delivery_evidence = NULL;
+    for (size_t i = 0; a && i < a->ndlv; i++) {
+        if (strcmp(a->dlv[i].knob, k->knob) != 0)
+            continue;
+        k->delivery = mp_dlv_status_name(a->dlv[i].status);
+        if (a->dlv[i].status != MP_DLV_VERIFIED)
+            k->delivery_evidence = xstrdup(a->dlv[i].evidence);
+        break;
+    }
 }
 
 /* knobs whose candidate resolved exactly like the knob-less one */
@@ -246,7 +270,8 @@ static void compute_noop(struct mp_report *rep)
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_cand_report *c = &rep->c[i];
         const struct mp_attempt_result *a = mp_cand_primary(c);
-        if (c == base || !a || mp_candidate_nknobs(&c->cand) == 0 || !same_resolved(a, ba))
+        if (c == base || !a || mp_candidate_nknobs(&c->cand) == 0 || !same_resolved(a, ba) ||
+            not_delivered(c))
             continue;
         for (size_t k = 0; k < c->cand.env.n; k++) {
             const char *w = c->cand.env.v[k];
@@ -256,14 +281,14 @@ static void compute_noop(struct mp_report *rep)
                 if (strlen(a->res.unknown_env.v[u]) == nl && !strncmp(a->res.unknown_env.v[u], w, nl))
                     warn = a->res.unknown_env.v[u];
             }
-            add_noop(rep, c->cand.name, w, base->cand.name, warn);
+            add_noop(rep, a, c->cand.name, w, base->cand.name, warn);
         }
         /* flags: one entry per flag group ("--moe-backend cutlass") */
         struct buf g = BUF_INIT;
         for (size_t k = 0; k <= c->cand.args.n; k++) {
             const char *w = k < c->cand.args.n ? c->cand.args.v[k] : NULL;
             if ((!w || w[0] == '-') && g.len) {
-                add_noop(rep, c->cand.name, g.data, base->cand.name, NULL);
+                add_noop(rep, a, c->cand.name, g.data, base->cand.name, NULL);
                 buf_reset(&g);
             }
             if (w) {
@@ -489,6 +514,14 @@ void mp_report_finalize(struct mp_report *rep)
                 mp_strv_push_owned(&rep->learned,
                                    xasprintf("%s serves without errors but its output is garbage",
                                              c->cand.name));
+        }
+        for (size_t i = 0; i < rep->n; i++) {
+            const struct mp_cand_report *c = &rep->c[i];
+            const struct mp_knob_dlv *m = mp_attempt_find_dlv(mp_cand_primary(c), MP_DLV_MISSING);
+            if (not_delivered(c) && m)
+                mp_strv_push_owned(&rep->learned,
+                                   xasprintf("%s was not tested: %s did not reach the engine",
+                                             c->cand.name, m->knob));
         }
         if (rep->qc.note)
             mp_strv_push(&rep->learned, rep->qc.note);
@@ -756,6 +789,14 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     }
     cJSON_AddItemToObject(o, "output_check", qcheck_cand_json(rep, (size_t)(c - rep->c)));
     cJSON_AddBoolToObject(o, "finished", !c->unfinished);
+    cJSON *kd = cJSON_AddArrayToObject(o, "knob_delivery");
+    for (size_t j = 0; p && j < p->ndlv; j++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "knob", jstr(p->dlv[j].knob));
+        cJSON_AddStringToObject(e, "status", mp_dlv_status_name(p->dlv[j].status));
+        cJSON_AddItemToObject(e, "evidence", jstr(p->dlv[j].evidence));
+        cJSON_AddItemToArray(kd, e);
+    }
     cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
     for (size_t j = 0; j < c->nattempts; j++) {
         const struct mp_attempt_result *a = &c->attempts[j];
@@ -855,6 +896,10 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
         cJSON_AddItemToObject(e, "resolved_like", jstr(k->resolved_like));
         if (k->engine_warning)
             cJSON_AddItemToObject(e, "engine_warning", jstr(k->engine_warning));
+        if (k->delivery)
+            cJSON_AddStringToObject(e, "delivery", k->delivery);
+        if (k->delivery_evidence)
+            cJSON_AddItemToObject(e, "delivery_evidence", jstr(k->delivery_evidence));
         cJSON_AddItemToArray(noop, e);
     }
     if (rep->recommended >= 0) {
@@ -1029,6 +1074,37 @@ static void md_incomplete_banner(const struct mp_report *rep, struct buf *out)
     free(cmd);
 }
 
+/* " (knob delivery unverified: A, B)" after a verdict, when some knob's
+ * delivery could not be checked. */
+static void md_unverified_note(struct buf *out, const struct mp_attempt_result *p)
+{
+    bool any = false;
+    for (size_t j = 0; p && j < p->ndlv; j++) {
+        if (p->dlv[j].status != MP_DLV_UNVERIFIED)
+            continue;
+        buf_adds(out, any ? ", " : " (knob delivery unverified: ");
+        md_cell(out, p->dlv[j].knob, 80);
+        any = true;
+    }
+    if (any)
+        buf_adds(out, ")");
+}
+
+/* The knob delivery lines of a candidate's details. */
+static void md_delivery(struct buf *out, const struct mp_attempt_result *p)
+{
+    if (!p->ndlv)
+        return;
+    buf_adds(out, "- knob delivery:\n");
+    for (size_t j = 0; j < p->ndlv; j++) {
+        buf_adds(out, "  - `");
+        md_cell(out, p->dlv[j].knob, 200);
+        buf_printf(out, "` **%s**: ", mp_dlv_status_name(p->dlv[j].status));
+        md_cell(out, p->dlv[j].evidence, 400);
+        buf_adds(out, "\n");
+    }
+}
+
 void mp_report_markdown(const struct mp_report *rep, struct buf *out)
 {
     bool resolve_map = mp_report_is_resolve_map(rep);
@@ -1128,6 +1204,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         md_cell(out, p && p->res.moe_backend ? p->res.moe_backend : (p ? "(not logged)" : NULL), 64);
         buf_adds(out, " | ");
         md_cell(out, mp_cand_verdict_label(c), 32);
+        md_unverified_note(out, p);
         buf_adds(out, " | ");
         const struct mp_attempt_result *np = numbers_attempt(rep, c);
         md_num(out, seq_tok_s(np));
@@ -1195,6 +1272,15 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
                 md_cell(out, k->engine_warning, 200);
                 buf_adds(out, "\"");
             }
+            if (k->delivery && strcmp(k->delivery, "verified") != 0) {
+                buf_adds(out, "; its delivery to the engine is ");
+                md_cell(out, k->delivery, 16);
+                if (k->delivery_evidence) {
+                    buf_adds(out, " (");
+                    md_cell(out, k->delivery_evidence, 300);
+                    buf_adds(out, ")");
+                }
+            }
             buf_adds(out, "\n");
         }
         buf_adds(out, "\n");
@@ -1240,6 +1326,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
                 md_list(out, &p->res.unknown_env, 80);
                 buf_adds(out, "\n");
             }
+            md_delivery(out, p);
         }
         for (size_t j = 0; j < c->nattempts; j++) {
             const struct mp_attempt_result *a = &c->attempts[j];

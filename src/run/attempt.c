@@ -26,6 +26,7 @@
 #include "logs/announce.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
+#include "run/delivery.h"
 #include "run/launch.h"
 #include "run/ports.h"
 #include "store/store.h"
@@ -106,6 +107,8 @@ struct att {
     char *sized[PROMPT_COUNT]; /* prompts of sized_tokens tokens (built on first use) */
     int sized_tokens;
     char last_line[96];        /* the engine's last log line (live line during start-up) */
+    char *nondefault;          /* the engine's "non-default args" line (knob delivery) */
+    long nondefault_line;
 };
 
 /* progress_lines: one line per state change. */
@@ -162,6 +165,10 @@ static void on_line(void *ud, const char *line, size_t len, bool truncated)
     a->nlines++;
     if (a->ls)
         a->events |= mp_logscan_line(a->ls, line, len);
+    if (!a->nondefault && len > 20 && memmem(line, len, "non-default args: {", 19)) {
+        a->nondefault = xstrndup(line, len);
+        a->nondefault_line = a->nlines;
+    }
     if (a->o->progress) {
         size_t n = MP_MIN(len, sizeof(a->last_line) - 1);
         for (size_t i = 0; i < n; i++) /* shown on a terminal: printable ASCII only */
@@ -839,6 +846,22 @@ static void copy_resolved(struct att *a)
     mp_resolved_from_log(&a->r->res, mp_logscan_result(a->ls));
 }
 
+/* Once ready: did the knobs reach the engine? (run/delivery.h) */
+static void check_delivery(struct att *a, const struct mp_launch *l, const char *marker)
+{
+    if (a->o->attach_url || !a->proc)
+        return; /* filled in as unverified at the end */
+    struct mp_delivery_ctx x = {
+        .cand = a->o->cand,
+        .launch = l,
+        .leader = mp_proc_pid(a->proc),
+        .marker = marker[0] ? marker : NULL,
+        .nondefault = a->nondefault,
+        .nondefault_line = a->nondefault_line,
+    };
+    mp_delivery_check(&x, a->r);
+}
+
 /* Fill fail_* from the log (the engine's own words) or the request failure. */
 static void classify_failure(struct att *a)
 {
@@ -963,7 +986,8 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
 
     const char *blocking_env[] = {"CUDA_LAUNCH_BLOCKING=1", NULL};
     char cname[128];
-    snprintf(cname, sizeof(cname), "moeprobe-%ld-%s-%d", (long)getpid(), o->cand->name, o->index);
+    mp_launch_container_name(cname, sizeof(cname), (long)getpid(), o->cand->name, o->index,
+                             o->launch_blocking);
     if (o->attach_url) {
         r->command = xasprintf("(attached to %s%s%s)", o->attach_url,
                                o->attach_log ? ", log " : "", o->attach_log ? o->attach_log : "");
@@ -980,6 +1004,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         .cwd = o->cwd,
         .container_runtime = launch.container_runtime,
         .container_name = launch.container_name,
+        .container_client = launch.client.n ? mp_strv_array(&launch.client) : NULL,
     };
     a.ls = mp_logscan_new(o->kn);
     if (o->attach_url) {
@@ -1047,8 +1072,10 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         r->outcome = MP_OUT_INTERRUPTED;
     } else if (a.same) {
         r->outcome = MP_OUT_SAME_CONFIG; /* stopped at once: nothing more to learn */
+        check_delivery(&a, &launch, marker); /* ... but did it run the candidate's knobs? */
     } else if (a.resolve_stop) {
         r->outcome = MP_OUT_RESOLVED; /* resolve: the selections are all it asks for */
+        check_delivery(&a, &launch, marker); /* which road, if the knobs arrived */
     } else if (!ready) {
         r->outcome = MP_OUT_STARTUP_FAILURE;
         /* let the engine finish saying why (one that listens elsewhere
@@ -1063,6 +1090,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         }
     } else {
         copy_resolved(&a);
+        check_delivery(&a, &launch, marker);
         mp_lg_free(a.lg);
         lgc.model = a.model;
         a.lg = mp_lg_new(&lgc);
@@ -1101,6 +1129,11 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         a.req_fail_msg = xasprintf("the engine %s before it became ready", r->exit_desc ? r->exit_desc : "exited");
     }
     classify_failure(&a);
+    if (!r->ndlv)
+        mp_delivery_unverified(o->cand, o->launch_blocking ? blocking_env : NULL,
+                               o->attach_url ? "attached to a server moeprobe did not start"
+                                             : "the engine did not become ready",
+                               r);
     rc = 0;
     if (!a.ev_errno && ev_ok(&a, fflush(a.logf) == 0, "server.log"))
         ev_ok(&a, fflush(a.timesf) == 0, "server.times");
@@ -1135,6 +1168,7 @@ out:
         free(a.sized[i]);
     free(a.req_fail_class);
     free(a.req_fail_msg);
+    free(a.nondefault);
     mp_lg_free(a.lg);
     mp_proc_free(a.proc);
     if (a.follow_fd >= 0)

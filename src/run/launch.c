@@ -1,31 +1,14 @@
 /* launch.c - the engine's command line for one candidate (run/launch.h). */
 #include "run/launch.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "secret.h"
 #include "xalloc.h"
-
-static bool is_container_run(char *const *cmd, size_t argc, size_t *run_idx)
-{
-    if (argc < 2)
-        return false;
-    const char *base = strrchr(cmd[0], '/');
-    base = base ? base + 1 : cmd[0];
-    if (strcmp(base, "docker") != 0 && strcmp(base, "podman") != 0)
-        return false;
-    for (size_t i = 1; i < argc; i++) {
-        if (strcmp(cmd[i], "run") == 0) {
-            *run_idx = i;
-            return true;
-        }
-        if (cmd[i][0] != '-')
-            return false;
-    }
-    return false;
-}
 
 /* Replace every "{port}" in w by the port number. */
 static char *subst_port(const char *w, int port, bool *found)
@@ -49,39 +32,44 @@ void mp_launch_build(struct mp_launch *out, char *const *cmd, size_t argc,
 {
     memset(out, 0, sizeof(*out));
     bool found = false;
-    size_t run_idx = 0;
-    bool container = is_container_run(cmd, argc, &run_idx);
-    struct mp_strv envs = MP_STRV_INIT;
+    struct mp_shape sh;
+    mp_shape_parse(cmd, argc, &sh);
+    out->kind = sh.kind;
+    out->remote = sh.remote;
+    out->client_other = sh.other ? xstrdup(sh.other) : NULL;
     for (size_t i = 0; c && i < c->env.n; i++)
-        mp_strv_push(&envs, c->env.v[i]);
+        mp_strv_push(&out->env_knobs, c->env.v[i]);
     for (size_t i = 0; extra_env && extra_env[i]; i++)
-        mp_strv_push(&envs, extra_env[i]);
+        mp_strv_push(&out->env_knobs, extra_env[i]);
+    const struct mp_strv *envs = &out->env_knobs;
 
+    bool add_name = sh.kind == MP_SHAPE_DOCKER && !sh.name && container_name;
+    if (sh.kind == MP_SHAPE_DOCKER) {
+        out->container_runtime = xstrdup(sh.runtime);
+        out->container_name = sh.name ? xstrdup(sh.name) : add_name ? xstrdup(container_name) : NULL;
+        /* the client as the user runs it; a standalone compose client
+         * (docker-compose) is replaced by its runtime */
+        const char *cw = cmd[sh.client];
+        const char *cb = strrchr(cw, '/');
+        cb = cb ? cb + 1 : cw;
+        bool same = !strcmp(cb, sh.runtime);
+        size_t end = same ? sh.sub : sh.client;
+        for (size_t i = 0; i < end; i++)
+            mp_strv_push(&out->client, cmd[i]);
+        if (!same)
+            mp_strv_push(&out->client, sh.runtime);
+    }
     for (size_t i = 0; i < argc; i++) {
         mp_strv_push_owned(&out->argv, subst_port(cmd[i], port, &found));
-        if (container && i == run_idx) {
-            bool has_name = false;
-            for (size_t j = run_idx + 1; j < argc; j++) {
-                if (!strcmp(cmd[j], "--name") || !strncmp(cmd[j], "--name=", 7))
-                    has_name = true;
+        if (sh.kind != MP_SHAPE_HOST && i == sh.run) {
+            for (size_t j = 0; j < envs->n; j++) {
+                mp_strv_push(&out->argv, sh.kind == MP_SHAPE_DOCKER ? "-e" : "--env");
+                mp_strv_push(&out->argv, envs->v[j]);
             }
-            for (size_t j = 0; j < envs.n; j++) {
-                mp_strv_push(&out->argv, "-e");
-                mp_strv_push(&out->argv, envs.v[j]);
-            }
-            if (!has_name && container_name) {
+            if (add_name) {
                 mp_strv_push(&out->argv, "--name");
                 mp_strv_push(&out->argv, container_name);
-                out->container_name = xstrdup(container_name);
             }
-            const char *base = strrchr(cmd[0], '/');
-            out->container_runtime = xstrdup(base ? base + 1 : cmd[0]);
-        }
-    }
-    if (container && !out->container_name) {
-        for (size_t j = run_idx + 1; j + 1 < argc; j++) {
-            if (!strcmp(cmd[j], "--name"))
-                out->container_name = xstrdup(cmd[j + 1]);
         }
     }
     for (size_t i = 0; c && i < c->args.n; i++)
@@ -90,21 +78,25 @@ void mp_launch_build(struct mp_launch *out, char *const *cmd, size_t argc,
         mp_strv_push(&out->argv, "--port");
         mp_strv_push_owned(&out->argv, xasprintf("%d", port));
     }
-    if (!container) {
-        for (size_t j = 0; j < envs.n; j++)
-            mp_strv_push(&out->env, envs.v[j]);
+    if (sh.kind == MP_SHAPE_HOST) {
+        for (size_t j = 0; j < envs->n; j++)
+            mp_strv_push(&out->env, envs->v[j]);
     }
     mp_strv_array(&out->env);
     mp_strv_array(&out->argv);
-    mp_strv_release(&envs);
+    mp_strv_array(&out->client);
+    mp_strv_array(&out->env_knobs);
 }
 
 void mp_launch_release(struct mp_launch *l)
 {
     mp_strv_release(&l->argv);
     mp_strv_release(&l->env);
+    mp_strv_release(&l->env_knobs);
+    mp_strv_release(&l->client);
     free(l->container_runtime);
     free(l->container_name);
+    free(l->client_other);
     memset(l, 0, sizeof(*l));
 }
 
@@ -121,7 +113,8 @@ char *mp_launch_display(const struct mp_launch *l)
         if (i)
             buf_addc(&b, ' ');
         const char *w = l->argv.v[i];
-        if (i > 0 && !strcmp(l->argv.v[i - 1], "-e") && mp_is_env_word(w)) {
+        if (i > 0 && (!strcmp(l->argv.v[i - 1], "-e") || !strcmp(l->argv.v[i - 1], "--env")) &&
+            mp_is_env_word(w)) {
             char *r = mp_redact_assignment(w);
             buf_add_shell_word(&b, r);
             free(r);
@@ -130,4 +123,18 @@ char *mp_launch_display(const struct mp_launch *l)
         }
     }
     return buf_detach(&b, NULL);
+}
+
+void mp_launch_container_name(char *out, size_t n, long run, const char *cand, int attempt,
+                              bool launch_blocking)
+{
+    struct buf b = BUF_INIT;
+    buf_printf(&b, "moeprobe-%ld-", run);
+    for (const char *p = cand ? cand : ""; *p; p++) {
+        unsigned char ch = (unsigned char)*p;
+        buf_addc(&b, isalnum(ch) || ch == '_' || ch == '.' || ch == '-' ? (char)ch : '_');
+    }
+    buf_printf(&b, "-%d%s", attempt, launch_blocking ? "-lb" : "");
+    snprintf(out, n, "%s", b.data);
+    buf_release(&b);
 }

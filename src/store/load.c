@@ -88,6 +88,45 @@ static int read_end(struct mp_store *s, sqlite3_stmt *st, int r, const char *wha
     return 0;
 }
 
+/* Knob delivery: the knob_delivery table (v7+), or the three parallel JSON
+ * lists of v5/v6. */
+static int load_delivery(struct mp_store *s, int64_t id, struct mp_attempt_result *r)
+{
+    sqlite3_stmt *st = NULL;
+    if (s->version < 5)
+        return 0;
+    if (s->version < 7) {
+        if (mp_store_prep(s, &st, "SELECT dlv_knob, dlv_status, dlv_evidence FROM attempts"
+                                  " WHERE id = ?") < 0)
+            return MP_EDB;
+        sqlite3_bind_int64(st, 1, id);
+        int vr = sqlite3_step(st);
+        if (vr == SQLITE_ROW) {
+            struct mp_strv k = MP_STRV_INIT, stv = MP_STRV_INIT, ev = MP_STRV_INIT;
+            strv_from_json(&k, (const char *)sqlite3_column_text(st, 0));
+            strv_from_json(&stv, (const char *)sqlite3_column_text(st, 1));
+            strv_from_json(&ev, (const char *)sqlite3_column_text(st, 2));
+            for (size_t i = 0; i < k.n; i++)
+                mp_attempt_add_dlv(r, k.v[i], mp_dlv_status_from_name(i < stv.n ? stv.v[i] : NULL),
+                                   i < ev.n ? ev.v[i] : NULL);
+            mp_strv_release(&k);
+            mp_strv_release(&stv);
+            mp_strv_release(&ev);
+        }
+        return read_end(s, st, vr, "read the knob delivery");
+    }
+    if (mp_store_prep(s, &st, "SELECT knob, status, evidence FROM knob_delivery"
+                              " WHERE attempt_id = ? ORDER BY pos") < 0)
+        return MP_EDB;
+    sqlite3_bind_int64(st, 1, id);
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW)
+        mp_attempt_add_dlv(r, (const char *)sqlite3_column_text(st, 0),
+                           mp_dlv_status_from_name((const char *)sqlite3_column_text(st, 1)),
+                           (const char *)sqlite3_column_text(st, 2));
+    return read_end(s, st, sr, "read the knob delivery");
+}
+
 static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attempt_result *r)
 {
     sqlite3_stmt *st = NULL;
@@ -164,7 +203,10 @@ static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attemp
             r->quality_texts[idx] = col_str(st, 2);
         }
     }
-    return read_end(s, st, sr, "read the generated texts");
+    int trc = read_end(s, st, sr, "read the generated texts");
+    if (trc < 0)
+        return trc;
+    return load_delivery(s, id, r);
 }
 
 static int load_fp(struct mp_store *s, struct mp_report *rep)

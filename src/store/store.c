@@ -116,8 +116,27 @@ static const char schema_v5[] =
 static const char schema_v6[] = "ALTER TABLE attempts ADD COLUMN same_as TEXT;"
                                 "ALTER TABLE attempts ADD COLUMN same_why TEXT;";
 
-static const char *const migrations[] = {schema_v1, schema_v2, schema_v3,
-                                         schema_v4, schema_v5, schema_v6};
+/* Version 7: knob delivery as a table of its own, one row per knob (what
+ * the three parallel JSON lists of v5/v6 held is carried over). Those
+ * columns stay (a migration never drops) and are no longer written. */
+static const char schema_v7[] =
+    "CREATE TABLE knob_delivery("
+    " attempt_id INTEGER NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,"
+    " pos INTEGER NOT NULL, knob TEXT NOT NULL,"
+    " status TEXT NOT NULL CHECK (status IN ('verified','missing','unverified')),"
+    " evidence TEXT, PRIMARY KEY (attempt_id, pos));"
+    "INSERT INTO knob_delivery(attempt_id, pos, knob, status, evidence)"
+    " SELECT a.id, k.key, COALESCE(k.value, ''),"
+    "  CASE json_extract(a.dlv_status, '$[' || k.key || ']')"
+    "   WHEN 'verified' THEN 'verified' WHEN 'missing' THEN 'missing' ELSE 'unverified' END,"
+    "  CASE WHEN json_valid(a.dlv_evidence)"
+    "   THEN json_extract(a.dlv_evidence, '$[' || k.key || ']') END"
+    " FROM attempts a, json_each(a.dlv_knob) k"
+    " WHERE json_valid(a.dlv_knob) AND json_type(a.dlv_knob) = 'array'"
+    "  AND (a.dlv_status IS NULL OR json_valid(a.dlv_status));";
+
+static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4,
+                                         schema_v5, schema_v6, schema_v7};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {
@@ -868,18 +887,20 @@ const struct mp_store_col mp_store_attempt_cols[] = {
     INTF(teardown_leftovers), BOOLF(teardown_killed), INTF(escapees_killed),
     RSTRVF(linear_kernels), RSTRF(unquantized_moe_backend), STRF(launch_site),
     BOOLF(cuda_fault), BOOLF(engine_died), LONGF(fail_request_line), INTF(announced_port),
-    STRVF(dlv_knob), STRVF(dlv_status), STRVF(dlv_evidence), STRF(same_as), STRF(same_why),
+    STRF(same_as), STRF(same_why),
 };
 const size_t mp_store_nattempt_cols = MP_ARRAY_SIZE(mp_store_attempt_cols);
 
 size_t mp_store_attempt_cols_in(int version)
 {
+    /* v7 added no attempts column (knob delivery is its own table; the
+     * dlv_* columns of v5/v6 are read by load.c for those stores only) */
     if (version >= 6)
         return mp_store_nattempt_cols;
     if (version >= 5)
-        return mp_store_nattempt_cols - 2;          /* v6: 2 more */
-    return version >= 4 ? mp_store_nattempt_cols - 9  /* v5: 7 more */
-                        : mp_store_nattempt_cols - 12; /* v4: 3 more */
+        return mp_store_nattempt_cols - 2;         /* v6: 2 more */
+    return version >= 4 ? mp_store_nattempt_cols - 6 /* v5: 4 more */
+                        : mp_store_nattempt_cols - 9; /* v4: 3 more */
 }
 
 static void bind_col(struct mp_store *s, sqlite3_stmt *st, int i, const struct mp_store_col *c,
@@ -972,6 +993,19 @@ int mp_store_attempt_finish(struct mp_store *s, int64_t id, const struct mp_atte
         sqlite3_bind_double(st, 10, ph->tok_s);
         sqlite3_bind_double(st, 11, ph->req_tok_s_p50);
         rc = step_done(s, st, "record a phase");
+    }
+    for (size_t k = 0; rc == 0 && k < r->ndlv; k++) {
+        rc = mp_store_prep(s, &st,
+                           "INSERT OR REPLACE INTO knob_delivery(attempt_id, pos, knob, status,"
+                           " evidence) VALUES (?,?,?,?,?)");
+        if (rc < 0)
+            break;
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)k);
+        mp_store_bind_text(s, st, 3, r->dlv[k].knob);
+        sqlite3_bind_text(st, 4, mp_dlv_status_name(r->dlv[k].status), -1, SQLITE_STATIC);
+        mp_store_bind_text(s, st, 5, r->dlv[k].evidence);
+        rc = step_done(s, st, "record a knob delivery");
     }
     for (size_t k = 0; rc == 0 && k < r->ntexts; k++) {
         if (r->texts[k])

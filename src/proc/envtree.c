@@ -1,0 +1,226 @@
+/* envtree.c - helpers for knob delivery: what an engine's process tree was
+ * started with (/proc/PID/environ), and running a runtime's inspect command
+ * with its output captured (proc/proc.h). */
+#include "compat.h"
+#include "proc/internal.h"
+#include "proc/proc.h"
+#include "xalloc.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "clock.h"
+
+#define ENVIRON_MAX (1024 * 1024)
+#define CAPTURE_MAX (1024 * 1024)
+#define TREE_MAX 4096
+
+struct pinfo {
+    pid_t pid, ppid, pgrp;
+    bool in;
+};
+
+static pid_t name_pid(const char *s)
+{
+    long v = 0;
+    if (!*s)
+        return 0;
+    for (; *s; s++) {
+        if (!isdigit((unsigned char)*s))
+            return 0;
+        v = v * 10 + (*s - '0');
+        if (v > 0x7fffffffL)
+            return 0;
+    }
+    return (pid_t)v;
+}
+
+/* Read /proc/<pid>/environ into buf; returns its length, or -errno. */
+static ssize_t read_environ(pid_t pid, char *buf, size_t bufsz)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t len = 0;
+    while (len < bufsz) {
+        ssize_t n = read(fd, buf + len, bufsz - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            return -e;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    return (ssize_t)len;
+}
+
+static void read_comm(pid_t pid, char *out, size_t n)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+    out[0] = '\0';
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    if (fgets(out, (int)n, f))
+        out[strcspn(out, "\n")] = '\0';
+    fclose(f);
+}
+
+int mp_proc_tree_env(pid_t leader, const char *marker, pid_t root, const char *want,
+                     struct mp_proc_envcheck *out)
+{
+    memset(out, 0, sizeof(*out));
+    DIR *dir = opendir("/proc");
+    if (!dir)
+        return -errno;
+    struct pinfo *ps = xcalloc(TREE_MAX, sizeof(*ps));
+    size_t np = 0;
+    pid_t me = getpid();
+    struct dirent *de;
+    while ((de = readdir(dir)) != NULL && np < TREE_MAX) {
+        pid_t pid = name_pid(de->d_name);
+        struct mp_proc__stat st;
+        if (pid <= 0 || pid == me || mp_proc__read_stat(pid, &st) < 0)
+            continue;
+        if (st.state == 'Z' || st.state == 'X')
+            continue;
+        ps[np].pid = pid;
+        ps[np].ppid = st.ppid;
+        ps[np].pgrp = st.pgrp;
+        ps[np].in = (leader > 0 && (pid == leader || st.pgrp == leader)) || (root > 0 && pid == root);
+        np++;
+    }
+    closedir(dir);
+    if (marker && *marker) {
+        pid_t marked[256];
+        int n = mp_proc__collect_marked(marker, marked, MP_ARRAY_SIZE(marked));
+        for (int k = 0; k < n && (size_t)k < MP_ARRAY_SIZE(marked); k++) {
+            for (size_t i = 0; i < np; i++) {
+                if (ps[i].pid == marked[k])
+                    ps[i].in = true;
+            }
+        }
+    }
+    /* descendants of anything in the tree */
+    for (bool grew = true; grew;) {
+        grew = false;
+        for (size_t i = 0; i < np; i++) {
+            if (ps[i].in)
+                continue;
+            for (size_t k = 0; k < np; k++) {
+                if (ps[k].in && ps[k].pid == ps[i].ppid) {
+                    ps[i].in = grew = true;
+                    break;
+                }
+            }
+        }
+    }
+    const char *eq = strchr(want, '=');
+    size_t wlen = strlen(want), nlen = eq ? (size_t)(eq - want) + 1 : wlen;
+    char *buf = xmalloc(ENVIRON_MAX);
+    for (size_t i = 0; i < np; i++) {
+        if (!ps[i].in)
+            continue;
+        ssize_t len = read_environ(ps[i].pid, buf, ENVIRON_MAX);
+        /* mid-exec reads as empty for a moment: look again a few times */
+        for (int again = 0; len == 0 && again < 64; again++) {
+            sched_yield();
+            len = read_environ(ps[i].pid, buf, ENVIRON_MAX);
+        }
+        if (len == -ENOENT || len == -ESRCH)
+            continue; /* gone meanwhile */
+        out->processes++;
+        if (len <= 0) {
+            out->unreadable++;
+            continue;
+        }
+        for (size_t o = 0; o < (size_t)len;) {
+            const char *e = buf + o;
+            const char *z = memchr(e, '\0', (size_t)len - o);
+            size_t elen = z ? (size_t)(z - e) : (size_t)len - o;
+            if (elen == wlen && !memcmp(e, want, wlen)) {
+                if (!out->pid) {
+                    out->pid = ps[i].pid;
+                    read_comm(ps[i].pid, out->comm, sizeof(out->comm));
+                }
+            } else if (!out->other[0] && elen >= nlen && !memcmp(e, want, nlen)) {
+                snprintf(out->other, sizeof(out->other), "%.*s", (int)MP_MIN(elen, 255), e);
+            }
+            o += elen + 1;
+        }
+    }
+    free(buf);
+    free(ps);
+    return 0;
+}
+
+static void capture_line(void *ud, const char *line, size_t len, bool truncated)
+{
+    struct buf *b = ud;
+    MP_UNUSED(truncated);
+    if (b->len + len + 1 > CAPTURE_MAX)
+        return;
+    buf_add(b, line, len);
+    buf_addc(b, '\n');
+}
+
+int mp_proc_capture(char *const *argv, double timeout_s, struct buf *out, int *status,
+                    struct mp_diag *d)
+{
+    struct mp_proc_spec spec;
+    struct mp_proc *h = NULL;
+    memset(&spec, 0, sizeof(spec));
+    spec.argv = argv;
+    *status = -1;
+    int rc = mp_proc_spawn(&spec, &h, d);
+    if (rc < 0)
+        return rc;
+    int64_t deadline = mp_now_ns() + (int64_t)(timeout_s * 1e9);
+    bool eof = false;
+    int st = -1;
+    for (;;) {
+        if (!eof && mp_proc_read_lines(h, capture_line, out) != 0)
+            eof = true;
+        if (mp_proc_exited(h, &st) && eof)
+            break;
+        int64_t left = deadline - mp_now_ns();
+        if (left <= 0)
+            break;
+        struct pollfd pf[2];
+        nfds_t n = 0;
+        if (!eof) {
+            pf[n].fd = mp_proc_output_fd(h);
+            pf[n].events = POLLIN;
+            n++;
+        }
+        if (mp_proc_pidfd(h) >= 0) {
+            pf[n].fd = mp_proc_pidfd(h);
+            pf[n].events = POLLIN;
+            n++;
+        }
+        int ms = (int)MP_MIN(left / 1000000 + 1, 10);
+        if (poll(n ? pf : NULL, n, ms) < 0 && errno != EINTR)
+            break;
+    }
+    if (mp_proc_exited(h, &st))
+        *status = st;
+    mp_proc_free(h); /* kills and reaps it if it is still running */
+    return 0;
+}
