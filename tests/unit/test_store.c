@@ -411,11 +411,98 @@ static void test_reader_refuses_damage(void **state)
     free(dir);
 }
 
+/* Knob delivery: a v5 store's three JSON lists are read as they are by a
+ * read-only opener, carried into v6's knob_delivery table by the migration,
+ * and a v6 attempt round-trips through the table. */
+static void load_one(const char *dir, unsigned flags, struct mp_report *rep)
+{
+    struct mp_store *s = NULL;
+    assert_int_equal(mp_store_open(dir, flags, &s, NULL), 0);
+    mp_report_init(rep, dir);
+    assert_int_equal(mp_store_load(s, rep, NULL), 0);
+    mp_store_close(s);
+}
+
+static void test_delivery_v5_v6(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *path = xasprintf("%s/%s", dir, MP_STORE_DB_NAME);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(mp_db_migrate(db, 5, NULL), 0);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO run(id, subcommand, argv, moeprobe_version, started)"
+                                  " VALUES (1, 'qualify', '[]', '0.0.9', 'then');"
+                                  "INSERT INTO candidates(pos, name, env, args, done)"
+                                  " VALUES (0, 'm', '[\"A=1\"]', '[\"--x\",\"1\"]', 1);"
+                                  "INSERT INTO attempts(candidate_id, idx, launch_blocking, dir, status,"
+                                  " outcome, dlv_knob, dlv_status, dlv_evidence) VALUES (1, 1, 0,"
+                                  " 'attempts/m-1', 'done', 'clean', '[\"A=1\",\"--x 1\"]',"
+                                  " '[\"missing\",\"verified\"]', '[\"not in pid 9\",\"line 3\"]');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: read-only, unmigrated (v5 columns); pass 1: migrated to v6 */
+        struct mp_report rep;
+        load_one(dir, pass ? MP_STORE_LOCK : 0, &rep);
+        assert_int_equal(rep.c[0].nattempts, 1);
+        const struct mp_attempt_result *a = &rep.c[0].attempts[0];
+        assert_int_equal(a->ndlv, 2);
+        assert_string_equal(a->dlv[0].knob, "A=1");
+        assert_int_equal(a->dlv[0].status, MP_DLV_MISSING);
+        assert_string_equal(a->dlv[0].evidence, "not in pid 9");
+        assert_int_equal(a->dlv[1].status, MP_DLV_VERIFIED);
+        mp_report_finalize(&rep);
+        assert_string_equal(rep.c[0].verdict, "not-delivered");
+        assert_int_equal(rep.recommended, -1);
+        mp_report_release(&rep);
+    }
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT count(*) FROM knob_delivery", -1, &st, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(st, 0), 2);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+
+    /* v6: written to the table, secrets masked */
+    struct mp_store *s = NULL;
+    assert_int_equal(mp_store_open(dir, MP_STORE_LOCK, &s, NULL), 0);
+    struct mp_candidate c;
+    assert_int_equal(mp_candidate_from_knobs("t", "HF_TOKEN=hunter2222", &c, NULL), 0);
+    mp_store_mask_init(mp_store_mask(s), &c, 1, NULL);
+    assert_int_equal(mp_store_candidate(s, 1, &c), 0);
+    int64_t id = 0;
+    assert_int_equal(mp_store_attempt_begin(s, 1, 1, false, "/x/t-1", &id), 0);
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CLEAN;
+    mp_attempt_add_dlv(&r, "HF_TOKEN=***", MP_DLV_UNVERIFIED, "saw hunter2222 somewhere");
+    assert_int_equal(mp_store_attempt_finish(s, id, &r), 0);
+    mp_attempt_result_release(&r);
+    mp_candidate_release(&c);
+    mp_store_close(s);
+    struct mp_report rep;
+    load_one(dir, 0, &rep);
+    assert_int_equal(rep.n, 2);
+    assert_int_equal(rep.c[1].attempts[0].ndlv, 1);
+    assert_int_equal(rep.c[1].attempts[0].dlv[0].status, MP_DLV_UNVERIFIED);
+    assert_null(strstr(rep.c[1].attempts[0].dlv[0].evidence, "hunter2222"));
+    mp_report_release(&rep);
+    free(path);
+    rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_migrate_from_v1),
         cmocka_unit_test(test_read_v3_unmigrated),
+        cmocka_unit_test(test_delivery_v5_v6),
         cmocka_unit_test(test_lock_and_roundtrip),
         cmocka_unit_test(test_mask),
         cmocka_unit_test(test_fingerprint_nvml),
