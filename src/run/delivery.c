@@ -446,13 +446,13 @@ static void check_env(const struct mp_delivery_ctx *x, struct mp_attempt_result 
                     ec.unreadable == 0) {
                     char *e2 = NULL;
                     st = judge_tree(want, &ec, "the container", &e2);
-                    if (st == MP_DLV_MISSING) {
-                        char *e3 = xasprintf("%s, but %s (dropped on the way to the engine)", ev, e2);
-                        free(e2);
-                        e2 = e3;
-                    }
+                    char *e3 = xasprintf(st == MP_DLV_MISSING
+                                             ? "%s, but %s (dropped on the way to the engine)"
+                                             : "%s; %s",
+                                         ev, e2);
+                    free(e2);
                     free(ev);
-                    ev = e2;
+                    ev = e3;
                 } else {
                     char *e2 = xasprintf("%s (its processes could not be read)", ev);
                     free(ev);
