@@ -348,6 +348,13 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
         }
         return 0;
     }
+    const struct mp_knob_dlv *miss = mp_attempt_find_dlv(p, MP_DLV_MISSING);
+    if (miss) {
+        /* the run did not test the candidate: nothing of it to diagnose */
+        free(dg->note);
+        dg->note = xasprintf("not diagnosed: %s did not reach the engine", miss->knob);
+        return 0;
+    }
     if (!p->cuda_fault) {
         /* launch blocking discriminates CUDA faults only: a cut stream, an
          * HTTP 500 or a Python error is the same with it */

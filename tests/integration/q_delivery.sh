@@ -1,0 +1,64 @@
+#!/bin/bash
+# Knob delivery on host commands: an env knob is verified in the engine's
+# process tree whether the engine is started directly, through `env A=B` or
+# `bash -c 'exec ...'`; a flag is verified from the engine's non-default
+# args; a wrapper that drops the variable before exec'ing the engine makes
+# the knob missing: the candidate is not-delivered, not diagnosed, never
+# recommended, and its knob is not one "that changed nothing" although the
+# engine resolved exactly like auto.
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=q_lib.sh
+. "$here/q_lib.sh"
+cat >"$Q_TMP/drop.sh" <<'SH'
+#!/bin/sh
+exec env -u VLLM_SCALED_MM_BACKEND "$@"
+SH
+chmod +x "$Q_TMP/drop.sh"
+ENG=("$REFENGINE" --world "$W/q-fork.ini" --port '{port}')
+
+# hq NAME MOEPROBE-ARGS... -- COMMAND...
+hq() {
+    local name=$1; shift
+    local args=()
+    while [ "$1" != "--" ]; do args+=("$1"); shift; done
+    shift
+    Q_DIR="$Q_TMP/$name"
+    "$MOEPROBE" qualify --out "$Q_DIR" "${Q_FAST[@]}" --no-quality "${args[@]}" -- "$@" \
+        >"$Q_TMP/$name.stdout" 2>"$Q_TMP/$name.stderr"
+    Q_RC=$?
+    [ -f "$Q_DIR/report.json" ] || { cat "$Q_TMP/$name.stderr"; fail "$name: no report"; }
+}
+
+for shape in direct env bash; do
+    case $shape in
+    direct) cmd=("${ENG[@]}") ;;
+    env) cmd=(env MOEPROBE_SHAPE=env "${ENG[@]}") ;;
+    bash) cmd=(bash -c 'exec "$0" "$@"' "${ENG[@]}") ;;
+    esac
+    hq "$shape" --no-diagnose --candidate 'menv: VLLM_SCALED_MM_BACKEND=marlin' \
+        --candidate 'flag: --moe-backend marlin' -- "${cmd[@]}"
+    check "$Q_DIR/report.json" \
+        'c["menv"]["knob_delivery"][0]["status"] == "verified"' \
+        '"/environ" in c["menv"]["knob_delivery"][0]["evidence"]' \
+        'c["flag"]["knob_delivery"][0]["status"] == "verified"' \
+        '"non-default args" in c["flag"]["knob_delivery"][0]["evidence"]' \
+        'c["menv"]["verdict"] == "stable"' || fail "shape $shape"
+done
+
+# the dropping wrapper; auto (knob-less) crashes the same way menv now does
+hq dropped --candidate 'auto:' --candidate 'menv: VLLM_SCALED_MM_BACKEND=marlin' \
+    --candidate 'flag: --moe-backend marlin' -- "$Q_TMP/drop.sh" "${ENG[@]}"
+check "$Q_DIR/report.json" \
+    'c["menv"]["verdict"] == "not-delivered"' \
+    'c["menv"]["knob_delivery"] == [{"knob": "VLLM_SCALED_MM_BACKEND=marlin", "status": "missing", "evidence": c["menv"]["knob_delivery"][0]["evidence"]}]' \
+    '"none of the 2 process(es)" in c["menv"]["knob_delivery"][0]["evidence"]' \
+    'c["menv"]["resolved"]["moe_backend"] == c["auto"]["resolved"]["moe_backend"]' \
+    'not any(k["candidate"] == "menv" for k in r["noop_knobs"])' \
+    'all("menv" not in g["candidates"] for g in r["same_backend_groups"])' \
+    'c["menv"]["diagnosis"] is None or "did not reach the engine" in (c["menv"]["diagnosis"]["note"] or "")' \
+    'not any(a["launch_blocking"] for a in c["menv"]["attempts"])' \
+    'r["recommendation"]["candidate"] == "flag"' || fail "dropped"
+grep -q '`VLLM_SCALED_MM_BACKEND=marlin` \*\*missing\*\*' "$Q_DIR/report.md" || fail "report.md"
+"$MOEPROBE" report --format md "$Q_DIR" | grep -q 'not-delivered' || fail "report from the store"
+assert_no_leftovers
+echo ok
