@@ -11,6 +11,7 @@
 #include "err.h"
 #include "escape.h"
 #include "knowledge/knowledge.h"
+#include "run/shape.h"
 #include "xalloc.h"
 
 extern char **environ;
@@ -19,8 +20,10 @@ static const char explain_usage[] =
     "usage: moeprobe explain [--engine-version V] [--json] [--knowledge FILE] -- COMMAND...\n"
     "\n"
     "Analyses a launch command without running it. The environment is the\n"
-    "command's leading NAME=VALUE words, -e/--env NAME=VALUE of `docker run` /\n"
-    "`podman run`, and (for commands not run in a container) this shell's\n"
+    "command's leading NAME=VALUE words, -e/--env NAME=VALUE of a container run\n"
+    "(`docker run`, `podman --runtime R run`, `docker container run`, `sudo docker\n"
+    "run`, `nerdctl run`, `docker compose run`, ...), and (for commands not run in\n"
+    "a container) this shell's\n"
     "VLLM_* and CUDA_* variables; --flag value / --flag=value pairs are flags.\n"
     "For each knob: kind, what it affects in that vLLM version, its status and a\n"
     "note with the source; then the MoE backend the rules decide, if they do.\n"
@@ -177,14 +180,16 @@ int cmd_explain(int argc, char **argv)
         i++;
     while (i < argc && is_assignment(argv[i]))
         vpush(&env, xstrdup(argv[i++]));
-    if (i + 1 < argc &&
-        (!strcmp(base_name(argv[i]), "docker") || !strcmp(base_name(argv[i]), "podman")) &&
-        !strcmp(argv[i + 1], "run")) {
+    struct mp_shape sh;
+    mp_shape_parse(argv + i, (size_t)(argc - i), &sh);
+    if (sh.kind == MP_SHAPE_DOCKER) {
+        /* any docker-like run (run/shape.h): past wrappers and global options */
         container = true;
-        i += 2;
+        int img = i + (int)sh.image;
+        i += (int)sh.run + 1;
         for (; i < argc; i++) {
             const char *a = argv[i];
-            if (a[0] != '-') {
+            if (i >= img || a[0] != '-') {
                 image = xstrdup(a);
                 i++;
                 break;

@@ -40,8 +40,14 @@ static const char qualify_help[] =
     "stdout (the JSON with --json), a summary to stderr.\n"
     "\n"
     "The server command gets the port through a {port} placeholder, or\n"
-    "'--port N' appended. NAME=VALUE knobs go to its environment (as -e NAME=VALUE\n"
-    "after 'docker run'/'podman run'); other knob words are appended to it.\n"
+    "'--port N' appended. NAME=VALUE knobs go where they reach the engine: the\n"
+    "command's environment, -e NAME=VALUE after the 'run' of a docker-like run\n"
+    "('docker [opts] [container] run', 'podman --runtime R run', 'sudo docker run',\n"
+    "'nerdctl run', 'docker compose run'; a --name is added if you gave none), or\n"
+    "--env NAME=VALUE after 'apptainer|singularity exec|run'; other knob words are\n"
+    "appended to it. Once the engine is ready every knob is looked for in the\n"
+    "engine's own environment and arguments (candidates[].knob_delivery); a\n"
+    "candidate with a knob that did not arrive is 'not-delivered'.\n"
     "\n"
     MP_COMMON_OPTS_HELP
     MP_SCHED_OPTS_HELP
