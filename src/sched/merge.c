@@ -204,6 +204,14 @@ static void load_attempt(const cJSON *cand, const cJSON *e, bool primary, bool f
         free(kv);
     }
     jstrv(cand, "unknown_env", &a->res.unknown_env);
+    const cJSON *kd;
+    cJSON_ArrayForEach(kd, jget(cand, "knob_delivery"))
+    {
+        const cJSON *st = jget(kd, "status"), *kn = jget(kd, "knob"), *ev_ = jget(kd, "evidence");
+        mp_attempt_add_dlv(a, cJSON_IsString(kn) ? kn->valuestring : "",
+                           mp_dlv_status_from_name(cJSON_IsString(st) ? st->valuestring : NULL),
+                           cJSON_IsString(ev_) ? ev_->valuestring : "");
+    }
     size_t k = 0;
     if (a->res.moe_backend && k < nev)
         a->res.moe_backend_line = ev[k++];
