@@ -83,7 +83,65 @@ static void read_comm(pid_t pid, char *out, size_t n)
     fclose(f);
 }
 
-int mp_proc_tree_env(pid_t leader, const char *marker, pid_t root, const char *want,
+/* Inodes of the TCP sockets listening on port in pid's network namespace. */
+static size_t listen_inodes(pid_t pid, int port, unsigned long *ino, size_t max)
+{
+    size_t n = 0;
+    static const char *const files[] = {"tcp", "tcp6"};
+    for (size_t f = 0; f < 2; f++) {
+        char path[64], line[512];
+        snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid, files[f]);
+        FILE *fp = fopen(path, "re");
+        if (!fp)
+            continue;
+        while (fgets(line, sizeof(line), fp)) {
+            char local[128];
+            unsigned st = 0;
+            unsigned long inode = 0;
+            /* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+            if (sscanf(line, " %*s %127s %*s %x %*s %*s %*s %*s %*s %lu", local, &st, &inode) != 3)
+                continue;
+            const char *colon = strrchr(local, ':');
+            if (!colon || st != 0x0A || strtol(colon + 1, NULL, 16) != port || !inode)
+                continue;
+            if (n < max)
+                ino[n++] = inode;
+        }
+        fclose(fp);
+    }
+    return n;
+}
+
+/* Does pid hold one of the socket inodes? */
+static bool holds_socket(pid_t pid, const unsigned long *ino, size_t n)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return false;
+    struct dirent *de;
+    bool found = false;
+    while (!found && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        char lp[320], target[64];
+        snprintf(lp, sizeof(lp), "%s/%s", path, de->d_name);
+        ssize_t len = readlink(lp, target, sizeof(target) - 1);
+        if (len <= 0)
+            continue;
+        target[len] = '\0';
+        unsigned long v;
+        if (sscanf(target, "socket:[%lu]", &v) != 1)
+            continue;
+        for (size_t i = 0; i < n && !found; i++)
+            found = ino[i] == v;
+    }
+    closedir(d);
+    return found;
+}
+
+int mp_proc_tree_env(pid_t leader, const char *marker, pid_t root, int port, const char *want,
                      struct mp_proc_envcheck *out)
 {
     memset(out, 0, sizeof(*out));
@@ -147,15 +205,31 @@ int mp_proc_tree_env(pid_t leader, const char *marker, pid_t root, const char *w
         if (len == -ENOENT || len == -ESRCH)
             continue; /* gone meanwhile */
         out->processes++;
+        bool listens = false;
+        if (port > 0) {
+            unsigned long ino[16];
+            size_t ni = listen_inodes(ps[i].pid, port, ino, MP_ARRAY_SIZE(ino));
+            listens = ni > 0 && holds_socket(ps[i].pid, ino, ni);
+            if (listens) {
+                out->listeners++;
+                if (!out->listener) {
+                    out->listener = ps[i].pid;
+                    read_comm(ps[i].pid, out->listener_comm, sizeof(out->listener_comm));
+                }
+            }
+        }
         if (len <= 0) {
             out->unreadable++;
+            out->listeners_unreadable += listens;
             continue;
         }
+        bool has = false;
         for (size_t o = 0; o < (size_t)len;) {
             const char *e = buf + o;
             const char *z = memchr(e, '\0', (size_t)len - o);
             size_t elen = z ? (size_t)(z - e) : (size_t)len - o;
             if (elen == wlen && !memcmp(e, want, wlen)) {
+                has = true;
                 if (!out->pid) {
                     out->pid = ps[i].pid;
                     read_comm(ps[i].pid, out->comm, sizeof(out->comm));
@@ -165,6 +239,7 @@ int mp_proc_tree_env(pid_t leader, const char *marker, pid_t root, const char *w
             }
             o += elen + 1;
         }
+        out->listeners_with += listens && has;
     }
     free(buf);
     free(ps);

@@ -171,12 +171,20 @@ struct mp_proc_envcheck {
     char comm[64];        /* its name (/proc/PID/comm) */
     char other[256];      /* when none holds it: "NAME=<value>" of the first process that
                            * has NAME with another value (the value as found), or "" */
+    int listeners;        /* processes of the tree listening on the port (port > 0) */
+    int listeners_with;   /* of them, whose environment holds want */
+    int listeners_unreadable; /* of them, whose environment could not be read */
+    pid_t listener;       /* the first listener, or 0 */
+    char listener_comm[64];
 };
 /* Look for the exact entry want ("NAME=VALUE") in the initial environment
  * (/proc/PID/environ) of every process of the tree of leader (leader <= 0:
- * none) and marker (NULL: none) and of root's tree (root <= 0: none).
+ * none) and marker (NULL: none) and of root's tree (root <= 0: none); with
+ * port > 0 also find the processes of the tree that listen on that TCP port
+ * (their socket inodes in /proc/PID/net/tcp{,6} against /proc/PID/fd): the
+ * engine itself, as opposed to a wrapper around it.
  * Returns 0 (see *out), or -errno when /proc cannot be read. */
-int mp_proc_tree_env(pid_t leader, const char *marker, pid_t root, const char *want,
+int mp_proc_tree_env(pid_t leader, const char *marker, pid_t root, int port, const char *want,
                      struct mp_proc_envcheck *out);
 
 /* Ignore SIGPIPE for this process (a closed engine pipe or socket must not

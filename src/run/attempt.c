@@ -858,6 +858,7 @@ static void check_delivery(struct att *a, const struct mp_launch *l, const char 
         .marker = marker[0] ? marker : NULL,
         .nondefault = a->nondefault,
         .nondefault_line = a->nondefault_line,
+        .port = a->o->port,
     };
     mp_delivery_check(&x, a->r);
 }

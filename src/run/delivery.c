@@ -328,10 +328,39 @@ enum mp_dlv_status mp_delivery_judge_config_env(const char *want, const char *en
 
 /* Judge from a process tree's environments. */
 static enum mp_dlv_status judge_tree(const char *want, const struct mp_proc_envcheck *ec,
-                                     const char *whose, char **evidence)
+                                     int port, const char *whose, char **evidence)
 {
     char *rw = redacted(want);
     enum mp_dlv_status st;
+    if (ec->listeners > 0 && ec->listeners_unreadable == 0) {
+        /* the process serving the port is the engine: its environment decides */
+        if (ec->listeners_with == ec->listeners) {
+            st = MP_DLV_VERIFIED;
+            *evidence = xasprintf("pid %d (%s) of %s, listening on port %d, has %s in "
+                                  "/proc/%d/environ",
+                                  (int)ec->listener, ec->listener_comm[0] ? ec->listener_comm : "?",
+                                  whose, port, rw, (int)ec->listener);
+        } else {
+            st = MP_DLV_MISSING;
+            struct buf b = BUF_INIT;
+            buf_printf(&b, "pid %d (%s) of %s, listening on port %d, does not have %s in its "
+                           "environment",
+                       (int)ec->listener, ec->listener_comm[0] ? ec->listener_comm : "?", whose,
+                       port, rw);
+            if (ec->pid)
+                buf_printf(&b, "; pid %d (%s) of the tree has it: a wrapper that did not pass "
+                               "it on",
+                           (int)ec->pid, ec->comm[0] ? ec->comm : "?");
+            if (ec->other[0]) {
+                char *ro = redacted(ec->other);
+                buf_printf(&b, "; found %s", ro);
+                free(ro);
+            }
+            *evidence = buf_detach(&b, NULL);
+        }
+        free(rw);
+        return st;
+    }
     if (ec->pid) {
         st = MP_DLV_VERIFIED;
         *evidence = xasprintf("pid %d (%s) of %s has %s in /proc/%d/environ", (int)ec->pid,
@@ -442,10 +471,11 @@ static void check_env(const struct mp_delivery_ctx *x, struct mp_attempt_result 
             st = mp_delivery_judge_config_env(want, env_json, what, &ev);
             if (st == MP_DLV_VERIFIED && !l->remote && cpid > 0) {
                 struct mp_proc_envcheck ec;
-                if (mp_proc_tree_env(0, NULL, (pid_t)cpid, want, &ec) == 0 && ec.processes > 0 &&
+                if (mp_proc_tree_env(0, NULL, (pid_t)cpid, x->port, want, &ec) == 0 &&
+                    ec.processes > 0 &&
                     ec.unreadable == 0) {
                     char *e2 = NULL;
-                    st = judge_tree(want, &ec, "the container", &e2);
+                    st = judge_tree(want, &ec, x->port, "the container", &e2);
                     char *e3 = xasprintf(st == MP_DLV_MISSING
                                              ? "%s, but %s (dropped on the way to the engine)"
                                              : "%s; %s",
@@ -466,10 +496,10 @@ static void check_env(const struct mp_delivery_ctx *x, struct mp_attempt_result 
             }
         } else {
             struct mp_proc_envcheck ec;
-            if (mp_proc_tree_env(x->leader, x->marker, 0, want, &ec) < 0)
+            if (mp_proc_tree_env(x->leader, x->marker, 0, x->port, want, &ec) < 0)
                 ev = xstrdup("/proc could not be read");
             else
-                st = judge_tree(want, &ec, "the engine's process tree", &ev);
+                st = judge_tree(want, &ec, x->port, "the engine's process tree", &ev);
         }
         mp_attempt_add_dlv(r, rw, st, ev);
         free(ev);

@@ -5,8 +5,11 @@
  *  - environment knobs of a host or apptainer-like command: the initial
  *    environment (/proc/PID/environ) of the engine's process tree (the
  *    spawned process's group, the processes carrying the run marker, their
- *    descendants): some process has NAME=VALUE -> verified; none of them,
- *    all readable -> missing; some unreadable -> unverified.
+ *    descendants): when the processes listening on the engine's port are
+ *    found, they decide (all have NAME=VALUE -> verified, else missing: a
+ *    wrapper around the engine may hold it, the engine does not); otherwise
+ *    some process has it -> verified; none of them, all readable -> missing;
+ *    some unreadable -> unverified.
  *  - environment knobs of a docker-like run: `<client> inspect` of the
  *    named container: not in .Config.Env -> missing; in it, and the
  *    container's processes (from .State.Pid, on this host) readable: one has
@@ -35,6 +38,8 @@ struct mp_delivery_ctx {
     const char *marker;                /* the run marker, or NULL */
     const char *nondefault;            /* the engine's "non-default args" line, or NULL */
     long nondefault_line;              /* its server.log line number */
+    int port;                          /* the port the engine serves (its listener is the
+                                        * engine; 0: unknown) */
 };
 
 /* Check every knob and append one entry per knob to r (env knobs first, in

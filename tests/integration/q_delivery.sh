@@ -5,7 +5,9 @@
 # args; a wrapper that drops the variable before exec'ing the engine makes
 # the knob missing: the candidate is not-delivered, not diagnosed, never
 # recommended, and its knob is not one "that changed nothing" although the
-# engine resolved exactly like auto.
+# engine resolved exactly like auto. A wrapper that stays alive with the
+# variable while the engine runs without it is missing too: the process
+# listening on the port is the engine.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=q_lib.sh
 . "$here/q_lib.sh"
@@ -13,7 +15,13 @@ cat >"$Q_TMP/drop.sh" <<'SH'
 #!/bin/sh
 exec env -u VLLM_SCALED_MM_BACKEND "$@"
 SH
-chmod +x "$Q_TMP/drop.sh"
+# a wrapper that stays (no exec): it still has the variable, the engine does not
+cat >"$Q_TMP/fork.sh" <<'SH'
+#!/bin/bash
+env -u VLLM_SCALED_MM_BACKEND "$@" &
+wait
+SH
+chmod +x "$Q_TMP/drop.sh" "$Q_TMP/fork.sh"
 ENG=("$REFENGINE" --world "$W/q-fork.ini" --port '{port}')
 
 # hq NAME MOEPROBE-ARGS... -- COMMAND...
@@ -51,7 +59,7 @@ hq dropped --candidate 'auto:' --candidate 'menv: VLLM_SCALED_MM_BACKEND=marlin'
 check "$Q_DIR/report.json" \
     'c["menv"]["verdict"] == "not-delivered"' \
     'c["menv"]["knob_delivery"] == [{"knob": "VLLM_SCALED_MM_BACKEND=marlin", "status": "missing", "evidence": c["menv"]["knob_delivery"][0]["evidence"]}]' \
-    '"none of the 2 process(es)" in c["menv"]["knob_delivery"][0]["evidence"]' \
+    '"listening on port" in c["menv"]["knob_delivery"][0]["evidence"]' \
     'c["menv"]["resolved"]["moe_backend"] == c["auto"]["resolved"]["moe_backend"]' \
     'not any(k["candidate"] == "menv" for k in r["noop_knobs"])' \
     'all("menv" not in g["candidates"] for g in r["same_backend_groups"])' \
@@ -59,6 +67,14 @@ check "$Q_DIR/report.json" \
     'not any(a["launch_blocking"] for a in c["menv"]["attempts"])' \
     'r["recommendation"]["candidate"] == "flag"' || fail "dropped"
 grep -q '`VLLM_SCALED_MM_BACKEND=marlin` \*\*missing\*\*' "$Q_DIR/report.md" || fail "report.md"
+
+# the forking wrapper: the process serving the port decides, not the wrapper
+hq forked --no-diagnose --candidate 'menv: VLLM_SCALED_MM_BACKEND=marlin' -- "$Q_TMP/fork.sh" "${ENG[@]}"
+check "$Q_DIR/report.json" \
+    'c["menv"]["verdict"] == "not-delivered"' \
+    'c["menv"]["knob_delivery"][0]["status"] == "missing"' \
+    '"listening on port" in c["menv"]["knob_delivery"][0]["evidence"]' \
+    '"(fork.sh) of the tree has it" in c["menv"]["knob_delivery"][0]["evidence"]' || fail "forked"
 "$MOEPROBE" report --format md "$Q_DIR" | grep -q 'not-delivered' || fail "report from the store"
 assert_no_leftovers
 echo ok
