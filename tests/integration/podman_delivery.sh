@@ -1,9 +1,10 @@
 #!/bin/bash
-# qualify through a real container runtime (podman + runc), in three command
-# shapes: env knobs reach the engine in the container and are verified
-# there (inspect + the container's processes), a container process that
-# drops a variable makes the knob missing and the candidate not-delivered,
-# and every container moeprobe started is gone afterwards.
+# qualify through a real container runtime (podman + runc), in several
+# command shapes: env knobs reach the engine in the container and are
+# verified there (inspect + the container's processes), a container process
+# that drops a variable, or the user's own -e for it, makes the knob missing
+# and the candidate not-delivered, and every container of the run is gone
+# afterwards.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=q_lib.sh
 . "$here/q_lib.sh"
@@ -70,5 +71,17 @@ check "$Q_DIR/report.json" \
 [ "$Q_RC" -eq 1 ] || fail "no candidate qualified, yet exit $Q_RC"
 grep -q 'not-delivered' "$Q_DIR/report.md" || fail "report.md does not say not-delivered"
 grep -q 'dlv-missing' "$Q_DIR/report.html" || fail "report.html does not show the missing knob"
+
+# 4. the user's own -e for the same variable wins in the container (it comes
+#    later): the candidate's value is missing, with what the container has;
+#    the user's --name is the one inspected and removed
+pq override 'menv: VLLM_SCALED_MM_BACKEND=marlin' -- \
+    podman run --rm --network host -e VLLM_SCALED_MM_BACKEND=cutlass --name "mp-user-$$" \
+    "$PM_IMAGE" "${ENGINE[@]}"
+check "$Q_DIR/report.json" \
+    'c["menv"]["verdict"] == "not-delivered"' \
+    '"podman inspect mp-user-" in c["menv"]["knob_delivery"][0]["evidence"]' \
+    '"has VLLM_SCALED_MM_BACKEND=cutlass, not VLLM_SCALED_MM_BACKEND=marlin" in c["menv"]["knob_delivery"][0]["evidence"]' \
+    '"--name moeprobe-" not in c["menv"]["attempts"][0]["command"]' || fail "overridden by the user's -e"
 assert_no_leftovers
 echo "ok"
