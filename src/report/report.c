@@ -186,12 +186,23 @@ static void finalize_candidate(struct mp_cand_report *c)
         set_why(c, xstrdup("interrupted before it finished"));
         break;
     }
-    /* a knob that did not reach the engine: the run tested something else */
-    const struct mp_knob_dlv *miss = mp_attempt_find_dlv(p, MP_DLV_MISSING);
-    if (c->verdict && miss) {
+}
+
+/* A knob that did not reach the engine: the run tested something else than
+ * the candidate names, whatever it measured (also when it was stopped as the
+ * same configuration as another candidate: it is not that candidate either). */
+static void mark_not_delivered(struct mp_report *rep)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        struct mp_cand_report *c = &rep->c[i];
+        const struct mp_attempt_result *p = mp_cand_primary(c);
+        const struct mp_knob_dlv *miss = mp_attempt_find_dlv(p, MP_DLV_MISSING);
+        if (!miss || (!c->verdict && p->outcome != MP_OUT_SAME_CONFIG))
+            continue;
         char *w = xasprintf("%s did not reach the engine (%s): this run did not test what the "
                             "candidate names (it ran %s: %s)",
-                            miss->knob, miss->evidence, c->verdict, c->why ? c->why : "");
+                            miss->knob, miss->evidence, c->verdict ? c->verdict : "unfinished",
+                            c->why ? c->why : "");
         c->verdict = mp_verdict_name(MP_V_NOT_DELIVERED);
         set_why(c, w);
     }
@@ -444,6 +455,7 @@ void mp_report_finalize(struct mp_report *rep)
         finalize_candidate(&rep->c[i]);
     output_check(rep);
     share_same(rep);
+    mark_not_delivered(rep);
     mp_report_fill_fingerprint(rep);
     compute_groups(rep);
     compute_noop(rep);
