@@ -412,8 +412,8 @@ static void test_reader_refuses_damage(void **state)
 }
 
 /* Knob delivery: a v5 store's three JSON lists are read as they are by a
- * read-only opener, carried into v6's knob_delivery table by the migration,
- * and a v6 attempt round-trips through the table. */
+ * read-only opener, carried into v7's knob_delivery table by the migration
+ * (through v6), and a v7 attempt round-trips through the table. */
 static void load_one(const char *dir, unsigned flags, struct mp_report *rep)
 {
     struct mp_store *s = NULL;
@@ -423,7 +423,7 @@ static void load_one(const char *dir, unsigned flags, struct mp_report *rep)
     mp_store_close(s);
 }
 
-static void test_delivery_v5_v6(void **state)
+static void test_delivery_migration(void **state)
 {
     (void)state;
     char *dir = tmpdir();
@@ -444,7 +444,7 @@ static void test_delivery_v5_v6(void **state)
                      SQLITE_OK);
     sqlite3_close(db);
     for (int pass = 0; pass < 2; pass++) {
-        /* pass 0: read-only, unmigrated (v5 columns); pass 1: migrated to v6 */
+        /* pass 0: read-only, unmigrated (v5 columns); pass 1: migrated to v7 */
         struct mp_report rep;
         load_one(dir, pass ? MP_STORE_LOCK : 0, &rep);
         assert_int_equal(rep.c[0].nattempts, 1);
@@ -468,7 +468,7 @@ static void test_delivery_v5_v6(void **state)
     sqlite3_finalize(st);
     sqlite3_close(db);
 
-    /* v6: written to the table, secrets masked */
+    /* v7: written to the table, secrets masked */
     struct mp_store *s = NULL;
     assert_int_equal(mp_store_open(dir, MP_STORE_LOCK, &s, NULL), 0);
     struct mp_candidate c;
@@ -502,7 +502,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_migrate_from_v1),
         cmocka_unit_test(test_read_v3_unmigrated),
-        cmocka_unit_test(test_delivery_v5_v6),
+        cmocka_unit_test(test_delivery_migration),
         cmocka_unit_test(test_lock_and_roundtrip),
         cmocka_unit_test(test_mask),
         cmocka_unit_test(test_fingerprint_nvml),
