@@ -437,6 +437,16 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
     dg->throughput_ratio = throughput_ratio(c);
     free(dg->note);
     dg->note = NULL;
+    const struct mp_knob_dlv *bmiss = mp_attempt_find_dlv(b, MP_DLV_MISSING);
+    if (bmiss) {
+        /* the "blocked" run ran without launch blocking (or without a knob):
+         * whatever it did says nothing about synchronous launches */
+        dg->launch_blocking = NULL;
+        dg->confidence = 0;
+        dg->note = xasprintf("the blocked run is no evidence: %s did not reach the engine (%s)",
+                             bmiss->knob, bmiss->evidence);
+        return 0;
+    }
     if (b->outcome == MP_OUT_CLEAN) {
         dg->launch_blocking = "clean";
         if (b->req_ok >= est.required_n) {

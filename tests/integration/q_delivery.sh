@@ -7,7 +7,8 @@
 # recommended, and its knob is not one "that changed nothing" although the
 # engine resolved exactly like auto. A wrapper that stays alive with the
 # variable while the engine runs without it is missing too: the process
-# listening on the port is the engine.
+# listening on the port is the engine. A launch-blocking run whose
+# CUDA_LAUNCH_BLOCKING=1 never arrived is no evidence for the diagnosis.
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=q_lib.sh
 . "$here/q_lib.sh"
@@ -21,7 +22,12 @@ cat >"$Q_TMP/fork.sh" <<'SH'
 env -u VLLM_SCALED_MM_BACKEND "$@" &
 wait
 SH
-chmod +x "$Q_TMP/drop.sh" "$Q_TMP/fork.sh"
+# a wrapper that drops CUDA_LAUNCH_BLOCKING: the "blocked" run is a normal one
+cat >"$Q_TMP/noblock.sh" <<'SH'
+#!/bin/sh
+exec env -u CUDA_LAUNCH_BLOCKING "$@"
+SH
+chmod +x "$Q_TMP/drop.sh" "$Q_TMP/fork.sh" "$Q_TMP/noblock.sh"
 ENG=("$REFENGINE" --world "$W/q-fork.ini" --port '{port}')
 
 # hq NAME MOEPROBE-ARGS... -- COMMAND...
@@ -76,5 +82,13 @@ check "$Q_DIR/report.json" \
     '"listening on port" in c["menv"]["knob_delivery"][0]["evidence"]' \
     '"(fork.sh) of the tree has it" in c["menv"]["knob_delivery"][0]["evidence"]' || fail "forked"
 "$MOEPROBE" report --format md "$Q_DIR" | grep -q 'not-delivered' || fail "report from the store"
+
+# the diagnosis of a crash whose CUDA_LAUNCH_BLOCKING=1 run did not get the
+# variable: no kernel-fault (it crashes "blocked" too), an inconclusive crash
+hq noblock --candidate 'auto:' -- "$Q_TMP/noblock.sh" "${ENG[@]}"
+check "$Q_DIR/report.json" \
+    'c["auto"]["verdict"] == "crashed"' \
+    'any(a["launch_blocking"] for a in c["auto"]["attempts"])' \
+    '"CUDA_LAUNCH_BLOCKING=1 did not reach the engine" in c["auto"]["diagnosis"]["note"]' || fail "noblock"
 assert_no_leftovers
 echo ok
