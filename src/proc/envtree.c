@@ -22,7 +22,6 @@
 
 #define ENVIRON_MAX (1024 * 1024)
 #define CAPTURE_MAX (1024 * 1024)
-#define TREE_MAX 4096
 
 struct pinfo {
     pid_t pid, ppid, pgrp;
@@ -42,6 +41,12 @@ static pid_t name_pid(const char *s)
             return 0;
     }
     return (pid_t)v;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+    pid_t x = ((const struct pinfo *)a)->pid, y = ((const struct pinfo *)b)->pid;
+    return (x > y) - (x < y);
 }
 
 /* Read /proc/<pid>/environ into buf; returns its length, or -errno. */
@@ -148,11 +153,15 @@ int mp_proc_tree_env(pid_t leader, const char *marker, pid_t root, int port, con
     DIR *dir = opendir("/proc");
     if (!dir)
         return -errno;
-    struct pinfo *ps = xcalloc(TREE_MAX, sizeof(*ps));
-    size_t np = 0;
+    size_t cap = 1024, np = 0;
+    struct pinfo *ps = xcalloc(cap, sizeof(*ps));
     pid_t me = getpid();
     struct dirent *de;
-    while ((de = readdir(dir)) != NULL && np < TREE_MAX) {
+    while ((de = readdir(dir)) != NULL) {
+        if (np == cap) {
+            cap *= 2;
+            ps = xreallocarray(ps, cap, sizeof(*ps));
+        }
         pid_t pid = name_pid(de->d_name);
         struct mp_proc__stat st;
         if (pid <= 0 || pid == me || mp_proc__read_stat(pid, &st) < 0)
@@ -176,18 +185,18 @@ int mp_proc_tree_env(pid_t leader, const char *marker, pid_t root, int port, con
             }
         }
     }
-    /* descendants of anything in the tree */
+    /* descendants of anything in the tree (parents found by binary search;
+     * one pass per generation) */
+    qsort(ps, np, sizeof(*ps), by_pid);
     for (bool grew = true; grew;) {
         grew = false;
         for (size_t i = 0; i < np; i++) {
             if (ps[i].in)
                 continue;
-            for (size_t k = 0; k < np; k++) {
-                if (ps[k].in && ps[k].pid == ps[i].ppid) {
-                    ps[i].in = grew = true;
-                    break;
-                }
-            }
+            struct pinfo key = {.pid = ps[i].ppid};
+            const struct pinfo *par = bsearch(&key, ps, np, sizeof(*ps), by_pid);
+            if (par && par->in)
+                ps[i].in = grew = true;
         }
     }
     const char *eq = strchr(want, '=');
