@@ -384,12 +384,13 @@ static enum mp_dlv_status judge_tree(const char *want, const struct mp_proc_envc
     return st;
 }
 
-/* `<client> inspect --format '{{.State.Pid}} {{json .Config.Env}}' NAME` */
+/* `<client> container inspect --format '{{.State.Pid}} {{json .Config.Env}}' NAME` */
 static int inspect_container(const struct mp_launch *l, long *pid, char **env_json, char **err)
 {
     struct mp_strv argv = MP_STRV_INIT;
     for (size_t i = 0; i < l->client.n; i++)
         mp_strv_push(&argv, l->client.v[i]);
+    mp_strv_push(&argv, "container"); /* never an image of the same name */
     mp_strv_push(&argv, "inspect");
     mp_strv_push(&argv, "--format");
     mp_strv_push(&argv, "{{.State.Pid}} {{json .Config.Env}}");
@@ -448,7 +449,8 @@ static void check_env(const struct mp_delivery_ctx *x, struct mp_attempt_result 
                 buf_addc(&cl, ' ');
             buf_add_shell_word(&cl, l->client.v[i]);
         }
-        snprintf(what, sizeof(what), "%s inspect %s", cl.data ? cl.data : "", l->container_name);
+        snprintf(what, sizeof(what), "%s container inspect %s", cl.data ? cl.data : "",
+                 l->container_name);
         buf_release(&cl);
         inspected = inspect_container(l, &cpid, &env_json, &err) == 0;
     }

@@ -10,7 +10,7 @@
  *    wrapper around the engine may hold it, the engine does not); otherwise
  *    some process has it -> verified; none of them, all readable -> missing;
  *    some unreadable -> unverified.
- *  - environment knobs of a docker-like run: `<client> inspect` of the
+ *  - environment knobs of a docker-like run: `<client> container inspect` of the
  *    named container: not in .Config.Env -> missing; in it, and the
  *    container's processes (from .State.Pid, on this host) readable: one has
  *    it -> verified, none -> missing (an entrypoint dropped it); processes

@@ -38,7 +38,7 @@ check "$Q_DIR/report.json" \
     'c["menv"]["resolved"]["moe_backend"] == "MARLIN"' \
     'c["menv"]["knob_delivery"][0]["knob"] == "VLLM_SCALED_MM_BACKEND=marlin"' \
     'c["menv"]["knob_delivery"][0]["status"] == "verified"' \
-    '"podman inspect moeprobe-" in c["menv"]["knob_delivery"][0]["evidence"]' \
+    '"podman container inspect moeprobe-" in c["menv"]["knob_delivery"][0]["evidence"]' \
     '"of the container" in c["menv"]["knob_delivery"][0]["evidence"]' \
     'c["flag"]["knob_delivery"][0] == {"knob": "--moe-backend marlin", "status": "verified", "evidence": c["flag"]["knob_delivery"][0]["evidence"]}' \
     '"-e VLLM_SCALED_MM_BACKEND=marlin --name moeprobe-" in c["menv"]["attempts"][0]["command"]' \
@@ -80,7 +80,7 @@ pq override 'menv: VLLM_SCALED_MM_BACKEND=marlin' -- \
     "$PM_IMAGE" "${ENGINE[@]}"
 check "$Q_DIR/report.json" \
     'c["menv"]["verdict"] == "not-delivered"' \
-    '"podman inspect mp-user-" in c["menv"]["knob_delivery"][0]["evidence"]' \
+    '"podman container inspect mp-user-" in c["menv"]["knob_delivery"][0]["evidence"]' \
     '"has VLLM_SCALED_MM_BACKEND=cutlass, not VLLM_SCALED_MM_BACKEND=marlin" in c["menv"]["knob_delivery"][0]["evidence"]' \
     '"--name moeprobe-" not in c["menv"]["attempts"][0]["command"]' || fail "overridden by the user's -e"
 assert_no_leftovers
