@@ -9,9 +9,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "clock.h"
@@ -107,12 +110,57 @@ static void test_capture(void **state)
     buf_release(&b);
 }
 
+/* Teardown of a container run through its client words: `sudo docker -H
+ * HOST stop` must carry the wrappers and global options (here a fake client
+ * logging its arguments). */
+static void test_teardown_client(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/mp-test-client-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *rt = xasprintf("%s/fake-client", dir), *logf = xasprintf("%s/calls.log", dir);
+    FILE *f = fopen(rt, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\necho \"$@\" >> '%s'\n", logf);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(rt, 0755), 0);
+    char marker[MP_PROC_MARKER_SIZE];
+    mp_proc_new_marker(marker, sizeof(marker));
+    char *argv[] = {"/bin/sh", "-c", "echo ready; exec sleep 30", NULL};
+    char *client[] = {rt, "-H", "tcp://gpu1:2375", NULL};
+    struct mp_proc_spec spec = {.argv = argv, .marker = marker, .container_runtime = "docker",
+                                .container_name = "mp-ctr", .container_client = client};
+    struct mp_proc *p = NULL;
+    assert_int_equal(mp_proc_spawn(&spec, &p, NULL), 0);
+    int n = 0;
+    int64_t dl = mp_now_ns() + SAFETY_NS;
+    while (n < 1 && mp_now_ns() < dl) {
+        struct pollfd pf = {.fd = mp_proc_output_fd(p), .events = POLLIN};
+        poll(&pf, 1, 1000);
+        assert_int_equal(mp_proc_read_lines(p, count_line, &n), 0);
+    }
+    stop(p);
+    char got[256] = "";
+    f = fopen(logf, "r");
+    assert_non_null(f);
+    size_t k = fread(got, 1, sizeof(got) - 1, f);
+    fclose(f);
+    got[k] = '\0';
+    assert_string_equal(got, "-H tcp://gpu1:2375 stop -t 2 mp-ctr\n-H tcp://gpu1:2375 rm -f mp-ctr\n");
+    unlink(logf);
+    unlink(rt);
+    rmdir(dir);
+    free(rt);
+    free(logf);
+}
+
 int main(void)
 {
     mp_proc_ignore_sigpipe();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tree_env),
         cmocka_unit_test(test_capture),
+        cmocka_unit_test(test_teardown_client),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
