@@ -59,7 +59,15 @@ void mp_launch_build(struct mp_launch *out, char *const *cmd, size_t argc,
         if (!same)
             mp_strv_push(&out->client, sh.runtime);
     }
+    /* through sudo/doas on the host: `env NAME=VALUE...` after sudo's options
+     * (sudo resets the environment it was given) */
+    bool via_env = sh.kind == MP_SHAPE_HOST && sh.elevated > 0 && envs->n > 0;
     for (size_t i = 0; i < argc; i++) {
+        if (via_env && i == sh.elevated) {
+            mp_strv_push(&out->argv, "env");
+            for (size_t j = 0; j < envs->n; j++)
+                mp_strv_push(&out->argv, envs->v[j]);
+        }
         mp_strv_push_owned(&out->argv, subst_port(cmd[i], port, &found));
         if (sh.kind != MP_SHAPE_HOST && i == sh.run) {
             for (size_t j = 0; j < envs->n; j++) {
@@ -78,7 +86,7 @@ void mp_launch_build(struct mp_launch *out, char *const *cmd, size_t argc,
         mp_strv_push(&out->argv, "--port");
         mp_strv_push_owned(&out->argv, xasprintf("%d", port));
     }
-    if (sh.kind == MP_SHAPE_HOST) {
+    if (sh.kind == MP_SHAPE_HOST && !via_env) {
         for (size_t j = 0; j < envs->n; j++)
             mp_strv_push(&out->env, envs->v[j]);
     }
@@ -113,8 +121,7 @@ char *mp_launch_display(const struct mp_launch *l)
         if (i)
             buf_addc(&b, ' ');
         const char *w = l->argv.v[i];
-        if (i > 0 && (!strcmp(l->argv.v[i - 1], "-e") || !strcmp(l->argv.v[i - 1], "--env")) &&
-            mp_is_env_word(w)) {
+        if (i > 0 && mp_is_env_word(w)) {
             char *r = mp_redact_assignment(w);
             buf_add_shell_word(&b, r);
             free(r);

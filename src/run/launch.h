@@ -1,8 +1,9 @@
 /* launch.h - how the engine is started for one attempt: the candidate's
  * knobs applied to the server command where they reach the engine (see
- * run/shape.h: the spawned process's environment, `-e NAME=VALUE` after a
- * docker-like `run`, `--env NAME=VALUE` after apptainer's `exec`/`run`),
- * and port substitution. Pure: builds vectors, starts nothing. */
+ * run/shape.h: the spawned process's environment, `env NAME=VALUE...` after
+ * sudo's options, `-e NAME=VALUE` after a docker-like `run`, `--env
+ * NAME=VALUE` after apptainer's `exec`/`run`), and port substitution. Pure:
+ * builds vectors, starts nothing. */
 #ifndef MP_LAUNCH_H
 #define MP_LAUNCH_H
 
@@ -35,7 +36,7 @@ void mp_launch_build(struct mp_launch *out, char *const *cmd, size_t argc,
                      const char *container_name);
 void mp_launch_release(struct mp_launch *l);
 /* Render argv as a copy-pasteable shell line with env prefix, secrets
- * redacted (caller frees). */
+ * redacted (every NAME=VALUE word with a secret name, caller frees). */
 char *mp_launch_display(const struct mp_launch *l);
 
 /* A container name docker and podman accept ([a-zA-Z0-9][a-zA-Z0-9_.-]*),

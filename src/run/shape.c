@@ -202,15 +202,19 @@ void mp_shape_parse(char *const *argv, size_t argc, struct mp_shape *out)
     memset(out, 0, sizeof(*out));
     out->kind = MP_SHAPE_HOST;
     out->image = argc;
-    size_t i = 0;
+    size_t i = 0, elevated = 0;
     for (int guard = 0; i < argc && guard < 16; guard++) {
         size_t j = skip_wrapper(argv, argc, i);
         if (j == i)
             break;
+        const char *wb = base_name(argv[i]);
+        if (!strcmp(wb, "sudo") || !strcmp(wb, "doas"))
+            elevated = j;
         i = j;
     }
     if (i >= argc)
         return;
+    out->elevated = elevated; /* cleared again below for a container run */
     const struct client *cl = NULL;
     const char *b = base_name(argv[i]);
     for (size_t k = 0; k < MP_ARRAY_SIZE(clients); k++) {
@@ -248,6 +252,7 @@ void mp_shape_parse(char *const *argv, size_t argc, struct mp_shape *out)
         return;
     }
     out->kind = cl->kind;
+    out->elevated = 0;
     out->client = client;
     out->sub = sub;
     out->run = s;

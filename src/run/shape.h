@@ -2,7 +2,8 @@
  * docker-like container client (docker, podman, nerdctl, docker/podman
  * compose) or an apptainer-like one (apptainer, singularity). It decides
  * where a candidate's environment knobs must go to reach the engine:
- *   host:      the spawned process's environment;
+ *   host:      the spawned process's environment; through sudo/doas (which
+ *              reset it) as `env NAME=VALUE...` right after sudo's options;
  *   docker:    `-e NAME=VALUE` right after the `run` word;
  *   apptainer: `--env NAME=VALUE` right after the `exec`/`run` word.
  *
@@ -46,6 +47,9 @@ struct mp_shape {
                            * context (-H, --host, --context, --url, --connection,
                            * --remote): its processes are not ours to read */
     const char *name;     /* the container name given with --name/--name=, or NULL */
+    size_t elevated;      /* host kind only: the index right after the options of the last
+                           * `sudo`/`doas` wrapper, where `env NAME=VALUE...` reaches the
+                           * engine (sudo resets the environment); 0 when there is none */
     const char *other;    /* host kind only: a known container client with another
                            * subcommand (`docker exec ...`, `podman start`): that word;
                            * knobs in the client's environment do not reach the engine */

@@ -4,7 +4,8 @@
  * The input's lines are the command's words. Invariants: every index the
  * shape reports lies inside the command and in order (client < sub <= run <
  * image <= argc); a container run gets every env knob right after its run
- * word, a host command in its environment; the whole input as one log line
+ * word, a host command in its environment (through sudo: `env` words after
+ * sudo's options); the whole input as one log line
  * never makes the non-default-args reader read past it. */
 #include "compat.h"
 
@@ -57,7 +58,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mp_strv_push(&c.env, "VLLM_FUZZ=1");
         struct mp_launch l;
         mp_launch_build(&l, w.v, w.n, &c, 9, NULL, "moeprobe-1-f-1");
-        if (sh.kind == MP_SHAPE_HOST) {
+        if (sh.kind == MP_SHAPE_HOST && sh.elevated) {
+            if (sh.elevated >= w.n || l.env.n != 0 || strcmp(l.argv.v[sh.elevated], "env") ||
+                strcmp(l.argv.v[sh.elevated + 1], "VLLM_FUZZ=1"))
+                abort();
+        } else if (sh.kind == MP_SHAPE_HOST) {
             if (l.env.n != 1 || strcmp(l.env.v[0], "VLLM_FUZZ=1"))
                 abort();
         } else {

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Knob delivery on host commands: an env knob is verified in the engine's
-# process tree whether the engine is started directly, through `env A=B` or
-# `bash -c 'exec ...'`; a flag is verified from the engine's non-default
+# process tree whether the engine is started directly, through `env A=B`,
+# `bash -c 'exec ...'` or sudo (which resets the environment: the knobs go
+# as `env NAME=VALUE` after sudo's options); a flag is verified from the engine's non-default
 # args; a wrapper that drops the variable before exec'ing the engine makes
 # the knob missing: the candidate is not-delivered, not diagnosed, never
 # recommended, and its knob is not one "that changed nothing" although the
@@ -27,7 +28,16 @@ cat >"$Q_TMP/noblock.sh" <<'SH'
 #!/bin/sh
 exec env -u CUDA_LAUNCH_BLOCKING "$@"
 SH
-chmod +x "$Q_TMP/drop.sh" "$Q_TMP/fork.sh" "$Q_TMP/noblock.sh"
+# a stand-in for sudo's env_reset (no sudo needed): the command gets a fresh
+# environment (the test markers kept, as an env_keep would)
+mkdir -p "$Q_TMP/bin"
+cat >"$Q_TMP/bin/sudo" <<'SH'
+#!/bin/sh
+[ "$1" = "-E" ] && shift
+exec env -i PATH="$PATH" Q_TEST_MARKER="$Q_TEST_MARKER" \
+    MOEPROBE_TEST_MARKER="${MOEPROBE_TEST_MARKER:-}" MOEPROBE_RUN_MARKER="$MOEPROBE_RUN_MARKER" "$@"
+SH
+chmod +x "$Q_TMP/drop.sh" "$Q_TMP/fork.sh" "$Q_TMP/noblock.sh" "$Q_TMP/bin/sudo"
 ENG=("$REFENGINE" --world "$W/q-fork.ini" --port '{port}')
 
 # hq NAME MOEPROBE-ARGS... -- COMMAND...
@@ -43,11 +53,12 @@ hq() {
     [ -f "$Q_DIR/report.json" ] || { cat "$Q_TMP/$name.stderr"; fail "$name: no report"; }
 }
 
-for shape in direct env bash; do
+for shape in direct env bash sudo; do
     case $shape in
     direct) cmd=("${ENG[@]}") ;;
     env) cmd=(env MOEPROBE_SHAPE=env "${ENG[@]}") ;;
     bash) cmd=(bash -c 'exec "$0" "$@"' "${ENG[@]}") ;;
+    sudo) cmd=("$Q_TMP/bin/sudo" -E "${ENG[@]}") ;;
     esac
     hq "$shape" --no-diagnose --candidate 'menv: VLLM_SCALED_MM_BACKEND=marlin' \
         --candidate 'flag: --moe-backend marlin' -- "${cmd[@]}"

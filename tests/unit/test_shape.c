@@ -101,6 +101,7 @@ static const struct shape_case cases[] = {
 static void test_shapes(void **state)
 {
     (void)state;
+    struct mp_shape sh0;
     for (size_t i = 0; i < MP_ARRAY_SIZE(cases); i++) {
         const struct shape_case *t = &cases[i];
         struct mp_strv w = MP_STRV_INIT;
@@ -135,6 +136,18 @@ static void test_shapes(void **state)
         }
         mp_strv_release(&w);
     }
+    /* sudo/doas on a host command: where `env` goes */
+    char *su[] = {"env", "A=B", "sudo", "-E", "-u", "svc", "vllm", "serve"};
+    mp_shape_parse(su, 8, &sh0);
+    assert_int_equal(sh0.kind, MP_SHAPE_HOST);
+    assert_int_equal(sh0.elevated, 6);
+    char *nosu[] = {"srun", "vllm", "serve"};
+    mp_shape_parse(nosu, 3, &sh0);
+    assert_int_equal(sh0.elevated, 0);
+    char *sudock[] = {"sudo", "docker", "run", "img"};
+    mp_shape_parse(sudock, 4, &sh0);
+    assert_int_equal(sh0.elevated, 0);
+
     /* a known client with another subcommand is named */
     char *ex[] = {"docker", "exec", "ctr", "vllm"};
     struct mp_shape sh;
@@ -215,6 +228,25 @@ static void test_launch_shapes(void **state)
     assert_int_equal(l.env.n, 0);
     assert_null(l.container_name);
     assert_int_equal(l.client.n, 0);
+    mp_launch_release(&l);
+
+    /* host through sudo: sudo resets the environment, so `env` after its options */
+    build("sudo -E -u svc vllm serve M", "VLLM_X=1 HF_TOKEN=hf_abcdefgh123", &l);
+    s = joined(&l.argv);
+    assert_string_equal(s, "sudo -E -u svc env VLLM_X=1 HF_TOKEN=hf_abcdefgh123 "
+                           "CUDA_LAUNCH_BLOCKING=1 vllm serve M --port 8100");
+    free(s);
+    assert_int_equal(l.env.n, 0);
+    assert_int_equal(l.kind, MP_SHAPE_HOST);
+    s = mp_launch_display(&l);
+    assert_null(strstr(s, "hf_abc"));
+    assert_non_null(strstr(s, "HF_TOKEN=***"));
+    free(s);
+    mp_launch_release(&l);
+    /* sudo before a container client: -e as usual, nothing through env */
+    build("sudo docker run img", "VLLM_X=1", &l);
+    assert_string_equal(l.argv.v[3], "-e");
+    assert_int_equal(l.env.n, 0);
     mp_launch_release(&l);
 
     /* host: the spawned process's environment */
