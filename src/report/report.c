@@ -197,11 +197,12 @@ static void mark_not_delivered(struct mp_report *rep)
         struct mp_cand_report *c = &rep->c[i];
         const struct mp_attempt_result *p = mp_cand_primary(c);
         const struct mp_knob_dlv *miss = mp_attempt_find_dlv(p, MP_DLV_MISSING);
-        if (!miss || (!c->verdict && p->outcome != MP_OUT_SAME_CONFIG))
+        if (!miss || c->unfinished || (!c->verdict && p->outcome != MP_OUT_SAME_CONFIG))
             continue;
         char *w = xasprintf("%s did not reach the engine (%s): this run did not test what the "
                             "candidate names (it ran %s: %s)",
-                            miss->knob, miss->evidence, c->verdict ? c->verdict : "unfinished",
+                            miss->knob, miss->evidence,
+                            c->verdict ? c->verdict : "as the same configuration as another",
                             c->why ? c->why : "");
         c->verdict = mp_verdict_name(MP_V_NOT_DELIVERED);
         set_why(c, w);
