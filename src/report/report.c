@@ -190,19 +190,23 @@ static void finalize_candidate(struct mp_cand_report *c)
 
 /* A knob that did not reach the engine: the run tested something else than
  * the candidate names, whatever it measured (also when it was stopped as the
- * same configuration as another candidate: it is not that candidate either). */
+ * same configuration as another candidate, or once resolved by `moeprobe
+ * resolve`: the road it shows is not the candidate's). */
 static void mark_not_delivered(struct mp_report *rep)
 {
     for (size_t i = 0; i < rep->n; i++) {
         struct mp_cand_report *c = &rep->c[i];
         const struct mp_attempt_result *p = mp_cand_primary(c);
         const struct mp_knob_dlv *miss = mp_attempt_find_dlv(p, MP_DLV_MISSING);
-        if (!miss || c->unfinished || (!c->verdict && p->outcome != MP_OUT_SAME_CONFIG))
+        if (!miss || c->unfinished ||
+            (!c->verdict && p->outcome != MP_OUT_SAME_CONFIG && p->outcome != MP_OUT_RESOLVED))
             continue;
         char *w = xasprintf("%s did not reach the engine (%s): this run did not test what the "
                             "candidate names (it ran %s: %s)",
                             miss->knob, miss->evidence,
-                            c->verdict ? c->verdict : "as the same configuration as another",
+                            c->verdict                            ? c->verdict
+                            : p->outcome == MP_OUT_RESOLVED ? "to its selections only"
+                                                            : "as the same configuration as another",
                             c->why ? c->why : "");
         c->verdict = mp_verdict_name(MP_V_NOT_DELIVERED);
         set_why(c, w);

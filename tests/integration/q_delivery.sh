@@ -85,6 +85,16 @@ check "$Q_DIR/report.json" \
     'r["recommendation"]["candidate"] == "flag"' || fail "dropped"
 grep -q '`VLLM_SCALED_MM_BACKEND=marlin` \*\*missing\*\*' "$Q_DIR/report.md" || fail "report.md"
 
+# moeprobe resolve maps knob sets to roads: a knob that never arrived maps nowhere
+Q_DIR="$Q_TMP/resolve"
+"$MOEPROBE" resolve --out "$Q_DIR" --quiet --candidate 'auto:' \
+    --candidate 'menv: VLLM_SCALED_MM_BACKEND=marlin' -- "$Q_TMP/drop.sh" "${ENG[@]}" \
+    >"$Q_TMP/resolve.stdout" 2>"$Q_TMP/resolve.stderr" || { cat "$Q_TMP/resolve.stderr"; fail "resolve"; }
+check "$Q_DIR/report.json" \
+    'c["menv"]["verdict"] == "not-delivered"' \
+    'c["menv"]["knob_delivery"][0]["status"] == "missing"' \
+    'not r["noop_knobs"] and not r["same_backend_groups"]' || fail "resolve: not-delivered"
+
 # the forking wrapper: the process serving the port decides, not the wrapper
 hq forked --no-diagnose --candidate 'menv: VLLM_SCALED_MM_BACKEND=marlin' -- "$Q_TMP/fork.sh" "${ENG[@]}"
 check "$Q_DIR/report.json" \
