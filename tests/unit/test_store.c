@@ -446,7 +446,7 @@ static void test_delivery_migration(void **state)
     for (int pass = 0; pass < 2; pass++) {
         /* pass 0: read-only, unmigrated (v5 columns); pass 1: migrated to v7 */
         struct mp_report rep;
-        load_one(dir, pass ? MP_STORE_LOCK : 0, &rep);
+        load_one(dir, pass ? MP_STORE_LOCK : MP_STORE_READONLY, &rep);
         assert_int_equal(rep.c[0].nattempts, 1);
         const struct mp_attempt_result *a = &rep.c[0].attempts[0];
         assert_int_equal(a->ndlv, 2);
@@ -486,7 +486,7 @@ static void test_delivery_migration(void **state)
     mp_candidate_release(&c);
     mp_store_close(s);
     struct mp_report rep;
-    load_one(dir, 0, &rep);
+    load_one(dir, MP_STORE_READONLY, &rep);
     assert_int_equal(rep.n, 2);
     assert_int_equal(rep.c[1].attempts[0].ndlv, 1);
     assert_int_equal(rep.c[1].attempts[0].dlv[0].status, MP_DLV_UNVERIFIED);
