@@ -114,7 +114,12 @@ $(B)/fuzz-replay/%: tests/fuzz/%.c tests/fuzz/replay.c $(B)/libmp.a $(RE_LIB_OBJ
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Irefengine $(LDSAN) -o $@ $< tests/fuzz/replay.c $(RE_LIB_OBJ) $(B)/libmp.a $(LDLIBS)
 
-unit-bins: $(UT_BIN)
+# a stand-in for libnvidia-ml.so.1 (tests load it through MOEPROBE_NVML_LIB)
+$(B)/tests/libfake_nvml.so: tests/fake/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -Wall -Wextra -O1 -fPIC -shared -o $@ $<
+
+unit-bins: $(UT_BIN) $(B)/tests/libfake_nvml.so
 fuzz-bins: $(FZ_REPLAY)
 
 # The CI entry point. Builds the sanitizer variant with -Werror and runs

@@ -1,6 +1,7 @@
 /* attempt.c - the attempt record and its release (model/attempt.h). */
 #include "model/attempt.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,3 +155,30 @@ void mp_attempt_result_release(struct mp_attempt_result *r)
     memset(r, 0, sizeof(*r));
 }
 
+void mp_gpu_reasons_str(unsigned long long r, char *out, size_t n)
+{
+    /* nvmlClocksEventReasons bits (nvml.h) */
+    static const struct {
+        unsigned long long bit;
+        const char *name;
+    } names[] = {
+        {0x2ULL, "applications_clocks"}, {0x4ULL, "sw_power_cap"},   {0x8ULL, "hw_slowdown"},
+        {0x10ULL, "sync_boost"},         {0x20ULL, "sw_thermal"},    {0x40ULL, "hw_thermal"},
+        {0x80ULL, "hw_power_brake"},     {0x100ULL, "display_clocks"},
+    };
+    size_t len = 0;
+    if (n)
+        out[0] = '\0';
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (!(r & names[i].bit))
+            continue;
+        int k = snprintf(out + len, n > len ? n - len : 0, "%s%s", len ? ", " : "", names[i].name);
+        if (k < 0 || (size_t)k >= (n > len ? n - len : 0))
+            return;
+        len += (size_t)k;
+        r &= ~names[i].bit;
+    }
+    r &= ~1ULL;
+    if (r && len + 24 < n)
+        snprintf(out + len, n - len, "%sother 0x%llx", len ? ", " : "", r);
+}

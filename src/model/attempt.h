@@ -48,6 +48,25 @@ void mp_resolved_release(struct mp_resolved *v);
 /* Deep copy into *dst (overwritten, not released). */
 void mp_resolved_copy(struct mp_resolved *dst, const struct mp_resolved *src);
 
+/* One GPU metric over an attempt's samples: min, median, max; n = 0 when
+ * never read. */
+struct mp_gpu_stat {
+    double min, median, max;
+    size_t n;
+};
+
+/* What the GPU did during an attempt (run/telemetry.h); samples = 0: not
+ * sampled (no NVML). */
+struct mp_gpu_telemetry {
+    size_t samples;
+    struct mp_gpu_stat sm_clock_mhz, temperature_c, power_w, memory_used_mib;
+    unsigned long long throttle_reasons; /* NVML clock-event bits seen in any sample */
+};
+
+/* The throttle reasons as words ("sw_power_cap, hw_thermal"; unknown bits
+ * as "other 0x..."; bit 0, GPU idle, is no throttle), into out. */
+void mp_gpu_reasons_str(unsigned long long reasons, char *out, size_t n);
+
 struct mp_phase_result {
     char name[32];
     int level;
@@ -99,6 +118,7 @@ struct mp_attempt_result {
                                 * teardown (else it stayed up: a failure is a server error) */
     long fail_request_line;    /* requests.jsonl line of the first failed request, 0 = none */
     int announced_port;        /* port the engine said it listens on (0 = not said) */
+    struct mp_gpu_telemetry gpu; /* samples = 0: none (no NVML) */
     char *same_as;             /* MP_OUT_SAME_CONFIG: the candidate it is the same as */
     char *same_why;            /* ... and why that is safe (knobs that differ) */
     /* knob delivery, one entry per knob of the candidate (and per extra

@@ -573,6 +573,73 @@ static cJSON *jnum_or_null(double v)
     return v < 0 || isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(round(v * 1000) / 1000);
 }
 
+static cJSON *gpu_stat_json(const struct mp_gpu_stat *s)
+{
+    if (!s->n)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "min", round(s->min * 10) / 10);
+    cJSON_AddNumberToObject(o, "median", round(s->median * 10) / 10);
+    cJSON_AddNumberToObject(o, "max", round(s->max * 10) / 10);
+    return o;
+}
+
+/* An attempt's GPU telemetry, or null when it was not sampled. */
+static cJSON *gpu_json(const struct mp_gpu_telemetry *g)
+{
+    if (!g->samples)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "samples", (double)g->samples);
+    cJSON_AddItemToObject(o, "sm_clock_mhz", gpu_stat_json(&g->sm_clock_mhz));
+    cJSON_AddItemToObject(o, "temperature_c", gpu_stat_json(&g->temperature_c));
+    cJSON_AddItemToObject(o, "power_w", gpu_stat_json(&g->power_w));
+    cJSON_AddItemToObject(o, "memory_used_mib", gpu_stat_json(&g->memory_used_mib));
+    cJSON *r = cJSON_AddArrayToObject(o, "throttle_reasons");
+    char words[256];
+    mp_gpu_reasons_str(g->throttle_reasons, words, sizeof(words));
+    char *save = NULL;
+    for (char *w = strtok_r(words, ", ", &save); w; w = strtok_r(NULL, ", ", &save))
+        cJSON_AddItemToArray(r, cJSON_CreateString(w));
+    return o;
+}
+
+/* What makes the candidates' numbers not comparable: first attempts whose
+ * median SM clocks differ by more than 5 %, throttling, or no telemetry at
+ * all (sentences into out). */
+static void gpu_comparability(const struct mp_report *rep, struct mp_strv *out)
+{
+    size_t sampled = 0, ran = 0;
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct mp_attempt_result *a = mp_cand_primary(&rep->c[i]);
+        if (!a || a->workload_s <= 0)
+            continue;
+        ran++;
+        sampled += a->gpu.samples > 0;
+        if (a->gpu.throttle_reasons) {
+            char words[256];
+            mp_gpu_reasons_str(a->gpu.throttle_reasons, words, sizeof(words));
+            mp_strv_push_owned(out, xasprintf("%s: the GPU throttled its clocks (%s) while it ran",
+                                              rep->c[i].cand.name, words));
+        }
+        for (size_t j = 0; j < i; j++) {
+            const struct mp_attempt_result *b = mp_cand_primary(&rep->c[j]);
+            if (!b || b->workload_s <= 0 || !a->gpu.sm_clock_mhz.n || !b->gpu.sm_clock_mhz.n)
+                continue;
+            double x = a->gpu.sm_clock_mhz.median, y = b->gpu.sm_clock_mhz.median;
+            double d = fabs(x - y) / MP_MAX(x, y);
+            if (d > 0.05)
+                mp_strv_push_owned(
+                    out, xasprintf("%s (%.0f MHz median SM clock) and %s (%.0f MHz) ran at clocks "
+                                   "%.0f %% apart: their throughput is not directly comparable",
+                                   rep->c[j].cand.name, y, rep->c[i].cand.name, x, d * 100));
+        }
+    }
+    if (ran && !sampled)
+        mp_strv_push(out, "GPU clocks were not sampled (no NVML): throughput comparisons assume "
+                          "the GPU ran at the same clocks for every candidate");
+}
+
 static cJSON *jstrv(const struct mp_strv *s)
 {
     cJSON *a = cJSON_CreateArray();
@@ -847,6 +914,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         cJSON_AddItemToObject(e, "wall_s", jnum_or_null(a->wall_s));
         cJSON_AddItemToObject(e, "request_tok_s_p50", jnum_or_null(median_req_rate(a)));
         cJSON_AddItemToObject(e, "exit", jstr(a->exit_desc));
+        cJSON_AddItemToObject(e, "gpu_telemetry", gpu_json(&a->gpu));
         cJSON *td = cJSON_AddObjectToObject(e, "teardown");
         cJSON_AddBoolToObject(td, "killed", a->teardown_killed);
         cJSON_AddNumberToObject(td, "escapees_killed", a->escapees_killed);
@@ -904,6 +972,10 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
         cJSON_AddItemToObject(e, "candidates", jstrv(&g->candidates));
         cJSON_AddItemToArray(groups, e);
     }
+    struct mp_strv cmp = MP_STRV_INIT;
+    gpu_comparability(rep, &cmp);
+    cJSON_AddItemToObject(root, "comparability", jstrv(&cmp));
+    mp_strv_release(&cmp);
     cJSON *noop = cJSON_AddArrayToObject(root, "noop_knobs");
     for (size_t i = 0; i < rep->nnoop; i++) {
         const struct mp_noop *k = &rep->noop[i];
@@ -1308,6 +1380,19 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
 
     md_output_check(rep, out);
 
+    struct mp_strv cmp = MP_STRV_INIT;
+    gpu_comparability(rep, &cmp);
+    if (cmp.n) {
+        buf_adds(out, "## Are the numbers comparable?\n\n");
+        for (size_t i = 0; i < cmp.n; i++) {
+            buf_adds(out, "- ");
+            md_cell(out, cmp.v[i], 400);
+            buf_adds(out, "\n");
+        }
+        buf_adds(out, "\n");
+    }
+    mp_strv_release(&cmp);
+
     buf_adds(out, "## Details\n\n");
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_cand_report *c = &rep->c[i];
@@ -1392,6 +1477,24 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         struct cost k = cand_cost(c);
         buf_printf(out, "- cost: %zu engine start%s, %.1f s of engine time, %.1f s driving load\n",
                    k.starts, k.starts == 1 ? "" : "s", k.engine_s, k.workload_s);
+        const struct mp_attempt_result *gp = mp_cand_primary(c);
+        if (gp && gp->gpu.samples && gp->gpu.sm_clock_mhz.n) {
+            const struct mp_gpu_telemetry *g = &gp->gpu;
+            buf_printf(out, "- GPU (first attempt, %zu samples): SM clock median %.0f MHz (%.0f-%.0f)",
+                       g->samples, g->sm_clock_mhz.median, g->sm_clock_mhz.min, g->sm_clock_mhz.max);
+            if (g->temperature_c.n)
+                buf_printf(out, ", %.0f-%.0f °C", g->temperature_c.min, g->temperature_c.max);
+            if (g->power_w.n)
+                buf_printf(out, ", power median %.0f W", g->power_w.median);
+            if (g->throttle_reasons) {
+                char words[256];
+                mp_gpu_reasons_str(g->throttle_reasons, words, sizeof(words));
+                buf_printf(out, "; throttled: %s", words);
+            }
+            buf_adds(out, "\n");
+        } else if (gp && gp->workload_s > 0) {
+            buf_adds(out, "- GPU: not sampled (no NVML)\n");
+        }
         buf_adds(out, "\n");
     }
 }

@@ -29,6 +29,7 @@
 #include "run/delivery.h"
 #include "run/launch.h"
 #include "run/ports.h"
+#include "run/telemetry.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -104,6 +105,7 @@ struct att {
     bool same;                 /* ... and said this is a configuration tested already */
     bool said_resolved;        /* progress_lines: the resolution was reported */
     bool resolve_stop;         /* resolve_only: stopped once resolved */
+    struct mp_gpu_sampler *gpu; /* NVML telemetry, or NULL */
     char *sized[PROMPT_COUNT]; /* prompts of sized_tokens tokens (built on first use) */
     int sized_tokens;
     char last_line[96];        /* the engine's last log line (live line during start-up) */
@@ -307,6 +309,7 @@ static void pump(struct att *a, int timeout_ms)
         ev_ok(a, fflush(a->timesf) == 0, "server.times");
     drain_signals(a);
     check_exit(a);
+    mp_gpu_sample(a->gpu, (double)mp_now_ns() / 1e9, 1.0);
 }
 
 static double ms(int64_t ns)
@@ -1056,6 +1059,12 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
                                                  mp_proc_starttime(mp_proc_pid(a.proc)), marker) < 0)
             a.io_err = true;
     }
+    /* the GPUs the engine is given: the candidate's CUDA_VISIBLE_DEVICES, else ours */
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    for (size_t i = 0; o->cand && i < o->cand->env.n; i++)
+        if (!strncmp(o->cand->env.v[i], "CUDA_VISIBLE_DEVICES=", 21))
+            visible = o->cand->env.v[i] + 21;
+    a.gpu = mp_gpu_sampler_open(NULL, visible);
     /* Ready probes use a model-less loadgen; generation gets the served model name. */
     a.lg = mp_lg_new(&lgc);
     a.argv = launch.argv.v;
@@ -1165,6 +1174,8 @@ out:
     move_samples(&a.e2e, &r->e2e_ms, &r->ne2e);
     move_samples(&a.rts, &r->req_tok_s, &r->nreq_tok_s);
     free(a.phase_rts.v);
+    mp_gpu_summary(a.gpu, &r->gpu);
+    mp_gpu_sampler_close(a.gpu);
     for (size_t i = 0; i < PROMPT_COUNT; i++)
         free(a.sized[i]);
     free(a.req_fail_class);

@@ -31,6 +31,34 @@ static void strv_from_json(struct mp_strv *v, const char *j)
     cJSON_Delete(a);
 }
 
+/* An attempt's GPU telemetry as stored (schema v7); NULL or damaged text
+ * leaves it unsampled. */
+static void gpu_from_json(struct mp_gpu_telemetry *g, const char *text)
+{
+    memset(g, 0, sizeof(*g));
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "samples");
+    cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "throttle");
+    cJSON *stats = cJSON_GetObjectItemCaseSensitive(j, "stats");
+    struct mp_gpu_stat *m[4] = {&g->sm_clock_mhz, &g->temperature_c, &g->power_w,
+                                &g->memory_used_mib};
+    if (cJSON_IsNumber(s) && s->valuedouble >= 1 && cJSON_GetArraySize(stats) == 4) {
+        g->samples = (size_t)s->valuedouble;
+        g->throttle_reasons = cJSON_IsNumber(t) ? (unsigned long long)t->valuedouble : 0;
+        for (int k = 0; k < 4; k++) {
+            cJSON *a = cJSON_GetArrayItem(stats, k);
+            if (cJSON_GetArraySize(a) != 4)
+                continue;
+            m[k]->min = cJSON_GetArrayItem(a, 0)->valuedouble;
+            m[k]->median = cJSON_GetArrayItem(a, 1)->valuedouble;
+            m[k]->max = cJSON_GetArrayItem(a, 2)->valuedouble;
+            double n = cJSON_GetArrayItem(a, 3)->valuedouble;
+            m[k]->n = n >= 0 ? (size_t)n : 0;
+        }
+    }
+    cJSON_Delete(j);
+}
+
 static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void *base)
 {
     char *p = (char *)base + c->off;
@@ -56,6 +84,9 @@ static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void
         break;
     case MP_COL_STRV:
         strv_from_json((struct mp_strv *)(void *)p, (const char *)sqlite3_column_text(st, i));
+        break;
+    case MP_COL_GPU:
+        gpu_from_json((struct mp_gpu_telemetry *)(void *)p, (const char *)sqlite3_column_text(st, i));
         break;
     }
 }

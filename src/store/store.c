@@ -135,8 +135,12 @@ static const char schema_v7[] =
     " WHERE json_valid(a.dlv_knob) AND json_type(a.dlv_knob) = 'array'"
     "  AND (a.dlv_status IS NULL OR json_valid(a.dlv_status));";
 
+/* Version 8: what the GPU did during each attempt (clocks, temperature,
+ * power, memory, throttle reasons), as JSON. */
+static const char schema_v8[] = "ALTER TABLE attempts ADD COLUMN gpu_telemetry TEXT;";
+
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4,
-                                         schema_v5, schema_v6, schema_v7};
+                                         schema_v5, schema_v6, schema_v7, schema_v8};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {
@@ -888,6 +892,7 @@ const struct mp_store_col mp_store_attempt_cols[] = {
     RSTRVF(linear_kernels), RSTRF(unquantized_moe_backend), STRF(launch_site),
     BOOLF(cuda_fault), BOOLF(engine_died), LONGF(fail_request_line), INTF(announced_port),
     STRF(same_as), STRF(same_why),
+    {"gpu_telemetry", MP_COL_GPU, offsetof(struct mp_attempt_result, gpu)},
 };
 const size_t mp_store_nattempt_cols = MP_ARRAY_SIZE(mp_store_attempt_cols);
 
@@ -895,12 +900,14 @@ size_t mp_store_attempt_cols_in(int version)
 {
     /* v7 added no attempts column (knob delivery is its own table; the
      * dlv_* columns of v5/v6 are read by load.c for those stores only) */
-    if (version >= 6)
+    if (version >= 8)
         return mp_store_nattempt_cols;
+    if (version >= 6)
+        return mp_store_nattempt_cols - 1;          /* v8: 1 more */
     if (version >= 5)
-        return mp_store_nattempt_cols - 2;         /* v6: 2 more */
-    return version >= 4 ? mp_store_nattempt_cols - 6 /* v5: 4 more */
-                        : mp_store_nattempt_cols - 9; /* v4: 3 more */
+        return mp_store_nattempt_cols - 3;          /* v6: 2 more */
+    return version >= 4 ? mp_store_nattempt_cols - 7  /* v5: 4 more */
+                        : mp_store_nattempt_cols - 10; /* v4: 3 more */
 }
 
 static void bind_col(struct mp_store *s, sqlite3_stmt *st, int i, const struct mp_store_col *c,
@@ -930,6 +937,25 @@ static void bind_col(struct mp_store *s, sqlite3_stmt *st, int i, const struct m
         char *j = mp_store_strv_json((const struct mp_strv *)(const void *)p);
         mp_store_bind_text(s, st, i, j);
         free(j);
+        break;
+    }
+    case MP_COL_GPU: {
+        const struct mp_gpu_telemetry *g = (const void *)p;
+        if (!g->samples) {
+            sqlite3_bind_null(st, i);
+            break;
+        }
+        const struct mp_gpu_stat *m[4] = {&g->sm_clock_mhz, &g->temperature_c, &g->power_w,
+                                          &g->memory_used_mib};
+        struct buf b = BUF_INIT;
+        buf_printf(&b, "{\"samples\":%zu,\"throttle\":%llu,\"stats\":[", g->samples,
+                   g->throttle_reasons);
+        for (int k = 0; k < 4; k++)
+            buf_printf(&b, "%s[%.17g,%.17g,%.17g,%zu]", k ? "," : "", m[k]->min, m[k]->median,
+                       m[k]->max, m[k]->n);
+        buf_adds(&b, "]}");
+        sqlite3_bind_text(st, i, b.data, (int)b.len, SQLITE_TRANSIENT);
+        buf_release(&b);
         break;
     }
     }

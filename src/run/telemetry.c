@@ -1,0 +1,203 @@
+#include "run/telemetry.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+#define MAX_DEV 16
+#define MAX_SAMPLES 100000 /* per metric: a 27-hour attempt at one a second */
+
+struct series {
+    double *v;
+    size_t n, cap;
+};
+
+struct mp_gpu_sampler {
+    struct mp_gpu_api api;
+    void *lib; /* dlopen handle, or NULL when injected */
+    void *dev[MAX_DEV];
+    size_t ndev;
+    double last_s;
+    bool sampled;
+    size_t samples;
+    struct series clock, temp, power, mem;
+    unsigned long long reasons;
+};
+
+static void push(struct series *s, double x)
+{
+    if (s->n >= MAX_SAMPLES)
+        return;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 64;
+        s->v = xreallocarray(s->v, s->cap, sizeof(*s->v));
+    }
+    s->v[s->n++] = x;
+}
+
+static bool load(struct mp_gpu_api *api, void **lib)
+{
+    const char *name = getenv("MOEPROBE_NVML_LIB");
+    if (name && !strcmp(name, "none"))
+        return false;
+    void *h = dlopen(name && *name ? name : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return false;
+    memset(api, 0, sizeof(*api));
+#define SYM(field, a, b)                        \
+    do {                                        \
+        void *p_ = dlsym(h, a);                 \
+        if (!p_ && (b))                         \
+            p_ = dlsym(h, (b) ? (b) : "");      \
+        memcpy(&api->field, &p_, sizeof(p_));   \
+    } while (0)
+    SYM(init, "nvmlInit_v2", "nvmlInit");
+    SYM(shutdown, "nvmlShutdown", NULL);
+    SYM(count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+    SYM(handle, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+    SYM(clock, "nvmlDeviceGetClockInfo", NULL);
+    SYM(temperature, "nvmlDeviceGetTemperature", NULL);
+    SYM(power, "nvmlDeviceGetPowerUsage", NULL);
+    SYM(memory, "nvmlDeviceGetMemoryInfo", NULL);
+    /* renamed "clocks event reasons" in newer drivers; same bits */
+    SYM(throttle, "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons");
+#undef SYM
+    *lib = h;
+    return true;
+}
+
+/* Indices from a CUDA_VISIBLE_DEVICES value ("0,2"); UUIDs and MIG names
+ * are not indices: then every device is sampled. */
+static size_t visible_indices(const char *v, unsigned count, unsigned *out)
+{
+    size_t n = 0;
+    if (!v || !*v)
+        return 0;
+    const char *p = v;
+    while (*p && n < MAX_DEV) {
+        char *end;
+        long i = strtol(p, &end, 10);
+        if (end == p || i < 0 || (unsigned long)i >= count)
+            return 0;
+        out[n++] = (unsigned)i;
+        p = end;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    return n;
+}
+
+struct mp_gpu_sampler *mp_gpu_sampler_open(const struct mp_gpu_api *api, const char *visible)
+{
+    struct mp_gpu_api loaded;
+    void *lib = NULL;
+    if (!api) {
+        if (!load(&loaded, &lib))
+            return NULL;
+        api = &loaded;
+    }
+    unsigned count = 0;
+    if (!api->init || !api->count || !api->handle || api->init() != 0) {
+        if (lib)
+            dlclose(lib);
+        return NULL;
+    }
+    struct mp_gpu_sampler *s = xcalloc(1, sizeof(*s));
+    s->api = *api;
+    s->lib = lib;
+    s->last_s = -1e300;
+    if (api->count(&count) == 0 && count > 0) {
+        unsigned idx[MAX_DEV];
+        size_t n = visible_indices(visible, count, idx);
+        if (n == 0)
+            for (unsigned i = 0; i < count && n < MAX_DEV; i++)
+                idx[n++] = i;
+        for (size_t i = 0; i < n; i++) {
+            void *d = NULL;
+            if (api->handle(idx[i], &d) == 0 && d)
+                s->dev[s->ndev++] = d;
+        }
+    }
+    if (s->ndev == 0) {
+        mp_gpu_sampler_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s)
+{
+    if (!s || (s->sampled && now_s - s->last_s < interval_s))
+        return;
+    s->sampled = true;
+    s->last_s = now_s;
+    s->samples++;
+    for (size_t i = 0; i < s->ndev; i++) {
+        void *d = s->dev[i];
+        unsigned u;
+        unsigned long long mem[3], r;
+        if (s->api.clock && s->api.clock(d, 1, &u) == 0)
+            push(&s->clock, u);
+        if (s->api.temperature && s->api.temperature(d, 0, &u) == 0)
+            push(&s->temp, u);
+        if (s->api.power && s->api.power(d, &u) == 0)
+            push(&s->power, u / 1000.0);
+        if (s->api.memory && s->api.memory(d, mem) == 0)
+            push(&s->mem, (double)(mem[2] >> 20));
+        if (s->api.throttle && s->api.throttle(d, &r) == 0)
+            s->reasons |= r & ~1ULL; /* bit 0 is "GPU idle": not a throttle */
+    }
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void stat_of(const struct series *s, struct mp_gpu_stat *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!s->n)
+        return;
+    double *v = xmalloc(s->n * sizeof(*v));
+    memcpy(v, s->v, s->n * sizeof(*v));
+    qsort(v, s->n, sizeof(*v), cmp_d);
+    out->n = s->n;
+    out->min = v[0];
+    out->max = v[s->n - 1];
+    out->median = s->n % 2 ? v[s->n / 2] : (v[s->n / 2 - 1] + v[s->n / 2]) / 2;
+    free(v);
+}
+
+bool mp_gpu_summary(const struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!s || !s->samples)
+        return false;
+    out->samples = s->samples;
+    stat_of(&s->clock, &out->sm_clock_mhz);
+    stat_of(&s->temp, &out->temperature_c);
+    stat_of(&s->power, &out->power_w);
+    stat_of(&s->mem, &out->memory_used_mib);
+    out->throttle_reasons = s->reasons;
+    return true;
+}
+
+void mp_gpu_sampler_close(struct mp_gpu_sampler *s)
+{
+    if (!s)
+        return;
+    if (s->api.shutdown)
+        s->api.shutdown();
+    if (s->lib)
+        dlclose(s->lib);
+    free(s->clock.v);
+    free(s->temp.v);
+    free(s->power.v);
+    free(s->mem.v);
+    free(s);
+}

@@ -1,0 +1,46 @@
+/* telemetry.h - what the GPU did while an attempt ran: SM clock,
+ * temperature, power, memory used and the clock throttle reasons, sampled
+ * through NVML (loaded with dlopen, as the fingerprint does; injectable for
+ * tests). Two candidates measured at different clocks are not comparable;
+ * the report says so (docs/metrics.md).
+ *
+ * The devices sampled: those CUDA_VISIBLE_DEVICES names by index (the
+ * engine's environment as moeprobe gives it), else every device NVML lists.
+ * NVML numbers devices in PCI order; CUDA does too only with
+ * CUDA_DEVICE_ORDER=PCI_BUS_ID, which a one-GPU machine (DGX Spark) never
+ * notices. Loop-thread only. */
+#ifndef MP_TELEMETRY_H
+#define MP_TELEMETRY_H
+
+#include "compat.h"
+
+#include "model/attempt.h"
+
+/* The NVML functions the sampler uses (nvmlReturn_t results, 0 = success). */
+struct mp_gpu_api {
+    int (*init)(void);
+    int (*shutdown)(void);
+    int (*count)(unsigned *n);
+    int (*handle)(unsigned i, void **dev);
+    int (*clock)(void *dev, int type, unsigned *mhz);      /* type 1 = NVML_CLOCK_SM */
+    int (*temperature)(void *dev, int sensor, unsigned *c); /* sensor 0 = GPU */
+    int (*power)(void *dev, unsigned *mw);
+    int (*memory)(void *dev, unsigned long long mem[3]);    /* total, free, used */
+    int (*throttle)(void *dev, unsigned long long *reasons);
+};
+
+struct mp_gpu_sampler;
+
+/* Open a sampler: api NULL = dlopen libnvidia-ml.so.1 (or
+ * $MOEPROBE_NVML_LIB; "none" = no NVML). visible = the CUDA_VISIBLE_DEVICES
+ * value or NULL. Returns NULL when NVML is not there or has no device: the
+ * attempt then has no telemetry, and the report says so. */
+struct mp_gpu_sampler *mp_gpu_sampler_open(const struct mp_gpu_api *api, const char *visible);
+/* Take one sample of every device (at most every interval_s seconds of
+ * now_s; earlier calls do nothing). NULL is accepted. */
+void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s);
+/* Summarise the samples so far. Returns false (out zeroed) without any. */
+bool mp_gpu_summary(const struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out);
+void mp_gpu_sampler_close(struct mp_gpu_sampler *s); /* accepts NULL */
+
+#endif

@@ -1,0 +1,122 @@
+/* test_telemetry.c - GPU telemetry through an injected NVML: min/median/max,
+ * the devices CUDA_VISIBLE_DEVICES names, throttle reasons, the sampling
+ * interval, no NVML. */
+#include "compat.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "run/telemetry.h"
+
+static unsigned n_dev = 2, tick;
+static int inits, shutdowns;
+static unsigned long long reasons[2] = {0x1 | 0x4, 0x40};
+static int dev_id[2] = {0, 1};
+static bool mem_unsupported;
+
+static int f_init(void) { inits++; return 0; }
+static int f_shutdown(void) { shutdowns++; return 0; }
+static int f_count(unsigned *n) { *n = n_dev; return 0; }
+static int f_handle(unsigned i, void **d) { *d = &dev_id[i]; return i < n_dev ? 0 : 2; }
+/* device 0 runs at 1800 - 100*tick MHz (throttling as it heats), device 1 at 1000 */
+static int f_clock(void *d, int type, unsigned *mhz)
+{
+    assert_int_equal(type, 1);
+    *mhz = *(int *)d == 0 ? 1800 - 100 * tick : 1000;
+    return 0;
+}
+static int f_temp(void *d, int sensor, unsigned *c) { (void)d; assert_int_equal(sensor, 0); *c = 60 + tick; return 0; }
+static int f_power(void *d, unsigned *mw) { (void)d; *mw = 100000 + 1000 * tick; return 0; }
+static int f_mem(void *d, unsigned long long m[3])
+{
+    (void)d;
+    if (mem_unsupported)
+        return 3; /* NVML_ERROR_NOT_SUPPORTED, as on GB10 */
+    m[0] = 128ULL << 30;
+    m[2] = (64ULL << 30) + ((unsigned long long)tick << 20);
+    m[1] = m[0] - m[2];
+    return 0;
+}
+static int f_throttle(void *d, unsigned long long *r) { *r = reasons[*(int *)d]; return 0; }
+
+static const struct mp_gpu_api api = {f_init, f_shutdown, f_count, f_handle, f_clock,
+                                      f_temp, f_power, f_mem, f_throttle};
+
+static void test_summary(void **st)
+{
+    (void)st;
+    tick = 0;
+    inits = shutdowns = 0;
+    mem_unsupported = false;
+    struct mp_gpu_sampler *s = mp_gpu_sampler_open(&api, "0");
+    assert_non_null(s);
+    struct mp_gpu_telemetry t;
+    assert_false(mp_gpu_summary(s, &t)); /* nothing sampled yet */
+    for (tick = 0; tick < 5; tick++)
+        mp_gpu_sample(s, (double)tick, 1.0);
+    mp_gpu_sample(s, 4.5, 1.0); /* within the interval: no sample */
+    assert_true(mp_gpu_summary(s, &t));
+    assert_int_equal(t.samples, 5);
+    assert_int_equal(t.sm_clock_mhz.n, 5);
+    assert_true(t.sm_clock_mhz.min == 1400 && t.sm_clock_mhz.median == 1600 && t.sm_clock_mhz.max == 1800);
+    assert_true(t.temperature_c.min == 60 && t.temperature_c.max == 64);
+    assert_true(t.power_w.median == 102.0);
+    assert_true(t.memory_used_mib.min == 65536 && t.memory_used_mib.max == 65540);
+    assert_int_equal(t.throttle_reasons, 0x4); /* idle (bit 0) is not a throttle */
+    char words[128];
+    mp_gpu_reasons_str(t.throttle_reasons, words, sizeof(words));
+    assert_string_equal(words, "sw_power_cap");
+    mp_gpu_sampler_close(s);
+    assert_int_equal(inits, 1);
+    assert_int_equal(shutdowns, 1);
+}
+
+static void test_devices(void **st)
+{
+    (void)st;
+    tick = 0;
+    mem_unsupported = true;
+    /* CUDA_VISIBLE_DEVICES=1: only device 1 */
+    struct mp_gpu_sampler *s = mp_gpu_sampler_open(&api, "1");
+    mp_gpu_sample(s, 0, 1);
+    struct mp_gpu_telemetry t;
+    assert_true(mp_gpu_summary(s, &t));
+    assert_true(t.sm_clock_mhz.max == 1000 && t.sm_clock_mhz.n == 1);
+    assert_int_equal(t.memory_used_mib.n, 0); /* unsupported: not read */
+    assert_int_equal(t.throttle_reasons, 0x40);
+    mp_gpu_sampler_close(s);
+    /* unset, or a UUID: every device */
+    static const char *const all[] = {NULL, "", "GPU-8a1b2c3d", "7"};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        s = mp_gpu_sampler_open(&api, all[i]);
+        mp_gpu_sample(s, 0, 1);
+        assert_true(mp_gpu_summary(s, &t));
+        assert_int_equal(t.sm_clock_mhz.n, 2);
+        assert_int_equal(t.throttle_reasons, 0x44);
+        mp_gpu_sampler_close(s);
+    }
+    char words[128];
+    mp_gpu_reasons_str(0x44 | 0x10000, words, sizeof(words));
+    assert_string_equal(words, "sw_power_cap, hw_thermal, other 0x10000");
+    /* no device: no sampler */
+    n_dev = 0;
+    assert_null(mp_gpu_sampler_open(&api, NULL));
+    n_dev = 2;
+    mp_gpu_sample(NULL, 0, 1); /* accepted */
+    assert_false(mp_gpu_summary(NULL, &t));
+    mp_gpu_sampler_close(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_devices),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
