@@ -6,7 +6,6 @@
 #include "proc/proc.h"
 #include "xalloc.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,21 +26,6 @@ struct pinfo {
     pid_t pid, ppid, pgrp;
     bool in;
 };
-
-static pid_t name_pid(const char *s)
-{
-    long v = 0;
-    if (!*s)
-        return 0;
-    for (; *s; s++) {
-        if (!isdigit((unsigned char)*s))
-            return 0;
-        v = v * 10 + (*s - '0');
-        if (v > 0x7fffffffL)
-            return 0;
-    }
-    return (pid_t)v;
-}
 
 static int by_pid(const void *a, const void *b)
 {
@@ -162,7 +146,7 @@ int mp_proc_tree_env(pid_t leader, const char *marker, pid_t root, int port, con
             cap *= 2;
             ps = xreallocarray(ps, cap, sizeof(*ps));
         }
-        pid_t pid = name_pid(de->d_name);
+        pid_t pid = mp_proc__pid_name(de->d_name);
         struct mp_proc__stat st;
         if (pid <= 0 || pid == me || mp_proc__read_stat(pid, &st) < 0)
             continue;

@@ -82,6 +82,9 @@ bool mp_proc__is_managed(pid_t pid);
 int mp_proc__pidfd_open(pid_t pid);
 int mp_proc__pidfd_kill(int pidfd, pid_t pid, int sig); /* falls back to kill(pid) when pidfd < 0 */
 
+/* The pid a /proc entry name stands for ("1234"), or 0 for any other name. */
+pid_t mp_proc__pid_name(const char *name);
+
 /* One parsed /proc/<pid>/stat. */
 struct mp_proc__stat {
     char state;            /* R, S, D, Z, T, ... */

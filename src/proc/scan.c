@@ -29,9 +29,8 @@
  * usual environment share) */
 #define ENVIRON_MAX (1024 * 1024)
 
-static pid_t dirent_pid(const struct dirent *de)
+pid_t mp_proc__pid_name(const char *s)
 {
-    const char *s = de->d_name;
     long v = 0;
     if (!*s)
         return 0;
@@ -101,7 +100,7 @@ int mp_proc__group_members(pid_t pgid, pid_t *pids, size_t max)
         return -errno;
     while ((de = readdir(dir)) != NULL) {
         struct mp_proc__stat st;
-        pid_t pid = dirent_pid(de);
+        pid_t pid = mp_proc__pid_name(de->d_name);
         if (pid <= 0 || pid == me)
             continue;
         if (mp_proc__read_stat(pid, &st) < 0 || st.pgrp != pgid)
@@ -179,7 +178,7 @@ static int snapshot(struct psent **out)
         return -errno;
     while ((de = readdir(dir)) != NULL) {
         struct mp_proc__stat st;
-        pid_t pid = dirent_pid(de);
+        pid_t pid = mp_proc__pid_name(de->d_name);
         if (pid <= 0 || pid == me || mp_proc__read_stat(pid, &st) < 0)
             continue;
         if (n == cap) {
@@ -307,7 +306,7 @@ int mp_proc__collect_marked(const char *marker, pid_t *pids, size_t max)
     buf = xmalloc(ENVIRON_MAX);
     while ((de = readdir(dir)) != NULL) {
         struct mp_proc__stat st;
-        pid_t pid = dirent_pid(de);
+        pid_t pid = mp_proc__pid_name(de->d_name);
         if (pid <= 0 || pid == me)
             continue;
         bool empty = false, has = environ_has(pid, want, wlen, buf, ENVIRON_MAX, &empty);
@@ -352,7 +351,7 @@ void mp_proc_reap_orphans(void)
         return;
     while ((de = readdir(dir)) != NULL) {
         struct mp_proc__stat st;
-        pid_t pid = dirent_pid(de);
+        pid_t pid = mp_proc__pid_name(de->d_name);
         if (pid <= 0 || pid == me)
             continue;
         if (mp_proc__read_stat(pid, &st) < 0 || st.ppid != me)
