@@ -95,6 +95,13 @@ const char *mp_dlv_status_name(enum mp_dlv_status s)
     }
 }
 
+bool mp_dlv_unverified_note(const struct mp_attempt_result *p, size_t j)
+{
+    return p && j < p->ndlv && p->dlv[j].status == MP_DLV_UNVERIFIED &&
+           p->outcome != MP_OUT_STARTUP_FAILURE && p->outcome != MP_OUT_ERROR &&
+           p->outcome != MP_OUT_INTERRUPTED;
+}
+
 enum mp_dlv_status mp_dlv_status_from_name(const char *name)
 {
     if (name && !strcmp(name, "verified"))

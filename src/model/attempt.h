@@ -89,6 +89,11 @@ enum mp_dlv_status {
 const char *mp_dlv_status_name(enum mp_dlv_status s);
 /* The inverse; an unknown or NULL name is MP_DLV_UNVERIFIED. */
 enum mp_dlv_status mp_dlv_status_from_name(const char *name);
+struct mp_attempt_result;
+/* True when knob j of attempt p (NULL: false) is one whose delivery could
+ * not be checked while the engine served: the note a verdict carries. An
+ * engine that never became ready measured nothing with its knobs. */
+bool mp_dlv_unverified_note(const struct mp_attempt_result *p, size_t j);
 struct mp_knob_dlv {
     char *knob;           /* "NAME=VALUE" or "--flag value", secret values redacted */
     enum mp_dlv_status status;

@@ -493,11 +493,8 @@ static void summary(const struct mp_report *rep, struct buf *b)
 static void unverified_note(struct buf *b, const struct mp_attempt_result *p)
 {
     bool any = false;
-    if (p && (p->outcome == MP_OUT_STARTUP_FAILURE || p->outcome == MP_OUT_ERROR ||
-              p->outcome == MP_OUT_INTERRUPTED))
-        return; /* never ready: nothing was measured with the knobs (details list them) */
     for (size_t j = 0; p && j < p->ndlv; j++) {
-        if (p->dlv[j].status != MP_DLV_UNVERIFIED)
+        if (!mp_dlv_unverified_note(p, j))
             continue;
         buf_adds(b, any ? ", " : " <span class=note>knob delivery unverified: ");
         esc(b, p->dlv[j].knob);

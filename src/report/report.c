@@ -1168,11 +1168,8 @@ static void md_incomplete_banner(const struct mp_report *rep, struct buf *out)
 static void md_unverified_note(struct buf *out, const struct mp_attempt_result *p)
 {
     bool any = false;
-    if (p && (p->outcome == MP_OUT_STARTUP_FAILURE || p->outcome == MP_OUT_ERROR ||
-              p->outcome == MP_OUT_INTERRUPTED))
-        return; /* never ready: nothing was measured with the knobs (details list them) */
     for (size_t j = 0; p && j < p->ndlv; j++) {
-        if (p->dlv[j].status != MP_DLV_UNVERIFIED)
+        if (!mp_dlv_unverified_note(p, j))
             continue;
         buf_adds(out, any ? ", " : " (knob delivery unverified: ");
         md_cell(out, p->dlv[j].knob, 80);
