@@ -1,0 +1,445 @@
+/* json.c - report.json (DESIGN.md "report.json"): mp_report_json. */
+#include "report/report.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "escape.h"
+#include "quality/quality.h"
+#include "secret.h"
+#include "version.h"
+#include "verdict/stats.h"
+#include "xalloc.h"
+
+#include "report/internal.h"
+
+/* ---------- JSON ---------- */
+
+static cJSON *jstr(const char *s)
+{
+    if (!s)
+        return cJSON_CreateNull();
+    char *clean = mp_utf8_clean(s, strlen(s));
+    cJSON *j = cJSON_CreateString(clean);
+    free(clean);
+    return j;
+}
+
+static cJSON *jnum_or_null(double v)
+{
+    return v < 0 || isnan(v) ? cJSON_CreateNull() : cJSON_CreateNumber(round(v * 1000) / 1000);
+}
+
+static cJSON *gpu_stat_json(const struct mp_gpu_stat *s)
+{
+    if (!s->n)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "min", round(s->min * 10) / 10);
+    cJSON_AddNumberToObject(o, "median", round(s->median * 10) / 10);
+    cJSON_AddNumberToObject(o, "max", round(s->max * 10) / 10);
+    return o;
+}
+
+/* An attempt's GPU telemetry, or null when it was not sampled. */
+static cJSON *gpu_json(const struct mp_gpu_telemetry *g)
+{
+    if (!g->samples)
+        return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "samples", (double)g->samples);
+    cJSON_AddItemToObject(o, "sm_clock_mhz", gpu_stat_json(&g->sm_clock_mhz));
+    cJSON_AddItemToObject(o, "temperature_c", gpu_stat_json(&g->temperature_c));
+    cJSON_AddItemToObject(o, "power_w", gpu_stat_json(&g->power_w));
+    cJSON_AddItemToObject(o, "memory_used_mib", gpu_stat_json(&g->memory_used_mib));
+    cJSON *r = cJSON_AddArrayToObject(o, "throttle_reasons");
+    char words[256];
+    mp_gpu_reasons_str(g->throttle_reasons, words, sizeof(words));
+    char *save = NULL;
+    for (char *w = strtok_r(words, ", ", &save); w; w = strtok_r(NULL, ", ", &save))
+        cJSON_AddItemToArray(r, cJSON_CreateString(w));
+    return o;
+}
+
+
+static cJSON *jstrv(const struct mp_strv *s)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < s->n; i++)
+        cJSON_AddItemToArray(a, jstr(s->v[i]));
+    return a;
+}
+
+static double pct(const double *v, size_t n, double q)
+{
+    if (!n)
+        return -1;
+    double *tmp = xmalloc(n * sizeof(*tmp));
+    memcpy(tmp, v, n * sizeof(*tmp));
+    double r = mp_stats_percentile(tmp, n, q);
+    free(tmp);
+    return r;
+}
+
+static void add_evidence(cJSON *ev, const struct mp_report *rep, const struct mp_attempt_result *a,
+                         long line)
+{
+    if (!a || line == 0)
+        return;
+    const char *dir = a->dir;
+    size_t rl = strlen(rep->run_dir);
+    if (!strncmp(dir, rep->run_dir, rl) && dir[rl] == '/')
+        dir += rl + 1;
+    /* line < 0: -N is line N of requests.jsonl (the first bad response) */
+    char *s = line > 0 ? xasprintf("%s/server.log:%ld", dir, line)
+                       : xasprintf("%s/requests.jsonl:%ld", dir, -line);
+    for (int i = 0; i < cJSON_GetArraySize(ev); i++) {
+        if (!strcmp(cJSON_GetArrayItem(ev, i)->valuestring, s)) {
+            free(s);
+            return;
+        }
+    }
+    cJSON_AddItemToArray(ev, cJSON_CreateString(s));
+    free(s);
+}
+
+static cJSON *qcheck_cand_json(const struct mp_report *rep, size_t i)
+{
+    const struct mp_qcheck *q = &rep->qc;
+    if (i >= q->n || q->c[i].status == MP_QC_NOT_RUN)
+        return cJSON_CreateNull();
+    const struct mp_qcand_out *c = &q->c[i];
+    const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
+    const struct mp_sanity_set *set = mp_sanity_builtin();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "result", c->status == MP_QC_OK ? "pass" : "garbage");
+    cJSON_AddNumberToObject(o, "passed", (double)c->passed);
+    cJSON_AddNumberToObject(o, "wrong", (double)c->wrong);
+    cJSON_AddNumberToObject(o, "degenerate", (double)c->degenerate);
+    cJSON_AddNumberToObject(o, "prompts", (double)q->nprompts);
+    cJSON_AddItemToObject(o, "why", jstr(c->why));
+    cJSON *arr = cJSON_AddArrayToObject(o, "answers");
+    for (size_t k = 0; k < q->nprompts; k++) {
+        const char *t = p && k < p->nquality ? p->quality_texts[k] : NULL;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "id", set->p[k].id);
+        cJSON_AddStringToObject(e, "prompt", set->p[k].prompt);
+        char *quoted = mp_quality_quote(t, 200);
+        cJSON_AddItemToObject(e, "output", jstr(quoted));
+        free(quoted);
+        cJSON_AddStringToObject(e, "result", mp_qres_name(c->res[k]));
+        cJSON_AddItemToObject(e, "reason", jstr(c->res_why[k]));
+        cJSON_AddItemToArray(arr, e);
+    }
+    if (c->ref >= 0) {
+        cJSON *a = cJSON_AddObjectToObject(o, "agreement");
+        cJSON_AddItemToObject(a, "reference", jstr(rep->c[c->ref].cand.name));
+        cJSON_AddNumberToObject(a, "identical", (double)c->identical);
+        cJSON_AddNumberToObject(a, "compared", (double)c->compared);
+        if (c->diff_prompt >= 0) {
+            cJSON *d = cJSON_AddObjectToObject(a, "first_difference");
+            cJSON_AddStringToObject(d, "prompt", set->p[c->diff_prompt].id);
+            cJSON_AddNumberToObject(d, "token", (double)c->diff_token);
+            cJSON_AddItemToObject(d, "this", jstr(c->diff_this));
+            cJSON_AddItemToObject(d, "reference", jstr(c->diff_ref));
+        } else {
+            cJSON_AddNullToObject(a, "first_difference");
+        }
+    } else {
+        cJSON_AddNullToObject(o, "agreement");
+    }
+    return o;
+}
+
+static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    const struct mp_attempt_result *p = mp_cand_primary(c);
+    cJSON_AddItemToObject(o, "name", jstr(c->cand.name));
+    cJSON *knobs = cJSON_AddObjectToObject(o, "knobs");
+    cJSON *env = cJSON_AddObjectToObject(knobs, "env");
+    for (size_t i = 0; i < c->cand.env.n; i++) {
+        const char *w = c->cand.env.v[i];
+        const char *eq = strchr(w, '=');
+        char *name = xstrndup(w, (size_t)(eq - w));
+        bool secret = mp_is_secret_name(name, strlen(name));
+        cJSON_AddItemToObject(env, name, jstr(secret ? "***" : eq + 1));
+        free(name);
+    }
+    cJSON_AddItemToObject(knobs, "args", jstrv(&c->cand.args));
+    cJSON *res = cJSON_AddObjectToObject(o, "resolved");
+    cJSON_AddItemToObject(res, "moe_backend", jstr(p ? p->res.moe_backend : NULL));
+    cJSON_AddItemToObject(res, "moe_candidates", p ? jstrv(&p->res.moe_candidates) : cJSON_CreateArray());
+    cJSON_AddItemToObject(res, "linear_kernel", jstr(p ? p->res.linear_kernel : NULL));
+    cJSON *lk = cJSON_AddObjectToObject(res, "linear_kernels");
+    for (size_t i = 0; p && i < p->res.linear_kernels.n; i++) {
+        const char *kv = p->res.linear_kernels.v[i], *eq = strchr(kv, '=');
+        if (!eq)
+            continue;
+        char *m = xstrndup(kv, (size_t)(eq - kv));
+        cJSON_AddItemToObject(lk, m, jstr(eq + 1));
+        free(m);
+    }
+    cJSON_AddItemToObject(res, "unquantized_moe_backend",
+                          jstr(p ? p->res.unquantized_moe_backend : NULL));
+    cJSON_AddItemToObject(res, "attention_backend", jstr(p ? p->res.attention_backend : NULL));
+    cJSON_AddItemToObject(res, "moe_backend_flag", jstr(p ? p->res.moe_backend_flag : NULL));
+    if (p && !p->res.moe_backend && mp_candidate_nknobs(&c->cand) > 0)
+        cJSON_AddStringToObject(res, "note", "the engine's log did not say which MoE backend it resolved");
+    cJSON_AddItemToObject(o, "unknown_env", p ? jstrv(&p->res.unknown_env) : cJSON_CreateArray());
+    cJSON_AddItemToObject(o, "verdict", jstr(c->verdict));
+    cJSON_AddItemToObject(o, "why", jstr(c->why));
+    bool same = p && p->outcome == MP_OUT_SAME_CONFIG;
+    cJSON_AddItemToObject(o, "same_as", jstr(same ? p->same_as : NULL));
+    cJSON_AddItemToObject(o, "same_why", jstr(same ? p->same_why : NULL));
+    unsigned long ok = 0, failed = 0;
+    for (size_t j = 0; j < c->nattempts; j++) {
+        if (c->attempts[j].launch_blocking)
+            continue;
+        ok += c->attempts[j].req_ok;
+        failed += c->attempts[j].req_failed;
+    }
+    cJSON *rq = cJSON_AddObjectToObject(o, "requests");
+    cJSON_AddNumberToObject(rq, "ok", (double)ok);
+    cJSON_AddNumberToObject(rq, "failed", (double)failed);
+    struct mp_rep_cost k = mp_rep_cand_cost(c);
+    cJSON *ct = cJSON_AddObjectToObject(o, "cost");
+    cJSON_AddNumberToObject(ct, "engine_starts", (double)k.starts);
+    cJSON_AddNumberToObject(ct, "engine_seconds", round(k.engine_s * 10) / 10);
+    cJSON_AddNumberToObject(ct, "workload_seconds", round(k.workload_s * 10) / 10);
+    if (p && p->outcome == MP_OUT_CLEAN)
+        cJSON_AddNumberToObject(o, "failure_rate_upper_95",
+                                round(mp_stats_failure_upper95(p->req_ok) * 1e4) / 1e4);
+    else
+        cJSON_AddNullToObject(o, "failure_rate_upper_95");
+    /* a shared result shows its representative's numbers */
+    const struct mp_attempt_result *np = mp_rep_numbers_attempt(rep, c);
+    cJSON *tp = cJSON_AddObjectToObject(o, "throughput");
+    cJSON_AddItemToObject(tp, "sequential_tok_s", jnum_or_null(mp_rep_seq_tok_s(np)));
+    cJSON *conc = cJSON_AddArrayToObject(tp, "concurrency");
+    cJSON *phases = cJSON_CreateArray();
+    for (size_t i = 0; np && i < np->nphases; i++) {
+        const struct mp_phase_result *ph = &np->phases[i];
+        if (!strncmp(ph->name, "concurrency-", 12) && ph->ok > 0) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "level", ph->level);
+            cJSON_AddItemToObject(e, "tok_s", jnum_or_null(ph->tok_s));
+            cJSON_AddItemToArray(conc, e);
+        }
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "phase", ph->name);
+        cJSON_AddNumberToObject(e, "level", ph->level);
+        cJSON_AddNumberToObject(e, "planned", ph->planned);
+        cJSON_AddNumberToObject(e, "ok", ph->ok);
+        cJSON_AddNumberToObject(e, "failed", ph->failed);
+        cJSON_AddItemToObject(e, "wall_s", jnum_or_null(ph->wall_s));
+        cJSON_AddItemToObject(e, "tok_s", jnum_or_null(ph->tok_s));
+        cJSON_AddItemToObject(e, "request_tok_s_p50", jnum_or_null(ph->req_tok_s_p50 > 0 ? ph->req_tok_s_p50 : -1));
+        cJSON_AddItemToArray(phases, e);
+    }
+    cJSON_AddItemToObject(tp, "phases", phases);
+    cJSON *lat = cJSON_AddObjectToObject(o, "latency_ms");
+    cJSON_AddItemToObject(lat, "ttft_p50", jnum_or_null(np ? pct(np->ttft_ms, np->nttft, 50) : -1));
+    cJSON_AddItemToObject(lat, "ttft_p99", jnum_or_null(np ? pct(np->ttft_ms, np->nttft, 99) : -1));
+    cJSON_AddItemToObject(lat, "itl_p50", jnum_or_null(np ? pct(np->itl_ms, np->nitl, 50) : -1));
+    cJSON_AddItemToObject(lat, "itl_p99", jnum_or_null(np ? pct(np->itl_ms, np->nitl, 99) : -1));
+    cJSON_AddItemToObject(lat, "e2e_p50", jnum_or_null(np ? pct(np->e2e_ms, np->ne2e, 50) : -1));
+    cJSON_AddItemToObject(lat, "e2e_p99", jnum_or_null(np ? pct(np->e2e_ms, np->ne2e, 99) : -1));
+
+    /* crash: the first failing normal attempt; sites across all normal attempts */
+    const struct mp_attempt_result *f = NULL;
+    struct mp_strv sites = MP_STRV_INIT;
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        if (a->launch_blocking || (a->outcome != MP_OUT_CRASH && a->outcome != MP_OUT_HANG &&
+                                   a->outcome != MP_OUT_STARTUP_FAILURE))
+            continue;
+        if (!f)
+            f = a;
+        for (size_t s = 0; s < a->sites.n; s++) {
+            bool seen = false;
+            for (size_t t = 0; t < sites.n; t++)
+                seen = seen || !strcmp(sites.v[t], a->sites.v[s]);
+            if (!seen)
+                mp_strv_push(&sites, a->sites.v[s]);
+        }
+    }
+    if (f) {
+        cJSON *cr = cJSON_AddObjectToObject(o, "crash");
+        cJSON_AddItemToObject(cr, "class", jstr(f->fail_class));
+        cJSON_AddItemToObject(cr, "message", jstr(f->fail_message));
+        cJSON_AddNumberToObject(cr, "after_requests", (double)f->ok_before_failure);
+        cJSON_AddItemToObject(cr, "phase", jstr(f->fail_phase));
+        cJSON_AddItemToObject(cr, "sites", jstrv(&sites));
+        cJSON_AddNumberToObject(cr, "distinct_sites", (double)sites.n);
+        cJSON_AddItemToObject(cr, "launch_site", jstr(f->launch_site));
+        cJSON_AddBoolToObject(cr, "engine_dead", f->engine_dead);
+        cJSON_AddItemToObject(cr, "exit", jstr(f->exit_desc));
+    } else {
+        cJSON_AddNullToObject(o, "crash");
+    }
+    mp_strv_release(&sites);
+    if (c->diag.done) {
+        cJSON *d = cJSON_AddObjectToObject(o, "diagnosis");
+        cJSON_AddItemToObject(d, "launch_blocking", jstr(c->diag.launch_blocking));
+        cJSON_AddNumberToObject(d, "requests_clean", (double)c->diag.requests_clean);
+        cJSON_AddNumberToObject(d, "requests_required", (double)c->diag.requests_required);
+        cJSON_AddNumberToObject(d, "confidence", c->diag.confidence);
+        cJSON_AddItemToObject(d, "throughput_ratio", jnum_or_null(c->diag.throughput_ratio));
+        cJSON_AddItemToObject(d, "pinned_site", jstr(c->diag.pinned_site));
+        cJSON_AddItemToObject(d, "launch_site", jstr(c->diag.launch_site));
+        cJSON_AddItemToObject(d, "reasoning", jstr(c->diag.reasoning));
+        cJSON_AddItemToObject(d, "note", jstr(c->diag.note));
+    } else {
+        cJSON_AddNullToObject(o, "diagnosis");
+    }
+    cJSON_AddItemToObject(o, "output_check", qcheck_cand_json(rep, (size_t)(c - rep->c)));
+    cJSON_AddBoolToObject(o, "finished", !c->unfinished);
+    cJSON *kd = cJSON_AddArrayToObject(o, "knob_delivery");
+    for (size_t j = 0; p && j < p->ndlv; j++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "knob", jstr(p->dlv[j].knob));
+        cJSON_AddStringToObject(e, "status", mp_dlv_status_name(p->dlv[j].status));
+        cJSON_AddItemToObject(e, "evidence", jstr(p->dlv[j].evidence));
+        cJSON_AddItemToArray(kd, e);
+    }
+    cJSON *ev = cJSON_AddArrayToObject(o, "evidence");
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        add_evidence(ev, rep, a, a->res.moe_backend_line);
+        add_evidence(ev, rep, a, a->res.unknown_env_line);
+        add_evidence(ev, rep, a, a->fail_line);
+        if (a->outcome == MP_OUT_CRASH && !a->cuda_fault && a->fail_request_line > 0)
+            add_evidence(ev, rep, a, -a->fail_request_line);
+    }
+    cJSON *atts = cJSON_AddArrayToObject(o, "attempts");
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        cJSON *e = cJSON_CreateObject();
+        const char *dir = a->dir;
+        size_t rl = strlen(rep->run_dir);
+        if (!strncmp(dir, rep->run_dir, rl) && dir[rl] == '/')
+            dir += rl + 1;
+        cJSON_AddItemToObject(e, "dir", jstr(dir));
+        cJSON_AddBoolToObject(e, "launch_blocking", a->launch_blocking);
+        cJSON_AddStringToObject(e, "outcome", mp_outcome_name(a->outcome));
+        cJSON_AddItemToObject(e, "command", jstr(a->command));
+        cJSON_AddNumberToObject(e, "requests_ok", (double)a->req_ok);
+        cJSON_AddNumberToObject(e, "requests_failed", (double)a->req_failed);
+        cJSON_AddItemToObject(e, "ready_s", jnum_or_null(a->ready_s));
+        if (a->announced_port > 0)
+            cJSON_AddNumberToObject(e, "announced_port", a->announced_port);
+        else
+            cJSON_AddNullToObject(e, "announced_port");
+        cJSON_AddItemToObject(e, "workload_s", jnum_or_null(a->workload_s));
+        cJSON_AddItemToObject(e, "teardown_s", jnum_or_null(a->teardown_s));
+        cJSON_AddItemToObject(e, "wall_s", jnum_or_null(a->wall_s));
+        cJSON_AddItemToObject(e, "request_tok_s_p50", jnum_or_null(mp_rep_median_req_rate(a)));
+        cJSON_AddItemToObject(e, "exit", jstr(a->exit_desc));
+        cJSON_AddItemToObject(e, "gpu_telemetry", gpu_json(&a->gpu));
+        cJSON *td = cJSON_AddObjectToObject(e, "teardown");
+        cJSON_AddBoolToObject(td, "killed", a->teardown_killed);
+        cJSON_AddNumberToObject(td, "escapees_killed", a->escapees_killed);
+        cJSON_AddNumberToObject(td, "leftovers", a->teardown_leftovers);
+        cJSON_AddItemToArray(atts, e);
+    }
+    return o;
+}
+
+void mp_report_json(const struct mp_report *rep, struct buf *out)
+{
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "moeprobe_version", rep->moeprobe_version);
+    cJSON *fp = cJSON_AddObjectToObject(root, "fingerprint");
+    cJSON_AddItemToObject(fp, "gpu", jstr(rep->fp.gpu));
+    cJSON_AddItemToObject(fp, "compute_capability", jstr(rep->fp.compute_capability));
+    cJSON_AddItemToObject(fp, "driver", jstr(rep->fp.driver));
+    cJSON_AddItemToObject(fp, "cuda", jstr(rep->fp.cuda));
+    cJSON_AddItemToObject(fp, "engine", jstr(rep->fp.engine));
+    cJSON_AddItemToObject(fp, "engine_version", jstr(rep->fp.engine_version));
+    cJSON_AddItemToObject(fp, "model", jstr(rep->fp.model));
+    cJSON_AddItemToObject(fp, "host_arch", jstr(rep->fp.host_arch));
+    if (rep->checkpoint_json) {
+        cJSON *ck = cJSON_Parse(rep->checkpoint_json);
+        if (ck)
+            cJSON_AddItemToObject(fp, "checkpoint", ck);
+    }
+    cJSON_AddItemToObject(root, "started", jstr(rep->started));
+    cJSON_AddItemToObject(root, "finished", jstr(rep->finished));
+    cJSON_AddItemToObject(root, "wall_seconds", jnum_or_null(mp_rep_iso_span(rep->started, rep->finished)));
+    if (rep->interrupted)
+        cJSON_AddBoolToObject(root, "interrupted", true);
+    if (mp_report_incomplete(rep)) {
+        /* the banner's facts: what is unfinished, and how to continue */
+        cJSON_AddBoolToObject(root, "incomplete", true);
+        cJSON *un = cJSON_AddArrayToObject(root, "unfinished_candidates");
+        for (size_t i = 0; i < rep->n; i++)
+            if (rep->c[i].unfinished)
+                cJSON_AddItemToArray(un, jstr(rep->c[i].cand.name));
+        char *rc = mp_report_resume_command(rep);
+        cJSON_AddItemToObject(root, "resume_command", jstr(rc));
+        free(rc);
+    }
+    cJSON *cands = cJSON_AddArrayToObject(root, "candidates");
+    for (size_t i = 0; i < rep->n; i++)
+        cJSON_AddItemToArray(cands, cand_json(rep, &rep->c[i]));
+
+    cJSON *groups = cJSON_AddArrayToObject(root, "same_backend_groups");
+    for (size_t i = 0; i < rep->ngroups; i++) {
+        const struct mp_group *g = &rep->groups[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "moe_backend", jstr(g->moe_backend));
+        cJSON_AddItemToObject(e, "linear_kernel", jstr(g->linear_kernel));
+        cJSON_AddItemToObject(e, "attention_backend", jstr(g->attention_backend));
+        cJSON_AddItemToObject(e, "candidates", jstrv(&g->candidates));
+        cJSON_AddItemToArray(groups, e);
+    }
+    struct mp_strv cmp = MP_STRV_INIT;
+    mp_rep_gpu_comparability(rep, &cmp);
+    cJSON_AddItemToObject(root, "comparability", jstrv(&cmp));
+    mp_strv_release(&cmp);
+    cJSON *noop = cJSON_AddArrayToObject(root, "noop_knobs");
+    for (size_t i = 0; i < rep->nnoop; i++) {
+        const struct mp_noop *k = &rep->noop[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "candidate", jstr(k->candidate));
+        cJSON_AddItemToObject(e, "knob", jstr(k->knob));
+        cJSON_AddItemToObject(e, "resolved_like", jstr(k->resolved_like));
+        if (k->engine_warning)
+            cJSON_AddItemToObject(e, "engine_warning", jstr(k->engine_warning));
+        if (k->delivery)
+            cJSON_AddStringToObject(e, "delivery", k->delivery);
+        if (k->delivery_evidence)
+            cJSON_AddItemToObject(e, "delivery_evidence", jstr(k->delivery_evidence));
+        cJSON_AddItemToArray(noop, e);
+    }
+    if (rep->recommended >= 0) {
+        cJSON *r = cJSON_AddObjectToObject(root, "recommendation");
+        cJSON_AddItemToObject(r, "candidate", jstr(rep->c[rep->recommended].cand.name));
+        char *knobs = mp_candidate_knobs_str(&rep->c[rep->recommended].cand);
+        cJSON_AddItemToObject(r, "knobs", jstr(knobs));
+        free(knobs);
+        cJSON_AddItemToObject(r, "why", jstr(rep->recommendation_why));
+    } else {
+        cJSON_AddNullToObject(root, "recommendation");
+    }
+    cJSON_AddItemToObject(root, "learned", jstrv(&rep->learned));
+    cJSON *qc = cJSON_AddObjectToObject(root, "output_check");
+    cJSON_AddStringToObject(qc, "status", rep->qc.status ? rep->qc.status : "not-run");
+    cJSON_AddItemToObject(qc, "reference", jstr(rep->qc.ref >= 0 ? rep->c[rep->qc.ref].cand.name : NULL));
+    cJSON_AddItemToObject(qc, "note", jstr(rep->qc.note));
+    char *txt = cJSON_Print(root);
+    buf_adds(out, txt);
+    buf_addc(out, '\n');
+    free(txt);
+    cJSON_Delete(root);
+}
