@@ -19,7 +19,7 @@
 #include <sys/resource.h>
 
 #include "clock.h"
-#include "http/hist.h"
+#include "hist.h"
 #include "http/loadgen.h"
 
 static double cpu_s(void)

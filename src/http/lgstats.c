@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http/hist.h"
+#include "hist.h"
 #include "xalloc.h"
 
 static void dist(double *v, size_t n, struct mp_lg_dist *d)

@@ -131,6 +131,15 @@ const struct mp_knob_dlv *mp_attempt_find_dlv(const struct mp_attempt_result *r,
     return NULL;
 }
 
+void mp_phase_metrics_release(struct mp_phase_metrics *m)
+{
+    mp_hist_free(&m->ttft_ms);
+    mp_hist_free(&m->tpot_ms);
+    mp_hist_free(&m->itl_ms);
+    mp_hist_free(&m->e2e_ms);
+    mp_hist_free(&m->req_tok_s);
+}
+
 void mp_attempt_result_release(struct mp_attempt_result *r)
 {
     free(r->dir);
@@ -153,6 +162,8 @@ void mp_attempt_result_release(struct mp_attempt_result *r)
     free(r->itl_ms);
     free(r->e2e_ms);
     free(r->req_tok_s);
+    for (size_t i = 0; i < r->nphases; i++)
+        mp_phase_metrics_release(&r->phases[i].m);
     for (size_t i = 0; i < r->ntexts; i++)
         free(r->texts[i]);
     free(r->texts);

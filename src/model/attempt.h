@@ -7,6 +7,7 @@
 
 #include "compat.h"
 
+#include "hist.h"
 #include "model/workload.h"
 #include "strv.h"
 
@@ -67,6 +68,20 @@ struct mp_gpu_telemetry {
  * as "other 0x..."; bit 0, GPU idle, is no throttle), into out. */
 void mp_gpu_reasons_str(unsigned long long reasons, char *out, size_t n);
 
+/* The distributions of one phase's OK requests, in bounded histograms
+ * (base/hist.h): memory and storage grow with nothing the engine sends.
+ * Each metric has the one definition of docs/metrics.md (`vllm bench
+ * serve`'s names). Empty (n = 0) when the phase served nothing. */
+struct mp_phase_metrics {
+    struct mp_hist ttft_ms;    /* TTFT: request sent to first output token */
+    struct mp_hist tpot_ms;    /* TPOT: (E2E - TTFT) / (output tokens - 1), requests of > 1 token */
+    struct mp_hist itl_ms;     /* ITL: every gap between successive token events */
+    struct mp_hist e2e_ms;     /* E2E latency: request sent to its last byte */
+    struct mp_hist req_tok_s;  /* per-request decode rate, tok/s (values are rates, not ms) */
+};
+/* Free the histograms; *m becomes empty. */
+void mp_phase_metrics_release(struct mp_phase_metrics *m);
+
 struct mp_phase_result {
     char name[32];
     int level;
@@ -77,6 +92,7 @@ struct mp_phase_result {
     double req_tok_s_p50;      /* per-request decode rate, median */
     long prompt_tokens;        /* summed usage.prompt_tokens of prompt_n OK requests */
     int prompt_n;
+    struct mp_phase_metrics m; /* owned */
 };
 
 /* Did a knob reach the engine? */

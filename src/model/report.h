@@ -12,6 +12,7 @@
 #include "model/fingerprint.h"
 #include "model/qcheck.h"
 #include "model/verdict.h"
+#include "model/workload.h"
 #include "strv.h"
 
 struct mp_diagnosis {
@@ -78,6 +79,11 @@ struct mp_report {
     struct mp_strv checkpoint_notes;
     /* the output check across candidates (index = candidate index) */
     struct mp_qcheck qc;
+    /* what every attempt sent (phases, tokens, API, sampling), as the run
+     * recorded it; has_workload = false: the store does not say (older
+     * run). workload.api_key is always NULL here. */
+    struct mp_workload workload;
+    bool has_workload;
     bool interrupted;               /* stopped by a signal (run.interrupted) */
     char *subcommand;               /* the run's command ("qualify", "soak", ...) or NULL */
 };

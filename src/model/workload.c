@@ -78,6 +78,8 @@ void mp_workload_default(struct mp_workload *w)
     w->ready_timeout_s = 1800;
     w->stall_timeout_s = 120;
     w->grace_s = 10;
+    w->ignore_eos = true;
+    w->temperature = 0;
     snprintf(w->phases[0].name, sizeof(w->phases[0].name), "warmup");
     w->phases[0].level = 1;
     w->phases[0].requests = 1;

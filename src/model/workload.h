@@ -29,7 +29,9 @@ struct mp_workload {
     int max_tokens;
     int input_tokens;        /* --input-tokens: prompts of about this many tokens, 0 = the
                               * fixed short prompts (~15 tokens) */
-    bool chat;
+    bool chat;               /* /v1/chat/completions, else /v1/completions */
+    bool ignore_eos;         /* load requests ask the engine to ignore EOS (the default) */
+    double temperature;      /* sampling temperature of the load requests (0: greedy) */
     double ready_timeout_s;
     double stall_timeout_s;
     double grace_s;          /* teardown grace period */

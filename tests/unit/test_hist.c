@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "http/hist.h"
+#include "hist.h"
 #include "http/lgstats.h"
 #include "xalloc.h"
 

@@ -15,8 +15,8 @@
  * Percentile rule (histogram): nearest rank, the smallest sample with at least p% of the samples
  * at or below it. For small exact sets, mp_hist_percentile_sorted() uses numpy.percentile's
  * default linear interpolation, which is what `vllm bench serve` reports. */
-#ifndef MP_HIST_H
-#define MP_HIST_H
+#ifndef MP_BASE_HIST_H
+#define MP_BASE_HIST_H
 
 #include "compat.h"
 

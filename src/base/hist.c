@@ -1,7 +1,7 @@
 /* hist.c - log-linear latency histogram (see hist.h). */
 #include "compat.h"
 
-#include "http/hist.h"
+#include "hist.h"
 
 #include <math.h>
 #include <stdlib.h>
