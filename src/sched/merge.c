@@ -93,7 +93,9 @@ struct group {
     struct mp_strv gap_why;
 };
 
-static void describe_gap(const char *task_dir, const char *name, struct buf *why)
+/* Why task NAME has no result, into why. True when it ended but left no
+ * database (a failure the task itself did not report). */
+static bool describe_gap(const char *task_dir, const char *name, struct buf *why)
 {
     struct mp_sched_rec r;
     int e = mp_sched_rec_read(task_dir, &r);
@@ -117,8 +119,10 @@ static void describe_gap(const char *task_dir, const char *name, struct buf *why
             buf_printf(why, " and left no evidence store (%s): a task without a database is a "
                             "failed task", MP_STORE_DB_NAME);
     }
+    bool silent = no_db && e == 0 && r.end_ns != 0;
     buf_printf(why, "; see tasks/%s/task.log; 'qualify --resume RUNDIR' runs it again", name);
     mp_sched_rec_release(&r);
+    return silent;
 }
 
 static int render(struct mp_report *rep, const struct group *g, const char *dir, struct buf *j,
@@ -202,9 +206,8 @@ int mp_sched_merge(const char *run_dir, bool json, bool quiet)
                 ng = 1;
             }
             struct buf why = BUF_INIT;
-            describe_gap(tdir, names.v[i], &why);
-            if (!quiet)
-                fprintf(stderr, "moeprobe: %s\n", why.data);
+            if (describe_gap(tdir, names.v[i], &why)) /* it failed silently: say so, quiet or not */
+                mp_warn("%s", why.data);
             mp_strv_push(&g[0].gaps, names.v[i]);
             mp_strv_push_owned(&g[0].gap_why, buf_detach(&why, NULL));
         }

@@ -3,7 +3,9 @@
 # records and the engines' own environment: every candidate ran exactly
 # once, each engine saw CUDA_VISIBLE_DEVICES = its task's GPU set, and two
 # tasks on one GPU never overlapped in time; the merged report has the
-# serial run's verdicts. SIGINT tears every task down. Bad --gpus is exit 2.
+# serial run's verdicts and each task's latency (from its store); a task
+# whose database is gone is a failed task (a warning, no verdict), never
+# read back from its report.json. SIGINT tears every task down. Bad --gpus is exit 2.
 . "$(dirname "$0")/q_lib.sh"
 
 # the engine: records its GPUs, then becomes refengine
@@ -60,6 +62,25 @@ attempts = sum(len(os.listdir(os.path.join(d, "tasks", n, "attempts"))) for n in
 assert len(seen) == attempts, (len(seen), attempts)
 PY
 assert_no_leftovers
+
+# the merged latency is each task's, from its store's histograms
+python3 - "$D" <<'PY' || fail "merged latency"
+import json, os, sys
+d = sys.argv[1]
+m = {c["name"]: c for c in json.load(open(os.path.join(d, "report.json")))["candidates"]}
+t = json.load(open(os.path.join(d, "tasks", "marlin", "report.json")))["candidates"][0]
+assert t["latency_ms"]["ttft_p50"] is not None and t["latency_ms"]["ttft_p50"] > 0, t["latency_ms"]
+assert m["marlin"]["latency_ms"] == t["latency_ms"], (m["marlin"]["latency_ms"], t["latency_ms"])
+PY
+# a task without its database is a failed task: its report.json is not evidence
+mv "$D/tasks/marlin/moeprobe.db" "$Q_TMP/marlin.db"
+"$MOEPROBE" report --merge "$D" >/dev/null 2>"$Q_TMP/merge.err"
+grep -q "the task for 'marlin' ended with exit 0 .*and left no evidence store (moeprobe.db)" "$Q_TMP/merge.err" \
+    || { cat "$Q_TMP/merge.err"; fail "no message for the task without a database"; }
+check "$D/report.json" 'c["marlin"]["verdict"] is None' '"left no evidence store" in c["marlin"]["why"]' \
+    'r["recommendation"] is None or r["recommendation"]["candidate"] != "marlin"' \
+    || fail "a task without a database counted"
+mv "$Q_TMP/marlin.db" "$D/tasks/marlin/moeprobe.db"
 
 # bad GPU lists are input errors
 "$MOEPROBE" qualify --out "$Q_TMP/bad" --gpus 0,0 "${CANDS[@]}" -- "$REFENGINE" >/dev/null 2>"$Q_TMP/bad.err"
