@@ -99,9 +99,10 @@ int mp_sched_run_slurm(struct mp_sched_plan *pl, const char *script_path, int si
 
 /* ---- merge.c ---- */
 struct mp_report;
-/* Load task_dir's results into rep (initialised by the caller): its store,
- * or its report.json when it has no database. *finished: every candidate
- * finished and the task was not interrupted. 0, -ENOENT, MP_EPARSE, MP_EDB. */
+/* Load task_dir's results into rep (initialised by the caller) from its
+ * store; a task without a database has no result (-ENOENT). *finished:
+ * every candidate finished and the task was not interrupted. 0, -ENOENT,
+ * MP_EDB (or another mp_store_open error). */
 int mp_sched_task_load(const char *task_dir, struct mp_report *rep, bool *finished);
 
 #endif
