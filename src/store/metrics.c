@@ -193,7 +193,7 @@ int mp_store_load_metrics(struct mp_store *s, int64_t attempt, struct mp_attempt
 
 int mp_store_set_workload(struct mp_store *s, const struct mp_workload *w)
 {
-    if (s && s->workload_set && !s->failed)
+    if (s->workload_set && !s->failed)
         return 0;
     if (mp_store_begin(s) < 0)
         return MP_EDB;
