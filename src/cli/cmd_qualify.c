@@ -666,9 +666,8 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         exit_code = 128 + ctx.signo;
     } else if (diagnose_only) {
         mp_report_finalize(&rep);
-        const char *v = rep.n ? rep.c[0].verdict : NULL;
-        exit_code = v && (!strcmp(v, "async-race") || !strcmp(v, "kernel-fault") ||
-                          !strcmp(v, "stable"))
+        enum mp_verdict v = rep.n ? rep.c[0].verdict : MP_V_NONE;
+        exit_code = v == MP_V_ASYNC_RACE || v == MP_V_KERNEL_FAULT || v == MP_V_STABLE
                         ? MP_EXIT_OK
                         : MP_EXIT_NONE;
     } else if (resolve) {

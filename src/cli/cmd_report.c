@@ -157,7 +157,7 @@ static int compare(char **dirs, int n, int fmt)
                 const struct mp_attempt_result *p = mp_cand_primary(cr);
                 cJSON *e = cJSON_AddObjectToObject(cs, cr->cand.name);
                 cJSON_AddStringToObject(e, "verdict", cr->unfinished ? "unfinished"
-                                                      : cr->verdict  ? cr->verdict
+                                                      : cr->verdict  ? mp_verdict_name(cr->verdict)
                                                                      : "not-run");
                 if (p && p->res.moe_backend)
                     cJSON_AddStringToObject(e, "moe_backend", p->res.moe_backend);

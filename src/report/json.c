@@ -196,7 +196,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     if (p && !p->res.moe_backend && mp_candidate_nknobs(&c->cand) > 0)
         cJSON_AddStringToObject(res, "note", "the engine's log did not say which MoE backend it resolved");
     cJSON_AddItemToObject(o, "unknown_env", p ? jstrv(&p->res.unknown_env) : cJSON_CreateArray());
-    cJSON_AddItemToObject(o, "verdict", jstr(c->verdict));
+    cJSON_AddItemToObject(o, "verdict", jstr(mp_verdict_name(c->verdict)));
     cJSON_AddItemToObject(o, "why", jstr(c->why));
     bool same = p && p->outcome == MP_OUT_SAME_CONFIG;
     cJSON_AddItemToObject(o, "same_as", jstr(same ? p->same_as : NULL));
