@@ -366,6 +366,10 @@ int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct
     struct mp_report out;
     mp_report_init(&out, run_dir);
     int rc = mp_store_load(st, &out, NULL);
+    if (rc == 0)
+        rc = mp_report_objective_from_store(&out, st); /* the run's --objective */
+    if (live)
+        live->objective = out.objective;
     if (rc < 0) {
         mp_error("cannot read the evidence store back: %s", mp_store_errmsg(st));
         mp_report_release(&out);

@@ -429,6 +429,7 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
         cJSON_AddItemToObject(r, "knobs", jstr(knobs));
         free(knobs);
         cJSON_AddItemToObject(r, "why", jstr(rep->recommendation_why));
+        cJSON_AddStringToObject(r, "objective", mp_objective_name(rep->objective));
     } else {
         cJSON_AddNullToObject(root, "recommendation");
     }
