@@ -241,6 +241,8 @@ int cmd_minimize(int argc, char **argv)
 {
     struct mp_opts o;
     int rc = mp_opts_parse(&o, argc, argv, minimize_help);
+    if (rc == 0 && o.objective_given)
+        rc = mp_error("minimize: --objective ranks a recommendation, and minimize makes none");
     if (rc != 0) {
         mp_opts_release(&o);
         return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;

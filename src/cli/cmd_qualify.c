@@ -366,6 +366,10 @@ int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct
     struct mp_report out;
     mp_report_init(&out, run_dir);
     int rc = mp_store_load(st, &out, NULL);
+    if (rc == 0)
+        rc = mp_report_objective_from_store(&out, st); /* the run's --objective */
+    if (live)
+        live->objective = out.objective;
     if (rc < 0) {
         mp_error("cannot read the evidence store back: %s", mp_store_errmsg(st));
         mp_report_release(&out);
@@ -666,9 +670,8 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         exit_code = 128 + ctx.signo;
     } else if (diagnose_only) {
         mp_report_finalize(&rep);
-        const char *v = rep.n ? rep.c[0].verdict : NULL;
-        exit_code = v && (!strcmp(v, "async-race") || !strcmp(v, "kernel-fault") ||
-                          !strcmp(v, "stable"))
+        enum mp_verdict v = rep.n ? rep.c[0].verdict : MP_V_NONE;
+        exit_code = v == MP_V_ASYNC_RACE || v == MP_V_KERNEL_FAULT || v == MP_V_STABLE
                         ? MP_EXIT_OK
                         : MP_EXIT_NONE;
     } else if (resolve) {

@@ -20,7 +20,7 @@
 #include "xalloc.h"
 
 static const char report_help[] =
-    "usage: moeprobe report [--format md|json|html] [--no-write] RUNDIR\n"
+    "usage: moeprobe report [--format md|json|html] [--no-write] [--objective O] RUNDIR\n"
     "       moeprobe report --compare [--format md|json] RUNDIR RUNDIR...\n"
     "       moeprobe report --merge [--format md|json] RUNDIR\n"
     "\n"
@@ -31,6 +31,9 @@ static const char report_help[] =
     "A run on read-only media (a mount, a directory without write permission) is\n"
     "read in place and rendered on stdout; the files are then not rewritten (a\n"
     "warning says so, exit 0). A damaged database is refused (exit 3).\n"
+    "\n"
+    "--objective sequential|throughput|ttft|tpot ranks the recommendation by another\n"
+    "measure than the run's own --objective (see qualify --help).\n"
     "\n"
     "--compare puts runs side by side, one column per run, e.g. before and after\n"
     "an engine upgrade. Runs must share the fingerprint's GPU, compute capability,\n"
@@ -46,7 +49,8 @@ static const char report_help[] =
 
 enum { F_MD, F_JSON, F_HTML };
 
-static int load_run(const char *dir, struct mp_report *rep)
+/* objective >= 0: rank by it instead of the run's own --objective */
+static int load_run(const char *dir, int objective, struct mp_report *rep)
 {
     struct mp_store *st = NULL;
     struct mp_diag d = MP_DIAG_INIT;
@@ -59,6 +63,10 @@ static int load_run(const char *dir, struct mp_report *rep)
         mp_warn("%s", mp_store_note(st));
     mp_report_init(rep, dir);
     rc = mp_store_load(st, rep, NULL);
+    if (rc == 0)
+        rc = mp_report_objective_from_store(rep, st);
+    if (rc == 0 && objective >= 0)
+        rep->objective = (enum mp_objective)objective;
     if (rc < 0)
         mp_error("cannot read '%s/%s': %s", dir, MP_STORE_DB_NAME,
                  rc == -ENOENT ? "no run recorded" : mp_store_errmsg(st));
@@ -104,12 +112,12 @@ static const char *nz(const char *s)
     return s ? s : "-";
 }
 
-static int compare(char **dirs, int n, int fmt)
+static int compare(char **dirs, int n, int fmt, int objective)
 {
     struct mp_report *runs = xcalloc((size_t)n, sizeof(*runs));
     int ec = 0, loaded = 0;
     for (int i = 0; i < n && !ec; i++) {
-        ec = load_run(dirs[i], &runs[i]);
+        ec = load_run(dirs[i], objective, &runs[i]);
         if (!ec)
             loaded++;
     }
@@ -157,7 +165,7 @@ static int compare(char **dirs, int n, int fmt)
                 const struct mp_attempt_result *p = mp_cand_primary(cr);
                 cJSON *e = cJSON_AddObjectToObject(cs, cr->cand.name);
                 cJSON_AddStringToObject(e, "verdict", cr->unfinished ? "unfinished"
-                                                      : cr->verdict  ? cr->verdict
+                                                      : cr->verdict  ? mp_verdict_name(cr->verdict)
                                                                      : "not-run");
                 if (p && p->res.moe_backend)
                     cJSON_AddStringToObject(e, "moe_backend", p->res.moe_backend);
@@ -265,11 +273,14 @@ int cmd_report(int argc, char **argv)
         {"compare", no_argument, NULL, 'c'},
         {"no-write", no_argument, NULL, 'n'},
         {"merge", no_argument, NULL, 'm'},
+        {"objective", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int fmt = F_MD;
     bool cmp = false, nowrite = false, merge = false;
+    int objective = -1; /* the run's own */
+    enum mp_objective ob;
     optind = 0;
     opterr = 0;
     int c;
@@ -296,6 +307,13 @@ int cmd_report(int argc, char **argv)
         case 'm':
             merge = true;
             break;
+        case 'o':
+            if (mp_objective_from_name(optarg, &ob) < 0) {
+                mp_error("--objective: '%s' is not sequential, throughput, ttft or tpot", optarg);
+                return MP_EXIT_USAGE;
+            }
+            objective = (int)ob;
+            break;
         case 'h':
             fputs(report_help, stdout);
             return MP_EXIT_OK;
@@ -314,10 +332,14 @@ int cmd_report(int argc, char **argv)
             mp_error("--compare renders md or json");
             return MP_EXIT_USAGE;
         }
-        return compare(argv + optind, nd, fmt);
+        return compare(argv + optind, nd, fmt, objective);
     }
     if (nd != 1) {
         mp_error("give exactly one run directory (see --help)");
+        return MP_EXIT_USAGE;
+    }
+    if (merge && objective >= 0) {
+        mp_error("--objective does not apply to --merge");
         return MP_EXIT_USAGE;
     }
     if (merge) { /* qualify --gpus/--slurm task results (src/sched) */
@@ -326,7 +348,7 @@ int cmd_report(int argc, char **argv)
     }
     const char *dir = argv[optind];
     struct mp_report rep;
-    int ec = load_run(dir, &rep);
+    int ec = load_run(dir, objective, &rep);
     if (ec)
         return ec;
     struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT;

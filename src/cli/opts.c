@@ -23,7 +23,7 @@ enum {
     O_CANDIDATE = 256, O_PRESET, O_ONLY, O_OUT, O_PORT, O_READY, O_SEQ, O_CONC, O_MAXTOK, O_INTOK, O_PREFILL,
     O_STALL, O_GRACE, O_API, O_APIKEY, O_NODIAG, O_NODEDUPE, O_DIAGMAX, O_DIAGBUDGET, O_KNOWLEDGE, O_JSON, O_QUIET,
     O_FROM, O_TO, O_NOQUALITY, O_MODELDIR, O_GPUS, O_GPUS_PER, O_SLURM, O_SLURM_ARGS, O_SLURM_SCRIPT,
-    O_RESUME,
+    O_RESUME, O_OBJECTIVE,
 };
 
 static const struct option longopts[] = {
@@ -60,6 +60,7 @@ static const struct option longopts[] = {
     {"slurm-args", required_argument, NULL, O_SLURM_ARGS},
     {"slurm-script", required_argument, NULL, O_SLURM_SCRIPT},
     {"resume", required_argument, NULL, O_RESUME},
+    {"objective", required_argument, NULL, O_OBJECTIVE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -273,6 +274,12 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
             o->resume = xstrdup(optarg);
             free(o->out_dir);
             o->out_dir = xstrdup(optarg);
+            break;
+        case O_OBJECTIVE:
+            if (mp_objective_from_name(optarg, &o->objective) < 0)
+                return mp_error("--objective: '%s' is not sequential, throughput, ttft or tpot",
+                                optarg);
+            o->objective_given = true;
             break;
         case '?':
         default:

@@ -8,6 +8,7 @@
 #include <signal.h>
 
 #include "cli/spec.h"
+#include "model/verdict.h"
 #include "model/workload.h"
 #include "proc/proc.h"
 #include "sched/sched.h"
@@ -45,6 +46,10 @@
     "                             run over it says so first and stops there\n"          \
     "  --knowledge FILE           vLLM knob/log knowledge to use instead of the built-in\n" \
     "  --model-dir DIR            checkpoint folder: its quantization joins the fingerprint\n" \
+    "  --objective O              what \"fastest\" means for the recommendation (not\n" \
+    "                             minimize): sequential (tok/s, the default),\n"        \
+    "                             throughput (best concurrency tok/s), ttft or tpot\n"  \
+    "                             (lowest median over the load phases)\n"               \
     "  --json                     print the report JSON on stdout\n"                     \
     "  --quiet                    no progress or summary on stderr\n"                    \
     "  -h, --help                 this help\n"
@@ -72,6 +77,8 @@ struct mp_opts {
     bool json, quiet, no_diagnose, no_quality, no_dedupe;
     unsigned long diag_max_requests;
     double diag_budget_s;    /* --diagnose-budget (default 3600) */
+    enum mp_objective objective; /* --objective (default sequential) */
+    bool objective_given;
     char *knowledge_file;
     char *model_dir;         /* --model-dir (fingerprint) */
     char *api_key;           /* value of --api-key-env's variable; never printed */

@@ -104,7 +104,7 @@ const char *mp_cand_verdict_label(const struct mp_cand_report *c)
         return "unfinished";
     if (!c->verdict && p && p->outcome == MP_OUT_RESOLVED)
         return "resolved";
-    return c->verdict ? c->verdict : "not run";
+    return c->verdict ? mp_verdict_name(c->verdict) : "not run";
 }
 
 bool mp_report_is_resolve_map(const struct mp_report *rep)

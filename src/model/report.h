@@ -1,7 +1,8 @@
 /* report.h - the report model of a qualify run: per candidate, every
  * attempt (normal and launch-blocking) and the diagnosis, and what is
- * derived from them (verdict, groups, no-op knobs, recommendation). Plain
- * data built by store/load.c and read by verdict/ and report/. */
+ * derived from them (verdict, groups, no-op knobs, recommendation: decided
+ * by verdict/verdict.h). Plain data built by store/load.c and read by
+ * verdict/ and report/. */
 #ifndef MP_MODEL_REPORT_H
 #define MP_MODEL_REPORT_H
 
@@ -34,7 +35,8 @@ struct mp_cand_report {
     size_t nattempts;
     struct mp_diagnosis diag;
     /* derived by finalize */
-    const char *verdict;            /* DESIGN's verdict word, NULL if not run or unfinished */
+    enum mp_verdict verdict;        /* MP_V_NONE if not run, unfinished or without a verdict
+                                     * (mp_verdict_name gives DESIGN's word) */
     char *why;                      /* one sentence */
     bool not_run;
     /* The run stopped (signal, kill) before this candidate finished
@@ -65,6 +67,9 @@ struct mp_report {
     struct mp_fingerprint fp;
     struct mp_cand_report *c;
     size_t n;
+    /* what "fastest" means for the recommendation (--objective; the run's
+     * own, read back from its stored arguments; MP_OBJ_SEQUENTIAL default) */
+    enum mp_objective objective;
     /* derived */
     int recommended;                /* index or -1 */
     char *recommendation_why;

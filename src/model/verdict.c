@@ -1,4 +1,4 @@
-/* verdict.c - verdict words (model/verdict.h). */
+/* verdict.c - verdict and objective words (model/verdict.h). */
 #include "model/verdict.h"
 
 #include <string.h>
@@ -28,4 +28,27 @@ enum mp_verdict mp_verdict_from_name(const char *name)
             return (enum mp_verdict)v;
     }
     return MP_V_NONE;
+}
+
+static const char *const objectives[MP_OBJ_COUNT] = {
+    [MP_OBJ_SEQUENTIAL] = "sequential",
+    [MP_OBJ_THROUGHPUT] = "throughput",
+    [MP_OBJ_TTFT] = "ttft",
+    [MP_OBJ_TPOT] = "tpot",
+};
+
+const char *mp_objective_name(enum mp_objective o)
+{
+    return (unsigned)o < MP_OBJ_COUNT ? objectives[o] : NULL;
+}
+
+int mp_objective_from_name(const char *name, enum mp_objective *out)
+{
+    for (int o = 0; name && o < MP_OBJ_COUNT; o++) {
+        if (!strcmp(name, objectives[o])) {
+            *out = (enum mp_objective)o;
+            return 0;
+        }
+    }
+    return -1;
 }

@@ -17,28 +17,21 @@
 #include "quality/quality.h"
 #include "secret.h"
 #include "version.h"
+#include "verdict/recommend.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
 
 #include "report/internal.h"
 
+/* the numbers the recommendation ranks by (verdict/recommend.h) */
 double mp_rep_seq_tok_s(const struct mp_attempt_result *a)
 {
-    for (size_t i = 0; a && i < a->nphases; i++) {
-        if (!strcmp(a->phases[i].name, "sequential") && a->phases[i].ok > 0)
-            return a->phases[i].tok_s;
-    }
-    return -1;
+    return mp_verdict_seq_tok_s(a);
 }
 
 double mp_rep_best_conc_tok_s(const struct mp_attempt_result *a)
 {
-    double best = -1;
-    for (size_t i = 0; a && i < a->nphases; i++) {
-        if (!strncmp(a->phases[i].name, "concurrency-", 12) && a->phases[i].ok > 0)
-            best = MP_MAX(best, a->phases[i].tok_s);
-    }
-    return best;
+    return mp_verdict_best_conc_tok_s(a);
 }
 
 double mp_rep_median_req_rate(const struct mp_attempt_result *a)

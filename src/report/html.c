@@ -551,7 +551,7 @@ static void cand_table(const struct mp_report *rep, struct buf *b)
         buf_adds(b, "\">");
         esc(b, c->cand.name);
         buf_adds(b, "</a></td><td>");
-        verdict_badge(b, c->unfinished ? "unfinished" : c->verdict);
+        verdict_badge(b, c->unfinished ? "unfinished" : mp_verdict_name(c->verdict));
         unverified_note(b, p);
         buf_adds(b, "</td><td>");
         esc(b, p ? (p->res.moe_backend ? p->res.moe_backend : "(not logged)") : NULL);
@@ -729,7 +729,7 @@ static void cand_section(const struct mp_report *rep, size_t i, struct buf *b)
     buf_adds(b, "\"><h3>");
     esc(b, c->cand.name);
     buf_adds(b, " ");
-    verdict_badge(b, c->unfinished ? "unfinished" : c->verdict);
+    verdict_badge(b, c->unfinished ? "unfinished" : mp_verdict_name(c->verdict));
     buf_adds(b, "</h3>\n<p>");
     esc(b, c->why);
     buf_adds(b, "</p>\n<dl class=kv>");

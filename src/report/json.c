@@ -190,7 +190,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     if (p && !p->res.moe_backend && mp_candidate_nknobs(&c->cand) > 0)
         cJSON_AddStringToObject(res, "note", "the engine's log did not say which MoE backend it resolved");
     cJSON_AddItemToObject(o, "unknown_env", p ? jstrv(&p->res.unknown_env) : cJSON_CreateArray());
-    cJSON_AddItemToObject(o, "verdict", jstr(c->verdict));
+    cJSON_AddItemToObject(o, "verdict", jstr(mp_verdict_name(c->verdict)));
     cJSON_AddItemToObject(o, "why", jstr(c->why));
     bool same = p && p->outcome == MP_OUT_SAME_CONFIG;
     cJSON_AddItemToObject(o, "same_as", jstr(same ? p->same_as : NULL));
@@ -426,6 +426,7 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
         cJSON_AddItemToObject(r, "knobs", jstr(knobs));
         free(knobs);
         cJSON_AddItemToObject(r, "why", jstr(rep->recommendation_why));
+        cJSON_AddStringToObject(r, "objective", mp_objective_name(rep->objective));
     } else {
         cJSON_AddNullToObject(root, "recommendation");
     }

@@ -1,7 +1,7 @@
 /* report.h - the renderings of the report model (model/report.h): JSON,
- * Markdown, HTML, the terminal summary. mp_report_finalize() computes
- * verdicts, same_backend_groups, noop_knobs and the recommendation; the
- * renderers only print what the model holds. Loop-thread only. */
+ * Markdown, HTML, the terminal summary. mp_report_finalize() has verdict/
+ * compute verdicts, same_backend_groups, noop_knobs and the recommendation;
+ * the renderers only print what the model holds. Loop-thread only. */
 #ifndef MP_REPORT_H
 #define MP_REPORT_H
 
@@ -20,8 +20,14 @@ void mp_report_set_checkpoint(struct mp_report *rep, const struct mp_inspect *in
 /* Engine version and model of the fingerprint from the engines' own logs
  * (first candidate that logged them); fields already set are kept. */
 void mp_report_fill_fingerprint(struct mp_report *rep);
-/* Compute verdicts, groups, noop knobs, recommendation. Idempotent. */
+/* Compute verdicts, groups, noop knobs, recommendation (verdict/verdict.h)
+ * and fill the fingerprint from the logs. Idempotent. */
 void mp_report_finalize(struct mp_report *rep);
+/* rep->objective from the run's stored arguments (its --objective;
+ * unchanged when it gave none, sequential for a value this version does not
+ * know), so a report rendered again ranks as the run did. 0, or MP_EDB. */
+struct mp_store;
+int mp_report_objective_from_store(struct mp_report *rep, struct mp_store *st);
 
 void mp_report_json(const struct mp_report *rep, struct buf *out);
 void mp_report_markdown(const struct mp_report *rep, struct buf *out);

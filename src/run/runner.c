@@ -11,6 +11,7 @@
 #include "proc/proc.h"
 #include "report/report.h"
 #include "store/store.h"
+#include "verdict/diagnose.h"
 #include "verdict/sameconf.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -266,66 +267,6 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     return rc;
 }
 
-/* Median per-request decode rate of the lowest-concurrency phase that both
- * modes ran ("warmup"/"sequential" normally), so contention does not skew
- * the blocked/normal ratio. <0 when unknown. */
-static double phase_rate(const struct mp_cand_report *c, bool blocking, const char *phase)
-{
-    double best = -1;
-    for (size_t j = 0; j < c->nattempts; j++) {
-        const struct mp_attempt_result *a = &c->attempts[j];
-        if (a->launch_blocking != blocking)
-            continue;
-        for (size_t k = 0; k < a->nphases; k++) {
-            if (!strcmp(a->phases[k].name, phase) && a->phases[k].req_tok_s_p50 > 0)
-                best = MP_MAX(best, a->phases[k].req_tok_s_p50);
-        }
-    }
-    return best;
-}
-
-static double throughput_ratio(const struct mp_cand_report *c)
-{
-    static const char *const phases[] = {"sequential", "warmup"};
-    for (size_t i = 0; i < MP_ARRAY_SIZE(phases); i++) {
-        double rn = phase_rate(c, false, phases[i]), rb = phase_rate(c, true, phases[i]);
-        if (rn > 0 && rb > 0)
-            return rb / rn;
-    }
-    return -1;
-}
-
-/* What the normal attempts measured: mean start-up, and seconds per
- * request at the highest concurrency they served (throughput view). */
-struct diag_measure {
-    double start_s, req_s;
-};
-
-static struct diag_measure measure(const struct mp_cand_report *c)
-{
-    struct diag_measure m = {0, 0};
-    double sum = 0;
-    int n = 0, best_level = 0;
-    for (size_t j = 0; j < c->nattempts; j++) {
-        const struct mp_attempt_result *a = &c->attempts[j];
-        if (a->launch_blocking)
-            continue;
-        if (a->ready_s > 0 && a->outcome != MP_OUT_STARTUP_FAILURE) {
-            sum += a->ready_s;
-            n++;
-        }
-        for (size_t k = 0; k < a->nphases; k++) {
-            const struct mp_phase_result *ph = &a->phases[k];
-            if (ph->ok > 0 && ph->wall_s > 0 && ph->level >= best_level) {
-                best_level = ph->level;
-                m.req_s = ph->wall_s / ph->ok;
-            }
-        }
-    }
-    m.start_s = n ? sum / n : 0;
-    return m;
-}
-
 static int top_level(const struct mp_workload *wl)
 {
     int top = 1;
@@ -334,70 +275,38 @@ static int top_level(const struct mp_workload *wl)
     return top;
 }
 
+/* The diagnosis of candidate ci: the mechanics (which attempts to start)
+ * live here; what they mean is verdict/diagnose.h's. */
 int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
 {
     struct mp_cand_report *c = &rep->c[ci];
     struct mp_diagnosis *dg = &c->diag;
-    const struct mp_attempt_result *p = mp_cand_primary(c);
-    if (!p)
-        return 0;
-    if (p->outcome != MP_OUT_CRASH) {
-        if (p->outcome == MP_OUT_STARTUP_FAILURE || p->outcome == MP_OUT_HANG) {
+    char *note = NULL;
+    if (!mp_verdict_diagnosable(mp_cand_primary(c), &note)) {
+        if (note) {
             free(dg->note);
-            dg->note = xasprintf("a %s is not diagnosed with CUDA_LAUNCH_BLOCKING=1: it is not "
-                                 "an asynchronously reported kernel fault",
-                                 p->outcome == MP_OUT_HANG ? "hang" : "startup failure");
+            dg->note = note;
         }
-        return 0;
-    }
-    const struct mp_knob_dlv *miss = mp_attempt_find_dlv(p, MP_DLV_MISSING);
-    if (miss) {
-        /* the run did not test the candidate: nothing of it to diagnose */
-        free(dg->note);
-        dg->note = xasprintf("not diagnosed: %s did not reach the engine", miss->knob);
-        return 0;
-    }
-    if (!p->cuda_fault) {
-        /* launch blocking discriminates CUDA faults only: a cut stream, an
-         * HTTP 500 or a Python error is the same with it */
-        free(dg->note);
-        dg->note = xstrdup("not a CUDA fault: not diagnosed with CUDA_LAUNCH_BLOCKING=1");
         return 0;
     }
     /* evidence from normal mode, sharpened while that pays */
     struct mp_diag_plan plan;
     struct mp_stats_async est;
     for (int extra = 0;; extra++) {
-        size_t n_att = 0;
         struct mp_stats_attempt *obs = xcalloc(c->nattempts + 1, sizeof(*obs));
-        struct diag_measure m = measure(c);
-        for (size_t j = 0; j < c->nattempts; j++) {
-            const struct mp_attempt_result *a = &c->attempts[j];
-            if (a->launch_blocking)
-                continue;
-            if (a->outcome == MP_OUT_CRASH) {
-                obs[n_att].served = a->ok_before_failure;
-                obs[n_att].failed = true;
-                n_att++;
-            } else if (a->outcome == MP_OUT_CLEAN) {
-                obs[n_att].served = a->req_ok;
-                obs[n_att].failed = false;
-                n_att++;
-            }
-        }
+        size_t n_att = mp_verdict_diag_evidence(c, obs);
         struct mp_diag_cost_in in = {
             .obs = obs,
             .nobs = n_att,
-            .start_s = m.start_s,
-            .req_s = m.req_s,
             .concurrency = top_level(ctx->wl),
             .budget_s = ctx->diag_budget_s,
             .cap = ctx->diag_max_requests,
         };
+        mp_verdict_diag_measure(c, &in.start_s, &in.req_s);
         mp_stats_async_estimate(obs, n_att, &est);
         int prc = mp_stats_diag_plan(&in, &plan);
         free(obs);
-        if (prc < 0 || !plan.sharpen || extra >= 3)
+        if (prc < 0 || !mp_verdict_rerun_first(&plan, extra))
             break;
         if (!ctx->quiet)
             fprintf(stderr, "moeprobe: %s: one more normal run first: it should cost about %.0f s "
@@ -435,56 +344,8 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
     int rc = mp_run_attempt(ctx, rep, ci, true, &wl, &b);
     if (rc < 0 || ctx->signo)
         return rc;
-    dg->requests_clean = b->req_ok;
-    dg->throughput_ratio = throughput_ratio(c);
-    free(dg->note);
-    dg->note = NULL;
-    const struct mp_knob_dlv *bmiss = mp_attempt_find_dlv(b, MP_DLV_MISSING);
-    if (bmiss) {
-        /* the "blocked" run ran without launch blocking (or without a knob):
-         * whatever it did says nothing about synchronous launches */
-        dg->launch_blocking = NULL;
-        dg->confidence = 0;
-        dg->note = xasprintf("the blocked run is no evidence: %s did not reach the engine (%s)",
-                             bmiss->knob, bmiss->evidence);
-        return 0;
-    }
-    if (b->outcome == MP_OUT_CLEAN) {
-        dg->launch_blocking = "clean";
-        if (b->req_ok >= est.required_n) {
-            dg->confidence = 0.95;
-        } else {
-            dg->confidence = 0;
-            unsigned long more = est.required_n - b->req_ok;
-            double per = b->workload_s > 0 && b->req_ok ? b->workload_s / (double)b->req_ok : 0;
-            char when[96] = "";
-            if (per > 0)
-                snprintf(when, sizeof(when), ", about %.0f s more at the blocked run's rate",
-                         (double)more * per);
-            dg->note = xasprintf("the blocked run served %lu requests clean, %lu short of the %lu "
-                                 "required%s; %lu more clean requests%s would decide it",
-                                 b->req_ok, more, est.required_n,
-                                 capped ? " (capped by --diagnose-max-requests)"
-                                 : plan.over_budget ? " (stopped at --diagnose-budget)" : "",
-                                 more, when);
-        }
-    } else if (b->outcome == MP_OUT_CRASH) {
-        dg->launch_blocking = "crashed";
-        dg->confidence = 0.95;
-        free(dg->pinned_site);
-        dg->pinned_site = b->sites.n ? xstrdup(b->sites.v[0]) : NULL;
-        if (!dg->pinned_site && b->fail_message)
-            dg->pinned_site = xstrdup(b->fail_message);
-        free(dg->launch_site);
-        dg->launch_site = b->launch_site ? xstrdup(b->launch_site) : NULL;
-    } else {
-        dg->launch_blocking = NULL;
-        dg->confidence = 0;
-        dg->note = xasprintf("the CUDA_LAUNCH_BLOCKING=1 run ended as %s%s%s, so the diagnosis "
-                             "is inconclusive",
-                             mp_outcome_name(b->outcome), b->fail_message ? ": " : "",
-                             b->fail_message ? b->fail_message : "");
-    }
+    dg->throughput_ratio = mp_verdict_throughput_ratio(c);
+    mp_verdict_read_blocked(b, est.required_n, capped, plan.over_budget, dg);
     return 0;
 }
 

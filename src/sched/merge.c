@@ -38,6 +38,8 @@ int mp_sched_task_load(const char *task_dir, struct mp_report *rep, bool *finish
         return rc;
     bool *done = NULL;
     rc = mp_store_load(st, rep, &done);
+    if (rc == 0)
+        rc = mp_report_objective_from_store(rep, st); /* the tasks' --objective */
     mp_store_close(st);
     if (rc == 0) {
         *finished = rep->n > 0 && !rep->interrupted;
@@ -84,6 +86,7 @@ static void move_cands(struct mp_report *dst, struct mp_report *src)
         dst->finished = xstrdup(src->finished);
     }
     dst->interrupted = dst->interrupted || src->interrupted;
+    dst->objective = src->objective;
 }
 
 struct group {

@@ -456,7 +456,7 @@ static void test_delivery_migration(void **state)
         assert_string_equal(a->dlv[0].evidence, "not in pid 9");
         assert_int_equal(a->dlv[1].status, MP_DLV_VERIFIED);
         mp_report_finalize(&rep);
-        assert_string_equal(rep.c[0].verdict, "not-delivered");
+        assert_string_equal(mp_verdict_name(rep.c[0].verdict), "not-delivered");
         assert_int_equal(rep.recommended, -1);
         mp_report_release(&rep);
     }

@@ -1,0 +1,168 @@
+/* diagnose.c - what the CUDA_LAUNCH_BLOCKING=1 diagnosis decides
+ * (diagnose.h). */
+#include "verdict/diagnose.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xalloc.h"
+
+bool mp_verdict_diagnosable(const struct mp_attempt_result *p, char **note)
+{
+    *note = NULL;
+    if (!p)
+        return false;
+    if (p->outcome != MP_OUT_CRASH) {
+        if (p->outcome == MP_OUT_STARTUP_FAILURE || p->outcome == MP_OUT_HANG)
+            *note = xasprintf("a %s is not diagnosed with CUDA_LAUNCH_BLOCKING=1: it is not an "
+                              "asynchronously reported kernel fault",
+                              p->outcome == MP_OUT_HANG ? "hang" : "startup failure");
+        return false;
+    }
+    const struct mp_knob_dlv *miss = mp_attempt_find_dlv(p, MP_DLV_MISSING);
+    if (miss) {
+        /* the run did not test the candidate: nothing of it to diagnose */
+        *note = xasprintf("not diagnosed: %s did not reach the engine", miss->knob);
+        return false;
+    }
+    if (!p->cuda_fault) {
+        /* launch blocking discriminates CUDA faults only: a cut stream, an
+         * HTTP 500 or a Python error is the same with it */
+        *note = xstrdup("not a CUDA fault: not diagnosed with CUDA_LAUNCH_BLOCKING=1");
+        return false;
+    }
+    return true;
+}
+
+size_t mp_verdict_diag_evidence(const struct mp_cand_report *c, struct mp_stats_attempt *obs)
+{
+    size_t n = 0;
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        if (a->launch_blocking)
+            continue;
+        if (a->outcome == MP_OUT_CRASH) {
+            obs[n].served = a->ok_before_failure;
+            obs[n].failed = true;
+            n++;
+        } else if (a->outcome == MP_OUT_CLEAN) {
+            obs[n].served = a->req_ok;
+            obs[n].failed = false;
+            n++;
+        }
+    }
+    return n;
+}
+
+void mp_verdict_diag_measure(const struct mp_cand_report *c, double *start_s, double *req_s)
+{
+    double sum = 0;
+    int n = 0, best_level = 0;
+    *req_s = 0;
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        if (a->launch_blocking)
+            continue;
+        if (a->ready_s > 0 && a->outcome != MP_OUT_STARTUP_FAILURE) {
+            sum += a->ready_s;
+            n++;
+        }
+        for (size_t k = 0; k < a->nphases; k++) {
+            const struct mp_phase_result *ph = &a->phases[k];
+            if (ph->ok > 0 && ph->wall_s > 0 && ph->level >= best_level) {
+                best_level = ph->level;
+                *req_s = ph->wall_s / ph->ok;
+            }
+        }
+    }
+    *start_s = n ? sum / n : 0;
+}
+
+bool mp_verdict_rerun_first(const struct mp_diag_plan *plan, int reruns)
+{
+    return plan->sharpen && reruns < MP_VERDICT_MAX_RERUNS;
+}
+
+/* Median per-request decode rate of a phase in the given mode, the best
+ * attempt's; <0 when unknown. */
+static double phase_rate(const struct mp_cand_report *c, bool blocking, const char *phase)
+{
+    double best = -1;
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        if (a->launch_blocking != blocking)
+            continue;
+        for (size_t k = 0; k < a->nphases; k++) {
+            if (!strcmp(a->phases[k].name, phase) && a->phases[k].req_tok_s_p50 > 0)
+                best = MP_MAX(best, a->phases[k].req_tok_s_p50);
+        }
+    }
+    return best;
+}
+
+double mp_verdict_throughput_ratio(const struct mp_cand_report *c)
+{
+    static const char *const phases[] = {"sequential", "warmup"};
+    for (size_t i = 0; i < MP_ARRAY_SIZE(phases); i++) {
+        double rn = phase_rate(c, false, phases[i]), rb = phase_rate(c, true, phases[i]);
+        if (rn > 0 && rb > 0)
+            return rb / rn;
+    }
+    return -1;
+}
+
+void mp_verdict_read_blocked(const struct mp_attempt_result *b, unsigned long required, bool capped,
+                             bool over_budget, struct mp_diagnosis *dg)
+{
+    dg->requests_clean = b->req_ok;
+    free(dg->note);
+    dg->note = NULL;
+    const struct mp_knob_dlv *bmiss = mp_attempt_find_dlv(b, MP_DLV_MISSING);
+    if (bmiss) {
+        /* the "blocked" run ran without launch blocking (or without a knob):
+         * whatever it did says nothing about synchronous launches */
+        dg->launch_blocking = NULL;
+        dg->confidence = 0;
+        dg->note = xasprintf("the blocked run is no evidence: %s did not reach the engine (%s)",
+                             bmiss->knob, bmiss->evidence);
+        return;
+    }
+    if (b->outcome == MP_OUT_CLEAN) {
+        dg->launch_blocking = "clean";
+        if (b->req_ok >= required) {
+            dg->confidence = 0.95;
+            return;
+        }
+        dg->confidence = 0;
+        unsigned long more = required - b->req_ok;
+        double per = b->workload_s > 0 && b->req_ok ? b->workload_s / (double)b->req_ok : 0;
+        char when[96] = "";
+        if (per > 0)
+            snprintf(when, sizeof(when), ", about %.0f s more at the blocked run's rate",
+                     (double)more * per);
+        dg->note = xasprintf("the blocked run served %lu requests clean, %lu short of the %lu "
+                             "required%s; %lu more clean requests%s would decide it",
+                             b->req_ok, more, required,
+                             capped        ? " (capped by --diagnose-max-requests)"
+                             : over_budget ? " (stopped at --diagnose-budget)"
+                                           : "",
+                             more, when);
+    } else if (b->outcome == MP_OUT_CRASH) {
+        dg->launch_blocking = "crashed";
+        dg->confidence = 0.95;
+        free(dg->pinned_site);
+        dg->pinned_site = b->sites.n ? xstrdup(b->sites.v[0]) : NULL;
+        if (!dg->pinned_site && b->fail_message)
+            dg->pinned_site = xstrdup(b->fail_message);
+        free(dg->launch_site);
+        dg->launch_site = b->launch_site ? xstrdup(b->launch_site) : NULL;
+    } else {
+        dg->launch_blocking = NULL;
+        dg->confidence = 0;
+        dg->note = xasprintf("the CUDA_LAUNCH_BLOCKING=1 run ended as %s%s%s, so the diagnosis "
+                             "is inconclusive",
+                             mp_outcome_name(b->outcome), b->fail_message ? ": " : "",
+                             b->fail_message ? b->fail_message : "");
+    }
+}

@@ -1,0 +1,69 @@
+#!/bin/bash
+# --objective: what "fastest" means for the recommendation. In
+# worlds/objective.ini marlin is the fastest single stream and cutlass the
+# fastest under concurrency, so the default (sequential) recommends marlin
+# and --objective throughput recommends cutlass; the run's objective is
+# recorded (its stored arguments), so `moeprobe report` renders the same
+# recommendation again, and `report --objective` ranks by another one.
+. "$(dirname "$0")/q_lib.sh"
+WO="$W/objective.ini"
+CANDS=(--candidate 'marlin: --moe-backend marlin' --candidate 'cutlass: --moe-backend cutlass')
+FAST=(--quiet --seq 3 --conc 4:8 --max-tokens 16 --grace 3)
+
+# the default: sequential tok/s, the sentence reports always had
+qualify seq "$WO" "${FAST[@]}" "${CANDS[@]}"
+[ "$Q_RC" -eq 0 ] || { cat "$Q_TMP/seq.stderr"; fail "default: exit $Q_RC, want 0"; }
+SEQ=$Q_DIR
+check "$SEQ/report.json" \
+    'c["marlin"]["verdict"] == c["cutlass"]["verdict"] == "stable"' \
+    'c["marlin"]["throughput"]["sequential_tok_s"] > 3 * c["cutlass"]["throughput"]["sequential_tok_s"]' \
+    'c["cutlass"]["throughput"]["concurrency"][0]["tok_s"] > 3 * c["marlin"]["throughput"]["concurrency"][0]["tok_s"]' \
+    'r["recommendation"]["candidate"] == "marlin"' \
+    'r["recommendation"]["objective"] == "sequential"' \
+    'r["recommendation"]["why"].startswith("fastest of 2 stable candidates: ")' \
+    || fail "default objective"
+grep -q 'fastest of 2 stable candidates: [0-9.]* tok/s sequential' "$SEQ/report.md" || fail "report.md: default sentence"
+grep -q 'fastest by' "$SEQ/report.md" && fail "report.md: the default names no objective"
+
+# the same run ranked by another objective, without rewriting it
+"$MOEPROBE" report --no-write --format json --objective throughput "$SEQ" >"$Q_TMP/thr.json" \
+    || fail "report --objective throughput: exit $?"
+check "$Q_TMP/thr.json" \
+    'r["recommendation"]["candidate"] == "cutlass"' \
+    'r["recommendation"]["objective"] == "throughput"' \
+    'r["recommendation"]["why"].startswith("fastest by best concurrency tok/s of 2 stable candidates: ")' \
+    || fail "report --objective throughput"
+"$MOEPROBE" report --no-write --format json "$SEQ" >"$Q_TMP/seq-again.json" || fail "report: exit $?"
+check "$Q_TMP/seq-again.json" 'r["recommendation"]["candidate"] == "marlin"' \
+    'r["recommendation"]["objective"] == "sequential"' || fail "report keeps the default"
+
+# a run started with --objective throughput (live and stored reports agree)
+MOEPROBE_CHECK_STORE=1 qualify thr "$WO" "${FAST[@]}" --objective throughput "${CANDS[@]}"
+[ "$Q_RC" -eq 0 ] || { cat "$Q_TMP/thr.stderr"; fail "throughput: exit $Q_RC, want 0"; }
+THR=$Q_DIR
+check "$THR/report.json" 'r["recommendation"]["candidate"] == "cutlass"' \
+    'r["recommendation"]["objective"] == "throughput"' || fail "qualify --objective throughput"
+grep -q '^\*\*cutlass\*\* (`--moe-backend cutlass`): fastest by best concurrency tok/s of 2 stable candidates: [0-9.]* tok/s best concurrency, [0-9.]* tok/s sequential' \
+    "$THR/report.md" || { grep -A2 Recommendation "$THR/report.md"; fail "report.md: the sentence names the objective"; }
+# rendered again from the store alone: the run's objective, byte for byte
+cp "$THR/report.md" "$Q_TMP/thr-first.md"
+cp "$THR/report.json" "$Q_TMP/thr-first.json"
+"$MOEPROBE" report "$THR" >/dev/null || fail "report re-render: exit $?"
+cmp "$Q_TMP/thr-first.md" "$THR/report.md" || fail "re-rendered report.md differs"
+cmp "$Q_TMP/thr-first.json" "$THR/report.json" || fail "re-rendered report.json differs"
+# an override back to sequential
+"$MOEPROBE" report --no-write --format json --objective sequential "$THR" >"$Q_TMP/thr-seq.json" || fail "override"
+check "$Q_TMP/thr-seq.json" 'r["recommendation"]["candidate"] == "marlin"' || fail "override to sequential"
+
+# an unknown objective is a usage error, before anything runs
+"$MOEPROBE" qualify --out "$Q_TMP/bad" --objective fastest -- "$REFENGINE" --world "$WO" \
+    >/dev/null 2>"$Q_TMP/bad.err"
+rc=$?
+[ "$rc" -eq 2 ] || fail "bad objective: exit $rc, want 2"
+grep -q "'fastest' is not sequential, throughput, ttft or tpot" "$Q_TMP/bad.err" || fail "bad objective: message"
+[ ! -e "$Q_TMP/bad" ] || fail "bad objective: a run directory was created"
+"$MOEPROBE" report --objective fastest "$THR" >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq 2 ] || fail "report --objective fastest: exit $rc, want 2"
+assert_no_leftovers
+echo "q_objective: ok"
