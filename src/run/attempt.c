@@ -29,6 +29,7 @@
 #include "run/delivery.h"
 #include "run/launch.h"
 #include "run/ports.h"
+#include "run/srvmetrics.h"
 #include "run/telemetry.h"
 #include "store/store.h"
 #include "verdict/stats.h"
@@ -106,6 +107,7 @@ struct att {
     bool said_resolved;        /* progress_lines: the resolution was reported */
     bool resolve_stop;         /* resolve_only: stopped once resolved */
     struct mp_gpu_sampler *gpu; /* NVML telemetry, or NULL */
+    struct mp_srvm *srvm;      /* the engine's /metrics per load phase (run/srvmetrics.h), or NULL */
     char *sized[PROMPT_COUNT]; /* prompts of sized_tokens tokens (built on first use) */
     int sized_tokens;
     char last_line[96];        /* the engine's last log line (live line during start-up) */
@@ -310,6 +312,7 @@ static void pump(struct att *a, int timeout_ms)
     drain_signals(a);
     check_exit(a);
     mp_gpu_sample(a->gpu, (double)mp_now_ns() / 1e9, 1.0);
+    mp_srvm_tick(a->srvm); /* server metrics: a scrape a second during a phase, never blocking */
 }
 
 static double ms(int64_t ns)
@@ -725,6 +728,7 @@ static enum mp_outcome run_workload(struct att *a)
         ph->planned = sp.requests;
         a->cur_phase = (int)(r->nphases - 1);
         a->phase_rts.n = 0;
+        mp_srvm_phase_begin(a->srvm); /* server metrics: the phase's first scrape */
         int64_t t0 = mp_now_ns();
         int64_t t_end = sp.duration_s > 0 ? t0 + (int64_t)(sp.duration_s * 1e9) : INT64_MAX;
         int started = 0, done = 0;
@@ -760,10 +764,13 @@ static enum mp_outcome run_workload(struct att *a)
             enum mp_outcome w = watch(a, ph->name);
             if (w == MP_OUT_CRASH)
                 break;
-            if (w != MP_OUT_CLEAN)
+            if (w != MP_OUT_CLEAN) {
+                mp_srvm_phase_end(a->srvm, &ph->srv); /* server metrics: what the engine saw */
                 return w;
+            }
         }
         ph->wall_s = (double)(mp_now_ns() - t0) / 1e9;
+        mp_srvm_phase_end(a->srvm, &ph->srv); /* server metrics: the last scrape, the deltas */
         ph->tok_s = ph->wall_s > 0 ? ph->tokens / ph->wall_s : 0;
         if (a->phase_rts.n)
             ph->req_tok_s_p50 = mp_stats_percentile(a->phase_rts.v, a->phase_rts.n, 50);
@@ -1065,6 +1072,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         if (!strncmp(o->cand->env.v[i], "CUDA_VISIBLE_DEVICES=", 21))
             visible = o->cand->env.v[i] + 21;
     a.gpu = mp_gpu_sampler_open(NULL, visible);
+    a.srvm = mp_srvm_open(base_url, o->wl->api_key); /* server metrics (run/srvmetrics.h) */
     /* Ready probes use a model-less loadgen; generation gets the served model name. */
     a.lg = mp_lg_new(&lgc);
     a.argv = launch.argv.v;
@@ -1176,6 +1184,7 @@ out:
     free(a.phase_rts.v);
     mp_gpu_summary(a.gpu, &r->gpu);
     mp_gpu_sampler_close(a.gpu);
+    mp_srvm_close(a.srvm);
     for (size_t i = 0; i < PROMPT_COUNT; i++)
         free(a.sized[i]);
     free(a.req_fail_class);

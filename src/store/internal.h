@@ -45,4 +45,11 @@ int mp_store_prep(struct mp_store *s, sqlite3_stmt **st, const char *sql);
 void mp_store_bind_text(struct mp_store *s, sqlite3_stmt *st, int i, const char *v);
 char *mp_store_strv_json(const struct mp_strv *v);
 
+/* Server metrics per phase (srvmetrics.c): the table comes with this schema
+ * version; write / load return 0 or MP_EDB and do nothing before it. */
+#define MP_STORE_SRVM_VERSION 9
+extern const char mp_store_srvm_schema[];
+int mp_store_srvm_write(struct mp_store *s, int64_t attempt_id, const struct mp_attempt_result *r);
+int mp_store_srvm_load(struct mp_store *s, int64_t attempt_id, struct mp_attempt_result *r);
+
 #endif

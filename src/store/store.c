@@ -139,8 +139,11 @@ static const char schema_v7[] =
  * power, memory, throttle reasons), as JSON. */
 static const char schema_v8[] = "ALTER TABLE attempts ADD COLUMN gpu_telemetry TEXT;";
 
+/* Version 9 (MP_STORE_SRVM_VERSION): the engine's /metrics per load phase
+ * (store/srvmetrics.c). */
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4,
-                                         schema_v5, schema_v6, schema_v7, schema_v8};
+                                         schema_v5, schema_v6, schema_v7, schema_v8,
+                                         mp_store_srvm_schema};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {
@@ -1020,6 +1023,8 @@ int mp_store_attempt_finish(struct mp_store *s, int64_t id, const struct mp_atte
         sqlite3_bind_double(st, 11, ph->req_tok_s_p50);
         rc = step_done(s, st, "record a phase");
     }
+    if (rc == 0)
+        rc = mp_store_srvm_write(s, id, r); /* the phases' server metrics */
     for (size_t k = 0; rc == 0 && k < r->ndlv; k++) {
         rc = mp_store_prep(s, &st,
                            "INSERT OR REPLACE INTO knob_delivery(attempt_id, pos, knob, status,"
