@@ -309,23 +309,29 @@ static void sample_line(struct pstate *st, char *s)
     while (name_char(*s))
         s++;
     size_t first = p->nlab;
-    char c = *s;
-    *s = '\0';
-    s++;
-    if (c == '{') {
-        s = labels(st, s, first);
+    if (*s && !is_ws(*s) && *s != '{') {
+        bad(st, "bad character in a metric name");
+        return;
+    }
+    char *name_end = s;
+    s = skip_ws(s); /* blanks may stand between the name and its labels */
+    if (*s == '{') {
+        *name_end = '\0';
+        s = labels(st, s + 1, first);
         if (!s) {
             p->nlab = first;
             return;
         }
         if (!is_ws(*s)) {
             p->nlab = first;
-            bad(st, "no blank before the value");
+            bad(st, *s ? "no blank before the value" : "sample without a value");
             return;
         }
-    } else if (!is_ws(c)) {
-        bad(st, c ? "bad character in a metric name" : "sample without a value");
+    } else if (s == name_end) {
+        bad(st, "sample without a value");
         return;
+    } else {
+        *name_end = '\0';
     }
     s = skip_ws(s);
     char *v = s;
