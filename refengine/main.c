@@ -90,6 +90,7 @@ struct cli {
     const char *attention_backend;
     const char *served_model_name;
     long max_model_len;
+    bool disable_log_stats;
     struct arg *args;
     size_t nargs;
 };
@@ -198,6 +199,8 @@ static int parse_cli(int argc, char **argv, struct cli *c)
             if (!val || *e || m < 16)
                 return mp_error("--max-model-len needs a number >= 16");
             c->max_model_len = m;
+        } else if (!strcmp(key, "disable_log_stats")) {
+            c->disable_log_stats = true;
         } else if (!strcmp(key, "kernel_config") && val) {
             cJSON *j = cJSON_Parse(val);
             const cJSON *mb = j ? cJSON_GetObjectItemCaseSensitive(j, "moe_backend") : NULL;
@@ -684,6 +687,7 @@ int main(int argc, char **argv)
         .max_model_len = c.max_model_len,
         .seed = seed,
         .blocking = clb && !strcmp(clb, "1"),
+        .disable_log_stats = c.disable_log_stats,
         .child = child,
         .child_pipe = pfd[1],
         .child_hostile = hostile,

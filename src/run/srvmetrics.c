@@ -17,6 +17,7 @@
 #define EDGE_TIMEOUT_MS 2000L /* a phase's first and last scrape */
 #define TICK_TIMEOUT_MS 3000L /* one during a phase (it never blocks) */
 #define TICK_INTERVAL_NS 1000000000LL
+#define TICK_FIRST_NS 250000000LL     /* the first one during a phase: short phases get one too */
 
 /* ---------- reading one body ---------- */
 
@@ -247,6 +248,7 @@ void mp_srvm_phase_begin(struct mp_srvm *s)
     memset(&s->cur, 0, sizeof(s->cur));
     s->in_phase = true;
     s->have_first = scrape_now(s, &s->first, s->first_why, sizeof(s->first_why)) == 0;
+    s->last_ns -= TICK_INTERVAL_NS - TICK_FIRST_NS;
     if (s->have_first)
         mp_srvm_observe(&s->cur, &s->first);
 }
