@@ -407,6 +407,7 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
     }
     struct mp_strv cmp = MP_STRV_INIT;
     mp_rep_gpu_comparability(rep, &cmp);
+    mp_rep_srvm_flags(rep, &cmp); /* phases that measured the KV cache or scheduler (report/srvm.c) */
     cJSON_AddItemToObject(root, "comparability", jstrv(&cmp));
     mp_strv_release(&cmp);
     cJSON *noop = cJSON_AddArrayToObject(root, "noop_knobs");

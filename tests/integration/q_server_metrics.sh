@@ -79,6 +79,7 @@ check "$Q_DIR/report.json" \
     '[p for p in c["auto"]["throughput"]["phases"] if p["phase"] == "concurrency-8"][0]["server_metrics"]["kv_cache_usage_max"] > 0.5' \
     '[p for p in c["auto"]["throughput"]["phases"] if p["phase"] == "concurrency-8"][0]["server_metrics"]["generation_tokens"] == 16 * 32' \
     'not [p for p in c["auto"]["throughput"]["phases"] if p["phase"] == "sequential"][0]["server_metrics"]["preempted"]' \
+    'any("it measured the KV cache and the scheduler" in s for s in r["comparability"])' \
     || fail "preempt: flags"
 # a preempted request recomputes: its stream pauses, nothing is sent twice
 python3 - "$Q_DIR/attempts/auto-1/requests.jsonl" <<'PY' || fail "preempt: requests"
