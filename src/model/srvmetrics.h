@@ -68,7 +68,7 @@ bool mp_srvm_lat_delta(struct mp_srvm_lat *l, const double *le, const double *cu
 /* Set preempted / queued from the numbers. */
 void mp_srvm_set_flags(struct mp_server_metrics *m);
 
-/* "OK", "unreadable", "not scraped" */
+/* "ok", "unreadable", "not scraped" */
 const char *mp_srvm_state_name(enum mp_srvm_state s);
 
 #endif

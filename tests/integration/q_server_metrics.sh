@@ -89,6 +89,9 @@ assert all(r["outcome"] == "ok" and r["output_tokens"] == 32 for r in rows), row
 PY
 grep -q 'phase concurrency-8 of auto: the engine preempted [0-9]* requests and kept up to [0-9]* requests\? waiting: it measured the KV cache and the scheduler, not the kernel' \
     "$Q_DIR/report.md" || { grep -n 'measured' "$Q_DIR/report.md"; fail "preempt: report.md sentence"; }
+# the engine says how big its KV cache is, as vLLM does
+grep -q 'GPU KV cache size: 128 tokens$' "$Q_DIR/attempts/auto-1/server.log" || fail "preempt: KV cache size line"
+grep -q 'Available KV cache memory: 0.01 GiB$' "$Q_DIR/attempts/auto-1/server.log" || fail "preempt: KV memory line"
 # the flag survives the store: report re-renders from the database
 "$MOEPROBE" report "$Q_DIR" >/dev/null 2>&1 || fail "preempt: moeprobe report"
 grep -q 'the engine preempted' "$Q_DIR/report.md" || fail "preempt: flag lost in the store"
@@ -133,6 +136,15 @@ check "$Q_DIR/report.json" \
     'all(p["server_metrics"] is None for p in c["auto"]["throughput"]["phases"])' \
     '[p for p in c["auto"]["throughput"]["phases"] if p["phase"] == "sequential"][0]["server_metrics_reason"] == "/metrics answered HTTP 404"' \
     || fail "h404: null with the reason"
+
+# the world keys are checked (file:line, exit 2)
+printf '[engine]\nversion = 0.19.0\ndevice = sm120\nmodel = m\nkv_cache_tokens = 8\n' >"$Q_TMP/bad1.ini"
+printf '[engine]\nversion = 0.19.0\ndevice = sm120\nmodel = m\nmax_num_seqs = 0\n' >"$Q_TMP/bad2.ini"
+for b in bad1 bad2; do
+    "$REFENGINE" --world "$Q_TMP/$b.ini" --port 0 >/dev/null 2>"$Q_TMP/$b.err"
+    rc=$?
+    [ "$rc" -eq 2 ] && grep -q "$b.ini:5: " "$Q_TMP/$b.err" || { cat "$Q_TMP/$b.err"; fail "$b: exit $rc"; }
+done
 
 assert_no_leftovers
 echo "ok: server metrics"
