@@ -607,6 +607,8 @@ static void cuda_tokens(int64_t now)
         int64_t after = mp_now_ns();
         for (int i = 0; i < n && !S.dead && !S.hung; i++) {
             struct stream *s = batch[i];
+            if (s->heap_idx != SIZE_MAX)
+                continue; /* preempted by one of this batch and already resumed */
             if (stream_tick(s, after)) {
                 s->next_ns = after + token_interval_ns();
                 heap_push(s);
