@@ -58,13 +58,15 @@ static const char usage_text[] =
     "  --moe-backend X     vLLM >= 0.17 only, like vLLM (an argparse error before)\n"
     "  --linear-backend X, --attention-backend X, --kernel-config JSON: as in vLLM\n"
     "  --served-model-name NAME, --max-model-len N: as in vLLM\n"
+    "  --disable-log-stats  no vllm:* series on /metrics (vLLM builds no stat logger)\n"
     "  other --flag [VALUE]: accepted and echoed in 'non-default args'\n"
     "Environment: CUDA_LAUNCH_BLOCKING=1 (no async races; throughput x blocking_slowdown),\n"
     "VLLM_* with the era's semantics, VLLM_LOGGING_LEVEL=DEBUG.\n"
     "\n"
     "World file (INI):\n"
     "  [engine]            version, device (sm90|sm100|sm120|sm121), model, quantization,\n"
-    "                      load_seconds, select_seconds, seed, child_ignores_sigterm, child_escapes_group\n"
+    "                      load_seconds, select_seconds, seed, child_ignores_sigterm, child_escapes_group,\n"
+    "                      kv_cache_tokens, max_num_seqs (the scheduler: waiting, preemption)\n"
     "  [backend NAME]      supported, tokens_per_second, contention, failure\n"
     "                      (none|async-race|kernel-fault|startup-crash|hang|garbage),\n"
     "                      crash_after_requests, race_probability, fault_after_requests,\n"
@@ -90,6 +92,7 @@ struct cli {
     const char *attention_backend;
     const char *served_model_name;
     long max_model_len;
+    bool disable_log_stats;
     struct arg *args;
     size_t nargs;
 };
@@ -198,6 +201,8 @@ static int parse_cli(int argc, char **argv, struct cli *c)
             if (!val || *e || m < 16)
                 return mp_error("--max-model-len needs a number >= 16");
             c->max_model_len = m;
+        } else if (!strcmp(key, "disable_log_stats")) {
+            c->disable_log_stats = true;
         } else if (!strcmp(key, "kernel_config") && val) {
             cJSON *j = cJSON_Parse(val);
             const cJSON *mb = j ? cJSON_GetObjectItemCaseSensitive(j, "moe_backend") : NULL;
@@ -684,6 +689,7 @@ int main(int argc, char **argv)
         .max_model_len = c.max_model_len,
         .seed = seed,
         .blocking = clb && !strcmp(clb, "1"),
+        .disable_log_stats = c.disable_log_stats,
         .child = child,
         .child_pipe = pfd[1],
         .child_hostile = hostile,

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
@@ -46,6 +47,10 @@ struct stream {
     bool cuda_fault, cuda_window; /* CUDA mode: this request triggers the fault / opens race windows */
     unsigned event_at;    /* token index of the crash / hang */
     int64_t next_ns, start_ns;
+    int64_t last_tok_ns;  /* when the previous token went out (inter-token latency) */
+    unsigned ptoks;       /* prompt tokens */
+    unsigned long blocks; /* KV-cache blocks held */
+    bool queued;          /* in S.queue: waiting for room (new, or preempted) */
     size_t heap_idx;      /* SIZE_MAX when not scheduled */
     struct buf text;      /* non-streaming: the whole text */
 };
@@ -81,19 +86,34 @@ static struct {
     size_t nheap, capheap;
     unsigned nactive;     /* generating (not hung) */
     unsigned nwaiting;    /* admitted while hung */
+    /* the scheduler (vLLM v1, FCFS; world kv_cache_tokens, max_num_seqs) */
+    struct stream **queue; /* waiting for room, in order (preempted ones in front) */
+    size_t nqueue, capqueue;
+    struct stream **run;   /* holding KV blocks, in admission order */
+    size_t nrun, caprun;
+    unsigned long blocks_total, blocks_used;
+    unsigned long long preemptions;
+    unsigned long long itl_bucket[19], itl_count;
+    double itl_sum;
     unsigned gen_count;
     uint64_t race_state, id_state;
     uint64_t jitter_state; /* CUDA mode: GPU timing is not reproducible, neither are its draws */
     /* metrics */
     unsigned long long prompt_tokens_total, gen_tokens_total;
     unsigned long long success[4]; /* stop, length, abort, error */
-    unsigned long long ttft_bucket[12], ttft_count;
+    unsigned long long ttft_bucket[22], ttft_count;
     double ttft_sum;
     int exit_code;
 } S;
 
-static const double ttft_bounds[12] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06,
-                                       0.08,  0.1,   0.25, 0.5,  1.0,  2.5};
+/* vLLM's bucket bounds (vllm/v1/metrics/loggers.py) */
+static const double ttft_bounds[22] = {0.001, 0.005, 0.01, 0.02, 0.04, 0.06,  0.08,  0.1,
+                                       0.25,  0.5,   0.75, 1.0,  2.5,  5.0,   7.5,   10.0,
+                                       20.0,  40.0,  80.0, 160.0, 640.0, 2560.0};
+static const double itl_bounds[19] = {0.01, 0.025, 0.05, 0.075, 0.1,  0.15, 0.2,
+                                      0.3,  0.4,   0.5,  0.75,  1.0,  2.5,  5.0,
+                                      7.5,  10.0,  20.0, 40.0,  80.0};
+#define KV_BLOCK 16 /* vLLM's default block size on CUDA */
 static const char *const finish_names[4] = {"stop", "length", "abort", "error"};
 
 static char tag_listen, tag_tok, tag_misc, tag_sig; /* epoll cookies */
@@ -314,19 +334,53 @@ static void stream_free(struct stream *s)
 }
 
 /* the request is over (normally or not); the connection may go on */
+static void schedule(int64_t now);
+
+static void ptr_remove(struct stream **v, size_t *n, struct stream *s)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (v[i] == s) {
+            memmove(&v[i], &v[i + 1], (*n - i - 1) * sizeof(*v));
+            (*n)--;
+            return;
+        }
+}
+
+static void ptr_insert(struct stream ***v, size_t *n, size_t *cap, size_t at, struct stream *s)
+{
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 64;
+        *v = xreallocarray(*v, *cap, sizeof(**v));
+    }
+    memmove(&(*v)[at + 1], &(*v)[at], (*n - at) * sizeof(**v));
+    (*v)[at] = s;
+    (*n)++;
+}
+
+static void release_blocks(struct stream *s)
+{
+    S.blocks_used -= MP_MIN(s->blocks, S.blocks_used);
+    s->blocks = 0;
+    ptr_remove(S.run, &S.nrun, s);
+}
+
 static void stream_done(struct stream *s, int finish_idx)
 {
     struct conn *c = s->c;
     if (finish_idx >= 0)
         S.success[finish_idx]++;
-    if (s->heap_idx != SIZE_MAX || !S.hung) {
+    if (s->queued) {
+        ptr_remove(S.queue, &S.nqueue, s);
+    } else if (s->heap_idx != SIZE_MAX || !S.hung) {
         if (S.nactive)
             S.nactive--;
     } else if (S.nwaiting) {
         S.nwaiting--;
     }
+    release_blocks(s);
     c->s = NULL;
     stream_free(s);
+    schedule(mp_now_ns()); /* its room goes to the first waiting request */
 }
 
 static unsigned cur_contention(void)
@@ -342,6 +396,77 @@ static int64_t token_interval_ns(void)
     rate /= 1.0 + S.be->contention * (double)(cur_contention() - 1);
     double ns = 1e9 / rate;
     return ns < 1000 ? 1000 : (int64_t)ns;
+}
+
+/* ------------------------------------------------------------------ */
+/* the scheduler: like vLLM v1's (FCFS). A request runs when fewer than
+ * max_num_seqs run and the KV cache has the blocks of its tokens; else it
+ * waits in S.queue. A running request that needs one more block when none
+ * is free preempts the newest running request (itself if it is the
+ * newest): its blocks are freed, it goes to the front of the queue and,
+ * when resumed, recomputes its prompt and the tokens it already sent (a
+ * pause in its stream, nothing sent twice). A lone request never waits or
+ * preempts (vLLM refuses to start with a max_model_len above the cache). */
+
+static unsigned long blocks_for(unsigned long tokens)
+{
+    return (tokens + KV_BLOCK - 1) / KV_BLOCK;
+}
+
+static unsigned long blocks_free(void)
+{
+    return S.blocks_total > S.blocks_used ? S.blocks_total - S.blocks_used : 0;
+}
+
+static void schedule(int64_t now)
+{
+    bool any = false;
+    while (!S.hung && !S.dead && S.nqueue && S.nrun < S.cfg->w->max_num_seqs) {
+        struct stream *s = S.queue[0];
+        unsigned long need = blocks_for((unsigned long)s->ptoks + s->emitted + 1);
+        if (need > blocks_free() && S.nrun > 0)
+            break; /* first come, first served: nobody overtakes it */
+        ptr_remove(S.queue, &S.nqueue, s);
+        s->queued = false;
+        s->blocks = need;
+        S.blocks_used += need;
+        ptr_insert(&S.run, &S.nrun, &S.caprun, S.nrun, s);
+        S.nactive++;
+        int64_t prefill = ((int64_t)s->ptoks + s->emitted) * 20000;
+        s->next_ns = now + MP_MIN(prefill, 2000000000) + token_interval_ns();
+        heap_push(s);
+        any = true;
+    }
+    if (any)
+        rearm_tokens();
+}
+
+static void preempt(struct stream *v)
+{
+    heap_remove(v);
+    release_blocks(v);
+    if (S.nactive)
+        S.nactive--;
+    ptr_insert(&S.queue, &S.nqueue, &S.capqueue, 0, v);
+    v->queued = true;
+    S.preemptions++;
+}
+
+/* Room for s's next token. false: s itself was preempted. */
+static bool kv_grow(struct stream *s)
+{
+    unsigned long need = blocks_for((unsigned long)s->ptoks + s->emitted + 1);
+    if (need <= s->blocks)
+        return true;
+    while (blocks_free() < need - s->blocks && S.nrun > 1) {
+        struct stream *v = S.run[S.nrun - 1];
+        preempt(v);
+        if (v == s)
+            return false;
+    }
+    S.blocks_used += need - s->blocks;
+    s->blocks = need;
+    return true;
 }
 
 static void engine_die(const char *site, const char *why);
@@ -367,6 +492,8 @@ static void emit_chunk(struct stream *s, const char *text, const char *finish, b
 static bool stream_tick(struct stream *s, int64_t now)
 {
     unsigned i = s->emitted;
+    if (s->queued)
+        return false; /* preempted by a request of the same batch */
     if ((s->crash || s->fault) && i == s->event_at) {
         engine_die(s->fault ? S.be->sites[0] : NULL, s->fault ? "fault" : "race");
         return false;
@@ -382,6 +509,8 @@ static bool stream_tick(struct stream *s, int64_t now)
         S.nactive = 0;
         return false;
     }
+    if (!kv_grow(s))
+        return false; /* preempted: back in the queue */
     if (i == 0) {
         double ttft = (double)(now - s->start_ns) / 1e9;
         S.ttft_sum += ttft;
@@ -389,7 +518,15 @@ static bool stream_tick(struct stream *s, int64_t now)
         for (size_t k = 0; k < MP_ARRAY_SIZE(ttft_bounds); k++)
             if (ttft <= ttft_bounds[k])
                 S.ttft_bucket[k]++;
+    } else {
+        double itl = (double)(now - s->last_tok_ns) / 1e9;
+        S.itl_sum += itl;
+        S.itl_count++;
+        for (size_t k = 0; k < MP_ARRAY_SIZE(itl_bounds); k++)
+            if (itl <= itl_bounds[k])
+                S.itl_bucket[k]++;
     }
+    s->last_tok_ns = now;
     bool eos = !s->req.ignore_eos && i >= s->req.min_tokens && re_gen_is_eos(&s->gen, i);
     const char *tok = eos ? "" : re_gen_token(&s->gen, i);
     s->emitted++;
@@ -470,6 +607,8 @@ static void cuda_tokens(int64_t now)
         int64_t after = mp_now_ns();
         for (int i = 0; i < n && !S.dead && !S.hung; i++) {
             struct stream *s = batch[i];
+            if (s->heap_idx != SIZE_MAX)
+                continue; /* preempted by one of this batch and already resumed */
             if (stream_tick(s, after)) {
                 s->next_ns = after + token_interval_ns();
                 heap_push(s);
@@ -558,6 +697,7 @@ static void start_generation(struct conn *c, const struct re_http_req *hr, bool 
     s->number = ++S.gen_count;
     s->start_ns = mp_now_ns();
     unsigned ptoks = re_gen_count_tokens(s->req.prompt, s->req.prompt_len);
+    s->ptoks = ptoks;
     S.prompt_tokens_total += ptoks;
     long def = chat ? MP_MIN(S.cfg->max_model_len - (long)ptoks, 4096) : 16;
     long lim = s->req.max_tokens > 0 ? s->req.max_tokens : def;
@@ -601,11 +741,9 @@ static void start_generation(struct conn *c, const struct re_http_req *hr, bool 
     if (S.hung) {
         S.nwaiting++;
     } else {
-        S.nactive++;
-        int64_t prefill = (int64_t)ptoks * 20000;
-        s->next_ns = s->start_ns + MP_MIN(prefill, 2000000000) + token_interval_ns();
-        heap_push(s);
-        rearm_tokens();
+        ptr_insert(&S.queue, &S.nqueue, &S.capqueue, S.nqueue, s);
+        s->queued = true;
+        schedule(s->start_ns);
     }
     flush(c);
 }
@@ -613,33 +751,88 @@ static void start_generation(struct conn *c, const struct re_http_req *hr, bool 
 /* ------------------------------------------------------------------ */
 /* GET endpoints                                                        */
 
+/* Python's repr of a float, as prometheus_client writes values and bounds:
+ * the shortest text that reads back the same, "1.0" for an integer. */
+static void py_float(char *out, size_t n, double v)
+{
+    if (isinf(v)) {
+        snprintf(out, n, "%s", v > 0 ? "+Inf" : "-Inf");
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(out, n, "%.*g", prec, v);
+        if (strtod(out, NULL) == v)
+            break;
+    }
+    if (!strpbrk(out, ".en"))
+        snprintf(out + strlen(out), n - strlen(out), ".0");
+}
+
 static void metric(struct buf *b, const char *name, const char *type, const char *help,
                    const char *labels, double v)
 {
     char num[64];
-    if (v == (double)(long long)v)
-        snprintf(num, sizeof(num), "%.1f", v);
-    else
-        snprintf(num, sizeof(num), "%g", v);
+    py_float(num, sizeof(num), v);
     buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s{%sengine=\"0\",model_name=\"%s\"} %s\n", name,
                help, name, type, name, labels, S.cfg->served_model, num);
 }
 
+static void histogram(struct buf *b, const char *name, const char *help, const double *bounds,
+                      const unsigned long long *bucket, size_t nb, unsigned long long count,
+                      double sum)
+{
+    const char *m = S.cfg->served_model;
+    char num[64];
+    buf_printf(b, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    py_float(num, sizeof(num), sum);
+    buf_printf(b, "%s_sum{engine=\"0\",model_name=\"%s\"} %s\n", name, m, num);
+    for (size_t i = 0; i < nb; i++) {
+        py_float(num, sizeof(num), bounds[i]);
+        buf_printf(b, "%s_bucket{engine=\"0\",le=\"%s\",model_name=\"%s\"} %llu.0\n", name, num, m,
+                   bucket[i]);
+    }
+    buf_printf(b,
+               "%s_bucket{engine=\"0\",le=\"+Inf\",model_name=\"%s\"} %llu.0\n"
+               "%s_count{engine=\"0\",model_name=\"%s\"} %llu.0\n",
+               name, m, count, name, m, count);
+}
+
+/* GET /metrics. The vllm:* series per era (docs/refengine.md): the
+ * inter-token histogram is vllm:time_per_output_token_seconds before 0.11,
+ * both names in 0.11.x (the old one deprecated, PR #24110), only
+ * vllm:inter_token_latency_seconds from 0.12 (the old one hidden, removed
+ * by PR #32661); vllm:gpu_cache_usage_perc beside vllm:kv_cache_usage_perc
+ * before 0.10. With --disable-log-stats vLLM registers no vllm:* metric:
+ * /metrics serves only the process collectors. */
 static void metrics(struct conn *c)
 {
     struct buf b = BUF_INIT;
+    const struct world *w = S.cfg->w;
+    if (S.cfg->disable_log_stats) {
+        buf_adds(&b, "# HELP python_info Python platform information\n# TYPE python_info gauge\n"
+                     "python_info{implementation=\"CPython\",major=\"3\",minor=\"12\",patchlevel=\"3\","
+                     "version=\"3.12.3\"} 1.0\n");
+        respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", b.data, b.len);
+        buf_release(&b);
+        return;
+    }
+    double kv = MP_MIN((double)S.blocks_used / (double)S.blocks_total, 1.0);
     metric(&b, "vllm:num_requests_running", "gauge",
            "Number of requests in model execution batches.", "", S.nactive);
     metric(&b, "vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
-           "", S.nwaiting);
+           "", (double)S.nwaiting + (double)S.nqueue);
+    if (!re_ver_ge(w, 0, 10, 0))
+        metric(&b, "vllm:gpu_cache_usage_perc", "gauge",
+               "GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use "
+               "vllm:kv_cache_usage_perc instead.", "", kv);
     metric(&b, "vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
-           "", (double)S.nactive / 1024.0);
+           "", kv);
+    metric(&b, "vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.",
+           "", (double)S.preemptions);
     metric(&b, "vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", "",
            (double)S.prompt_tokens_total);
     metric(&b, "vllm:generation_tokens_total", "counter", "Number of generation tokens processed.",
            "", (double)S.gen_tokens_total);
-    metric(&b, "vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.",
-           "", 0);
     buf_adds(&b, "# HELP vllm:request_success_total Count of successfully processed requests.\n"
                  "# TYPE vllm:request_success_total counter\n");
     for (int i = 0; i < 4; i++)
@@ -647,20 +840,18 @@ static void metrics(struct conn *c)
                    "vllm:request_success_total{engine=\"0\",finished_reason=\"%s\",model_name=\"%s\"} "
                    "%llu.0\n",
                    finish_names[i], S.cfg->served_model, S.success[i]);
-    buf_adds(&b, "# HELP vllm:time_to_first_token_seconds Histogram of time to first token in "
-                 "seconds.\n# TYPE vllm:time_to_first_token_seconds histogram\n");
-    for (size_t i = 0; i < MP_ARRAY_SIZE(ttft_bounds); i++)
-        buf_printf(&b,
-                   "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"%g\",model_name=\"%s\"} "
-                   "%llu.0\n",
-                   ttft_bounds[i], S.cfg->served_model, S.ttft_bucket[i]);
-    buf_printf(&b,
-               "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"+Inf\",model_name=\"%s\"} "
-               "%llu.0\n"
-               "vllm:time_to_first_token_seconds_count{engine=\"0\",model_name=\"%s\"} %llu.0\n"
-               "vllm:time_to_first_token_seconds_sum{engine=\"0\",model_name=\"%s\"} %g\n",
-               S.cfg->served_model, S.ttft_count, S.cfg->served_model, S.ttft_count,
-               S.cfg->served_model, S.ttft_sum);
+    histogram(&b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.",
+              ttft_bounds, S.ttft_bucket, MP_ARRAY_SIZE(ttft_bounds), S.ttft_count, S.ttft_sum);
+    if (!re_ver_ge(w, 0, 12, 0))
+        histogram(&b, "vllm:time_per_output_token_seconds",
+                  re_ver_ge(w, 0, 11, 0)
+                      ? "Histogram of time per output token in seconds.DEPRECATED: Use "
+                        "vllm:inter_token_latency_seconds instead."
+                      : "Histogram of time per output token in seconds.",
+                  itl_bounds, S.itl_bucket, MP_ARRAY_SIZE(itl_bounds), S.itl_count, S.itl_sum);
+    if (re_ver_ge(w, 0, 11, 0))
+        histogram(&b, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.",
+                  itl_bounds, S.itl_bucket, MP_ARRAY_SIZE(itl_bounds), S.itl_count, S.itl_sum);
     respond(c, 200, "text/plain; version=0.0.4; charset=utf-8", b.data, b.len);
     buf_release(&b);
 }
@@ -1147,11 +1338,25 @@ static void print_ready(void)
     struct re_log *lg = cfg->log;
     const struct world *w = cfg->w;
     double ld = w->load_seconds;
-    re_log(lg, RE_PROC_ENGINE, RE_INFO, "gpu_worker.py", 375, "Available KV cache memory: 38.61 GiB");
-    re_log(lg, RE_PROC_ENGINE, RE_INFO, "kv_cache_utils.py", 1291, "GPU KV cache size: 843,392 tokens");
+    /* the KV cache the world gives (843,392 tokens in 38.61 GiB by default) */
+    unsigned long kvt = S.blocks_total * KV_BLOCK;
+    char kvs[32];
+    snprintf(kvs, sizeof(kvs), "%lu", kvt);
+    char grouped[48];
+    size_t gl = 0, kl = strlen(kvs);
+    for (size_t i = 0; i < kl && gl + 2 < sizeof(grouped); i++) {
+        if (i && (kl - i) % 3 == 0)
+            grouped[gl++] = ',';
+        grouped[gl++] = kvs[i];
+    }
+    grouped[gl] = '\0';
+    re_log(lg, RE_PROC_ENGINE, RE_INFO, "gpu_worker.py", 375, "Available KV cache memory: %.2f GiB",
+           38.61 * (double)kvt / 843392.0);
+    re_log(lg, RE_PROC_ENGINE, RE_INFO, "kv_cache_utils.py", 1291, "GPU KV cache size: %s tokens",
+           grouped);
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "kv_cache_utils.py", 1296,
            "Maximum concurrency for %ld tokens per request: %.2fx", cfg->max_model_len,
-           843392.0 / (double)cfg->max_model_len);
+           (double)kvt / (double)cfg->max_model_len);
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "core.py", 259,
            "init engine (profile, create kv cache, warmup model) took %.2f seconds",
            ld - weights_done(w));
@@ -1340,6 +1545,7 @@ int re_server_run(const struct re_server_cfg *cfg)
 {
     memset(&S, 0, sizeof(S));
     S.cfg = cfg;
+    S.blocks_total = MP_MAX(cfg->w->kv_cache_tokens / KV_BLOCK, 1);
     S.be = &cfg->w->backends[cfg->res->backend];
     /* a failure that only a knob of the environment brings about (a kernel
      * option that changes behaviour, not the selection) */

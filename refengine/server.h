@@ -26,6 +26,7 @@ struct re_server_cfg {
     long max_model_len;
     uint64_t seed;
     bool blocking;          /* CUDA_LAUNCH_BLOCKING=1 */
+    bool disable_log_stats; /* --disable-log-stats: /metrics without vllm:* series */
     pid_t child;            /* EngineCore process */
     int child_pipe;         /* write end; closing it tells the child we are gone */
     bool child_hostile;     /* ignores SIGTERM or escaped the group: never signalled */

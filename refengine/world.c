@@ -292,6 +292,16 @@ static int engine_key(struct pstate *s, const char *k, const char *v)
     } else if (!strcmp(k, "child_escapes_group")) {
         if (!parse_bool(v, &w->child_escapes_group))
             return err(s, "child_escapes_group: expected true or false, got '%.80s'", v);
+    } else if (!strcmp(k, "kv_cache_tokens")) {
+        unsigned long long x;
+        if (!parse_uint(v, 1ULL << 32, &x) || x < 16)
+            return err(s, "kv_cache_tokens: expected an integer >= 16 (tokens), got '%.80s'", v);
+        w->kv_cache_tokens = (unsigned long)x;
+    } else if (!strcmp(k, "max_num_seqs")) {
+        unsigned long long x;
+        if (!parse_uint(v, 65536, &x) || x == 0)
+            return err(s, "max_num_seqs: expected an integer in [1, 65536], got '%.80s'", v);
+        w->max_num_seqs = (unsigned)x;
     } else if (!strcmp(k, "cuda")) {
         if (!parse_bool(v, &w->cuda))
             return err(s, "cuda: expected true or false, got '%.80s'", v);
@@ -571,6 +581,8 @@ int world_parse(const char *text, size_t len, const char *filename, struct world
     s.d = d;
     snprintf(out->quantization, sizeof(out->quantization), "modelopt_fp4");
     out->load_seconds = 0.5;
+    out->kv_cache_tokens = 843392;
+    out->max_num_seqs = 256;
     out->cuda_hidden = 1024;
     out->cuda_intermediate = 512;
     out->cuda_experts = 32;

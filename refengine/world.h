@@ -88,6 +88,12 @@ struct world {
     uint64_t seed;          /* default 0 */
     bool child_ignores_sigterm;
     bool child_escapes_group;
+    /* the scheduler (vLLM v1, FCFS): KV-cache capacity in tokens (blocks of
+     * 16), default 843392; the most requests running at once, default 256.
+     * A request that finds no room waits; a running one that needs a block
+     * when none is free preempts the newest running request (recompute). */
+    unsigned long kv_cache_tokens;
+    unsigned max_num_seqs;
     /* CUDA mode (refengine-cuda only): every generated token runs a real
      * NVFP4 MoE layer stack on the GPU; failures are real CUDA errors. */
     bool cuda;

@@ -8,6 +8,7 @@
 #include "compat.h"
 
 #include "hist.h"
+#include "model/srvmetrics.h"
 #include "model/workload.h"
 #include "strv.h"
 
@@ -95,6 +96,7 @@ struct mp_phase_result {
     long prompt_tokens;        /* summed usage.prompt_tokens of prompt_n OK requests */
     int prompt_n;
     struct mp_phase_metrics m; /* owned */
+    struct mp_server_metrics srv; /* the engine's /metrics over the phase (model/srvmetrics.h) */
 };
 
 /* Did a knob reach the engine? */

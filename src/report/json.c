@@ -21,6 +21,7 @@
 #include "xalloc.h"
 
 #include "report/internal.h"
+#include "report/srvm.h"
 
 /* ---------- JSON ---------- */
 
@@ -238,6 +239,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         cJSON_AddItemToObject(e, "wall_s", jnum_or_null(ph->wall_s));
         cJSON_AddItemToObject(e, "tok_s", jnum_or_null(ph->tok_s));
         cJSON_AddItemToObject(e, "request_tok_s_p50", jnum_or_null(ph->req_tok_s_p50 > 0 ? ph->req_tok_s_p50 : -1));
+        mp_rep_srvm_json(e, &ph->srv); /* the engine's own view (report/srvm.c) */
         cJSON_AddItemToArray(phases, e);
     }
     cJSON_AddItemToObject(tp, "phases", phases);
@@ -402,6 +404,7 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
     }
     struct mp_strv cmp = MP_STRV_INIT;
     mp_rep_gpu_comparability(rep, &cmp);
+    mp_rep_srvm_flags(rep, &cmp); /* phases that measured the KV cache or scheduler (report/srvm.c) */
     cJSON_AddItemToObject(root, "comparability", jstrv(&cmp));
     mp_strv_release(&cmp);
     cJSON *noop = cJSON_AddArrayToObject(root, "noop_knobs");

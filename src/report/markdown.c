@@ -22,6 +22,7 @@
 #include "xalloc.h"
 
 #include "report/internal.h"
+#include "report/srvm.h"
 
 /* ---------- Markdown ---------- */
 
@@ -389,6 +390,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
 
     struct mp_strv cmp = MP_STRV_INIT;
     mp_rep_gpu_comparability(rep, &cmp);
+    mp_rep_srvm_flags(rep, &cmp); /* phases that measured the KV cache or scheduler (report/srvm.c) */
     if (cmp.n) {
         buf_adds(out, "## Are the numbers comparable?\n\n");
         for (size_t i = 0; i < cmp.n; i++) {

@@ -78,6 +78,7 @@ struct att {
     bool said_resolved;        /* progress_lines: the resolution was reported */
     bool resolve_stop;         /* resolve_only: stopped once resolved */
     struct mp_gpu_sampler *gpu; /* NVML telemetry, or NULL */
+    struct mp_srvm *srvm;      /* the engine's /metrics per load phase (run/srvmetrics.h), or NULL */
     char *sized[PROMPT_COUNT]; /* prompts of sized_tokens tokens (built on first use) */
     int sized_tokens;
     char last_line[96];        /* the engine's last log line (live line during start-up) */

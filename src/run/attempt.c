@@ -33,6 +33,7 @@
 #include "run/delivery.h"
 #include "run/launch.h"
 #include "run/ports.h"
+#include "run/srvmetrics.h"
 #include "run/telemetry.h"
 #include "store/store.h"
 #include "verdict/stats.h"
@@ -257,6 +258,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         if (!strncmp(o->cand->env.v[i], "CUDA_VISIBLE_DEVICES=", 21))
             visible = o->cand->env.v[i] + 21;
     a.gpu = mp_gpu_sampler_open(NULL, visible);
+    a.srvm = mp_srvm_open(base_url, o->wl->api_key); /* server metrics (run/srvmetrics.h) */
     /* Ready probes use a model-less loadgen; generation gets the served model name. */
     a.lg = mp_lg_new(&lgc);
     a.argv = launch.argv.v;
@@ -363,6 +365,7 @@ out:
         fclose(a.reqf);
     mp_gpu_summary(a.gpu, &r->gpu);
     mp_gpu_sampler_close(a.gpu);
+    mp_srvm_close(a.srvm);
     for (size_t i = 0; i < PROMPT_COUNT; i++)
         free(a.sized[i]);
     free(a.req_fail_class);

@@ -33,6 +33,7 @@
 #include "run/delivery.h"
 #include "run/launch.h"
 #include "run/ports.h"
+#include "run/srvmetrics.h"
 #include "run/telemetry.h"
 #include "store/store.h"
 #include "verdict/stats.h"
@@ -231,4 +232,5 @@ void mp_att_pump(struct att *a, int timeout_ms)
     drain_signals(a);
     mp_att_check_exit(a);
     mp_gpu_sample(a->gpu, (double)mp_now_ns() / 1e9, 1.0);
+    mp_srvm_tick(a->srvm); /* server metrics: a scrape a second during a phase, never blocking */
 }

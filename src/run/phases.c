@@ -32,6 +32,7 @@
 #include "run/delivery.h"
 #include "run/launch.h"
 #include "run/ports.h"
+#include "run/srvmetrics.h"
 #include "run/telemetry.h"
 #include "store/store.h"
 #include "verdict/stats.h"
@@ -312,6 +313,7 @@ enum mp_outcome mp_att_run_workload(struct att *a)
         ph->level = sp.level;
         ph->planned = sp.requests;
         a->cur_phase = (int)(r->nphases - 1);
+        mp_srvm_phase_begin(a->srvm); /* server metrics: the phase's first scrape */
         int64_t t0 = mp_now_ns();
         int64_t t_end = sp.duration_s > 0 ? t0 + (int64_t)(sp.duration_s * 1e9) : INT64_MAX;
         int started = 0, done = 0;
@@ -347,10 +349,13 @@ enum mp_outcome mp_att_run_workload(struct att *a)
             enum mp_outcome w = watch(a, ph->name);
             if (w == MP_OUT_CRASH)
                 break;
-            if (w != MP_OUT_CLEAN)
+            if (w != MP_OUT_CLEAN) {
+                mp_srvm_phase_end(a->srvm, &ph->srv); /* server metrics: what the engine saw */
                 return w;
+            }
         }
         ph->wall_s = (double)(mp_now_ns() - t0) / 1e9;
+        mp_srvm_phase_end(a->srvm, &ph->srv); /* server metrics: the last scrape, the deltas */
         ph->tok_s = ph->wall_s > 0 ? ph->tokens / ph->wall_s : 0;
         if (ph->m.req_tok_s.n)
             ph->req_tok_s_p50 = mp_hist_percentile(&ph->m.req_tok_s, 50);

@@ -75,4 +75,11 @@ int mp_store_load_metrics(struct mp_store *s, int64_t attempt, struct mp_attempt
  * store older than v9). 0 or MP_EDB. */
 int mp_store_load_workload(struct mp_store *s, struct mp_report *rep);
 
+/* Server metrics per phase (srvmetrics.c): the table comes with this schema
+ * version; write / load return 0 or MP_EDB and do nothing before it. */
+#define MP_STORE_SRVM_VERSION 10
+extern const char mp_store_srvm_schema[];
+int mp_store_srvm_write(struct mp_store *s, int64_t attempt_id, const struct mp_attempt_result *r);
+int mp_store_srvm_load(struct mp_store *s, int64_t attempt_id, struct mp_attempt_result *r);
+
 #endif

@@ -171,8 +171,8 @@ static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attemp
         ph->tok_s = sqlite3_column_double(st, 7);
         ph->req_tok_s_p50 = sqlite3_column_double(st, 8);
     }
-    if (mp_store_read_end(s, st, sr, "read the phases") < 0)
-        return MP_EDB;
+    if (mp_store_read_end(s, st, sr, "read the phases") < 0 || mp_store_srvm_load(s, id, r) < 0)
+        return MP_EDB; /* ^ the phases' server metrics */
     if (mp_store_load_metrics(s, id, r, legacy) < 0)
         return MP_EDB;
     /* generated texts */

@@ -229,6 +229,8 @@ int mp_store_attempt_finish(struct mp_store *s, int64_t id, const struct mp_atte
         if (rc == 0)
             rc = mp_store_put_metrics(s, id, k, &ph->m);
     }
+    if (rc == 0)
+        rc = mp_store_srvm_write(s, id, r); /* the phases' server metrics */
     for (size_t k = 0; rc == 0 && k < r->ndlv; k++) {
         rc = mp_store_prep(s, &st,
                            "INSERT OR REPLACE INTO knob_delivery(attempt_id, pos, knob, status,"

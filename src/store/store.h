@@ -39,7 +39,7 @@ struct mp_diagnosis;
 struct mp_attempt_result;
 
 #define MP_STORE_DB_NAME "moeprobe.db"
-#define MP_STORE_SCHEMA_VERSION 9
+#define MP_STORE_SCHEMA_VERSION 10
 
 /* ---- the secret mask ---- */
 
