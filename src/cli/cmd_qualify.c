@@ -371,6 +371,9 @@ int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct
         mp_report_release(&out);
         return -1;
     }
+    mp_cli_run_percentiles(st, &out); /* --percentiles (numbers: docs/metrics.md) */
+    if (live)
+        mp_cli_run_percentiles(st, live);
     if (live && getenv("MOEPROBE_CHECK_STORE")) {
         /* test hook: the database must hold everything the live model holds */
         struct buf a = BUF_INIT, b = BUF_INIT;

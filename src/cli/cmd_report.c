@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "cli/commands.h"
+#include "cli/opts.h"
 #include "err.h"
 #include "escape.h"
 #include "report/report.h"
@@ -20,7 +21,7 @@
 #include "xalloc.h"
 
 static const char report_help[] =
-    "usage: moeprobe report [--format md|json|html] [--no-write] RUNDIR\n"
+    "usage: moeprobe report [--format md|json|html|csv] [--percentiles LIST] [--no-write] RUNDIR\n"
     "       moeprobe report --compare [--format md|json] RUNDIR RUNDIR...\n"
     "       moeprobe report --merge [--format md|json] RUNDIR\n"
     "\n"
@@ -31,6 +32,12 @@ static const char report_help[] =
     "A run on read-only media (a mount, a directory without write permission) is\n"
     "read in place and rendered on stdout; the files are then not rewritten (a\n"
     "warning says so, exit 0). A damaged database is refused (exit 3).\n"
+    "\n"
+    "--format csv prints one row per candidate and phase (latency percentiles,\n"
+    "throughput, verdict; docs/metrics.md) for spreadsheets; the files are\n"
+    "rewritten as for any format. --percentiles LIST (e.g. 50,95,99.9; at most 8,\n"
+    "each in (0, 100]) chooses the latency percentiles; by default the run's own\n"
+    "--percentiles, else 50,90,99.\n"
     "\n"
     "--compare puts runs side by side, one column per run, e.g. before and after\n"
     "an engine upgrade. Runs must share the fingerprint's GPU, compute capability,\n"
@@ -44,7 +51,7 @@ static const char report_help[] =
     "            3 the store cannot be read (damaged, not a database) or the\n"
     "              report not written (full disk, I/O error)\n";
 
-enum { F_MD, F_JSON, F_HTML };
+enum { F_MD, F_JSON, F_HTML, F_CSV };
 
 static int load_run(const char *dir, struct mp_report *rep)
 {
@@ -59,6 +66,8 @@ static int load_run(const char *dir, struct mp_report *rep)
         mp_warn("%s", mp_store_note(st));
     mp_report_init(rep, dir);
     rc = mp_store_load(st, rep, NULL);
+    if (rc == 0)
+        mp_cli_run_percentiles(st, rep); /* the run's own --percentiles */
     if (rc < 0)
         mp_error("cannot read '%s/%s': %s", dir, MP_STORE_DB_NAME,
                  rc == -ENOENT ? "no run recorded" : mp_store_errmsg(st));
@@ -265,11 +274,14 @@ int cmd_report(int argc, char **argv)
         {"compare", no_argument, NULL, 'c'},
         {"no-write", no_argument, NULL, 'n'},
         {"merge", no_argument, NULL, 'm'},
+        {"percentiles", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int fmt = F_MD;
     bool cmp = false, nowrite = false, merge = false;
+    double pct[MP_REPORT_MAX_PCT];
+    size_t npct = 0;
     optind = 0;
     opterr = 0;
     int c;
@@ -282,8 +294,10 @@ int cmd_report(int argc, char **argv)
                 fmt = F_JSON;
             else if (!strcmp(optarg, "html"))
                 fmt = F_HTML;
+            else if (!strcmp(optarg, "csv"))
+                fmt = F_CSV;
             else {
-                mp_error("--format: '%s' is not md, json or html", optarg);
+                mp_error("--format: '%s' is not md, json, html or csv", optarg);
                 return MP_EXIT_USAGE;
             }
             break;
@@ -295,6 +309,10 @@ int cmd_report(int argc, char **argv)
             break;
         case 'm':
             merge = true;
+            break;
+        case 'p':
+            if (mp_cli_parse_percentiles(optarg, pct, &npct) < 0)
+                return MP_EXIT_USAGE;
             break;
         case 'h':
             fputs(report_help, stdout);
@@ -310,7 +328,7 @@ int cmd_report(int argc, char **argv)
             mp_error("--compare needs two or more run directories");
             return MP_EXIT_USAGE;
         }
-        if (fmt == F_HTML) {
+        if (fmt == F_HTML || fmt == F_CSV) {
             mp_error("--compare renders md or json");
             return MP_EXIT_USAGE;
         }
@@ -318,6 +336,10 @@ int cmd_report(int argc, char **argv)
     }
     if (nd != 1) {
         mp_error("give exactly one run directory (see --help)");
+        return MP_EXIT_USAGE;
+    }
+    if (merge && fmt == F_CSV) {
+        mp_error("--merge renders md or json");
         return MP_EXIT_USAGE;
     }
     if (merge) { /* qualify --gpus/--slurm task results (src/sched) */
@@ -329,7 +351,11 @@ int cmd_report(int argc, char **argv)
     int ec = load_run(dir, &rep);
     if (ec)
         return ec;
-    struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT;
+    if (npct) { /* report --percentiles overrides the run's */
+        memcpy(rep.percentiles, pct, npct * sizeof(pct[0]));
+        rep.npercentiles = npct;
+    }
+    struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT, csv = BUF_INIT;
     mp_report_json(&rep, &j);
     mp_report_markdown(&rep, &md);
     mp_report_html(&rep, &html);
@@ -350,13 +376,16 @@ int cmd_report(int argc, char **argv)
             ec = MP_EXIT_INTERNAL;
         }
     }
-    const struct buf *o = fmt == F_JSON ? &j : fmt == F_HTML ? &html : &md;
+    if (fmt == F_CSV)
+        mp_report_csv(&rep, &csv);
+    const struct buf *o = fmt == F_JSON ? &j : fmt == F_HTML ? &html : fmt == F_CSV ? &csv : &md;
     fwrite(o->data, 1, o->len, stdout);
     if (fflush(stdout) != 0)
         ec = MP_EXIT_INTERNAL;
     buf_release(&j);
     buf_release(&md);
     buf_release(&html);
+    buf_release(&csv);
     mp_report_release(&rep);
     return ec;
 }
