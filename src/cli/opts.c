@@ -364,6 +364,10 @@ static int parse_pct(const char *list, double *out, size_t *n, char *err, size_t
     for (;;) {
         size_t len = strcspn(p, ",");
         double v;
+        if (!len) {
+            snprintf(err, errn, "'%s' has an empty item (give e.g. 50,90,99)", list);
+            return -1;
+        }
         if (!pct_word_ok(p, len, &v)) {
             snprintf(err, errn, "'%.*s' in '%s' is not a percentile: give numbers in (0, 100] "
                      "with at most 3 decimals, separated by commas (e.g. 50,90,99)",
