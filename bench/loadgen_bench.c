@@ -109,8 +109,7 @@ int main(int argc, char **argv)
                 if (r.output_tokens > 1 && r.t_last_token_ns > r.t_first_token_ns)
                     mp_hist_add(&rate, (double)(r.output_tokens - 1) * 1e9 /
                                            (double)(r.t_last_token_ns - r.t_first_token_ns));
-                for (size_t k = 0; k < r.ngaps; k++)
-                    mp_hist_add(&itl, r.gaps_ms[k]);
+                mp_hist_merge(&itl, &r.itl_ms);
             } else {
                 if (!errors)
                     snprintf(first_error, sizeof(first_error), "%.40s: %.511s", mp_lg_outcome_name(r.outcome),

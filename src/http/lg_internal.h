@@ -14,7 +14,6 @@
 
 #define LG_GET_BODY_MAX ((size_t)1 << 20)  /* GET bodies kept up to 1 MiB */
 #define LG_ERR_BODY_MAX ((size_t)64 << 10) /* error bodies of generation requests */
-#define LG_GAPS_MAX ((size_t)1 << 22)      /* inter-token gaps kept per request */
 #define LG_POOL_MAX 8192                   /* idle easy handles kept for reuse */
 #define LG_SPARE_MAX 1024
 #define LG_SHARDS 32      /* connection-cache shards (see shard_setup) */
@@ -32,7 +31,6 @@ struct lg_req {
     struct mp_sse sse;
     struct buf text;   /* generated text (GEN) or body (GET) */
     struct buf errbody;
-    size_t gaps_cap;
     char *body;        /* POST body (owned) */
     int64_t now;       /* arrival stamp of the bytes being parsed */
     int64_t last_event_ns;

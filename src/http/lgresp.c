@@ -38,13 +38,7 @@ static void keep_text(struct lg_req *r, const char *s, size_t n)
 
 static void add_gap(struct lg_req *r, double ms)
 {
-    if (r->res.ngaps >= LG_GAPS_MAX)
-        return;
-    if (r->res.ngaps == r->gaps_cap) {
-        r->gaps_cap = r->gaps_cap ? r->gaps_cap * 2 : 64;
-        r->res.gaps_ms = xreallocarray(r->res.gaps_ms, r->gaps_cap, sizeof(double));
-    }
-    r->res.gaps_ms[r->res.ngaps++] = ms;
+    mp_hist_add(&r->res.itl_ms, ms); /* bounded, whatever the number of events */
 }
 
 /* ---- requests past [DONE] whose body has not ended ---- */

@@ -461,12 +461,10 @@ void mp_lg_result_release(struct mp_lg_result *r)
 {
     if (!r)
         return;
-    free(r->gaps_ms);
+    mp_hist_free(&r->itl_ms);
     free(r->text);
     free(r->finish_reason);
-    r->gaps_ms = NULL;
     r->text = NULL;
     r->finish_reason = NULL;
-    r->ngaps = 0;
     r->text_len = 0;
 }

@@ -32,6 +32,8 @@
 
 #include <curl/curl.h>
 
+#include "hist.h"
+
 struct mp_lg; /* opaque; owns a CURLM and its transfers */
 
 struct mp_lg_config {
@@ -115,8 +117,9 @@ struct mp_lg_result {
     int prompt_tokens;        /* usage.prompt_tokens, -1 when the engine did not say */
     bool usage_seen;
     int chunks;               /* token events */
-    double *gaps_ms;          /* inter-token gaps (between consecutive token events), owned */
-    size_t ngaps;
+    struct mp_hist itl_ms;    /* inter-token gaps (between consecutive token events), owned;
+                               * a bounded histogram (base/hist.h): the result's memory does not
+                               * grow with the events the engine sends */
     char *text;               /* generated text (first text_keep bytes) or GET body; owned, */
     size_t text_len;          /*   NUL-terminated, never NULL after a pop */
     char *finish_reason;      /* owned, or NULL */
@@ -127,6 +130,6 @@ struct mp_lg_result {
  * mp_lg_result_release). Results come in completion order. Returns 1 when one was popped, 0 when
  * none is ready. */
 int mp_lg_next_result(struct mp_lg *lg, struct mp_lg_result *out);
-void mp_lg_result_release(struct mp_lg_result *r); /* frees owned arrays; accepts zeroed */
+void mp_lg_result_release(struct mp_lg_result *r); /* frees owned fields; accepts zeroed */
 
 #endif

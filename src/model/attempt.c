@@ -140,6 +140,22 @@ void mp_phase_metrics_release(struct mp_phase_metrics *m)
     mp_hist_free(&m->req_tok_s);
 }
 
+void mp_phase_metrics_merge(struct mp_phase_metrics *dst, const struct mp_phase_metrics *src)
+{
+    mp_hist_merge(&dst->ttft_ms, &src->ttft_ms);
+    mp_hist_merge(&dst->tpot_ms, &src->tpot_ms);
+    mp_hist_merge(&dst->itl_ms, &src->itl_ms);
+    mp_hist_merge(&dst->e2e_ms, &src->e2e_ms);
+    mp_hist_merge(&dst->req_tok_s, &src->req_tok_s);
+}
+
+void mp_attempt_metrics(const struct mp_attempt_result *r, struct mp_phase_metrics *out)
+{
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; r && i < r->nphases; i++)
+        mp_phase_metrics_merge(out, &r->phases[i].m);
+}
+
 void mp_attempt_result_release(struct mp_attempt_result *r)
 {
     free(r->dir);
@@ -158,10 +174,6 @@ void mp_attempt_result_release(struct mp_attempt_result *r)
     free(r->dlv);
     free(r->fail_phase);
     free(r->exit_desc);
-    free(r->ttft_ms);
-    free(r->itl_ms);
-    free(r->e2e_ms);
-    free(r->req_tok_s);
     for (size_t i = 0; i < r->nphases; i++)
         mp_phase_metrics_release(&r->phases[i].m);
     for (size_t i = 0; i < r->ntexts; i++)

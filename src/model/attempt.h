@@ -1,6 +1,6 @@
 /* attempt.h - the record of one start of the engine for a candidate: its
- * outcome, what the engine resolved, the failure, the phases and the
- * request samples. Plain data written by run/ (live) and store/ (loaded),
+ * outcome, what the engine resolved, the failure, the phases and their
+ * metric histograms. Plain data written by run/ (live) and store/ (loaded),
  * read by verdict/ and report/. */
 #ifndef MP_MODEL_ATTEMPT_H
 #define MP_MODEL_ATTEMPT_H
@@ -76,11 +76,13 @@ struct mp_phase_metrics {
     struct mp_hist ttft_ms;    /* TTFT: request sent to first output token */
     struct mp_hist tpot_ms;    /* TPOT: (E2E - TTFT) / (output tokens - 1), requests of > 1 token */
     struct mp_hist itl_ms;     /* ITL: every gap between successive token events */
-    struct mp_hist e2e_ms;     /* E2E latency: request sent to its last byte */
+    struct mp_hist e2e_ms;     /* E2E latency: request sent to its last token event */
     struct mp_hist req_tok_s;  /* per-request decode rate, tok/s (values are rates, not ms) */
 };
 /* Free the histograms; *m becomes empty. */
 void mp_phase_metrics_release(struct mp_phase_metrics *m);
+/* dst += src, metric by metric, bucket-wise (mp_hist_merge); src unchanged. */
+void mp_phase_metrics_merge(struct mp_phase_metrics *dst, const struct mp_phase_metrics *src);
 
 struct mp_phase_result {
     char name[32];
@@ -151,8 +153,6 @@ struct mp_attempt_result {
     struct mp_phase_result phases[MP_MAX_PHASES + 2]; /* + extended + quality */
     size_t nphases;
     unsigned long req_ok, req_failed;
-    double *ttft_ms, *itl_ms, *e2e_ms, *req_tok_s;  /* samples of OK requests */
-    size_t nttft, nitl, ne2e, nreq_tok_s;
     double ready_s;            /* spawn to ready */
     double workload_s;         /* ready to end of workload */
     double teardown_s;
@@ -175,5 +175,10 @@ const struct mp_knob_dlv *mp_attempt_find_dlv(const struct mp_attempt_result *r,
 
 /* Frees every owned field; *r is zeroed. */
 void mp_attempt_result_release(struct mp_attempt_result *r);
+
+/* The attempt's distributions over all its phases (the quality phase included): *out (zeroed
+ * here) gets every phase's histograms merged bucket-wise. r may be NULL (empty). Release with
+ * mp_phase_metrics_release. */
+void mp_attempt_metrics(const struct mp_attempt_result *r, struct mp_phase_metrics *out);
 
 #endif

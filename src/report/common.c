@@ -52,12 +52,10 @@ double mp_rep_best_conc_tok_s(const struct mp_attempt_result *a)
 
 double mp_rep_median_req_rate(const struct mp_attempt_result *a)
 {
-    if (!a || !a->nreq_tok_s)
-        return -1;
-    double *tmp = xmalloc(a->nreq_tok_s * sizeof(*tmp));
-    memcpy(tmp, a->req_tok_s, a->nreq_tok_s * sizeof(*tmp));
-    double v = mp_stats_percentile(tmp, a->nreq_tok_s, 50);
-    free(tmp);
+    struct mp_phase_metrics m;
+    mp_attempt_metrics(a, &m);
+    double v = m.req_tok_s.n ? mp_hist_percentile(&m.req_tok_s, 50) : -1;
+    mp_phase_metrics_release(&m);
     return v;
 }
 

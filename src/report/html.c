@@ -355,7 +355,19 @@ static void timeline(struct buf *b, const struct mp_attempt_result *a)
 
 static double median_rate(const struct mp_attempt_result *a)
 {
-    return a->nreq_tok_s ? mp_stats_percentile(a->req_tok_s, a->nreq_tok_s, 50) : -1;
+    struct mp_phase_metrics m;
+    mp_attempt_metrics(a, &m);
+    double v = m.req_tok_s.n ? mp_hist_percentile(&m.req_tok_s, 50) : -1;
+    mp_phase_metrics_release(&m);
+    return v;
+}
+
+/* A histogram's shape as 2000 evenly spaced quantiles, for mp_svg_hist (bounded, whatever the
+ * number of samples). */
+static void svg_hist(struct buf *b, const char *title, const struct mp_hist *h, const char *color)
+{
+    double q[2000];
+    mp_svg_hist(b, title, "ms", q, mp_hist_quantiles(h, q, MP_ARRAY_SIZE(q)), color);
 }
 
 /* ---- sections ---- */
@@ -818,8 +830,11 @@ static void cand_section(const struct mp_report *rep, size_t i, struct buf *b)
     buf_adds(b, "<div class=grid2>");
     char *t1 = xasprintf("Time to first token, %s", c->cand.name);
     char *t2 = xasprintf("Inter-token latency, %s", c->cand.name);
-    mp_svg_hist(b, t1, "ms", p->ttft_ms, p->nttft, "#3b7dd8");
-    mp_svg_hist(b, t2, "ms", p->itl_ms, p->nitl, "#16a085");
+    struct mp_phase_metrics pm;
+    mp_attempt_metrics(p, &pm);
+    svg_hist(b, t1, &pm.ttft_ms, "#3b7dd8");
+    svg_hist(b, t2, &pm.itl_ms, "#16a085");
+    mp_phase_metrics_release(&pm);
     free(t1);
     free(t2);
     buf_adds(b, "</div>\n");

@@ -79,15 +79,9 @@ static cJSON *jstrv(const struct mp_strv *s)
     return a;
 }
 
-static double pct(const double *v, size_t n, double q)
+static double pct(const struct mp_hist *h, double q)
 {
-    if (!n)
-        return -1;
-    double *tmp = xmalloc(n * sizeof(*tmp));
-    memcpy(tmp, v, n * sizeof(*tmp));
-    double r = mp_stats_percentile(tmp, n, q);
-    free(tmp);
-    return r;
+    return h->n ? mp_hist_percentile(h, q) : -1;
 }
 
 static void add_evidence(cJSON *ev, const struct mp_report *rep, const struct mp_attempt_result *a,
@@ -317,12 +311,15 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     }
     cJSON_AddItemToObject(tp, "phases", phases);
     cJSON *lat = cJSON_AddObjectToObject(o, "latency_ms");
-    cJSON_AddItemToObject(lat, "ttft_p50", jnum_or_null(np ? pct(np->ttft_ms, np->nttft, 50) : -1));
-    cJSON_AddItemToObject(lat, "ttft_p99", jnum_or_null(np ? pct(np->ttft_ms, np->nttft, 99) : -1));
-    cJSON_AddItemToObject(lat, "itl_p50", jnum_or_null(np ? pct(np->itl_ms, np->nitl, 50) : -1));
-    cJSON_AddItemToObject(lat, "itl_p99", jnum_or_null(np ? pct(np->itl_ms, np->nitl, 99) : -1));
-    cJSON_AddItemToObject(lat, "e2e_p50", jnum_or_null(np ? pct(np->e2e_ms, np->ne2e, 50) : -1));
-    cJSON_AddItemToObject(lat, "e2e_p99", jnum_or_null(np ? pct(np->e2e_ms, np->ne2e, 99) : -1));
+    struct mp_phase_metrics npm; /* the primary attempt's phases, merged */
+    mp_attempt_metrics(np, &npm);
+    cJSON_AddItemToObject(lat, "ttft_p50", jnum_or_null(pct(&npm.ttft_ms, 50)));
+    cJSON_AddItemToObject(lat, "ttft_p99", jnum_or_null(pct(&npm.ttft_ms, 99)));
+    cJSON_AddItemToObject(lat, "itl_p50", jnum_or_null(pct(&npm.itl_ms, 50)));
+    cJSON_AddItemToObject(lat, "itl_p99", jnum_or_null(pct(&npm.itl_ms, 99)));
+    cJSON_AddItemToObject(lat, "e2e_p50", jnum_or_null(pct(&npm.e2e_ms, 50)));
+    cJSON_AddItemToObject(lat, "e2e_p99", jnum_or_null(pct(&npm.e2e_ms, 99)));
+    mp_phase_metrics_release(&npm);
 
     /* crash: the first failing normal attempt; sites across all normal attempts */
     const struct mp_attempt_result *f = NULL;

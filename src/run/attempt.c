@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "err.h"
 #include "escape.h"
+#include "http/lgstats.h"
 #include "http/loadgen.h"
 #include "knowledge/knowledge.h"
 #include "logs/announce.h"
@@ -38,23 +39,6 @@
 #define LOG_CAP_BYTES (512L << 20)
 #define TAG_HEALTH 1
 #define TAG_MODELS 2
-#define MAX_SAMPLES 2000000
-
-struct dvec {
-    double *v;
-    size_t n, cap;
-};
-
-static void dvec_push(struct dvec *d, double x)
-{
-    if (d->n >= MAX_SAMPLES)
-        return;
-    if (d->n == d->cap) {
-        d->cap = d->cap ? d->cap * 2 : 64;
-        d->v = xreallocarray(d->v, d->cap, sizeof(*d->v));
-    }
-    d->v[d->n++] = x;
-}
 
 struct att {
     const struct mp_attempt_opts *o;
@@ -77,8 +61,6 @@ struct att {
     bool failed;               /* first failure recorded */
     int64_t t_fail;
     char *req_fail_class, *req_fail_msg;
-    struct dvec ttft, itl, e2e, rts;
-    struct dvec phase_rts;
     int64_t last_draw;
     const struct mp_store_mask *mask; /* secret values to mask in files, or NULL */
     bool io_err;               /* the store or an evidence file failed: stop */
@@ -352,8 +334,15 @@ static const char *lg_outcome_class(enum mp_lg_outcome oc)
     }
 }
 
+/* One finished request into requests.jsonl and the store: one line / row per request, never
+ * anything per event. Its figures are lgstats' (one definition): e2e_ms of a request that
+ * entered the metrics is its E2E latency (to the last token event); of any other, the time to
+ * its end (the failure). */
 static void write_request(struct att *a, const struct mp_lg_result *res, const char *phase)
 {
+    struct mp_lg_req_metrics q;
+    mp_lg_request_metrics(res, &q);
+    double e2e = q.ok ? q.e2el_ms : ms(res->t_end_ns - res->t_start_ns);
     struct buf b = BUF_INIT;
     buf_printf(&b, "{\"id\":%ld,\"phase\":", res->id);
     buf_add_json_str(&b, phase, strlen(phase));
@@ -362,7 +351,7 @@ static void write_request(struct att *a, const struct mp_lg_result *res, const c
                res->outcome == MP_LG_OK ? "ok" : lg_outcome_class(res->outcome), res->http_status,
                (double)(res->t_start_ns - a->t_spawn) / 1e9,
                res->t_first_token_ns ? ms(res->t_first_token_ns - res->t_start_ns) : -1.0,
-               ms(res->t_end_ns - res->t_start_ns), res->output_tokens, res->chunks);
+               e2e, res->output_tokens, res->chunks);
     if (res->prompt_tokens >= 0)
         buf_printf(&b, ",\"prompt_tokens\":%d", res->prompt_tokens);
     char *err = res->error[0] ? mp_store_mask_apply(a->mask, res->error, strlen(res->error), false, NULL)
@@ -378,10 +367,6 @@ static void write_request(struct att *a, const struct mp_lg_result *res, const c
     a->req_lines++;
     buf_release(&b);
     if (a->o->store && !a->io_err) {
-        double rate = -1;
-        if (res->outcome == MP_LG_OK && res->output_tokens > 1 && res->t_first_token_ns &&
-            res->t_end_ns > res->t_first_token_ns)
-            rate = (res->output_tokens - 1) / ((double)(res->t_end_ns - res->t_first_token_ns) / 1e9);
         struct mp_store_request rq = {
             .seq = ++a->nreq_stored,
             .req_id = res->id,
@@ -390,12 +375,10 @@ static void write_request(struct att *a, const struct mp_lg_result *res, const c
             .http_status = res->http_status,
             .start_s = (double)(res->t_start_ns - a->t_spawn) / 1e9,
             .ttft_ms = res->t_first_token_ns ? ms(res->t_first_token_ns - res->t_start_ns) : -1.0,
-            .e2e_ms = ms(res->t_end_ns - res->t_start_ns),
+            .e2e_ms = e2e,
             .output_tokens = res->output_tokens,
             .chunks = res->chunks,
-            .req_tok_s = rate,
-            .itl_ms = res->outcome == MP_LG_OK ? res->gaps_ms : NULL,
-            .nitl = res->outcome == MP_LG_OK ? res->ngaps : 0,
+            .req_tok_s = q.tok_s,
             .error = err,
         };
         if (mp_store_add_request(a->o->store, a->o->store_attempt, &rq) < 0)
@@ -419,16 +402,8 @@ static void handle_gen_result(struct att *a, struct mp_lg_result *res)
                 ph->prompt_n++;
             }
         }
-        if (res->t_first_token_ns)
-            dvec_push(&a->ttft, ms(res->t_first_token_ns - res->t_start_ns));
-        dvec_push(&a->e2e, ms(res->t_end_ns - res->t_start_ns));
-        for (size_t i = 0; i < res->ngaps; i++)
-            dvec_push(&a->itl, res->gaps_ms[i]);
-        if (res->output_tokens > 1 && res->t_first_token_ns && res->t_end_ns > res->t_first_token_ns) {
-            double rate = (res->output_tokens - 1) / ((double)(res->t_end_ns - res->t_first_token_ns) / 1e9);
-            dvec_push(&a->rts, rate);
-            dvec_push(&a->phase_rts, rate);
-        }
+        if (ph)
+            mp_lg_metrics_add(&ph->m, res); /* bounded: nothing here grows with the events */
         int pidx = res->user_tag;
         if (pidx >= 0 && (size_t)pidx < r->ntexts && !r->texts[pidx] && res->text)
             r->texts[pidx] = xstrndup(res->text, res->text_len);
@@ -724,7 +699,6 @@ static enum mp_outcome run_workload(struct att *a)
         ph->level = sp.level;
         ph->planned = sp.requests;
         a->cur_phase = (int)(r->nphases - 1);
-        a->phase_rts.n = 0;
         int64_t t0 = mp_now_ns();
         int64_t t_end = sp.duration_s > 0 ? t0 + (int64_t)(sp.duration_s * 1e9) : INT64_MAX;
         int started = 0, done = 0;
@@ -765,8 +739,8 @@ static enum mp_outcome run_workload(struct att *a)
         }
         ph->wall_s = (double)(mp_now_ns() - t0) / 1e9;
         ph->tok_s = ph->wall_s > 0 ? ph->tokens / ph->wall_s : 0;
-        if (a->phase_rts.n)
-            ph->req_tok_s_p50 = mp_stats_percentile(a->phase_rts.v, a->phase_rts.n, 50);
+        if (ph->m.req_tok_s.n)
+            ph->req_tok_s_p50 = mp_hist_percentile(&ph->m.req_tok_s, 50);
         note(a, "phase %s: %d ok, %d failed, %.1f tok/s in %.1f s", ph->name, ph->ok, ph->failed,
              ph->tok_s, ph->wall_s);
         if (a->failed)
@@ -936,14 +910,6 @@ static FILE *open_in(const char *dir, const char *name, struct mp_attempt_result
                                                : strerror(e));
     }
     return f;
-}
-
-static void move_samples(struct dvec *d, double **out, size_t *n)
-{
-    *out = d->v;
-    *n = d->n;
-    d->v = NULL;
-    d->n = d->cap = 0;
 }
 
 int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r, int *signo_out)
@@ -1169,11 +1135,6 @@ out:
         fclose(a.timesf);
     if (a.reqf)
         fclose(a.reqf);
-    move_samples(&a.ttft, &r->ttft_ms, &r->nttft);
-    move_samples(&a.itl, &r->itl_ms, &r->nitl);
-    move_samples(&a.e2e, &r->e2e_ms, &r->ne2e);
-    move_samples(&a.rts, &r->req_tok_s, &r->nreq_tok_s);
-    free(a.phase_rts.v);
     mp_gpu_summary(a.gpu, &r->gpu);
     mp_gpu_sampler_close(a.gpu);
     for (size_t i = 0; i < PROMPT_COUNT; i++)

@@ -1,27 +1,23 @@
 /* merge.c - merge the task results of a run directory into one report.
  *
- * Each task left RUNDIR/tasks/NAME/report.json (a qualify of one
- * candidate). Its candidates and attempts are loaded back into the report
- * model (struct mp_report) and the merged model is finalized and rendered
+ * Each task has its evidence store, RUNDIR/tasks/NAME/moeprobe.db (a qualify
+ * of one candidate). Its candidates and attempts are loaded back into the
+ * report model (struct mp_report, mp_store_load: lossless, the latency
+ * histograms as their buckets) and the merged model is finalized and rendered
  * by the report module, so verdicts, groups, no-op knobs, the output check
- * and the recommendation are computed across all candidates exactly as in
- * a serial run.
- *
- * Each task is loaded from its evidence store (RUNDIR/tasks/NAME/moeprobe.db,
- * mp_store_load: lossless). A task directory without a database (a moeprobe
- * without the store, or a store that failed) falls back to its report.json,
- * which restores what the report shows: latency samples are rebuilt so that
- * p50/p99 come out as the task reported them, the output check's answers
- * are the quoted texts (200 bytes), and attempts other than the first keep
- * only their outcome, counts and evidence lines. */
+ * and the recommendation are computed across all candidates exactly as in a
+ * serial run. A task without a database (a store that failed, or a directory
+ * something else wrote) is a failed task: it has no result, and the report
+ * says why. Its report.json is never read back: it does not hold the
+ * evidence (latency samples would have to be made up). */
 #include "compat.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "clock.h"
@@ -33,348 +29,22 @@
 #include "store/store.h"
 #include "xalloc.h"
 
-/* ---- JSON helpers ---- */
-
-static const cJSON *jget(const cJSON *o, const char *k)
-{
-    return o ? cJSON_GetObjectItemCaseSensitive(o, k) : NULL;
-}
-
-static char *jdup(const cJSON *o, const char *k)
-{
-    const cJSON *v = jget(o, k);
-    return cJSON_IsString(v) && v->valuestring ? xstrdup(v->valuestring) : NULL;
-}
-
-static double jnum(const cJSON *o, const char *k, double dflt)
-{
-    const cJSON *v = jget(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
-
-static void jstrv(const cJSON *o, const char *k, struct mp_strv *out)
-{
-    const cJSON *a = jget(o, k), *e;
-    cJSON_ArrayForEach(e, a)
-    {
-        if (cJSON_IsString(e))
-            mp_strv_push(out, e->valuestring);
-    }
-}
-
-/* a task's report.json: the report of a few candidates */
-#define TASK_REPORT_MAX (64u << 20)
-
-static char *slurp(const char *path, size_t *len)
-{
-    struct buf b = BUF_INIT;
-    if (mp_read_file(path, TASK_REPORT_MAX, &b, NULL) < 0) {
-        buf_release(&b);
-        return NULL;
-    }
-    return buf_detach(&b, len);
-}
-
-/* inverse of mp_quality_quote: "..." with \" \\ \n \t \r \xNN; NULL for (none) */
-static char *unquote(const char *q)
-{
-    size_t n = q ? strlen(q) : 0;
-    if (n < 2 || q[0] != '"')
-        return NULL;
-    struct buf b = BUF_INIT;
-    for (size_t i = 1; i < n; i++) {
-        char c = q[i];
-        if (c == '"')
-            break;
-        if (c != '\\' || i + 1 >= n) {
-            buf_addc(&b, c);
-            continue;
-        }
-        char e = q[++i];
-        if (e == 'n')
-            buf_addc(&b, '\n');
-        else if (e == 't')
-            buf_addc(&b, '\t');
-        else if (e == 'r')
-            buf_addc(&b, '\r');
-        else if (e == 'x' && i + 2 < n) {
-            char hex[3] = {q[i + 1], q[i + 2], 0};
-            buf_addc(&b, (char)strtol(hex, NULL, 16));
-            i += 2;
-        } else
-            buf_addc(&b, e);
-    }
-    buf_addc(&b, '\0');
-    return buf_detach(&b, NULL);
-}
-
-/* samples whose p50 and p99 (linear interpolation) are the given ones */
-static void synth(double p50, double p99, double **v, size_t *n)
-{
-    if (p50 < 0)
-        return;
-    *n = 101;
-    *v = xmalloc(101 * sizeof(double));
-    for (size_t i = 0; i < 101; i++)
-        (*v)[i] = i < 99 || p99 < 0 ? p50 : p99;
-}
-
-/* the evidence entries of attempt dir (relative to the task) in order */
-static void evidence_lines(const cJSON *cand, const char *rel, long *lines, size_t max, size_t *n)
-{
-    const cJSON *e;
-    size_t rl = strlen(rel);
-    *n = 0;
-    cJSON_ArrayForEach(e, jget(cand, "evidence"))
-    {
-        if (!cJSON_IsString(e) || *n >= max)
-            continue;
-        const char *s = e->valuestring;
-        if (strncmp(s, rel, rl) != 0 || strncmp(s + rl, "/server.log:", 12) != 0)
-            continue;
-        lines[(*n)++] = strtol(s + rl + 12, NULL, 10);
-    }
-}
-
-static void load_attempt(const cJSON *cand, const cJSON *e, bool primary, bool first_fail,
-                         const char *task_dir, int index, struct mp_attempt_result *a)
-{
-    memset(a, 0, sizeof(*a));
-    char *rel = jdup(e, "dir");
-    if (!rel)
-        rel = xstrdup("");
-    a->dir = rel[0] == '/' ? xstrdup(rel) : xasprintf("%s/%s", task_dir, rel);
-    a->index = index;
-    a->launch_blocking = cJSON_IsTrue(jget(e, "launch_blocking"));
-    const cJSON *oc = jget(e, "outcome");
-    a->outcome = mp_outcome_from_name(cJSON_IsString(oc) ? oc->valuestring : NULL);
-    a->command = jdup(e, "command");
-    a->req_ok = (unsigned long)jnum(e, "requests_ok", 0);
-    a->req_failed = (unsigned long)jnum(e, "requests_failed", 0);
-    a->ready_s = jnum(e, "ready_s", -1);
-    a->workload_s = jnum(e, "workload_s", -1);
-    a->teardown_s = jnum(e, "teardown_s", -1);
-    a->wall_s = jnum(e, "wall_s", -1);
-    a->exit_desc = jdup(e, "exit");
-    const cJSON *td = jget(e, "teardown");
-    a->teardown_killed = cJSON_IsTrue(jget(td, "killed"));
-    a->escapees_killed = (int)jnum(td, "escapees_killed", 0);
-    a->teardown_leftovers = (int)jnum(td, "leftovers", 0);
-    double rts = jnum(e, "request_tok_s_p50", -1);
-    if (rts >= 0) {
-        a->req_tok_s = xmalloc(sizeof(double));
-        a->req_tok_s[0] = rts;
-        a->nreq_tok_s = 1;
-    }
-    long ev[3];
-    size_t nev;
-    evidence_lines(cand, rel, ev, 3, &nev);
-    free(rel);
-    if (first_fail) {
-        const cJSON *cr = jget(cand, "crash");
-        a->fail_class = jdup(cr, "class");
-        a->fail_message = jdup(cr, "message");
-        a->ok_before_failure = (unsigned long)jnum(cr, "after_requests", 0);
-        a->fail_phase = jdup(cr, "phase");
-        jstrv(cr, "sites", &a->sites);
-        a->launch_site = jdup(cr, "launch_site");
-        a->engine_dead = cJSON_IsTrue(jget(cr, "engine_dead"));
-    }
-    if (!primary) {
-        /* positional: the renderers only list them */
-        a->res.moe_backend_line = nev > 0 ? ev[0] : 0;
-        a->res.unknown_env_line = nev > 1 ? ev[1] : 0;
-        a->fail_line = nev > 2 ? ev[2] : 0;
-        return;
-    }
-    const cJSON *res = jget(cand, "resolved");
-    a->res.moe_backend = jdup(res, "moe_backend");
-    jstrv(res, "moe_candidates", &a->res.moe_candidates);
-    a->res.linear_kernel = jdup(res, "linear_kernel");
-    a->res.attention_backend = jdup(res, "attention_backend");
-    a->res.moe_backend_flag = jdup(res, "moe_backend_flag");
-    a->res.unquantized_moe_backend = jdup(res, "unquantized_moe_backend");
-    const cJSON *lk;
-    cJSON_ArrayForEach(lk, jget(res, "linear_kernels"))
-    {
-        if (!cJSON_IsString(lk) || !lk->string)
-            continue;
-        char *kv = xasprintf("%s=%s", lk->string, lk->valuestring);
-        mp_strv_push(&a->res.linear_kernels, kv);
-        free(kv);
-    }
-    jstrv(cand, "unknown_env", &a->res.unknown_env);
-    const cJSON *kd;
-    cJSON_ArrayForEach(kd, jget(cand, "knob_delivery"))
-    {
-        const cJSON *st = jget(kd, "status"), *kn = jget(kd, "knob"), *ev_ = jget(kd, "evidence");
-        mp_attempt_add_dlv(a, cJSON_IsString(kn) ? kn->valuestring : "",
-                           mp_dlv_status_from_name(cJSON_IsString(st) ? st->valuestring : NULL),
-                           cJSON_IsString(ev_) ? ev_->valuestring : "");
-    }
-    size_t k = 0;
-    if (a->res.moe_backend && k < nev)
-        a->res.moe_backend_line = ev[k++];
-    if (a->res.unknown_env.n && k < nev)
-        a->res.unknown_env_line = ev[k++];
-    if (k < nev)
-        a->fail_line = ev[k++];
-    const cJSON *ph;
-    cJSON_ArrayForEach(ph, jget(jget(cand, "throughput"), "phases"))
-    {
-        if (a->nphases >= MP_ARRAY_SIZE(a->phases))
-            break;
-        struct mp_phase_result *p = &a->phases[a->nphases++];
-        const cJSON *nm = jget(ph, "phase");
-        snprintf(p->name, sizeof(p->name), "%s", cJSON_IsString(nm) ? nm->valuestring : "");
-        p->level = (int)jnum(ph, "level", 0);
-        p->planned = (int)jnum(ph, "planned", 0);
-        p->ok = (int)jnum(ph, "ok", 0);
-        p->failed = (int)jnum(ph, "failed", 0);
-        p->wall_s = jnum(ph, "wall_s", -1);
-        p->tok_s = jnum(ph, "tok_s", -1);
-        p->req_tok_s_p50 = jnum(ph, "request_tok_s_p50", -1);
-    }
-    const cJSON *lat = jget(cand, "latency_ms");
-    synth(jnum(lat, "ttft_p50", -1), jnum(lat, "ttft_p99", -1), &a->ttft_ms, &a->nttft);
-    synth(jnum(lat, "itl_p50", -1), jnum(lat, "itl_p99", -1), &a->itl_ms, &a->nitl);
-    synth(jnum(lat, "e2e_p50", -1), jnum(lat, "e2e_p99", -1), &a->e2e_ms, &a->ne2e);
-    const cJSON *ans = jget(jget(cand, "output_check"), "answers");
-    int na = cJSON_GetArraySize(ans);
-    if (na > 0 && a->outcome == MP_OUT_CLEAN) {
-        a->nquality = (size_t)na;
-        a->quality_texts = xcalloc((size_t)na + 1, sizeof(char *));
-        for (int i = 0; i < na; i++) {
-            const cJSON *o = jget(cJSON_GetArrayItem(ans, i), "output");
-            a->quality_texts[i] = cJSON_IsString(o) ? unquote(o->valuestring) : NULL;
-        }
-    }
-}
-
-static void load_candidate(const cJSON *cj, const char *task_dir, struct mp_report *rep)
-{
-    struct mp_candidate cand = {0};
-    cand.name = jdup(cj, "name");
-    if (!cand.name)
-        cand.name = xstrdup("?");
-    const cJSON *knobs = jget(cj, "knobs"), *e;
-    cJSON_ArrayForEach(e, jget(knobs, "env"))
-    {
-        if (cJSON_IsString(e))
-            mp_strv_push_owned(&cand.env, xasprintf("%s=%s", e->string, e->valuestring));
-    }
-    jstrv(knobs, "args", &cand.args);
-    size_t ci = mp_report_add_candidate(rep, &cand);
-    mp_candidate_release(&cand);
-    bool have_primary = false, have_fail = false;
-    int index = 0;
-    cJSON_ArrayForEach(e, jget(cj, "attempts"))
-    {
-        bool blocking = cJSON_IsTrue(jget(e, "launch_blocking"));
-        const cJSON *oc = jget(e, "outcome");
-        enum mp_outcome o = mp_outcome_from_name(cJSON_IsString(oc) ? oc->valuestring : NULL);
-        bool primary = !blocking && !have_primary;
-        bool first_fail = !blocking && !have_fail &&
-                          (o == MP_OUT_CRASH || o == MP_OUT_HANG || o == MP_OUT_STARTUP_FAILURE);
-        have_primary = have_primary || primary;
-        have_fail = have_fail || first_fail;
-        struct mp_attempt_result a;
-        load_attempt(cj, e, primary, first_fail, task_dir, ++index, &a);
-        mp_report_add_attempt(rep, ci, &a);
-        mp_attempt_result_release(&a);
-    }
-    const cJSON *d = jget(cj, "diagnosis");
-    if (cJSON_IsObject(d)) {
-        struct mp_diagnosis *g = &rep->c[ci].diag;
-        g->done = true;
-        const cJSON *lb = jget(d, "launch_blocking");
-        if (cJSON_IsString(lb))
-            g->launch_blocking = !strcmp(lb->valuestring, "clean") ? "clean" : "crashed";
-        g->requests_clean = (unsigned long)jnum(d, "requests_clean", 0);
-        g->requests_required = (unsigned long)jnum(d, "requests_required", 0);
-        g->confidence = jnum(d, "confidence", 0);
-        g->throughput_ratio = jnum(d, "throughput_ratio", -1);
-        g->pinned_site = jdup(d, "pinned_site");
-        g->launch_site = jdup(d, "launch_site");
-        g->reasoning = jdup(d, "reasoning");
-        g->note = jdup(d, "note");
-    } else {
-        /* a diagnosis that was not run keeps its note in the why only */
-        rep->c[ci].diag.done = false;
-    }
-}
-
-/* Load task_dir/report.json into rep (candidates appended; fingerprint and
- * times set when rep has none). 0, -ENOENT, MP_EPARSE. */
-static int load_task(const char *task_dir, struct mp_report *rep)
-{
-    char *path = xasprintf("%s/report.json", task_dir);
-    size_t len = 0;
-    char *text = slurp(path, &len);
-    free(path);
-    if (!text)
-        return -ENOENT;
-    cJSON *j = cJSON_ParseWithLength(text, len);
-    free(text);
-    if (!j || !cJSON_IsArray(jget(j, "candidates"))) {
-        cJSON_Delete(j);
-        return MP_EPARSE;
-    }
-    const cJSON *fp = jget(j, "fingerprint");
-    struct mp_fingerprint *f = &rep->fp;
-    if (!f->gpu && !f->engine_version && !f->model && !f->host_arch) {
-        f->gpu = jdup(fp, "gpu");
-        f->compute_capability = jdup(fp, "compute_capability");
-        f->driver = jdup(fp, "driver");
-        f->cuda = jdup(fp, "cuda");
-        f->engine = jdup(fp, "engine");
-        f->engine_version = jdup(fp, "engine_version");
-        f->model = jdup(fp, "model");
-        f->host_arch = jdup(fp, "host_arch");
-    }
-    char *st = jdup(j, "started"), *fin = jdup(j, "finished");
-    if (st && (!rep->started || strcmp(st, rep->started) < 0)) {
-        free(rep->started);
-        rep->started = st;
-        st = NULL;
-    }
-    if (fin && (!rep->finished || strcmp(fin, rep->finished) > 0)) {
-        free(rep->finished);
-        rep->finished = fin;
-        fin = NULL;
-    }
-    free(st);
-    free(fin);
-    if (cJSON_IsTrue(jget(j, "interrupted")))
-        rep->interrupted = true;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, jget(j, "candidates"))
-        load_candidate(c, task_dir, rep);
-    cJSON_Delete(j);
-    return 0;
-}
-
 int mp_sched_task_load(const char *task_dir, struct mp_report *rep, bool *finished)
 {
     *finished = false;
     struct mp_store *st = NULL;
     int rc = mp_store_open(task_dir, MP_STORE_READONLY, &st, NULL);
-    if (rc == 0) {
-        bool *done = NULL;
-        rc = mp_store_load(st, rep, &done);
-        mp_store_close(st);
-        if (rc == 0) {
-            *finished = rep->n > 0 && !rep->interrupted;
-            for (size_t i = 0; i < rep->n && done; i++)
-                *finished = *finished && done[i];
-        }
-        free(done);
+    if (rc < 0)
         return rc;
-    }
-    /* no database: the task's report.json */
-    rc = load_task(task_dir, rep);
-    if (rc == 0)
+    bool *done = NULL;
+    rc = mp_store_load(st, rep, &done);
+    mp_store_close(st);
+    if (rc == 0) {
         *finished = rep->n > 0 && !rep->interrupted;
+        for (size_t i = 0; i < rep->n && done; i++)
+            *finished = *finished && done[i];
+    }
+    free(done);
     return rc;
 }
 
@@ -427,6 +97,9 @@ static void describe_gap(const char *task_dir, const char *name, struct buf *why
 {
     struct mp_sched_rec r;
     int e = mp_sched_rec_read(task_dir, &r);
+    char *db = xasprintf("%s/%s", task_dir, MP_STORE_DB_NAME);
+    bool no_db = access(db, F_OK) != 0;
+    free(db);
     buf_printf(why, "no result: the task for '%s' ", name);
     if (e == -ENOENT) {
         buf_adds(why, "never ran (or its node could not write its directory)");
@@ -440,6 +113,9 @@ static void describe_gap(const char *task_dir, const char *name, struct buf *why
             buf_printf(why, " on %s", r.host);
         if (r.note)
             buf_printf(why, " (%s)", r.note);
+        if (no_db) /* nothing to report from: its report.json holds no evidence */
+            buf_printf(why, " and left no evidence store (%s): a task without a database is a "
+                            "failed task", MP_STORE_DB_NAME);
     }
     buf_printf(why, "; see tasks/%s/task.log; 'qualify --resume RUNDIR' runs it again", name);
     mp_sched_rec_release(&r);
@@ -527,6 +203,8 @@ int mp_sched_merge(const char *run_dir, bool json, bool quiet)
             }
             struct buf why = BUF_INIT;
             describe_gap(tdir, names.v[i], &why);
+            if (!quiet)
+                fprintf(stderr, "moeprobe: %s\n", why.data);
             mp_strv_push(&g[0].gaps, names.v[i]);
             mp_strv_push_owned(&g[0].gap_why, buf_detach(&why, NULL));
         }

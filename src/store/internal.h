@@ -23,6 +23,7 @@ struct mp_store {
     char note[1024];           /* what a reader should know (mp_store_note) */
     struct mp_store_mask mask;
     sqlite3_stmt *ins_req;     /* cached request insert */
+    bool workload_set;         /* mp_store_set_workload ran in this session */
     int64_t *cand_ids;         /* report position -> candidates.id */
     size_t ncand_ids;
 };
@@ -44,5 +45,34 @@ int mp_store_fail(struct mp_store *s, const char *what);
 int mp_store_prep(struct mp_store *s, sqlite3_stmt **st, const char *sql);
 void mp_store_bind_text(struct mp_store *s, sqlite3_stmt *st, int i, const char *v);
 char *mp_store_strv_json(const struct mp_strv *v);
+/* sqlite3_step once and finalize: 0, or MP_EDB (the store fails with what). */
+int mp_store_step_done(struct mp_store *s, sqlite3_stmt *st, const char *what);
+/* sqlite3_exec: 0 or MP_EDB. */
+int mp_store_exec(struct mp_store *s, const char *sql);
+/* BEGIN IMMEDIATE (MP_EDB on a failed or read-only store) ... COMMIT when rc
+ * is 0, else ROLLBACK; mp_store_commit returns 0 or MP_EDB. */
+int mp_store_begin(struct mp_store *s);
+int mp_store_commit(struct mp_store *s, int rc);
+/* The current UTC time as ISO 8601. */
+void mp_store_now_iso(char *out, size_t n);
+/* The end of a read loop: r, the last sqlite3_step result, must be
+ * SQLITE_DONE (or SQLITE_ROW when the loop stopped early); anything else is
+ * an error, never the end of the data. Finalizes st. 0 or MP_EDB. */
+int mp_store_read_end(struct mp_store *s, sqlite3_stmt *st, int r, const char *what);
+
+/* metrics.c: delete an attempt's stored histograms (inside the caller's
+ * transaction); store one phase's non-empty histograms as their summary
+ * and non-empty buckets. 0 or MP_EDB. */
+int mp_store_clear_metrics(struct mp_store *s, int64_t attempt);
+int mp_store_put_metrics(struct mp_store *s, int64_t attempt, size_t pos,
+                         const struct mp_phase_metrics *m);
+/* Fill r's phases' histograms (r->nphases phases loaded): from the stored
+ * buckets, or for the phases with legacy[k] set (no stored histograms:
+ * written before schema v9) rebuilt from the raw request rows. 0 or MP_EDB. */
+int mp_store_load_metrics(struct mp_store *s, int64_t attempt, struct mp_attempt_result *r,
+                          const bool *legacy);
+/* The stored workload into rep->workload / has_workload (false: none, or a
+ * store older than v9). 0 or MP_EDB. */
+int mp_store_load_workload(struct mp_store *s, struct mp_report *rep);
 
 #endif

@@ -91,24 +91,10 @@ static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void
     }
 }
 
-struct dv {
-    double *v;
-    size_t n, cap;
-};
-
-static void dv_push(struct dv *d, double x)
-{
-    if (d->n == d->cap) {
-        d->cap = d->cap ? d->cap * 2 : 64;
-        d->v = xreallocarray(d->v, d->cap, sizeof(*d->v));
-    }
-    d->v[d->n++] = x;
-}
-
 /* The end of a read loop: the last sqlite3_step result must be SQLITE_DONE;
  * anything else (SQLITE_CORRUPT, SQLITE_IOERR...) is an error, never the
  * end of the data. Finalizes st. 0 or MP_EDB (message in the store). */
-static int read_end(struct mp_store *s, sqlite3_stmt *st, int r, const char *what)
+int mp_store_read_end(struct mp_store *s, sqlite3_stmt *st, int r, const char *what)
 {
     if (r != SQLITE_DONE && r != SQLITE_ROW) {
         mp_store_fail(s, what);
@@ -144,7 +130,7 @@ static int load_delivery(struct mp_store *s, int64_t id, struct mp_attempt_resul
             mp_strv_release(&stv);
             mp_strv_release(&ev);
         }
-        return read_end(s, st, vr, "read the knob delivery");
+        return mp_store_read_end(s, st, vr, "read the knob delivery");
     }
     if (mp_store_prep(s, &st, "SELECT knob, status, evidence FROM knob_delivery"
                               " WHERE attempt_id = ? ORDER BY pos") < 0)
@@ -155,20 +141,25 @@ static int load_delivery(struct mp_store *s, int64_t id, struct mp_attempt_resul
         mp_attempt_add_dlv(r, (const char *)sqlite3_column_text(st, 0),
                            mp_dlv_status_from_name((const char *)sqlite3_column_text(st, 1)),
                            (const char *)sqlite3_column_text(st, 2));
-    return read_end(s, st, sr, "read the knob delivery");
+    return mp_store_read_end(s, st, sr, "read the knob delivery");
 }
 
 static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attempt_result *r)
 {
     sqlite3_stmt *st = NULL;
-    /* phases */
+    /* phases; their histograms (stored since v9: phases.hist = 1) */
     if (mp_store_prep(s, &st,
-                      "SELECT name, level, planned, ok, failed, wall_s, tokens, tok_s, req_tok_s_p50"
-                      " FROM phases WHERE attempt_id = ? ORDER BY pos") < 0)
+                      s->version >= 9
+                          ? "SELECT name, level, planned, ok, failed, wall_s, tokens, tok_s,"
+                            " req_tok_s_p50, hist FROM phases WHERE attempt_id = ? ORDER BY pos"
+                          : "SELECT name, level, planned, ok, failed, wall_s, tokens, tok_s,"
+                            " req_tok_s_p50, NULL FROM phases WHERE attempt_id = ? ORDER BY pos") < 0)
         return MP_EDB;
     sqlite3_bind_int64(st, 1, id);
     int sr;
+    bool legacy[MP_ARRAY_SIZE(r->phases)];
     while ((sr = sqlite3_step(st)) == SQLITE_ROW && r->nphases < MP_ARRAY_SIZE(r->phases)) {
+        legacy[r->nphases] = sqlite3_column_type(st, 9) == SQLITE_NULL;
         struct mp_phase_result *ph = &r->phases[r->nphases++];
         snprintf(ph->name, sizeof(ph->name), "%s", (const char *)sqlite3_column_text(st, 0));
         ph->level = sqlite3_column_int(st, 1);
@@ -180,35 +171,9 @@ static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attemp
         ph->tok_s = sqlite3_column_double(st, 7);
         ph->req_tok_s_p50 = sqlite3_column_double(st, 8);
     }
-    if (read_end(s, st, sr, "read the phases") < 0)
+    if (mp_store_read_end(s, st, sr, "read the phases") < 0)
         return MP_EDB;
-    /* samples of OK requests, in arrival order */
-    if (mp_store_prep(s, &st,
-                      "SELECT ttft_ms, e2e_ms, req_tok_s, itl FROM requests"
-                      " WHERE attempt_id = ? AND outcome = 'ok' ORDER BY id") < 0)
-        return MP_EDB;
-    sqlite3_bind_int64(st, 1, id);
-    struct dv ttft = {0}, e2e = {0}, rts = {0}, itl = {0};
-    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
-        double t = sqlite3_column_double(st, 0);
-        if (t >= 0)
-            dv_push(&ttft, t);
-        dv_push(&e2e, sqlite3_column_double(st, 1));
-        if (sqlite3_column_type(st, 2) != SQLITE_NULL)
-            dv_push(&rts, sqlite3_column_double(st, 2));
-        int nb = sqlite3_column_bytes(st, 3);
-        const void *blob = sqlite3_column_blob(st, 3);
-        for (int k = 0; blob && k + (int)sizeof(double) <= nb; k += (int)sizeof(double)) {
-            double g;
-            memcpy(&g, (const char *)blob + k, sizeof(g));
-            dv_push(&itl, g);
-        }
-    }
-    r->ttft_ms = ttft.v, r->nttft = ttft.n;
-    r->e2e_ms = e2e.v, r->ne2e = e2e.n;
-    r->req_tok_s = rts.v, r->nreq_tok_s = rts.n;
-    r->itl_ms = itl.v, r->nitl = itl.n;
-    if (read_end(s, st, sr, "read the requests") < 0)
+    if (mp_store_load_metrics(s, id, r, legacy) < 0)
         return MP_EDB;
     /* generated texts */
     r->ntexts = 0;
@@ -234,7 +199,7 @@ static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attemp
             r->quality_texts[idx] = col_str(st, 2);
         }
     }
-    int trc = read_end(s, st, sr, "read the generated texts");
+    int trc = mp_store_read_end(s, st, sr, "read the generated texts");
     if (trc < 0)
         return trc;
     return load_delivery(s, id, r);
@@ -256,7 +221,7 @@ static int load_fp(struct mp_store *s, struct mp_report *rep)
             *f[i] = col_str(st, i);
         }
     }
-    if (read_end(s, st, sr, "read the fingerprint") < 0)
+    if (mp_store_read_end(s, st, sr, "read the fingerprint") < 0)
         return MP_EDB;
     if (s->version >= 3) {
         if (mp_store_prep(s, &st, "SELECT checkpoint_json FROM fingerprint WHERE id = 1") < 0)
@@ -264,7 +229,7 @@ static int load_fp(struct mp_store *s, struct mp_report *rep)
         sr = sqlite3_step(st);
         if (sr == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
             mp_report_set_checkpoint_json(rep, (const char *)sqlite3_column_text(st, 0));
-        if (read_end(s, st, sr, "read the checkpoint") < 0)
+        if (mp_store_read_end(s, st, sr, "read the checkpoint") < 0)
             return MP_EDB;
     }
     return 0;
@@ -289,7 +254,7 @@ int mp_store_load_fp_extra(struct mp_store *s, struct mp_fp_extra *x)
         x->gpu_source = col_str(st, 2);
         x->model_dir = col_str(st, 3);
     }
-    if (read_end(s, st, sr, "read the fingerprint") < 0)
+    if (mp_store_read_end(s, st, sr, "read the fingerprint") < 0)
         return MP_EDB;
     if (s->version >= 3) {
         if (mp_store_prep(s, &st, "SELECT checkpoint_json FROM fingerprint WHERE id = 1") < 0)
@@ -297,7 +262,7 @@ int mp_store_load_fp_extra(struct mp_store *s, struct mp_fp_extra *x)
         sr = sqlite3_step(st);
         if (sr == SQLITE_ROW)
             x->checkpoint_json = col_str(st, 0);
-        if (read_end(s, st, sr, "read the checkpoint") < 0)
+        if (mp_store_read_end(s, st, sr, "read the checkpoint") < 0)
             return MP_EDB;
     }
     return 0;
@@ -328,7 +293,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         return MP_EDB;
     int sr = sqlite3_step(st);
     if (sr != SQLITE_ROW) {
-        if (read_end(s, st, sr, "read the run") < 0)
+        if (mp_store_read_end(s, st, sr, "read the run") < 0)
             return MP_EDB;
         return -ENOENT;
     }
@@ -345,7 +310,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         rep->moeprobe_version = ver;
     }
     sqlite3_finalize(st);
-    if ((rc = load_fp(s, rep)) < 0)
+    if ((rc = load_fp(s, rep)) < 0 || (rc = mp_store_load_workload(s, rep)) < 0)
         return rc;
 
     /* candidates */
@@ -370,7 +335,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         done[i] = sqlite3_column_int(st, 5) != 0;
         rep->c[i].unfinished = !done[i];
     }
-    if (read_end(s, st, sr, "read the candidates") < 0)
+    if (mp_store_read_end(s, st, sr, "read the candidates") < 0)
         rc = MP_EDB;
 
     for (size_t i = 0; i < rep->n && rc == 0; i++) {
@@ -406,7 +371,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             sqlite3_finalize(st);
             break;
         }
-        if (read_end(s, st, sr, "read the attempts") < 0) {
+        if (mp_store_read_end(s, st, sr, "read the attempts") < 0) {
             rc = MP_EDB;
             break;
         }
@@ -438,7 +403,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             dg->note = col_str(st, 8);
             dg->launch_site = col_str(st, 9);
         }
-        if (read_end(s, st, sr, "read the diagnoses") < 0)
+        if (mp_store_read_end(s, st, sr, "read the diagnoses") < 0)
             rc = MP_EDB;
     }
     free(ids);

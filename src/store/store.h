@@ -39,7 +39,7 @@ struct mp_diagnosis;
 struct mp_attempt_result;
 
 #define MP_STORE_DB_NAME "moeprobe.db"
-#define MP_STORE_SCHEMA_VERSION 8
+#define MP_STORE_SCHEMA_VERSION 9
 
 /* ---- the secret mask ---- */
 
@@ -133,6 +133,13 @@ int mp_store_run_finish(struct mp_store *s, const char *finished, bool interrupt
 /* Count a resume of this run. */
 int mp_store_run_resumed(struct mp_store *s, const char *when);
 
+/* Record the workload the run sends (replaces the stored one): every phase
+ * (name, level, requests, duration, input tokens), max_tokens, input_tokens,
+ * the API (chat), ignore_eos and the temperature; never the API key. Done
+ * once per store session: later calls return 0 at once. 0 or MP_EDB. */
+struct mp_workload;
+int mp_store_set_workload(struct mp_store *s, const struct mp_workload *w);
+
 /* Store the fingerprint (replaces the stored one). */
 int mp_store_set_fingerprint(struct mp_store *s, const struct mp_fingerprint *fp,
                              const struct mp_fp_extra *x);
@@ -164,15 +171,14 @@ struct mp_store_request {
     int http_status;
     double start_s, ttft_ms, e2e_ms; /* ttft_ms < 0: no token */
     int output_tokens, chunks;
-    double req_tok_s;          /* < 0: not computed */
-    const double *itl_ms;      /* inter-token gaps */
-    size_t nitl;
+    double req_tok_s;          /* < 0: not defined */
     const char *error;         /* NULL = none */
 };
 /* Insert one request in its own transaction. */
 int mp_store_add_request(struct mp_store *s, int64_t attempt, const struct mp_store_request *rq);
-/* The attempt is over: its summary, phases, generated texts and log events
- * (read from server.log), status "done" - one transaction. */
+/* The attempt is over: its summary, phases with their metric histograms
+ * (non-empty buckets), generated texts and log events (read from
+ * server.log), status "done" - one transaction. */
 int mp_store_attempt_finish(struct mp_store *s, int64_t id, const struct mp_attempt_result *r);
 
 /* One minimization test (minimize). */
@@ -198,8 +204,9 @@ int mp_store_mark_interrupted(struct mp_store *s);
 /* ---- reading back ---- */
 
 /* Load the whole run into rep (initialised by the caller with
- * mp_report_init): fingerprint, candidates in order, finished attempts
- * with their samples (while the run is marked interrupted also the attempts
+ * mp_report_init): fingerprint, workload, candidates in order, finished
+ * attempts with their phases' metric histograms (stored as buckets; for a
+ * store older than v9 rebuilt from its raw request rows) (while the run is marked interrupted also the attempts
  * cut short by its signal), diagnoses. done (may be NULL) gets a malloc'ed array
  * of rep->n flags: candidate finished. Returns 0, -ENOENT or MP_EDB. */
 int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done);

@@ -2,6 +2,7 @@
  * percentiles, and the vllm-bench-compatible result summary. */
 #include "compat.h"
 
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -57,7 +58,7 @@ static void check_dist(double (*gen)(void), size_t n)
     }
     free(v);
     mp_hist_free(&h);
-    assert_null(h.counts);
+    assert_null(h.blocks);
 }
 
 static double g_lognormal(void)
@@ -129,7 +130,6 @@ static void t_summary(void **state)
 {
     (void)state;
     const int64_t MS = 1000000;
-    double g1[] = { 10, 10, 10 }, g2[] = { 20 };
     struct mp_lg_result r[4];
     memset(r, 0, sizeof(r));
     /* request 0: start 0, first token at 100 ms, 4 tokens 10 ms apart, usage says 4 */
@@ -138,11 +138,11 @@ static void t_summary(void **state)
     r[0].t_start_ns = 1000 * MS;
     r[0].t_first_token_ns = 1100 * MS;
     r[0].t_last_token_ns = 1130 * MS;
-    r[0].t_end_ns = 1131 * MS;
     r[0].output_tokens = 4;
     r[0].chunks = 4;
-    r[0].gaps_ms = g1;
-    r[0].ngaps = 3;
+    r[0].t_end_ns = 1900 * MS; /* [DONE] and the end of the body come much later */
+    for (int i = 0; i < 3; i++)
+        mp_hist_add(&r[0].itl_ms, 10);
     /* request 1: first token at 50 ms, 2 tokens 20 ms apart */
     r[1].kind = MP_LG_GEN;
     r[1].outcome = MP_LG_OK;
@@ -151,8 +151,7 @@ static void t_summary(void **state)
     r[1].t_last_token_ns = 1070 * MS;
     r[1].output_tokens = 2;
     r[1].chunks = 2;
-    r[1].gaps_ms = g2;
-    r[1].ngaps = 1;
+    mp_hist_add(&r[1].itl_ms, 20);
     /* a failure and a GET: excluded */
     r[2].kind = MP_LG_GEN;
     r[2].outcome = MP_LG_STREAM_ERROR;
@@ -166,19 +165,112 @@ static void t_summary(void **state)
     assert_int_equal(s.output_tokens, 6);
     assert_true(fabs(s.agg_tok_s - 3.0) < 1e-9);
     assert_int_equal(s.ttft.n, 2);
-    assert_true(fabs(s.ttft.p50 - 75) < 1e-6);
+    /* nearest rank within 1 %; mean, std, min, max exact */
+    assert_true(fabs(s.ttft.p50 - 50) <= 0.5);
     assert_true(fabs(s.ttft.mean - 75) < 1e-6);
-    assert_true(fabs(s.ttft.p99 - 99.5) < 1e-6);
+    assert_true(fabs(s.ttft.std - 25) < 1e-6);
+    assert_true(fabs(s.ttft.p99 - 100) <= 1);
     assert_int_equal(s.itl.n, 4);
-    assert_true(fabs(s.itl.p50 - 10) < 1e-6);
+    assert_true(fabs(s.itl.p50 - 10) <= 0.1);
     assert_true(fabs(s.itl.max - 20) < 1e-6);
-    assert_true(fabs(s.e2el.p50 - 100) < 1e-6); /* 130 and 70 */
-    assert_true(fabs(s.tpot.p50 - 15) < 1e-6);  /* 10 and 20 */
-    assert_true(fabs(s.req_tok_s_median - 75) < 1e-6); /* 100 and 50 tok/s */
+    assert_true(fabs(s.itl.mean - 12.5) < 1e-6);
+    assert_true(fabs(s.e2el.max - 130) < 1e-6); /* to the last token, not the end at 900 ms */
+    assert_true(fabs(s.e2el.min - 70) < 1e-6);
+    assert_true(fabs(s.tpot.min - 10) < 1e-6 && fabs(s.tpot.max - 20) < 1e-6);
+    assert_true(fabs(s.req_tok_s_median - 50) <= 0.5); /* 100 and 50 tok/s */
     assert_true(fabs(s.req_tok_s_mean - 75) < 1e-6);
+    struct mp_lg_req_metrics q;
+    mp_lg_request_metrics(&r[0], &q);
+    assert_true(q.ok);
+    assert_true(fabs(q.ttft_ms - 100) < 1e-9 && fabs(q.e2el_ms - 130) < 1e-9);
+    assert_true(fabs(q.tpot_ms - 10) < 1e-9 && fabs(q.tok_s - 100) < 1e-9);
+    mp_lg_request_metrics(&r[2], &q);
+    assert_false(q.ok);
+    assert_true(q.tpot_ms < 0 && q.tok_s < 0);
+    mp_hist_free(&r[0].itl_ms);
+    mp_hist_free(&r[1].itl_ms);
     mp_lg_summarize(r, 0, 0, &s);
     assert_int_equal(s.requests, 0);
     assert_true(s.agg_tok_s == 0);
+}
+
+/* the standard deviation: exact (population), also across merges */
+static void t_stddev(void **state)
+{
+    (void)state;
+    struct mp_hist a = MP_HIST_INIT, b = MP_HIST_INIT, all = MP_HIST_INIT;
+    assert_true(mp_hist_stddev(&a) == 0);
+    mp_hist_add(&a, 5);
+    assert_true(mp_hist_stddev(&a) == 0);
+    double v[] = { 2, 4, 4, 4, 5, 5, 7, 9 }; /* numpy.std = 2 */
+    mp_hist_free(&a);
+    for (size_t i = 0; i < 8; i++) {
+        mp_hist_add(i < 3 ? &a : &b, v[i]);
+        mp_hist_add(&all, v[i]);
+    }
+    assert_true(fabs(mp_hist_stddev(&all) - 2) < 1e-12);
+    mp_hist_merge(&a, &b);
+    assert_true(fabs(mp_hist_stddev(&a) - 2) < 1e-12);
+    assert_true(fabs(mp_hist_mean(&a) - 5) < 1e-12);
+    /* a large offset: Welford keeps the precision that sum-of-squares loses */
+    struct mp_hist c = MP_HIST_INIT;
+    for (int i = 0; i < 1000; i++)
+        mp_hist_add(&c, 1e6 + (i % 2 ? 1 : -1));
+    assert_true(fabs(mp_hist_stddev(&c) - 1) < 1e-6);
+    mp_hist_free(&a);
+    mp_hist_free(&b);
+    mp_hist_free(&all);
+    mp_hist_free(&c);
+}
+
+/* buckets out and in (the store's round trip), sparseness, quantiles */
+static void t_buckets(void **state)
+{
+    (void)state;
+    struct mp_hist h = MP_HIST_INIT, back = MP_HIST_INIT;
+    for (int i = 0; i < 100000; i++)
+        mp_hist_add(&h, g_lognormal());
+    unsigned nb = 0, i;
+    uint64_t c, total = 0;
+    for (i = 0; mp_hist_next_bucket(&h, &i, &c); i++) {
+        assert_true(i < MP_HIST_NBUCKETS);
+        assert_int_equal(mp_hist_add_bucket(&back, i, c), 0);
+        total += c;
+        nb++;
+    }
+    assert_int_equal(total, h.n);
+    assert_true(nb > 100 && nb < 1200);
+    back.n = h.n;
+    back.sum = h.sum;
+    back.m2 = h.m2;
+    back.min = h.min;
+    back.max = h.max;
+    for (double p = 1; p < 100; p += 7)
+        assert_true(mp_hist_percentile(&back, p) == mp_hist_percentile(&h, p));
+    assert_int_equal(mp_hist_add_bucket(&back, MP_HIST_NBUCKETS, 1), -EINVAL);
+    /* sparse: a narrow distribution allocates few 64-bucket blocks */
+    struct mp_hist n = MP_HIST_INIT;
+    for (int k = 0; k < 1000000; k++)
+        mp_hist_add(&n, 17 + (k % 100) * 0.01); /* 17 .. 18 ms: one octave */
+    size_t blocks = 0;
+    for (unsigned k = 0; k < MP_HIST_NBUCKETS / 64; k++)
+        blocks += n.blocks[k] != NULL;
+    assert_int_equal(blocks, 1);
+    /* quantiles: ascending, k of them, the shape of the distribution */
+    double q[100];
+    assert_int_equal(mp_hist_quantiles(&n, q, 100), 100);
+    for (int k = 1; k < 100; k++)
+        assert_true(q[k] >= q[k - 1]);
+    assert_true(fabs(q[50] - 17.5) < 0.25);
+    struct mp_hist e = MP_HIST_INIT;
+    assert_int_equal(mp_hist_quantiles(&e, q, 100), 0);
+    mp_hist_add(&e, 3);
+    assert_int_equal(mp_hist_quantiles(&e, q, 100), 1);
+    assert_true(q[0] == 3);
+    mp_hist_free(&h);
+    mp_hist_free(&back);
+    mp_hist_free(&n);
+    mp_hist_free(&e);
 }
 
 int main(void)
@@ -188,6 +280,8 @@ int main(void)
         cmocka_unit_test(t_edges_and_merge),
         cmocka_unit_test(t_numpy),
         cmocka_unit_test(t_summary),
+        cmocka_unit_test(t_stddev),
+        cmocka_unit_test(t_buckets),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,10 +146,8 @@ static void test_page(void **state)
     a.phases[0].ok = 1;
     a.phases[0].failed = 1;
     a.phases[0].tok_s = 12.5;
-    a.nttft = 2;
-    a.ttft_ms = xcalloc(2, sizeof(double));
-    a.ttft_ms[0] = 3;
-    a.ttft_ms[1] = 4;
+    mp_hist_add(&a.phases[0].m.ttft_ms, 3);
+    mp_hist_add(&a.phases[0].m.ttft_ms, 4);
     mp_report_add_attempt(&rep, 0, &a);
     mp_report_finalize(&rep);
 

@@ -18,6 +18,8 @@
 #include "report/report.h"
 #include "sched/internal.h"
 #include "sched/sched.h"
+#include "store/store.h"
+#include "hist.h"
 #include "version.h"
 #include "xalloc.h"
 
@@ -110,26 +112,59 @@ static void put_file(const char *dir, const char *name, const char *text)
     free(p);
 }
 
-static void task(const char *run, const char *name, const char *gpu, double tok_s)
+/* A task's evidence store, as a task's qualify of one candidate leaves it:
+ * one clean attempt whose sequential phase ran at tok_s, with its latency
+ * histograms (ttft_ms of the TTFT samples). */
+static void task(const char *run, const char *name, const char *gpu, double tok_s, double ttft_ms)
 {
     char *d = xasprintf("%s/tasks/%s", run, name);
     mkdir(d, 0777);
-    char *j = xasprintf(
-        "{\"moeprobe_version\": \"0.1.0\", \"fingerprint\": {\"gpu\": \"%s\", \"engine\": \"vllm\","
-        " \"engine_version\": \"0.19.0\", \"model\": \"m\", \"host_arch\": \"x86_64\"},"
-        " \"started\": \"2026-12-02T10:00:00Z\", \"finished\": \"2026-12-02T10:01:00Z\","
-        " \"candidates\": [{\"name\": \"%s\", \"knobs\": {\"env\": {}, \"args\": [\"--moe-backend\", \"%s\"]},"
-        "  \"resolved\": {\"moe_backend\": \"B_%s\", \"moe_candidates\": []}, \"unknown_env\": [],"
-        "  \"throughput\": {\"phases\": [{\"phase\": \"sequential\", \"level\": 1, \"planned\": 10,"
-        "   \"ok\": 10, \"failed\": 0, \"wall_s\": 1, \"tok_s\": %g}]},"
-        "  \"latency_ms\": {\"ttft_p50\": 10, \"ttft_p99\": 30},"
-        "  \"crash\": null, \"diagnosis\": null, \"output_check\": null,"
-        "  \"evidence\": [\"attempts/%s-1/server.log:7\"],"
-        "  \"attempts\": [{\"dir\": \"attempts/%s-1\", \"launch_blocking\": false,"
-        "   \"outcome\": \"clean\", \"requests_ok\": 11, \"requests_failed\": 0}]}]}\n",
-        gpu, name, name, name, tok_s, name, name);
-    put_file(d, "report.json", j);
-    free(j);
+    struct mp_store *s = NULL;
+    assert_int_equal(mp_store_open(d, MP_STORE_CREATE | MP_STORE_LOCK, &s, NULL), 0);
+    char *argv[] = {"qualify"};
+    assert_int_equal(mp_store_run_begin(s, "qualify", argv, 1, "0.1.0", "2026-12-02T10:00:00Z"), 0);
+    struct mp_fingerprint fp = {0};
+    fp.gpu = (char *)gpu;
+    fp.engine = "vllm";
+    fp.engine_version = "0.19.0";
+    fp.model = "m";
+    fp.host_arch = "x86_64";
+    assert_int_equal(mp_store_set_fingerprint(s, &fp, NULL), 0);
+    struct mp_candidate c;
+    char *knobs = xasprintf("--moe-backend %s", name);
+    assert_int_equal(mp_candidate_from_knobs(name, knobs, &c, NULL), 0);
+    free(knobs);
+    assert_int_equal(mp_store_candidate(s, 0, &c), 0);
+    char *dir = xasprintf("%s/attempts/%s-1", d, name);
+    int64_t id = 0;
+    assert_int_equal(mp_store_attempt_begin(s, 0, 1, false, dir, &id), 0);
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CLEAN;
+    r.req_ok = 11;
+    r.res.moe_backend = xasprintf("B_%s", name);
+    r.res.moe_backend_line = 7;
+    r.nphases = 1;
+    struct mp_phase_result *ph = &r.phases[0];
+    snprintf(ph->name, sizeof(ph->name), "sequential");
+    ph->level = 1;
+    ph->planned = ph->ok = 10;
+    ph->wall_s = 1;
+    ph->tok_s = tok_s;
+    ph->tokens = (long)tok_s;
+    for (int k = 0; k < 10; k++) {
+        mp_hist_add(&ph->m.ttft_ms, ttft_ms);
+        mp_hist_add(&ph->m.e2e_ms, ttft_ms + 100);
+        mp_hist_add(&ph->m.itl_ms, 5);
+        mp_hist_add(&ph->m.req_tok_s, tok_s);
+    }
+    assert_int_equal(mp_store_attempt_finish(s, id, &r), 0);
+    assert_int_equal(mp_store_candidate_done(s, 0, NULL), 0);
+    assert_int_equal(mp_store_run_finish(s, "2026-12-02T10:01:00Z", false), 0);
+    mp_store_close(s);
+    mp_attempt_result_release(&r);
+    mp_candidate_release(&c);
+    free(dir);
     free(d);
 }
 
@@ -155,9 +190,18 @@ static void t_merge(void **state)
     char *tasks = xasprintf("%s/tasks", run);
     mkdir(run, 0777);
     mkdir(tasks, 0777);
-    task(run, "x", "RTX", 10);
-    task(run, "y", "RTX", 20);
-    put_file(tasks, "index.txt", "x\ny\nz\n");
+    task(run, "x", "RTX", 10, 12);
+    task(run, "y", "RTX", 20, 40);
+    put_file(tasks, "index.txt", "x\ny\nz\nw\n");
+    /* w ran and ended well but left only a report.json, no database: a
+     * failed task (its numbers are never made up from the JSON) */
+    char *wd = xasprintf("%s/w", tasks);
+    mkdir(wd, 0777);
+    put_file(wd, "report.json", "{\"candidates\": [{\"name\": \"w\", \"latency_ms\": "
+                                "{\"ttft_p50\": 1, \"ttft_p99\": 2}, \"attempts\": []}]}\n");
+    struct mp_sched_rec wrec = {.candidate = "w", .host = "node8", .start_ns = 1, .end_ns = 2,
+                                .exit_code = 0};
+    assert_int_equal(mp_sched_rec_write(wd, &wrec), 0);
     /* z never ran: a gap; its record says why */
     char *zd = xasprintf("%s/z", tasks);
     mkdir(zd, 0777);
@@ -179,10 +223,20 @@ static void t_merge(void **state)
     assert_non_null(strstr(j, "\"candidate\":\t\"y\""));
     assert_non_null(strstr(j, "tasks/x/attempts/x-1/server.log:7"));
     assert_non_null(strstr(j, "ended with exit 137 on node7"));
+    assert_non_null(strstr(j, "the task for 'w' ended with exit 0 on node8 and left no evidence "
+                              "store (moeprobe.db): a task without a database is a failed task"));
+    /* the latency comes from the tasks' histograms, merged as stored */
+    assert_non_null(strstr(j, "\"ttft_p50\":\t40"));
+    assert_null(strstr(j, "\"ttft_p50\":\t1,"));
     free(j);
 
     /* y on another GPU: side by side, never one recommendation */
-    task(run, "y", "H100", 20);
+    char *yd = xasprintf("%s/y", tasks);
+    char *cmd0 = xasprintf("rm -rf '%s'", yd);
+    assert_int_equal(system(cmd0), 0);
+    free(cmd0);
+    free(yd);
+    task(run, "y", "H100", 20, 40);
     rc = mp_sched_merge(run, true, true);
     assert_int_equal(rc, 0);
     j = slurp(p);
@@ -208,6 +262,7 @@ static void t_merge(void **state)
     free(p2);
     free(p);
     free(zd);
+    free(wd);
     free(tasks);
     char *cmd = xasprintf("rm -rf '%s'", tmpdir);
     assert_int_equal(system(cmd), 0);

@@ -10,12 +10,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "hist.h"
 #include "report/report.h"
 #include "store/store.h"
 #include "version.h"
@@ -158,10 +160,9 @@ static void test_lock_and_roundtrip(void **state)
     assert_int_equal(idx, 1);
     int64_t id = 0;
     assert_int_equal(mp_store_attempt_begin(s, 0, idx, false, "/x/tok-1", &id), 0);
-    double gaps[] = {1.5, 2.5};
     struct mp_store_request rq = {.seq = 1, .req_id = 7, .phase = "warmup", .outcome = "ok",
                                   .http_status = 200, .ttft_ms = 12, .e2e_ms = 40,
-                                  .output_tokens = 3, .req_tok_s = 50, .itl_ms = gaps, .nitl = 2,
+                                  .output_tokens = 3, .req_tok_s = 50,
                                   .error = "echo hunter22"};
     assert_int_equal(mp_store_add_request(s, id, &rq), 0);
     assert_int_equal(mp_store_add_request(s, id, &rq), MP_EDB); /* duplicate seq */
@@ -497,12 +498,170 @@ static void test_delivery_migration(void **state)
     free(dir);
 }
 
+/* Schema v9: the metric histograms as buckets, the workload; and a v8
+ * store's raw request rows (with their per-request ITL blobs) rebuilt into
+ * histograms, read-only (unmigrated) and after the migration. */
+static int64_t count_rows(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+static void test_metrics_v9(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *path = xasprintf("%s/%s", dir, MP_STORE_DB_NAME);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(mp_db_migrate(db, 8, NULL), 0);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO run(id, subcommand, argv, moeprobe_version, started)"
+                                  " VALUES (1, 'qualify', '[]', '0.0.9', 'then');"
+                                  "INSERT INTO candidates(pos, name, env, args, done)"
+                                  " VALUES (0, 'old', '[]', '[]', 1);"
+                                  "INSERT INTO attempts(candidate_id, idx, launch_blocking, dir, status,"
+                                  " outcome, req_ok) VALUES (1, 1, 0, 'attempts/old-1', 'done', 'clean', 3);"
+                                  "INSERT INTO phases(attempt_id, pos, name, level, planned, ok, failed,"
+                                  " wall_s, tokens, tok_s, req_tok_s_p50) VALUES"
+                                  " (1, 0, 'warmup', 1, 1, 1, 0, 1, 5, 5, 40),"
+                                  " (1, 1, 'sequential', 1, 2, 2, 1, 2, 10, 5, 50);",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "INSERT INTO requests(attempt_id, seq, phase, outcome, ttft_ms,"
+                                        " e2e_ms, output_tokens, req_tok_s, itl) VALUES (1,?,?,?,?,?,?,?,?)",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    /* warmup: 1 ok; sequential: 2 ok and a failure (not evidence) */
+    const char *ph[] = {"warmup", "sequential", "sequential", "sequential"};
+    const char *oc[] = {"ok", "ok", "ok", "stream-cut"};
+    double ttft[] = {100, 20, 30, 5}, e2e[] = {140, 60, 90, 6};
+    double itl[4][4] = {{10, 10, 10, 10}, {10, 10, 10, 10}, {15, 15, 15, 15}, {1, 1, 1, 1}};
+    for (int i = 0; i < 4; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int(st, 1, i + 1);
+        sqlite3_bind_text(st, 2, ph[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, oc[i], -1, SQLITE_STATIC);
+        sqlite3_bind_double(st, 4, ttft[i]);
+        sqlite3_bind_double(st, 5, e2e[i]);
+        sqlite3_bind_int(st, 6, 5);
+        sqlite3_bind_double(st, 7, 100);
+        sqlite3_bind_blob(st, 8, itl[i], sizeof(itl[i]), SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: read-only, a v8 store as it is; pass 1: migrated to v9 */
+        struct mp_report rep;
+        load_one(dir, pass ? MP_STORE_LOCK : MP_STORE_READONLY, &rep);
+        assert_false(rep.has_workload);
+        const struct mp_attempt_result *a = &rep.c[0].attempts[0];
+        assert_int_equal(a->nphases, 2);
+        const struct mp_phase_metrics *w = &a->phases[0].m, *q = &a->phases[1].m;
+        assert_int_equal(w->ttft_ms.n, 1);
+        assert_true(w->ttft_ms.min == 100);
+        assert_int_equal(q->ttft_ms.n, 2);
+        assert_true(q->ttft_ms.min == 20 && q->ttft_ms.max == 30);
+        assert_int_equal(q->itl_ms.n, 8);
+        assert_true(q->itl_ms.max == 15);
+        assert_true(fabs(mp_hist_mean(&q->itl_ms) - 12.5) < 1e-9);
+        assert_int_equal(q->tpot_ms.n, 2); /* (60-20)/4, (90-30)/4 */
+        assert_true(q->tpot_ms.min == 10 && q->tpot_ms.max == 15);
+        assert_int_equal(q->e2e_ms.n, 2);
+        assert_int_equal(q->req_tok_s.n, 2);
+        mp_report_release(&rep);
+    }
+    assert_int_equal(count_rows(path, "PRAGMA user_version"), MP_STORE_SCHEMA_VERSION);
+
+    /* v9: histograms written as buckets, read back as they were */
+    struct mp_store *s = NULL;
+    assert_int_equal(mp_store_open(dir, MP_STORE_LOCK, &s, NULL), 0);
+    struct mp_workload wl;
+    mp_workload_default(&wl);
+    wl.max_tokens = 77;
+    wl.input_tokens = 512;
+    wl.chat = true;
+    wl.temperature = 0.5;
+    wl.api_key = "sk-never-stored-9876";
+    wl.phases[1].duration_s = 600;
+    assert_int_equal(mp_store_set_workload(s, &wl), 0);
+    wl.max_tokens = 1; /* once per session: the run's workload stays */
+    assert_int_equal(mp_store_set_workload(s, &wl), 0);
+    struct mp_candidate c = {0};
+    c.name = xstrdup("new");
+    assert_int_equal(mp_store_candidate(s, 1, &c), 0);
+    int64_t id = 0;
+    assert_int_equal(mp_store_attempt_begin(s, 1, 1, false, "/x/new-1", &id), 0);
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CLEAN;
+    r.nphases = 2;
+    snprintf(r.phases[0].name, sizeof(r.phases[0].name), "warmup");
+    snprintf(r.phases[1].name, sizeof(r.phases[1].name), "soak");
+    for (int i = 0; i < 200000; i++) {
+        mp_hist_add(&r.phases[1].m.itl_ms, 20 + (i % 1000) * 0.013);
+        if (i % 100 == 0) {
+            mp_hist_add(&r.phases[1].m.ttft_ms, 50 + i * 1e-4);
+            mp_hist_add(&r.phases[1].m.req_tok_s, 50 - (i % 7));
+        }
+    }
+    assert_int_equal(mp_store_attempt_finish(s, id, &r), 0);
+    mp_store_close(s);
+    struct mp_report rep;
+    load_one(dir, MP_STORE_READONLY, &rep);
+    assert_true(rep.has_workload);
+    assert_int_equal(rep.workload.max_tokens, 77);
+    assert_int_equal(rep.workload.input_tokens, 512);
+    assert_true(rep.workload.chat && rep.workload.ignore_eos);
+    assert_true(rep.workload.temperature == 0.5);
+    assert_null(rep.workload.api_key);
+    assert_int_equal(rep.workload.nphases, wl.nphases);
+    assert_string_equal(rep.workload.phases[1].name, wl.phases[1].name);
+    assert_int_equal(rep.workload.phases[1].requests, wl.phases[1].requests);
+    assert_true(rep.workload.phases[1].duration_s == 600);
+    const struct mp_attempt_result *b = &rep.c[1].attempts[0];
+    assert_int_equal(b->nphases, 2);
+    assert_int_equal(b->phases[0].m.itl_ms.n, 0);
+    const struct mp_phase_metrics *m = &b->phases[1].m, *o = &r.phases[1].m;
+    const struct mp_hist *hb[] = {&m->itl_ms, &m->ttft_ms, &m->req_tok_s};
+    const struct mp_hist *ho[] = {&o->itl_ms, &o->ttft_ms, &o->req_tok_s};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(hb[k]->n, ho[k]->n);
+        assert_true(hb[k]->sum == ho[k]->sum && hb[k]->m2 == ho[k]->m2);
+        assert_true(hb[k]->min == ho[k]->min && hb[k]->max == ho[k]->max);
+        for (double p = 0; p <= 100; p += 2.5)
+            assert_true(mp_hist_percentile(hb[k], p) == mp_hist_percentile(ho[k], p));
+    }
+    mp_report_release(&rep);
+    mp_attempt_result_release(&r);
+    mp_candidate_release(&c);
+    /* bounded: 200000 samples are a few hundred bucket rows */
+    assert_true(count_rows(path, "SELECT count(*) FROM metric_buckets") < 600);
+    char *cmd = xasprintf("grep -qa sk-never-stored '%s'", path);
+    assert_int_not_equal(system(cmd), 0);
+    free(cmd);
+    free(path);
+    rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_migrate_from_v1),
         cmocka_unit_test(test_read_v3_unmigrated),
         cmocka_unit_test(test_delivery_migration),
+        cmocka_unit_test(test_metrics_v9),
         cmocka_unit_test(test_lock_and_roundtrip),
         cmocka_unit_test(test_mask),
         cmocka_unit_test(test_fingerprint_nvml),
