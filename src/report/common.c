@@ -22,15 +22,6 @@
 
 #include "report/internal.h"
 
-#ifndef MP_HIST_NBUCKETS
-/* base/hist.h before mp_hist_stddev (branch evidence): std unknown */
-static double mp_hist_stddev(const struct mp_hist *h)
-{
-    (void)h;
-    return -1;
-}
-#endif
-
 double mp_rep_seq_tok_s(const struct mp_attempt_result *a)
 {
     for (size_t i = 0; a && i < a->nphases; i++) {
