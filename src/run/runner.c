@@ -151,7 +151,9 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     int index = (int)c->nattempts + 1;
     int64_t att_id = 0;
     if (ctx->store) {
-        if (mp_store_candidate(ctx->store, ci, &c->cand) < 0 ||
+        /* the run's workload, once per store session (the store skips repeats) */
+        if (mp_store_set_workload(ctx->store, ctx->wl ? ctx->wl : wl) < 0 ||
+            mp_store_candidate(ctx->store, ci, &c->cand) < 0 ||
             mp_store_next_index(ctx->store, ci, &index) < 0)
             return mp_error("cannot write the evidence store: %s", mp_store_errmsg(ctx->store));
     }

@@ -1,5 +1,7 @@
-/* store.c - the SQLite evidence store: opening, locking, schema and its
- * migrations, and every write. Reading back is in load.c. */
+/* store.c - the SQLite evidence store: opening, locking, the run, the
+ * fingerprint, candidates, the start of an attempt, minimization tests and
+ * resume. The schema is in schema.c, what an attempt records in record.c
+ * and metrics.c, reading back in load.c. */
 #include "store/internal.h"
 
 #include <cjson/cJSON.h>
