@@ -60,8 +60,6 @@ for c in r["candidates"]:
         assert want * 0.99 <= p["median_tpot_ms"] <= want * 1.15, (where, p["median_tpot_ms"], want)
         assert rate[c["name"]] / 1.15 <= p["median_request_tok_s"] <= rate[c["name"]] * 1.01, \
             (where, p["median_request_tok_s"])
-        # TPOT and the decode rate are one request's inverse of each other
-        assert abs(p["median_request_tok_s"] * p["median_tpot_ms"] / 1000 - 1) <= 0.02, where
         # E2E = TTFT + 9 token gaps
         assert p["mean_e2el_ms"] >= p["mean_ttft_ms"] + 9 * p["mean_tpot_ms"] * 0.98, where
     # the older keys stay
