@@ -453,6 +453,9 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     int exit_code = MP_EXIT_INTERNAL;
     struct mp_report rep;
     mp_report_init(&rep, o.out_dir);
+    rep.workload = o.wl; /* what every attempt sends, as the store records it (report.json) */
+    rep.workload.api_key = NULL;
+    rep.has_workload = true;
     struct mp_knowledge *kn_owned = NULL;
     const struct mp_knowledge *kn = mp_knowledge_builtin();
     int sfd = -1;

@@ -21,6 +21,8 @@ contention = 0
 tokens_per_second = 25
 contention = 0
 EOF
+# the store must hold every number the live run reported (the report is rendered from it)
+export MOEPROBE_CHECK_STORE=1
 qualify m "$Q_TMP/paced.ini" --quiet --seq 4 --conc 2:4 --max-tokens 10 --input-tokens 64 \
     --no-quality --grace 3 --percentiles 50,95 --candidate 'auto:' --candidate 'marlin: --moe-backend marlin'
 [ "$Q_RC" -eq 0 ] || { cat "$Q_TMP/m.stderr"; fail "qualify exit $Q_RC"; }
@@ -54,6 +56,10 @@ for c in r["candidates"]:
         assert abs(p["request_throughput"] - p["ok"] / p["wall_s"]) <= 0.02 * p["request_throughput"], where
         assert abs(p["output_throughput"] - p["tok_s"]) <= 0.002, where
         assert p["total_output_tokens"] == 10 * p["ok"], where
+        # the engine's usage.prompt_tokens: about 64 a request
+        assert abs(p["total_input_tokens"] - 64 * p["ok"]) <= 0.05 * 64 * p["ok"], (where, p["total_input_tokens"])
+        tot = (p["total_input_tokens"] + p["total_output_tokens"]) / p["wall_s"]
+        assert abs(p["total_token_throughput"] - tot) <= 0.02 * tot, (where, p["total_token_throughput"], tot)
         # the engine's configured rate, within the histogram's 1 % and the host's scheduling
         # (sleeps only ever overrun: at most 15 % here)
         want = 1000.0 / rate[c["name"]]
@@ -78,6 +84,8 @@ for c in auto marlin; do
         grep -Eq "^\| $c \| $ph \| [12] \| [0-9]+ \| [0-9.]+ / [0-9.]+ \|" "$md" || fail "no md row $c $ph"
     done
 done
+grep -Eq '^\| auto \| sequential \| 1 \| 4 \|( [0-9.]+ / [0-9.]+ \|){4}( [0-9.]+ \|){3}$' "$md" ||
+    fail "report.md: the sequential row of auto lacks a number"
 grep -q '^## Candidates$' "$md" || fail "report.md lost its candidates table"
 
 # report RUNDIR: the run's own --percentiles (from the store), not the default
@@ -105,7 +113,7 @@ for x in body:
     c = next(c for c in r["candidates"] if c["name"] == x[0])
     p = next(p for p in c["throughput"]["phases"] if p["phase"] == x[4])
     assert x[col["verdict"]] == "stable", x
-    for k in ("p95_ttft_ms", "mean_tpot_ms", "std_itl_ms", "median_e2el_ms", "request_throughput",
+    for k in ("p95_ttft_ms", "mean_tpot_ms", "total_token_throughput", "std_itl_ms", "median_e2el_ms", "request_throughput",
               "output_throughput", "p50_request_tok_s"):
         assert abs(float(x[col[k]]) - p[k]) <= 0.0015, (x[0], x[4], k, x[col[k]], p[k])
     assert int(x[col["completed"]]) == p["ok"] and int(x[col["concurrency"]]) == p["level"]
