@@ -60,11 +60,12 @@ for c in r["candidates"]:
         assert abs(p["total_input_tokens"] - 64 * p["ok"]) <= 0.05 * 64 * p["ok"], (where, p["total_input_tokens"])
         tot = (p["total_input_tokens"] + p["total_output_tokens"]) / p["wall_s"]
         assert abs(p["total_token_throughput"] - tot) <= 0.02 * tot, (where, p["total_token_throughput"], tot)
-        # the engine's configured rate, within the histogram's 1 % and the host's scheduling
-        # (sleeps only ever overrun: at most 15 % here)
+        # the engine's configured rate, within the histogram's 1 % below and the host's
+        # scheduling above (sleeps only ever overrun; a loaded or sanitized build: up to 1.5x,
+        # still apart from the other backend's 2x)
         want = 1000.0 / rate[c["name"]]
-        assert want * 0.99 <= p["median_tpot_ms"] <= want * 1.15, (where, p["median_tpot_ms"], want)
-        assert rate[c["name"]] / 1.15 <= p["median_request_tok_s"] <= rate[c["name"]] * 1.01, \
+        assert want * 0.99 <= p["median_tpot_ms"] <= want * 1.5, (where, p["median_tpot_ms"], want)
+        assert rate[c["name"]] / 1.5 <= p["median_request_tok_s"] <= rate[c["name"]] * 1.01, \
             (where, p["median_request_tok_s"])
         # E2E = TTFT + 9 token gaps
         assert p["mean_e2el_ms"] >= p["mean_ttft_ms"] + 9 * p["mean_tpot_ms"] * 0.98, where
@@ -92,7 +93,7 @@ grep -q '^## Candidates$' "$md" || fail "report.md lost its candidates table"
 "$MOEPROBE" report --no-write --format json "$Q_DIR" >"$Q_TMP/again.json" 2>"$Q_TMP/again.err" ||
     { cat "$Q_TMP/again.err"; fail "report exit $?"; }
 check "$Q_TMP/again.json" 'r["percentiles"] == [50, 95]' \
-    '"p95_ttft_ms" in c["auto"]["throughput"]["phases"][1]'
+    '"p95_ttft_ms" in c["auto"]["throughput"]["phases"][1]' || fail "report RUNDIR lost the run's --percentiles"
 
 # --format csv: one row per candidate and phase, the same numbers, the formula guard
 "$MOEPROBE" report --format csv "$Q_DIR" >"$Q_TMP/m.csv" 2>"$Q_TMP/csv.err" || { cat "$Q_TMP/csv.err"; fail "csv exit"; }
@@ -127,7 +128,7 @@ PY
     fail "report --percentiles exit"
 check "$Q_TMP/over.json" 'r["percentiles"] == [50, 90, 99.9]' \
     'all(k in c["marlin"]["throughput"]["phases"][2] for k in ("p90_tpot_ms", "p99.9_tpot_ms"))' \
-    '"p95_tpot_ms" not in c["marlin"]["throughput"]["phases"][2]'
+    '"p95_tpot_ms" not in c["marlin"]["throughput"]["phases"][2]' || fail "report --percentiles did not override"
 grep -q '| TTFT ms (p50 / p90 / p99.9) |' "$Q_DIR/report.md" || fail "report.md not rewritten with --percentiles"
 
 # bad lists are usage errors, with a message
