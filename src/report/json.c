@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -213,7 +214,9 @@ static cJSON *workload_json(const struct mp_report *rep)
         cJSON *e = cJSON_CreateObject();
         cJSON_AddItemToObject(e, "name", jstr(s->name));
         cJSON_AddNumberToObject(e, "concurrency", s->level);
-        cJSON_AddNumberToObject(e, "requests", s->requests);
+        /* a soak's timed phase has no count: it runs until its duration */
+        cJSON_AddItemToObject(e, "requests", s->requests < INT_MAX ? cJSON_CreateNumber(s->requests)
+                                                                   : cJSON_CreateNull());
         cJSON_AddItemToObject(e, "duration_s", jnum_or_null(s->duration_s > 0 ? s->duration_s : -1));
         int it = mp_rep_phase_input_tokens(w, i);
         cJSON_AddItemToObject(e, "input_tokens", it > 0 ? cJSON_CreateNumber(it) : cJSON_CreateNull());

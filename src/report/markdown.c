@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,7 +237,11 @@ static void md_workload(const struct mp_report *rep, struct buf *out)
         const struct mp_phase_spec *s = &w->phases[i];
         buf_adds(out, "| ");
         md_cell(out, s->name, 32);
-        buf_printf(out, " | %d | %d | ", s->level, s->requests);
+        buf_printf(out, " | %d | ", s->level);
+        if (s->requests < INT_MAX)
+            buf_printf(out, "%d | ", s->requests);
+        else
+            buf_adds(out, "until the duration | "); /* a soak's timed phase */
         if (s->duration_s > 0)
             buf_printf(out, "%.0f s", s->duration_s);
         else

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +201,12 @@ static void test_json_workload(void **state)
     (void)state;
     struct mp_report rep;
     build(&rep);
+    /* a soak's timed phase: no request count, a duration */
+    struct mp_phase_spec *sk = &rep.workload.phases[rep.workload.nphases++];
+    snprintf(sk->name, sizeof(sk->name), "soak");
+    sk->level = 8;
+    sk->requests = INT_MAX;
+    sk->duration_s = 3600;
     struct buf b = BUF_INIT;
     mp_report_json(&rep, &b);
     cJSON *root = cJSON_Parse(b.data);
@@ -212,7 +219,7 @@ static void test_json_workload(void **state)
     assert_true(cJSON_IsTrue(cJSON_GetObjectItem(sm, "ignore_eos")));
     assert_int_equal((int)num(sm, "temperature"), 0);
     cJSON *ph = cJSON_GetObjectItem(w, "phases");
-    assert_int_equal(cJSON_GetArraySize(ph), 4); /* warmup, sequential, 4:16, prefill */
+    assert_int_equal(cJSON_GetArraySize(ph), 5); /* warmup, sequential, 4:16, prefill, soak */
     cJSON *p2 = cJSON_GetArrayItem(ph, 2);
     assert_string_equal(cJSON_GetObjectItem(p2, "name")->valuestring, "concurrency-4");
     assert_int_equal((int)num(p2, "concurrency"), 4);
@@ -222,6 +229,16 @@ static void test_json_workload(void **state)
     cJSON *p3 = cJSON_GetArrayItem(ph, 3);
     assert_string_equal(cJSON_GetObjectItem(p3, "name")->valuestring, "prefill-8192");
     assert_int_equal((int)num(p3, "input_tokens"), 8192);
+    cJSON *p4 = cJSON_GetArrayItem(ph, 4);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(p4, "requests")));
+    assert_int_equal((int)num(p4, "duration_s"), 3600);
+    /* and in report.md */
+    struct buf md = BUF_INIT;
+    mp_report_markdown(&rep, &md);
+    assert_non_null(strstr(md.data, "| soak | 8 | until the duration | 3600 s | 512 |"));
+    assert_non_null(strstr(md.data, "| prefill-8192 | 1 | 3 | — | 8192 |"));
+    assert_non_null(strstr(md.data, "API `chat` (`/v1/chat/completions`), at most 64 output tokens"));
+    buf_release(&md);
     cJSON_Delete(root);
     buf_release(&b);
     /* the store does not say: null */
