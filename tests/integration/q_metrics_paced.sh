@@ -11,7 +11,7 @@
 # [0.9, 1.5] x its expected value, a rate within [0.67, 1.1] x (a loaded
 # machine only makes latencies longer and rates lower). So doubling every
 # latency or halving every rate in the product path fails, and so does
-# halving a latency or doubling a rate.
+# halving a latency or doubling a rate. The store also holds the workload.
 . "$(dirname "$0")/q_lib.sh"
 command -v sqlite3 >/dev/null || { echo "sqlite3 CLI not installed"; exit 77; }
 qualify paced "$W/paced.ini" --quiet --seq 5 --conc 4:8 --max-tokens 16 --input-tokens 2000 \
@@ -56,5 +56,10 @@ if bad:
     print("\n".join(bad))
     sys.exit(1)
 PY
+# the workload the run sent is in the store (schema v9), never the API key
+wl=$(sqlite3 "$db" "SELECT max_tokens, input_tokens, chat, ignore_eos FROM workload")
+[ "$wl" = "16|2000|0|1" ] || fail "stored workload: '$wl'"
+ph=$(sqlite3 "$db" "SELECT group_concat(name || ':' || level || ':' || requests, ' ') FROM workload_phases")
+[ "$ph" = "warmup:1:1 sequential:1:5 concurrency-4:4:8" ] || fail "stored workload phases: '$ph'"
 assert_no_leftovers
 echo "ok: TTFT, ITL, TPOT, E2E, decode and aggregate rates match the engine's pace"
