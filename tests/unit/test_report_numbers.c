@@ -396,7 +396,7 @@ static void test_csv(void **state)
              "@SUM(1+1)\x1b[2J", "+conc");
     /* a candidate that served no phase: one row, phase cells empty */
     struct mp_candidate c;
-    assert_int_equal(mp_candidate_from_knobs("dead", "VLLM_X=1", &c, NULL), 0);
+    assert_int_equal(mp_candidate_from_knobs("dead", "VLLM_X=1 HF_TOKEN=hf_abcdefghijkl", &c, NULL), 0);
     size_t di = mp_report_add_candidate(&rep, &c);
     mp_candidate_release(&c);
     struct mp_attempt_result a;
@@ -444,6 +444,7 @@ static void test_csv(void **state)
             assert_string_equal(row[col(hdr, nh, "phase")], "'+conc");
         if (rows == 5) {
             assert_string_equal(row[0], "dead");
+            assert_string_equal(row[1], "VLLM_X=1 'HF_TOKEN=***'"); /* never a secret (shell-quoted as in report.md) */
             assert_string_equal(row[col(hdr, nh, "verdict")], "startup-failure");
             assert_string_equal(row[col(hdr, nh, "phase")], "");
             assert_string_equal(row[col(hdr, nh, "p99_ttft_ms")], "");
@@ -454,6 +455,7 @@ static void test_csv(void **state)
     /* RFC 4180: the quoted cell doubles its quotes */
     assert_non_null(strstr(b.data, "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\","));
     assert_null(strchr(b.data, '\x1b'));
+    assert_null(strstr(b.data, "hf_abcdefghijkl"));
     free_cells(hdr, nh);
     buf_release(&b);
 
