@@ -375,6 +375,9 @@ int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct
         mp_report_release(&out);
         return -1;
     }
+    mp_cli_run_percentiles(st, &out); /* --percentiles (numbers: docs/metrics.md) */
+    if (live)
+        mp_cli_run_percentiles(st, live);
     if (live && getenv("MOEPROBE_CHECK_STORE")) {
         /* test hook: the database must hold everything the live model holds */
         struct buf a = BUF_INIT, b = BUF_INIT;
@@ -454,6 +457,9 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     int exit_code = MP_EXIT_INTERNAL;
     struct mp_report rep;
     mp_report_init(&rep, o.out_dir);
+    rep.workload = o.wl; /* what every attempt sends, as the store records it (report.json) */
+    rep.workload.api_key = NULL;
+    rep.has_workload = true;
     struct mp_knowledge *kn_owned = NULL;
     const struct mp_knowledge *kn = mp_knowledge_builtin();
     int sfd = -1;

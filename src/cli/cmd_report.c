@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "cli/commands.h"
+#include "cli/opts.h"
 #include "err.h"
 #include "escape.h"
 #include "report/report.h"
@@ -20,7 +21,8 @@
 #include "xalloc.h"
 
 static const char report_help[] =
-    "usage: moeprobe report [--format md|json|html] [--no-write] [--objective O] RUNDIR\n"
+    "usage: moeprobe report [--format md|json|html|csv] [--percentiles LIST] [--objective O]\n"
+    "                       [--no-write] RUNDIR\n"
     "       moeprobe report --compare [--format md|json] RUNDIR RUNDIR...\n"
     "       moeprobe report --merge [--format md|json] RUNDIR\n"
     "\n"
@@ -34,6 +36,11 @@ static const char report_help[] =
     "\n"
     "--objective sequential|throughput|ttft|tpot ranks the recommendation by another\n"
     "measure than the run's own --objective (see qualify --help).\n"
+    "--format csv prints one row per candidate and phase (latency percentiles,\n"
+    "throughput, verdict; docs/metrics.md) for spreadsheets; the files are\n"
+    "rewritten as for any format. --percentiles LIST (e.g. 50,95,99.9; at most 8,\n"
+    "each in (0, 100]) chooses the latency percentiles; by default the run's own\n"
+    "--percentiles, else 50,90,99.\n"
     "\n"
     "--compare puts runs side by side, one column per run, e.g. before and after\n"
     "an engine upgrade. Runs must share the fingerprint's GPU, compute capability,\n"
@@ -47,7 +54,7 @@ static const char report_help[] =
     "            3 the store cannot be read (damaged, not a database) or the\n"
     "              report not written (full disk, I/O error)\n";
 
-enum { F_MD, F_JSON, F_HTML };
+enum { F_MD, F_JSON, F_HTML, F_CSV };
 
 /* objective >= 0: rank by it instead of the run's own --objective */
 static int load_run(const char *dir, int objective, struct mp_report *rep)
@@ -63,8 +70,10 @@ static int load_run(const char *dir, int objective, struct mp_report *rep)
         mp_warn("%s", mp_store_note(st));
     mp_report_init(rep, dir);
     rc = mp_store_load(st, rep, NULL);
-    if (rc == 0)
+    if (rc == 0) {
         rc = mp_report_objective_from_store(rep, st);
+        mp_cli_run_percentiles(st, rep); /* the run's own --percentiles */
+    }
     if (rc == 0 && objective >= 0)
         rep->objective = (enum mp_objective)objective;
     if (rc < 0)
@@ -274,6 +283,7 @@ int cmd_report(int argc, char **argv)
         {"no-write", no_argument, NULL, 'n'},
         {"merge", no_argument, NULL, 'm'},
         {"objective", required_argument, NULL, 'o'},
+        {"percentiles", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -281,6 +291,8 @@ int cmd_report(int argc, char **argv)
     bool cmp = false, nowrite = false, merge = false;
     int objective = -1; /* the run's own */
     enum mp_objective ob;
+    double pct[MP_REPORT_MAX_PCT];
+    size_t npct = 0;
     optind = 0;
     opterr = 0;
     int c;
@@ -293,8 +305,10 @@ int cmd_report(int argc, char **argv)
                 fmt = F_JSON;
             else if (!strcmp(optarg, "html"))
                 fmt = F_HTML;
+            else if (!strcmp(optarg, "csv"))
+                fmt = F_CSV;
             else {
-                mp_error("--format: '%s' is not md, json or html", optarg);
+                mp_error("--format: '%s' is not md, json, html or csv", optarg);
                 return MP_EXIT_USAGE;
             }
             break;
@@ -314,6 +328,10 @@ int cmd_report(int argc, char **argv)
             }
             objective = (int)ob;
             break;
+        case 'p':
+            if (mp_cli_parse_percentiles(optarg, pct, &npct) < 0)
+                return MP_EXIT_USAGE;
+            break;
         case 'h':
             fputs(report_help, stdout);
             return MP_EXIT_OK;
@@ -328,7 +346,7 @@ int cmd_report(int argc, char **argv)
             mp_error("--compare needs two or more run directories");
             return MP_EXIT_USAGE;
         }
-        if (fmt == F_HTML) {
+        if (fmt == F_HTML || fmt == F_CSV) {
             mp_error("--compare renders md or json");
             return MP_EXIT_USAGE;
         }
@@ -342,6 +360,10 @@ int cmd_report(int argc, char **argv)
         mp_error("--objective does not apply to --merge");
         return MP_EXIT_USAGE;
     }
+    if (merge && fmt == F_CSV) {
+        mp_error("--merge renders md or json");
+        return MP_EXIT_USAGE;
+    }
     if (merge) { /* qualify --gpus/--slurm task results (src/sched) */
         int mc = mp_sched_merge(argv[optind], fmt == F_JSON, true);
         return mc == MP_EXIT_NONE ? MP_EXIT_OK : mc;
@@ -351,7 +373,11 @@ int cmd_report(int argc, char **argv)
     int ec = load_run(dir, objective, &rep);
     if (ec)
         return ec;
-    struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT;
+    if (npct) { /* report --percentiles overrides the run's */
+        memcpy(rep.percentiles, pct, npct * sizeof(pct[0]));
+        rep.npercentiles = npct;
+    }
+    struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT, csv = BUF_INIT;
     mp_report_json(&rep, &j);
     mp_report_markdown(&rep, &md);
     mp_report_html(&rep, &html);
@@ -372,13 +398,16 @@ int cmd_report(int argc, char **argv)
             ec = MP_EXIT_INTERNAL;
         }
     }
-    const struct buf *o = fmt == F_JSON ? &j : fmt == F_HTML ? &html : &md;
+    if (fmt == F_CSV)
+        mp_report_csv(&rep, &csv);
+    const struct buf *o = fmt == F_JSON ? &j : fmt == F_HTML ? &html : fmt == F_CSV ? &csv : &md;
     fwrite(o->data, 1, o->len, stdout);
     if (fflush(stdout) != 0)
         ec = MP_EXIT_INTERNAL;
     buf_release(&j);
     buf_release(&md);
     buf_release(&html);
+    buf_release(&csv);
     mp_report_release(&rep);
     return ec;
 }

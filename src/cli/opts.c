@@ -23,7 +23,7 @@ enum {
     O_CANDIDATE = 256, O_PRESET, O_ONLY, O_OUT, O_PORT, O_READY, O_SEQ, O_CONC, O_MAXTOK, O_INTOK, O_PREFILL,
     O_STALL, O_GRACE, O_API, O_APIKEY, O_NODIAG, O_NODEDUPE, O_DIAGMAX, O_DIAGBUDGET, O_KNOWLEDGE, O_JSON, O_QUIET,
     O_FROM, O_TO, O_NOQUALITY, O_MODELDIR, O_GPUS, O_GPUS_PER, O_SLURM, O_SLURM_ARGS, O_SLURM_SCRIPT,
-    O_RESUME, O_OBJECTIVE,
+    O_RESUME, O_OBJECTIVE, O_PERCENTILES,
 };
 
 static const struct option longopts[] = {
@@ -61,6 +61,7 @@ static const struct option longopts[] = {
     {"slurm-script", required_argument, NULL, O_SLURM_SCRIPT},
     {"resume", required_argument, NULL, O_RESUME},
     {"objective", required_argument, NULL, O_OBJECTIVE},
+    {"percentiles", required_argument, NULL, O_PERCENTILES},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -269,6 +270,10 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
             free(o->slurm_script);
             o->slurm_script = xstrdup(optarg);
             break;
+        case O_PERCENTILES:
+            if (mp_cli_parse_percentiles(optarg, o->percentiles, &o->npercentiles) < 0)
+                return -1;
+            break;
         case O_RESUME:
             free(o->resume);
             o->resume = xstrdup(optarg);
@@ -328,6 +333,106 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
         o->out_dir = xasprintf("moeprobe-run-%s", stamp);
     }
     return 0;
+}
+
+/* One percentile of --percentiles: digits with at most 3 decimals (so that
+ * its report key, "p%g", is exact and two values never share a key), in
+ * (0, 100]. */
+static bool pct_word_ok(const char *w, size_t len, double *out)
+{
+    size_t dot = len, digits = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (w[i] == '.' && dot == len)
+            dot = i;
+        else if (w[i] >= '0' && w[i] <= '9')
+            digits++;
+        else
+            return false;
+    }
+    if (!digits || (dot < len && len - dot - 1 > 3) || dot == 0 || dot + 1 == len)
+        return false;
+    char tmp[32];
+    if (len >= sizeof(tmp))
+        return false;
+    memcpy(tmp, w, len);
+    tmp[len] = '\0';
+    double v = strtod(tmp, NULL);
+    if (!(v > 0 && v <= 100))
+        return false;
+    *out = v;
+    return true;
+}
+
+/* --percentiles LIST into out; 0, or -1 with the reason in err. */
+static int parse_pct(const char *list, double *out, size_t *n, char *err, size_t errn)
+{
+    size_t k = 0;
+    const char *p = list;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        double v;
+        if (!len) {
+            snprintf(err, errn, "'%s' has an empty item (give e.g. 50,90,99)", list);
+            return -1;
+        }
+        if (!pct_word_ok(p, len, &v)) {
+            snprintf(err, errn, "'%.*s' in '%s' is not a percentile: give numbers in (0, 100] "
+                     "with at most 3 decimals, separated by commas (e.g. 50,90,99)",
+                     (int)MP_MIN(len, 40), p, list);
+            return -1;
+        }
+        for (size_t i = 0; i < k; i++) {
+            if (out[i] == v) {
+                snprintf(err, errn, "%g is given twice in '%s'", v, list);
+                return -1;
+            }
+        }
+        if (k == MP_REPORT_MAX_PCT) {
+            snprintf(err, errn, "'%s' has more than %d percentiles", list, MP_REPORT_MAX_PCT);
+            return -1;
+        }
+        out[k++] = v;
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    *n = k;
+    return 0;
+}
+
+int mp_cli_parse_percentiles(const char *list, double *out, size_t *n)
+{
+    char err[256];
+    if (parse_pct(list, out, n, err, sizeof(err)) < 0)
+        return mp_error("--percentiles: %s", err);
+    return 0;
+}
+
+void mp_cli_run_percentiles(struct mp_store *st, struct mp_report *rep)
+{
+    char *sub = NULL;
+    struct mp_strv argv = MP_STRV_INIT;
+    if (mp_store_run_argv(st, &sub, &argv) == 0) {
+        /* the run's options come before "--" (the server command); the last
+         * --percentiles wins, as in getopt */
+        const char *list = NULL;
+        for (size_t i = 0; i < argv.n && strcmp(argv.v[i], "--") != 0; i++) {
+            if (!strcmp(argv.v[i], "--percentiles") && i + 1 < argv.n)
+                list = argv.v[++i];
+            else if (!strncmp(argv.v[i], "--percentiles=", 14))
+                list = argv.v[i] + 14;
+        }
+        double v[MP_REPORT_MAX_PCT];
+        size_t n = 0;
+        /* the run checked it already; a store that says otherwise is ignored quietly */
+        char err[256];
+        if (list && parse_pct(list, v, &n, err, sizeof(err)) == 0) {
+            memcpy(rep->percentiles, v, n * sizeof(v[0]));
+            rep->npercentiles = n;
+        }
+    }
+    free(sub);
+    mp_strv_release(&argv);
 }
 
 void mp_opts_release(struct mp_opts *o)

@@ -9,6 +9,7 @@
 
 #include "cli/spec.h"
 #include "model/verdict.h"
+#include "model/report.h"
 #include "model/workload.h"
 #include "proc/proc.h"
 #include "sched/sched.h"
@@ -50,6 +51,8 @@
     "                             minimize): sequential (tok/s, the default),\n"        \
     "                             throughput (best concurrency tok/s), ttft or tpot\n"  \
     "                             (lowest median over the load phases)\n"               \
+    "  --percentiles LIST         latency percentiles the reports show (50,90,99;\n"     \
+    "                             at most 8, each in (0, 100])\n"                        \
     "  --json                     print the report JSON on stdout\n"                     \
     "  --quiet                    no progress or summary on stderr\n"                    \
     "  -h, --help                 this help\n"
@@ -88,6 +91,10 @@ struct mp_opts {
     bool slurm;
     char *slurm_args, *slurm_script;
     char *resume;            /* --resume RUNDIR (also sets out_dir) */
+    /* --percentiles (the reports read it from the store's argv:
+     * mp_cli_run_percentiles); n = 0: not given */
+    double percentiles[MP_REPORT_MAX_PCT];
+    size_t npercentiles;
     /* minimize */
     char *from, *to;
     char **cmd;              /* points into argv */
@@ -122,6 +129,15 @@ int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct
  * moeprobe holds is left to the store's "in use" refusal. 0, or
  * MP_EXIT_USAGE (message printed). */
 int mp_cli_run_dir_check(const char *cmd, const char *dir, bool resume);
+/* Parse a --percentiles LIST ("50,90,99.9"): at most MP_REPORT_MAX_PCT
+ * distinct numbers in (0, 100] with at most 3 decimals, comma-separated,
+ * into out in the order given (*n = count). 0, or -1 with the usage error
+ * printed. */
+int mp_cli_parse_percentiles(const char *list, double *out, size_t *n);
+/* Give rep the percentiles of the run's own --percentiles (its argv in the
+ * store st, options before "--"; the last one wins). rep is left as it is
+ * when the run gave none or its argv cannot be read. */
+void mp_cli_run_percentiles(struct mp_store *st, struct mp_report *rep);
 /* The knowledge a command uses: the built-in one, or file's when file is not
  * NULL (*own is then set and the caller frees it with mp_knowledge_free).
  * On a bad file prints "<cmd>: knowledge file <file:line: message>" and

@@ -16,6 +16,8 @@
 #include "model/workload.h"
 #include "strv.h"
 
+#define MP_REPORT_MAX_PCT 8 /* --percentiles takes at most this many */
+
 struct mp_diagnosis {
     bool done;
     const char *launch_blocking;   /* "clean" | "crashed" | NULL (not run) */
@@ -89,6 +91,10 @@ struct mp_report {
      * run). workload.api_key is always NULL here. */
     struct mp_workload workload;
     bool has_workload;
+    /* the percentiles the reports show (--percentiles; report/ falls back to
+     * 50, 90, 99 when npercentiles = 0), each in (0, 100], in the order given */
+    double percentiles[MP_REPORT_MAX_PCT];
+    size_t npercentiles;
     bool interrupted;               /* stopped by a signal (run.interrupted) */
     char *subcommand;               /* the run's command ("qualify", "soak", ...) or NULL */
 };

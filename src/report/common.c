@@ -125,3 +125,84 @@ void mp_rep_gpu_comparability(const struct mp_report *rep, struct mp_strv *out)
         mp_strv_push(out, "GPU clocks were not sampled (no NVML): throughput comparisons assume "
                           "the GPU ran at the same clocks for every candidate");
 }
+
+static const double default_pct[] = {50, 90, 99};
+
+size_t mp_rep_percentiles(const struct mp_report *rep, const double **p)
+{
+    if (rep->npercentiles) {
+        *p = rep->percentiles;
+        return MP_MIN(rep->npercentiles, (size_t)MP_REPORT_MAX_PCT);
+    }
+    *p = default_pct;
+    return MP_ARRAY_SIZE(default_pct);
+}
+
+void mp_rep_pct_word(double p, char *out, size_t n)
+{
+    /* --percentiles allows 3 decimals, which %g always shows exactly */
+    snprintf(out, n, "p%g", p);
+}
+
+const struct mp_rep_metric_def mp_rep_metrics[MP_REP_NMETRICS] = {
+    [MP_REP_TTFT] = {"ttft_ms", "TTFT", "ms"},
+    [MP_REP_TPOT] = {"tpot_ms", "TPOT", "ms"},
+    [MP_REP_ITL] = {"itl_ms", "ITL", "ms"},
+    [MP_REP_E2EL] = {"e2el_ms", "E2E", "ms"},
+    [MP_REP_REQ_RATE] = {"request_tok_s", "per-request tok/s", "tok/s"},
+};
+
+const struct mp_hist *mp_rep_metric_hist(const struct mp_phase_result *ph, enum mp_rep_metric m)
+{
+    switch (m) {
+    case MP_REP_TTFT:
+        return &ph->m.ttft_ms;
+    case MP_REP_TPOT:
+        return &ph->m.tpot_ms;
+    case MP_REP_ITL:
+        return &ph->m.itl_ms;
+    case MP_REP_E2EL:
+        return &ph->m.e2e_ms;
+    case MP_REP_REQ_RATE:
+    case MP_REP_NMETRICS:
+        break;
+    }
+    return &ph->m.req_tok_s;
+}
+
+void mp_rep_dist(const struct mp_report *rep, const struct mp_hist *h, struct mp_rep_dist *d)
+{
+    memset(d, 0, sizeof(*d));
+    d->n = h->n;
+    if (!h->n)
+        return;
+    d->mean = mp_hist_mean(h);
+    d->median = mp_hist_percentile(h, 50);
+    d->std = mp_hist_stddev(h);
+    const double *p;
+    size_t np = mp_rep_percentiles(rep, &p);
+    for (size_t i = 0; i < np; i++)
+        d->pct[i] = mp_hist_percentile(h, p[i]);
+}
+
+void mp_rep_phase_rates(const struct mp_phase_result *ph, struct mp_rep_rates *r)
+{
+    r->req_s = r->out_tok_s = r->total_tok_s = r->input_tokens = -1;
+    if (ph->prompt_n > 0 && ph->ok > 0)
+        r->input_tokens = ph->prompt_n >= ph->ok
+                              ? (double)ph->prompt_tokens
+                              : round((double)ph->prompt_tokens * ph->ok / ph->prompt_n);
+    if (ph->wall_s <= 0 || ph->ok <= 0)
+        return;
+    r->req_s = ph->ok / ph->wall_s;
+    r->out_tok_s = (double)ph->tokens / ph->wall_s;
+    if (r->input_tokens >= 0)
+        r->total_tok_s = (r->input_tokens + (double)ph->tokens) / ph->wall_s;
+}
+
+int mp_rep_phase_input_tokens(const struct mp_workload *w, size_t i)
+{
+    if (i < w->nphases && w->phases[i].input_tokens > 0)
+        return w->phases[i].input_tokens;
+    return w->input_tokens > 0 ? w->input_tokens : 0;
+}

@@ -35,4 +35,49 @@ const struct mp_attempt_result *mp_rep_numbers_attempt(const struct mp_report *r
  * throttling, no telemetry), appended to out. */
 void mp_rep_gpu_comparability(const struct mp_report *rep, struct mp_strv *out);
 
+/* ---- the client metrics of a phase (docs/metrics.md: `vllm bench serve`'s
+ * names and semantics) ---- */
+
+/* The percentiles the reports show: rep->percentiles (--percentiles), or
+ * 50, 90, 99 when the run gave none; *p points at them (static or rep's). */
+size_t mp_rep_percentiles(const struct mp_report *rep, const double **p);
+/* vLLM's word for percentile p in its keys ("p99_ttft_ms"): "p50", "p99.9"
+ * (str(int(p)) when whole, else str(p)), into out. */
+void mp_rep_pct_word(double p, char *out, size_t n);
+
+/* The distributions of a phase, in the order the writers show them. */
+enum mp_rep_metric { MP_REP_TTFT, MP_REP_TPOT, MP_REP_ITL, MP_REP_E2EL, MP_REP_REQ_RATE, MP_REP_NMETRICS };
+struct mp_rep_metric_def {
+    const char *key;   /* key stem: "ttft_ms" gives mean_ttft_ms, p99_ttft_ms, ... */
+    const char *label; /* "TTFT" */
+    const char *unit;  /* "ms" or "tok/s" */
+};
+extern const struct mp_rep_metric_def mp_rep_metrics[MP_REP_NMETRICS];
+/* The histogram of metric m in phase ph (borrowed). */
+const struct mp_hist *mp_rep_metric_hist(const struct mp_phase_result *ph, enum mp_rep_metric m);
+
+/* One distribution as `vllm bench serve` summarises it: mean, median, std
+ * (population, numpy.std), and the report's percentiles (pct[i] at
+ * mp_rep_percentiles' i-th value). n = 0: no samples, every figure unknown. */
+struct mp_rep_dist {
+    uint64_t n;
+    double mean, median, std;
+    double pct[MP_REPORT_MAX_PCT];
+};
+void mp_rep_dist(const struct mp_report *rep, const struct mp_hist *h, struct mp_rep_dist *d);
+
+/* A phase's throughputs over its wall time (each < 0 when unknown):
+ * request_throughput (OK requests/s), output_throughput (output tok/s),
+ * total_token_throughput ((input + output tokens)/s); input_tokens is the
+ * OK requests' summed usage.prompt_tokens (scaled up to every OK request
+ * when the engine's usage gave it for only some of them; < 0: never given). */
+struct mp_rep_rates {
+    double req_s, out_tok_s, total_tok_s, input_tokens;
+};
+void mp_rep_phase_rates(const struct mp_phase_result *ph, struct mp_rep_rates *r);
+
+/* The input tokens of workload phase i (its own, else the workload's);
+ * 0 = the fixed ~15-token prompts. */
+int mp_rep_phase_input_tokens(const struct mp_workload *w, size_t i);
+
 #endif

@@ -4,6 +4,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,6 +156,76 @@ static cJSON *qcheck_cand_json(const struct mp_report *rep, size_t i)
     return o;
 }
 
+/* A distribution of a phase as `vllm bench serve` names it: mean_K, median_K,
+ * std_K and pNN_K for key stem K (docs/metrics.md); null when it has no
+ * samples. */
+static void dist_json(cJSON *e, const struct mp_report *rep, const struct mp_hist *h, const char *stem)
+{
+    struct mp_rep_dist d;
+    mp_rep_dist(rep, h, &d);
+    const double *p;
+    size_t np = mp_rep_percentiles(rep, &p);
+    char key[64], w[24];
+    snprintf(key, sizeof(key), "mean_%s", stem);
+    cJSON_AddItemToObject(e, key, jnum_or_null(d.n ? d.mean : -1));
+    snprintf(key, sizeof(key), "median_%s", stem);
+    cJSON_AddItemToObject(e, key, jnum_or_null(d.n ? d.median : -1));
+    snprintf(key, sizeof(key), "std_%s", stem);
+    cJSON_AddItemToObject(e, key, jnum_or_null(d.n ? d.std : -1));
+    for (size_t i = 0; i < np; i++) {
+        mp_rep_pct_word(p[i], w, sizeof(w));
+        snprintf(key, sizeof(key), "%s_%s", w, stem);
+        cJSON_AddItemToObject(e, key, jnum_or_null(d.n ? d.pct[i] : -1));
+    }
+}
+
+/* The client metrics of a phase (docs/metrics.md), into its object e. */
+static void phase_metrics_json(cJSON *e, const struct mp_report *rep, const struct mp_phase_result *ph)
+{
+    struct mp_rep_rates r;
+    mp_rep_phase_rates(ph, &r);
+    cJSON_AddItemToObject(e, "total_input_tokens", jnum_or_null(r.input_tokens));
+    cJSON_AddItemToObject(e, "total_output_tokens", jnum_or_null(ph->ok > 0 ? (double)ph->tokens : -1));
+    cJSON_AddItemToObject(e, "request_throughput", jnum_or_null(r.req_s));
+    cJSON_AddItemToObject(e, "output_throughput", jnum_or_null(r.out_tok_s));
+    cJSON_AddItemToObject(e, "total_token_throughput", jnum_or_null(r.total_tok_s));
+    for (int m = 0; m < MP_REP_NMETRICS; m++)
+        dist_json(e, rep, mp_rep_metric_hist(ph, (enum mp_rep_metric)m), mp_rep_metrics[m].key);
+}
+
+/* What every attempt sent (top-level "workload"), null when the store does
+ * not say. */
+static cJSON *workload_json(const struct mp_report *rep)
+{
+    if (!rep->has_workload)
+        return cJSON_CreateNull();
+    const struct mp_workload *w = &rep->workload;
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "api", w->chat ? "chat" : "completions");
+    cJSON_AddStringToObject(o, "endpoint", w->chat ? "/v1/chat/completions" : "/v1/completions");
+    cJSON_AddNumberToObject(o, "max_tokens", w->max_tokens);
+    cJSON_AddItemToObject(o, "input_tokens", w->input_tokens > 0 ? cJSON_CreateNumber(w->input_tokens)
+                                                                 : cJSON_CreateNull());
+    cJSON *sm = cJSON_AddObjectToObject(o, "sampling");
+    cJSON_AddNumberToObject(sm, "temperature", w->temperature);
+    cJSON_AddBoolToObject(sm, "ignore_eos", w->ignore_eos);
+    cJSON *ph = cJSON_AddArrayToObject(o, "phases");
+    for (size_t i = 0; i < w->nphases && i < MP_MAX_PHASES; i++) {
+        const struct mp_phase_spec *s = &w->phases[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddItemToObject(e, "name", jstr(s->name));
+        cJSON_AddNumberToObject(e, "concurrency", s->level);
+        /* a soak's timed phase has no count: it runs until its duration */
+        cJSON_AddItemToObject(e, "requests", s->requests < INT_MAX ? cJSON_CreateNumber(s->requests)
+                                                                   : cJSON_CreateNull());
+        cJSON_AddItemToObject(e, "duration_s", jnum_or_null(s->duration_s > 0 ? s->duration_s : -1));
+        int it = mp_rep_phase_input_tokens(w, i);
+        cJSON_AddItemToObject(e, "input_tokens", it > 0 ? cJSON_CreateNumber(it) : cJSON_CreateNull());
+        cJSON_AddItemToArray(ph, e);
+    }
+    return o;
+}
+
 static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report *c)
 {
     cJSON *o = cJSON_CreateObject();
@@ -240,6 +311,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         cJSON_AddItemToObject(e, "tok_s", jnum_or_null(ph->tok_s));
         cJSON_AddItemToObject(e, "request_tok_s_p50", jnum_or_null(ph->req_tok_s_p50 > 0 ? ph->req_tok_s_p50 : -1));
         mp_rep_srvm_json(e, &ph->srv); /* the engine's own view (report/srvm.c) */
+        phase_metrics_json(e, rep, ph);
         cJSON_AddItemToArray(phases, e);
     }
     cJSON_AddItemToObject(tp, "phases", phases);
@@ -388,6 +460,10 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
         cJSON_AddItemToObject(root, "resume_command", jstr(rc));
         free(rc);
     }
+    cJSON_AddItemToObject(root, "workload", workload_json(rep));
+    const double *pc;
+    size_t npc = mp_rep_percentiles(rep, &pc);
+    cJSON_AddItemToObject(root, "percentiles", cJSON_CreateDoubleArray(pc, (int)npc));
     cJSON *cands = cJSON_AddArrayToObject(root, "candidates");
     for (size_t i = 0; i < rep->n; i++)
         cJSON_AddItemToArray(cands, cand_json(rep, &rep->c[i]));

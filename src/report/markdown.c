@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,6 +206,127 @@ static void md_delivery(struct buf *out, const struct mp_attempt_result *p)
     }
 }
 
+/* A latency or rate in a table: 3 significant figures or so. */
+static void md_fig(struct buf *b, double v)
+{
+    buf_printf(b, v < 10 ? "%.2f" : v < 100 ? "%.1f" : "%.0f", v);
+}
+
+/* "## Workload": what every attempt sent (report.json "workload"). */
+static void md_workload(const struct mp_report *rep, struct buf *out)
+{
+    buf_adds(out, "## Workload\n\n");
+    if (!rep->has_workload) {
+        buf_adds(out, "The evidence store does not record the workload (a run by an older "
+                      "moeprobe).\n\n");
+        return;
+    }
+    const struct mp_workload *w = &rep->workload;
+    buf_printf(out, "API `%s` (`%s`), at most %d output tokens a request%s, temperature %g; "
+                    "prompts: ",
+               w->chat ? "chat" : "completions", w->chat ? "/v1/chat/completions" : "/v1/completions",
+               w->max_tokens, w->ignore_eos ? " (`ignore_eos`: exactly that many)" : "",
+               w->temperature);
+    if (w->input_tokens > 0)
+        buf_printf(out, "about %d tokens each (the engine's count is in report.json "
+                        "`total_input_tokens`).\n\n", w->input_tokens);
+    else
+        buf_adds(out, "the eight fixed ~15-token prompts.\n\n");
+    buf_adds(out, "| phase | concurrency | requests | duration | input tokens |\n"
+                  "|---|---:|---:|---:|---:|\n");
+    for (size_t i = 0; i < w->nphases && i < MP_MAX_PHASES; i++) {
+        const struct mp_phase_spec *s = &w->phases[i];
+        buf_adds(out, "| ");
+        md_cell(out, s->name, 32);
+        buf_printf(out, " | %d | ", s->level);
+        if (s->requests < INT_MAX)
+            buf_printf(out, "%d | ", s->requests);
+        else
+            buf_adds(out, "until the duration | "); /* a soak's timed phase */
+        if (s->duration_s > 0)
+            buf_printf(out, "%.0f s", s->duration_s);
+        else
+            buf_adds(out, "—");
+        int it = mp_rep_phase_input_tokens(w, i);
+        if (it > 0)
+            buf_printf(out, " | %d |\n", it);
+        else
+            buf_adds(out, " | ~15 |\n");
+    }
+    buf_adds(out, "\n");
+}
+
+/* "## Latency and throughput": per candidate and phase, the client metrics
+ * at the report's percentiles (docs/metrics.md); nothing when no candidate
+ * ran a phase. */
+static void md_latency(const struct mp_report *rep, struct buf *out)
+{
+    bool any = false;
+    for (size_t i = 0; i < rep->n && !any; i++) {
+        const struct mp_attempt_result *np = mp_rep_numbers_attempt(rep, &rep->c[i]);
+        any = np && np->nphases > 0;
+    }
+    if (!any)
+        return;
+    const double *p;
+    size_t npc = mp_rep_percentiles(rep, &p);
+    struct buf pw = BUF_INIT; /* "p50 / p90 / p99" */
+    for (size_t k = 0; k < npc; k++) {
+        char w[24];
+        mp_rep_pct_word(p[k], w, sizeof(w));
+        buf_printf(&pw, "%s%s", k ? " / " : "", w);
+    }
+    buf_adds(out, "## Latency and throughput\n\n");
+    buf_printf(out, "Client-side, per candidate and phase, with `vllm bench serve`'s definitions "
+                    "(docs/metrics.md); latencies in ms at %s (histograms: within 1 %%). "
+                    "report.json has the mean and standard deviation too.\n\n", pw.data);
+    buf_adds(out, "| candidate | phase | concurrency | ok |");
+    for (int m = MP_REP_TTFT; m <= MP_REP_E2EL; m++)
+        buf_printf(out, " %s ms (%s) |", mp_rep_metrics[m].label, pw.data);
+    buf_adds(out, " req/s | output tok/s | total tok/s |\n|---|---|---:|---:|");
+    for (int m = MP_REP_TTFT; m <= MP_REP_E2EL + 3; m++)
+        buf_adds(out, "---:|");
+    buf_adds(out, "\n");
+    buf_release(&pw);
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct mp_cand_report *c = &rep->c[i];
+        const struct mp_attempt_result *np = mp_rep_numbers_attempt(rep, c);
+        for (size_t k = 0; np && k < np->nphases; k++) {
+            const struct mp_phase_result *ph = &np->phases[k];
+            buf_adds(out, "| ");
+            md_cell(out, c->cand.name, 64);
+            if (np != mp_cand_primary(c))
+                buf_adds(out, " (shared)");
+            buf_adds(out, " | ");
+            md_cell(out, ph->name, 32);
+            buf_printf(out, " | %d | %d |", ph->level, ph->ok);
+            for (int m = MP_REP_TTFT; m <= MP_REP_E2EL; m++) {
+                struct mp_rep_dist d;
+                mp_rep_dist(rep, mp_rep_metric_hist(ph, (enum mp_rep_metric)m), &d);
+                buf_addc(out, ' ');
+                for (size_t q = 0; d.n && q < npc; q++) {
+                    buf_adds(out, q ? " / " : "");
+                    md_fig(out, d.pct[q]);
+                }
+                buf_adds(out, d.n ? " |" : "— |");
+            }
+            struct mp_rep_rates r;
+            mp_rep_phase_rates(ph, &r);
+            const double rates[] = {r.req_s, r.out_tok_s, r.total_tok_s};
+            for (size_t q = 0; q < MP_ARRAY_SIZE(rates); q++) {
+                buf_addc(out, ' ');
+                if (rates[q] >= 0)
+                    md_fig(out, rates[q]);
+                else
+                    buf_adds(out, "—");
+                buf_adds(out, " |");
+            }
+            buf_adds(out, "\n");
+        }
+    }
+    buf_adds(out, "\n");
+}
+
 void mp_report_markdown(const struct mp_report *rep, struct buf *out)
 {
     bool resolve_map = mp_report_is_resolve_map(rep);
@@ -387,6 +509,9 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
     }
 
     md_output_check(rep, out);
+    if (!resolve_map)
+        md_workload(rep, out);
+    md_latency(rep, out);
 
     struct mp_strv cmp = MP_STRV_INIT;
     mp_rep_gpu_comparability(rep, &cmp);

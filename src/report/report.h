@@ -33,6 +33,12 @@ void mp_report_json(const struct mp_report *rep, struct buf *out);
 void mp_report_markdown(const struct mp_report *rep, struct buf *out);
 /* Self-contained HTML report (no network; everything from logs escaped). */
 void mp_report_html(const struct mp_report *rep, struct buf *out);
+/* `report --format csv` (docs/metrics.md "CSV"): a header row, then one row
+ * per candidate and phase of the numbers report.json shows (a candidate
+ * that ran no phase: one row with empty phase cells). RFC 4180 with CRLF;
+ * outside text escaped (escape.h) and guarded against spreadsheet formulas
+ * (a leading ' before = + - @). */
+void mp_report_csv(const struct mp_report *rep, struct buf *out);
 /* Short human summary (for stderr at the end of a run). */
 void mp_report_summary(const struct mp_report *rep, struct buf *out);
 /* The exact command that continues an incomplete run: "moeprobe qualify

@@ -151,9 +151,10 @@ static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attemp
     if (mp_store_prep(s, &st,
                       s->version >= 9
                           ? "SELECT name, level, planned, ok, failed, wall_s, tokens, tok_s,"
-                            " req_tok_s_p50, hist FROM phases WHERE attempt_id = ? ORDER BY pos"
+                            " req_tok_s_p50, hist, prompt_tokens, prompt_n FROM phases"
+                            " WHERE attempt_id = ? ORDER BY pos"
                           : "SELECT name, level, planned, ok, failed, wall_s, tokens, tok_s,"
-                            " req_tok_s_p50, NULL FROM phases WHERE attempt_id = ? ORDER BY pos") < 0)
+                            " req_tok_s_p50, NULL, 0, 0 FROM phases WHERE attempt_id = ? ORDER BY pos") < 0)
         return MP_EDB;
     sqlite3_bind_int64(st, 1, id);
     int sr;
@@ -170,6 +171,8 @@ static int load_attempt_details(struct mp_store *s, int64_t id, struct mp_attemp
         ph->tokens = (long)sqlite3_column_int64(st, 6);
         ph->tok_s = sqlite3_column_double(st, 7);
         ph->req_tok_s_p50 = sqlite3_column_double(st, 8);
+        ph->prompt_tokens = (long)sqlite3_column_int64(st, 10);
+        ph->prompt_n = sqlite3_column_int(st, 11);
     }
     if (mp_store_read_end(s, st, sr, "read the phases") < 0 || mp_store_srvm_load(s, id, r) < 0)
         return MP_EDB; /* ^ the phases' server metrics */

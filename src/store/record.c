@@ -210,8 +210,8 @@ int mp_store_attempt_finish(struct mp_store *s, int64_t id, const struct mp_atte
         const struct mp_phase_result *ph = &r->phases[k];
         rc = mp_store_prep(s, &st,
                            "INSERT OR REPLACE INTO phases(attempt_id, pos, name, level, planned, ok,"
-                           " failed, wall_s, tokens, tok_s, req_tok_s_p50, hist)"
-                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,1)");
+                           " failed, wall_s, tokens, tok_s, req_tok_s_p50, hist, prompt_tokens,"
+                           " prompt_n) VALUES (?,?,?,?,?,?,?,?,?,?,?,1,?,?)");
         if (rc < 0)
             break;
         sqlite3_bind_int64(st, 1, id);
@@ -225,6 +225,8 @@ int mp_store_attempt_finish(struct mp_store *s, int64_t id, const struct mp_atte
         sqlite3_bind_int64(st, 9, ph->tokens);
         sqlite3_bind_double(st, 10, ph->tok_s);
         sqlite3_bind_double(st, 11, ph->req_tok_s_p50);
+        sqlite3_bind_int64(st, 12, ph->prompt_tokens);
+        sqlite3_bind_int(st, 13, ph->prompt_n);
         rc = mp_store_step_done(s, st, "record a phase");
         if (rc == 0)
             rc = mp_store_put_metrics(s, id, k, &ph->m);

@@ -136,6 +136,8 @@ static const char schema_v8[] = "ALTER TABLE attempts ADD COLUMN gpu_telemetry T
  * API key). */
 static const char schema_v9[] =
     "ALTER TABLE phases ADD COLUMN hist INTEGER;"
+    "ALTER TABLE phases ADD COLUMN prompt_tokens INTEGER;" /* usage.prompt_tokens, summed */
+    "ALTER TABLE phases ADD COLUMN prompt_n INTEGER;"      /* ... over this many requests */
     "CREATE TABLE metrics("
     " attempt_id INTEGER NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,"
     " phase_pos INTEGER NOT NULL,"
