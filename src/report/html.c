@@ -39,13 +39,16 @@ static const char css[] =
     "margin:12px 0}"
     ".scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;max-width:100%}"
     "table{border-collapse:collapse;width:100%;font-size:.9em}"
+    /* cells break long words only when they must (break-word keeps a
+     * column as wide as its longest word: a phone scrolls the table
+     * rather than stacking letters); code breaks anywhere */
     "th,td{border-bottom:1px solid var(--bd);padding:5px 7px;text-align:left;vertical-align:top;"
-    "overflow-wrap:anywhere}"
+    "overflow-wrap:break-word}"
     "th{background:var(--alt)}td.n{text-align:right;font-variant-numeric:tabular-nums;"
     "white-space:nowrap}table.lat th{text-align:center;white-space:nowrap}"
     "code,pre{font:12.5px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}"
-    "code{background:var(--alt);padding:1px 4px;border-radius:3px;overflow-wrap:anywhere;"
-    "word-break:break-word}"
+    "code{background:var(--alt);padding:1px 4px;border-radius:3px;overflow-wrap:anywhere}"
+    "td code{overflow-wrap:break-word}"
     "pre{background:#f6f8fa;border:1px solid var(--bd);padding:8px;white-space:pre-wrap;"
     "overflow-wrap:anywhere;word-break:break-all;border-radius:4px;max-width:100%}"
     "pre .hl{background:#fff3c4}"

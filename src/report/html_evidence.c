@@ -166,7 +166,8 @@ void mp_html_timeline(struct buf *b, const struct mp_report *rep, const struct m
     }
     t.fail_label = flabel;
     t.quiet_label = qlabel;
-    char *title = xasprintf("Requests over time, attempt %d%s (one bar per request; red = failed)",
+    char *title = xasprintf("Requests over time, attempt %d%s (seconds since the engine was started; "
+                            "one bar per request; red = failed)",
                             a->index, a->launch_blocking ? ", CUDA_LAUNCH_BLOCKING=1" : "");
     mp_svg_timeline(b, title, s, ev->nreqs, &t);
     /* what the short labels in the chart stand for */

@@ -227,7 +227,7 @@ void mp_svg_hist(struct buf *b, const char *title, const char *unit, const struc
         return;
     }
     /* K evenly spaced quantiles stand for the samples (each for n/K of them) */
-    enum { BINS = 30, K = 400, H = 110, PL = 40, PB = 30, PT = 26, HW = 400 };
+    enum { BINS = 30, K = 400, H = 110, PL = 40, PB = 36, PT = 32, HW = 400 };
     double p50 = mp_hist_percentile(hs, 50), p99 = mp_hist_percentile(hs, 99);
     double lo = hs->min, hi = hs->max;
     if (!(hi > lo))
@@ -443,8 +443,9 @@ void mp_svg_timeline(struct buf *b, const char *title, const struct mp_svg_span 
                    base + 4);
         text_near(b, W, x, y, "failt", t->fail_label ? t->fail_label : "failure", 48);
     }
-    buf_printf(b, "<text x=%d y=%d class=lab>%.2f s</text>", PL, h - 4, 0.0);
-    buf_printf(b, "<text x=%d y=%d class=lab text-anchor=end>%.2f s</text>", W - 10, h - 4, t1 - t0);
+    /* the requests' clock: seconds since the engine was started */
+    buf_printf(b, "<text x=%d y=%d class=lab>%.2f s</text>", PL, h - 4, t0);
+    buf_printf(b, "<text x=%d y=%d class=lab text-anchor=end>%.2f s</text>", W - 10, h - 4, t1);
 #undef TX
     fig_close(b);
 }

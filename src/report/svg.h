@@ -59,8 +59,10 @@ struct mp_svg_tl {
     const char *quiet_label;
 };
 
-/* Requests as bars over time (lanes by s[i].lane, red when failed). Labels
- * are kept short and inside the chart; put long words beside it. */
+/* Requests as bars over time (lanes by s[i].lane, red when failed); the
+ * axis is labelled with the first and last time as given (seconds on the
+ * requests' clock). Labels are kept short and inside the chart; put long
+ * words beside it. */
 void mp_svg_timeline(struct buf *b, const char *title, const struct mp_svg_span *s, size_t n,
                      const struct mp_svg_tl *t);
 

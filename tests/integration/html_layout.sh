@@ -16,6 +16,8 @@
 #   - the hang's timeline marks its last token and the stall, and the
 #     silence it shows is at least the stall timeout.
 # Every Chromium process is gone at the end. Skips (77) without chromium.
+# HTML_SHOTS=DIR keeps screenshots there (docs/report-desktop.png,
+# report-candidate.png, report-phone.png).
 set -u
 : "${MOEPROBE:?}" "${REFENGINE:?}" "${ROOT:?}"
 skip() { echo "$*"; exit 77; }
@@ -191,11 +193,21 @@ try:
         wait_event("Page.loadEventFired", sess)
         res = send("Runtime.evaluate", {"expression": PROBE, "returnByValue": True}, sess)
         results[width] = json.loads(res["result"]["value"])
-        shot = send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True}, sess)
-        if os.environ.get("HTML_SHOTS"):
+        if os.environ.get("HTML_SHOTS"):  # docs/report-*.png
             import base64
-            open(os.path.join(os.environ["HTML_SHOTS"], "layout-%d.png" % width), "wb").write(
-                base64.b64decode(shot["data"]))
+            def shoot(name, clip):
+                clip = dict(clip, scale=1)
+                shot = send("Page.captureScreenshot", {"format": "png", "clip": clip,
+                                                       "captureBeyondViewport": True}, sess)
+                open(os.path.join(os.environ["HTML_SHOTS"], name), "wb").write(base64.b64decode(shot["data"]))
+            if width == 1280:
+                shoot("report-desktop.png", {"x": 0, "y": 0, "width": 1280, "height": 1500})
+                box = send("Runtime.evaluate", {"expression": "JSON.stringify(document.getElementById("
+                           "'c-auto').getBoundingClientRect())", "returnByValue": True}, sess)
+                b = json.loads(box["result"]["value"])
+                shoot("report-candidate.png", {"x": 0, "y": b["y"] + 0, "width": 1280, "height": b["height"]})
+            else:
+                shoot("report-phone.png", {"x": 0, "y": 0, "width": 390, "height": 2400})
     for e in events:
         if e.get("method") in ("Log.entryAdded", "Runtime.consoleAPICalled", "Runtime.exceptionThrown"):
             errors.append("browser said: " + json.dumps(e.get("params"))[:300])
