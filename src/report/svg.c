@@ -320,7 +320,7 @@ void mp_svg_lines(struct buf *b, const char *title, const char *xunit, const cha
         leg[2 * i + 1] = s[i].color ? s[i].color : DEFAULT_COLOR;
     }
     int rows = legend_nrows(leg, ns, W);
-    int pt = 6 + rows * 18 + 10;
+    int pt = 6 + rows * 18 + 20; /* legend, then the y unit above the axis */
     fig_open(b, title, pt + PH + PB);
     legend_rows(b, leg, ns, W, 6);
     double pw = W - PL - PR;
@@ -331,17 +331,19 @@ void mp_svg_lines(struct buf *b, const char *title, const char *xunit, const cha
     for (int t = 0; t <= 2; t++) {
         double v = ymax * t / 2;
         buf_printf(b, "<text x=%d y=\"%.1f\" class=lab text-anchor=end>", PL - 4, YP(v) + 4);
-        fmt_num(b, v);
+        if (t)
+            fmt_num(b, v);
+        else
+            buf_addc(b, '0');
         buf_adds(b, "</text>");
     }
     for (size_t j = 0; j < nx; j++) {
-        buf_printf(b, "<text x=\"%.1f\" y=%d class=lab text-anchor=middle>", XP(j), pt + PH + 15);
-        fmt_num(b, xs[j]);
-        buf_adds(b, "</text>");
+        buf_printf(b, "<text x=\"%.1f\" y=%d class=lab text-anchor=middle>%g</text>", XP(j),
+                   pt + PH + 15, xs[j]);
     }
     buf_printf(b, "<text x=%d y=%d class=lab text-anchor=middle>", PL + (int)pw / 2, pt + PH + 33);
     mp_html_esc(b, xunit, 60);
-    buf_printf(b, "</text><text x=4 y=%d class=lab>", pt - 4);
+    buf_printf(b, "</text><text x=4 y=%d class=lab>", pt - 10);
     mp_html_esc(b, yunit, 20);
     buf_adds(b, "</text>");
     for (size_t i = 0; i < ns; i++) {

@@ -234,6 +234,14 @@ finally:
         time.sleep(0.1)
     else:
         errors.append("chromium processes of group %d still alive" % pgid)
+    # and none that left the group (a helper that made its own session)
+    profile = os.path.join(tmp, "profile").encode()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if profile in open("/proc/%s/cmdline" % pid, "rb").read():
+                errors.append("chromium process %s outlived the test" % pid)
+        except OSError:
+            pass
 
 for width, r in results.items():
     tag = "%d px: " % width
