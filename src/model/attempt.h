@@ -8,6 +8,7 @@
 #include "compat.h"
 
 #include "hist.h"
+#include "model/evidence.h"
 #include "model/srvmetrics.h"
 #include "model/workload.h"
 #include "strv.h"
@@ -166,6 +167,7 @@ struct mp_attempt_result {
     size_t ntexts;
     char **quality_texts;      /* greedy output per quality prompt (NULL = not run/failed) */
     size_t nquality;
+    struct mp_evidence *evidence; /* owned; cited log lines and timeline (store/evidence.h), NULL = none */
 };
 
 /* Append a delivery entry (strings copied). */

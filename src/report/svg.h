@@ -8,6 +8,7 @@
 #include "compat.h"
 
 #include "buf.h"
+#include "hist.h"
 
 /* Append s as HTML/XML text: valid UTF-8, & < > " ' escaped, C0 control
  * characters except \n and \t shown as U+FFFD (\r dropped), DEL, C1 and
@@ -15,17 +16,30 @@
  * bytes of s ("…" when cut; 0 = no limit). NULL appends "—". */
 void mp_html_esc(struct buf *b, const char *s, size_t max);
 
-/* Horizontal bars, one row per value (values < 0 are drawn as "n/a").
- * colors[i] may be NULL (default). legend: NULL-terminated pairs
- * {label, color, ...} or NULL. */
+/* Horizontal bars, one row per value (values < 0 are drawn as "n/a"; each
+ * bar carries its exact value in data-v). colors[i] may be NULL (default).
+ * legend: NULL-terminated pairs {label, color, ...} or NULL (wraps into
+ * rows). Labels are cut at 26 bytes; the label column fits the longest. */
 void mp_svg_hbars(struct buf *b, const char *title, const char *unit, const char *const *labels,
                   const double *values, const char *const *colors, size_t n,
                   const char *const *legend);
 
-/* Distribution of samples (histogram over [min, max] with p50 and p99
- * marked). Nothing but a note when n == 0. */
-void mp_svg_hist(struct buf *b, const char *title, const char *unit, const double *v, size_t n,
+/* Distribution of a histogram's samples over [min, max] (30 bins, drawn
+ * from its percentiles, so bin heights are within the histogram's 1 %),
+ * with p50 and p99 marked and n. Nothing but a note when h is empty. */
+void mp_svg_hist(struct buf *b, const char *title, const char *unit, const struct mp_hist *h,
                  const char *color);
+
+/* One line per series over ordinal x positions (the distinct x values of
+ * all series, ascending), y from 0. Points carry data-x / data-y and a
+ * <title>. Nothing but a note when no series has a point. */
+struct mp_svg_series {
+    const char *name, *color;
+    const double *x, *y;
+    size_t n;
+};
+void mp_svg_lines(struct buf *b, const char *title, const char *xunit, const char *yunit,
+                  const struct mp_svg_series *s, size_t ns);
 
 struct mp_svg_span {
     double t0, t1;   /* seconds */
@@ -33,10 +47,23 @@ struct mp_svg_span {
     bool failed;
 };
 
-/* Requests as bars over time; fail_at >= 0 draws the failure marker with
- * fail_label. Phase boundaries: marks[i] at seconds mark_t[i]. */
+/* What a request timeline shows besides its requests. */
+struct mp_svg_tl {
+    const double *mark_t;      /* phase boundaries: marks[i] at seconds mark_t[i] */
+    const char *const *marks;
+    size_t nmarks;
+    double fail_at;            /* >= 0: the failure marker (class fail) with fail_label */
+    const char *fail_label;
+    double quiet_from;         /* >= 0 (a hang): the last token, a marker (class stop) and
+                                * the silent span up to fail_at (class stall) with quiet_label */
+    const char *quiet_label;
+};
+
+/* Requests as bars over time (lanes by s[i].lane, red when failed); the
+ * axis is labelled with the first and last time as given (seconds on the
+ * requests' clock). Labels are kept short and inside the chart; put long
+ * words beside it. */
 void mp_svg_timeline(struct buf *b, const char *title, const struct mp_svg_span *s, size_t n,
-                     double fail_at, const char *fail_label, const double *mark_t,
-                     const char *const *marks, size_t nmarks);
+                     const struct mp_svg_tl *t);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/report.h"
+#include "store/evidence.h"
 #include "xalloc.h"
 
 static char *col_str(sqlite3_stmt *st, int i)
@@ -367,6 +368,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
                 read_col(st, (int)k + 5, &mp_store_attempt_cols[k], &r);
             rc = load_attempt_details(s, aid, &r);
+            if (rc == 0)
+                rc = mp_store_load_evidence(s, aid, &r);
             mp_report_add_attempt(rep, i, &r);
             mp_attempt_result_release(&r);
         }

@@ -254,22 +254,31 @@ int mp_store_attempt_finish(struct mp_store *s, int64_t id, const struct mp_atte
         if (r->quality_texts[k])
             rc = add_text(s, id, "quality", k, r->quality_texts[k]);
     }
-    /* log events: the lines behind each claim */
+    /* log events: the lines behind each claim, and MP_EV_CONTEXT lines on
+     * each side of them ("context": the report's excerpts) */
     static const char *const sig[] = {"moe_backend", "linear_kernel", "attention_backend",
                                       "unknown_env", "failure"};
-    long want[5] = {r->res.moe_backend_line, r->res.linear_kernel_line, r->res.attention_backend_line,
-                    r->res.unknown_env_line, r->fail_line};
-    char *text[5] = {NULL, NULL, NULL, NULL, NULL};
+    enum { NW = 5 + 5 * 2 * MP_EV_CONTEXT };
+    long want[NW] = {r->res.moe_backend_line, r->res.linear_kernel_line, r->res.attention_backend_line,
+                     r->res.unknown_env_line, r->fail_line};
+    for (size_t k = 0, w = 5; k < 5; k++)
+        for (long d = -MP_EV_CONTEXT; d <= MP_EV_CONTEXT; d++)
+            if (d)
+                want[w++] = want[k] > 0 && want[k] + d > 0 ? want[k] + d : 0;
+    char *text[NW] = {NULL};
     if (rc == 0 && r->dir)
-        log_lines(r->dir, want, 5, text);
-    for (size_t k = 0; k < 5; k++) {
-        if (rc == 0 && want[k] > 0) {
+        log_lines(r->dir, want, NW, text);
+    for (size_t k = 0; k < NW; k++) {
+        bool skip = want[k] <= 0;
+        for (size_t j = 0; !skip && k >= 5 && j < k; j++) /* context: once, never a cited line */
+            skip = want[j] == want[k];
+        if (rc == 0 && !skip) {
             rc = mp_store_prep(s, &st,
                                "INSERT INTO log_events(attempt_id, signature, line_no, text)"
                                " VALUES (?,?,?,?)");
             if (rc == 0) {
                 sqlite3_bind_int64(st, 1, id);
-                sqlite3_bind_text(st, 2, sig[k], -1, SQLITE_STATIC);
+                sqlite3_bind_text(st, 2, k < 5 ? sig[k] : "context", -1, SQLITE_STATIC);
                 sqlite3_bind_int64(st, 3, want[k]);
                 mp_store_bind_text(s, st, 4, text[k]);
                 rc = mp_store_step_done(s, st, "record a log event");

@@ -3,8 +3,8 @@
 # against a world with an async race, a garbage backend and a healthy one
 # (and a hostile model name), then headless Chromium renders the page; the
 # page must load with no console errors, no network requests and no
-# unescaped input, and the screenshot must be a real PNG. The screenshots
-# are kept under $HTML_SHOTS when it is set (docs/report-*.png).
+# unescaped input, and the screenshot must be a real PNG (the layout itself
+# is checked by html_layout.sh).
 set -u
 : "${MOEPROBE:?}" "${REFENGINE:?}" "${ROOT:?}"
 skip() { echo "$*"; exit 77; }
@@ -58,12 +58,16 @@ grep -q 'evil/&lt;script&gt;alert(1)&lt;/script&gt;&amp;x' "$html" ||
     fail "escaped model name missing"
 for want in '<h2>Recommendation</h2>' 'v-async-race' 'v-garbage-output' 'v-stable' \
     'Requests over time' 'Time to first token' 'Inter-token latency' 'normal vs launch-blocking' \
+    'against concurrency, per candidate' 'Latency per phase' \
     'class="fail"' '<h2>Output check</h2>' 'server.log</code>, lines' 'class=hl' \
     'answers identical to marlin; first difference in <code>capital</code> at token 0'; do
     grep -qF -- "$want" "$html" || fail "report.html lacks $want"
 done
+# throughput per phase and against concurrency, a timeline per candidate,
+# normal vs blocking (the distributions are charts once the store holds
+# phase histograms, notes before)
 n_svg=$(grep -o '<svg ' "$html" | wc -l)
-[ "$n_svg" -ge 8 ] || fail "only $n_svg charts"
+[ "$n_svg" -ge 6 ] || fail "only $n_svg charts"
 
 # the browser: load, console, network, screenshot
 shoot() { # WIDTH HEIGHT OUT
@@ -72,7 +76,7 @@ shoot() { # WIDTH HEIGHT OUT
         --enable-logging=stderr --v=0 --window-size="$1,$2" --screenshot="$3" \
         "file://$html" >"$tmp/chrome.log" 2>&1
 }
-shoot 1000 2600 "$tmp/desktop.png" || { tail -20 "$tmp/chrome.log"; skip "skip: chromium cannot run here"; }
+shoot 1280 2600 "$tmp/desktop.png" || { tail -20 "$tmp/chrome.log"; skip "skip: chromium cannot run here"; }
 shoot 390 2400 "$tmp/phone.png" || fail "phone screenshot failed"
 if grep -E 'CONSOLE|Uncaught|Refused to|net::ERR|Failed to load' "$tmp/chrome.log"; then
     fail "browser reported errors"
@@ -89,8 +93,4 @@ for path in sys.argv[1:]:
     assert w >= 390 and h >= 2000, (path, w, h)
     assert len(d) > 20000, (path, len(d))  # a blank page compresses to a few KB
 PY
-if [ -n "${HTML_SHOTS:-}" ]; then
-    cp "$tmp/desktop.png" "$HTML_SHOTS/report-desktop.png"
-    cp "$tmp/phone.png" "$HTML_SHOTS/report-phone.png"
-fi
 echo "ok: report.html renders in $("$chrome" --version 2>/dev/null | head -1) without errors; $n_svg charts"
