@@ -13,6 +13,7 @@
 #include "hist.h"
 #include "report/internal.h"
 #include "report/svg.h"
+#include "verdict/diagnose.h"
 #include "xalloc.h"
 
 /* `--percentiles`' default (docs/metrics.md). */
@@ -240,40 +241,6 @@ void mp_html_distributions(struct buf *b, const struct mp_cand_report *c,
     mp_hist_free(&itl);
 }
 
-/* The best req_tok_s_p50 of phase `phase` over c's attempts of one kind,
- * and which attempt it came from. */
-static double phase_rate(const struct mp_cand_report *c, bool blocking, const char *phase, int *att)
-{
-    double best = -1;
-    for (size_t j = 0; j < c->nattempts; j++) {
-        const struct mp_attempt_result *a = &c->attempts[j];
-        if (a->launch_blocking != blocking)
-            continue;
-        for (size_t k = 0; k < a->nphases; k++)
-            if (!strcmp(a->phases[k].name, phase) && a->phases[k].req_tok_s_p50 > best &&
-                a->phases[k].req_tok_s_p50 > 0) {
-                best = a->phases[k].req_tok_s_p50;
-                *att = a->index;
-            }
-    }
-    return best;
-}
-
-bool mp_html_diag_rates(const struct mp_cand_report *c, double *normal, double *blocked,
-                        const char **phase, int *na, int *nb)
-{
-    static const char *const phases[] = { "sequential", "warmup" };
-    for (size_t i = 0; i < MP_ARRAY_SIZE(phases); i++) {
-        *normal = phase_rate(c, false, phases[i], na);
-        *blocked = phase_rate(c, true, phases[i], nb);
-        if (*normal > 0 && *blocked > 0) {
-            *phase = phases[i];
-            return true;
-        }
-    }
-    return false;
-}
-
 void mp_html_blocking_chart(struct buf *b, const struct mp_cand_report *c)
 {
     bool blocked = false;
@@ -281,16 +248,16 @@ void mp_html_blocking_chart(struct buf *b, const struct mp_cand_report *c)
         blocked = blocked || c->attempts[j].launch_blocking;
     if (!blocked)
         return;
-    double rn = -1, rb = -1;
-    const char *phase = NULL;
-    int na = 0, nb = 0;
-    if (!mp_html_diag_rates(c, &rn, &rb, &phase, &na, &nb)) {
+    struct mp_diag_rates dr; /* the rates the diagnosis divides (verdict/diagnose.h) */
+    if (!mp_verdict_diag_rates(c, &dr)) {
         buf_adds(b, "<p class=note>Normal vs launch-blocking: no phase served requests on both "
                     "sides, so no decode rates to compare.</p>\n");
         return;
     }
-    char *l0 = xasprintf("normal (attempt %d)", na);
-    char *l1 = xasprintf("blocking (attempt %d)", nb);
+    double rn = dr.normal, rb = dr.blocked;
+    const char *phase = dr.phase;
+    char *l0 = xasprintf("normal (attempt %d)", dr.normal_attempt);
+    char *l1 = xasprintf("blocking (attempt %d)", dr.blocked_attempt);
     const char *labels[] = { l0, l1 };
     const double vals[] = { rn, rb };
     const char *colors[] = { "#3b7dd8", "#b45309" };

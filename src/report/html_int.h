@@ -43,13 +43,6 @@ void mp_html_distributions(struct buf *b, const struct mp_cand_report *c,
 /* Normal vs CUDA_LAUNCH_BLOCKING=1: the two rates the diagnosis' ratio is
  * computed from (nothing without a blocked attempt). */
 void mp_html_blocking_chart(struct buf *b, const struct mp_cand_report *c);
-/* The rule of the diagnosis' throughput_ratio (run/runner.c): the best
- * sequential-phase median per-request decode rate of the normal and of the
- * blocked attempts (warm-up when a side has no sequential one). Returns
- * false when a side has none; *phase names the phase used, *na / *nb the
- * attempts (index fields) the rates come from. */
-bool mp_html_diag_rates(const struct mp_cand_report *c, double *normal, double *blocked,
-                        const char **phase, int *na, int *nb);
 
 /* html_evidence.c */
 /* server.log excerpt of attempt a from the store: the cited lines

@@ -86,7 +86,9 @@ bool mp_verdict_rerun_first(const struct mp_diag_plan *plan, int reruns)
 
 /* Median per-request decode rate of a phase in the given mode, the best
  * attempt's; <0 when unknown. */
-static double phase_rate(const struct mp_cand_report *c, bool blocking, const char *phase)
+/* The best req_tok_s_p50 of phase `phase` over c's attempts of one kind,
+ * and the index of the attempt it came from (*att). */
+static double phase_rate(const struct mp_cand_report *c, bool blocking, const char *phase, int *att)
 {
     double best = -1;
     for (size_t j = 0; j < c->nattempts; j++) {
@@ -94,22 +96,34 @@ static double phase_rate(const struct mp_cand_report *c, bool blocking, const ch
         if (a->launch_blocking != blocking)
             continue;
         for (size_t k = 0; k < a->nphases; k++) {
-            if (!strcmp(a->phases[k].name, phase) && a->phases[k].req_tok_s_p50 > 0)
-                best = MP_MAX(best, a->phases[k].req_tok_s_p50);
+            if (!strcmp(a->phases[k].name, phase) && a->phases[k].req_tok_s_p50 > best &&
+                a->phases[k].req_tok_s_p50 > 0) {
+                best = a->phases[k].req_tok_s_p50;
+                *att = a->index;
+            }
         }
     }
     return best;
 }
 
-double mp_verdict_throughput_ratio(const struct mp_cand_report *c)
+bool mp_verdict_diag_rates(const struct mp_cand_report *c, struct mp_diag_rates *out)
 {
     static const char *const phases[] = {"sequential", "warmup"};
     for (size_t i = 0; i < MP_ARRAY_SIZE(phases); i++) {
-        double rn = phase_rate(c, false, phases[i]), rb = phase_rate(c, true, phases[i]);
-        if (rn > 0 && rb > 0)
-            return rb / rn;
+        out->normal = phase_rate(c, false, phases[i], &out->normal_attempt);
+        out->blocked = phase_rate(c, true, phases[i], &out->blocked_attempt);
+        if (out->normal > 0 && out->blocked > 0) {
+            out->phase = phases[i];
+            return true;
+        }
     }
-    return -1;
+    return false;
+}
+
+double mp_verdict_throughput_ratio(const struct mp_cand_report *c)
+{
+    struct mp_diag_rates r;
+    return mp_verdict_diag_rates(c, &r) ? r.blocked / r.normal : -1;
 }
 
 void mp_verdict_read_blocked(const struct mp_attempt_result *b, unsigned long required, bool capped,

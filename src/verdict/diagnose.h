@@ -48,6 +48,15 @@ bool mp_verdict_rerun_first(const struct mp_diag_plan *plan, int reruns);
  * it is measured at concurrency 1. */
 double mp_verdict_throughput_ratio(const struct mp_cand_report *c);
 
+/* The two rates that ratio divides, and where they come from. */
+struct mp_diag_rates {
+    double normal, blocked;          /* median per-request decode rate, tok/s */
+    const char *phase;               /* "sequential" or "warmup" (static) */
+    int normal_attempt, blocked_attempt; /* their attempts' 1-based index */
+};
+/* Fills *out and returns true when both modes ran such a phase, else false. */
+bool mp_verdict_diag_rates(const struct mp_cand_report *c, struct mp_diag_rates *out);
+
 /* What the blocked run b means for dg, which the caller has given
  * requests_required (= required) and throughput_ratio: sets requests_clean,
  * launch_blocking ("clean" | "crashed" | NULL), confidence, pinned_site and
