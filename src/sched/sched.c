@@ -204,13 +204,12 @@ int mp_sched_qualify(const struct mp_sched_cfg *o, int argc, char **argv)
         goto out;
     }
     char self[PATH_MAX];
-    ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (sl <= 0) {
-        mp_error("cannot find this moeprobe's own path: %s", strerror(errno));
+    e = mp_proc_self_exe(self, sizeof(self));
+    if (e < 0) {
+        mp_error("cannot find this moeprobe's own path: %s", mp_strerror(e));
         exit_code = MP_EXIT_INTERNAL;
         goto out;
     }
-    self[sl] = '\0';
     pl.self = xstrdup(self);
     pl.cmd = o->cmd;
     pl.ncmd = o->ncmd;

@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "clock.h"
 #include "err.h"
 #include "proc/proc.h"
@@ -795,6 +796,126 @@ static void test_markers(void **state)
     assert_int_equal(mp_proc_find_marked("", 0), 0);
 }
 
+/* mp_proc_run_capture: argv without a shell, stderr joined or dropped, the
+ * cap, exit codes, and a helper that does not finish killed and reaped. */
+static void test_run_capture(void **state)
+{
+    MP_UNUSED(state);
+    char *both[] = {"/bin/sh", "-c", "echo out; echo err >&2; exit 3", NULL};
+    struct mp_capture c = {.argv = both, .timeout_s = 60, .with_stderr = true};
+    struct buf b = BUF_INIT;
+    assert_int_equal(mp_proc_run_capture(&c, &b, NULL), 3);
+    assert_string_equal(b.data, "out\nerr\n");
+    buf_release(&b);
+    c.with_stderr = false;
+    assert_int_equal(mp_proc_run_capture(&c, &b, NULL), 3);
+    assert_string_equal(b.data, "out\n");
+    buf_release(&b);
+    /* whole lines up to the cap; the rest is read and dropped */
+    char *many[] = {"/bin/sh", "-c", "echo aaaa; echo bbbb; echo cccc; exit 0", NULL};
+    struct mp_capture m = {.argv = many, .timeout_s = 60, .max = 10};
+    assert_int_equal(mp_proc_run_capture(&m, &b, NULL), 0);
+    assert_string_equal(b.data, "aaaa\nbbbb\n");
+    buf_release(&b);
+    /* no shell: a word with a space and a $ is one argument, as given */
+    char *words[] = {"/bin/echo", "a b", "$HOME", NULL};
+    struct mp_capture w = {.argv = words, .timeout_s = 60};
+    assert_int_equal(mp_proc_run_capture(&w, &b, NULL), 0);
+    assert_string_equal(b.data, "a b $HOME\n");
+    buf_release(&b);
+    char *sig[] = {"/bin/sh", "-c", "kill -9 $$", NULL};
+    struct mp_capture k = {.argv = sig, .timeout_s = 60};
+    assert_int_equal(mp_proc_run_capture(&k, &b, NULL), 128 + 9);
+    buf_release(&b);
+    char *none[] = {"/nonexistent/helper", NULL};
+    struct mp_capture n = {.argv = none, .timeout_s = 60};
+    struct mp_diag d = MP_DIAG_INIT;
+    assert_int_equal(mp_proc_run_capture(&n, &b, &d), -ENOENT);
+    assert_non_null(strstr(d.msg, "/nonexistent/helper"));
+    buf_release(&b);
+    /* past the timeout: killed and reaped before the call returns */
+    char *slow[] = {"/bin/sh", "-c", "echo $$; exec sleep 600", NULL};
+    struct mp_capture t = {.argv = slow, .timeout_s = 0.5};
+    int64_t t0 = mp_now_ns();
+    d = (struct mp_diag)MP_DIAG_INIT;
+    assert_int_equal(mp_proc_run_capture(&t, &b, &d), MP_ETIMEOUT);
+    assert_true(mp_now_ns() - t0 < SAFETY_NS / 2);
+    assert_non_null(strstr(d.msg, "did not finish"));
+    long pid = strtol(b.data, NULL, 10);
+    assert_true(pid > 1);
+    assert_int_equal(kill((pid_t)pid, 0), -1); /* not even a zombie */
+    assert_int_equal(errno, ESRCH);
+    buf_release(&b);
+    assert_int_equal(count_zombie_children(), 0);
+}
+
+/* A helper is never run with our signals blocked: with SIGINT and SIGTERM
+ * blocked here (as during a run: signalfd), its mask is empty. */
+static void test_run_capture_signal_mask(void **state)
+{
+    MP_UNUSED(state);
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    char *argv[] = {"/bin/grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status", NULL};
+    struct mp_capture c = {.argv = argv, .timeout_s = 60};
+    struct buf b = BUF_INIT;
+    int rc = mp_proc_run_capture(&c, &b, NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    assert_int_equal(rc, 0);
+    const char *blk = strstr(b.data, "SigBlk:");
+    assert_non_null(blk);
+    unsigned long long mask = strtoull(blk + strlen("SigBlk:"), NULL, 16);
+    assert_true(mask == 0);
+    buf_release(&b);
+}
+
+/* mp_proc_find_env finds any NAME=VALUE (the scheduler's task marker), not
+ * only the run marker, and ends what it finds. */
+static void test_find_env(void **state)
+{
+    MP_UNUSED(state);
+    char val[MP_PROC_MARKER_SIZE], entry[96];
+    mp_proc_new_marker(val, sizeof(val));
+    snprintf(entry, sizeof(entry), "MP_TEST_TASK=%s", val);
+    char *argv[] = {"/bin/sh", "-c", "echo ready; exec sleep 600", NULL};
+    char *env[] = {entry, NULL};
+    struct mp_proc_spec spec = {.argv = argv, .env_add = env};
+    struct mp_proc *p = NULL;
+    assert_int_equal(mp_proc_spawn(&spec, &p, NULL), 0);
+    int n = -1;
+    for (int i = 0; i < 100000 && n != 1; i++) {
+        n = mp_proc_find_env("MP_TEST_TASK", val, 0);
+        if (n != 1)
+            sched_yield();
+    }
+    assert_int_equal(n, 1);
+    assert_int_equal(mp_proc_find_env("MP_TEST_TASK", "other", 0), 0);
+    assert_int_equal(mp_proc_find_env("MP_TEST_TASK", "", 0), 0);
+    assert_int_equal(mp_proc_find_env("MP_TEST_TASK", val, SIGKILL), 1);
+    int st = 0;
+    int64_t end = mp_now_ns() + SAFETY_NS;
+    while (!mp_proc_exited(p, &st) && mp_now_ns() < end)
+        poll(NULL, 0, 5);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    mp_proc_free(p);
+}
+
+static void test_self_exe(void **state)
+{
+    MP_UNUSED(state);
+    char a[4096], b[4096];
+    assert_int_equal(mp_proc_self_exe(a, sizeof(a)), 0);
+    ssize_t n = readlink("/proc/self/exe", b, sizeof(b) - 1);
+    assert_true(n > 0);
+    b[n] = '\0';
+    assert_string_equal(a, b);
+    assert_int_equal(mp_proc_self_exe(a, 3), -ENAMETOOLONG);
+    assert_string_equal(mp_proc_environ_file(42, a, sizeof(a)), "/proc/42/environ");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -817,6 +938,10 @@ int main(void)
         cmocka_unit_test(test_spawn_errors),
         cmocka_unit_test(test_container_runtime_called),
         cmocka_unit_test(test_free_without_teardown),
+        cmocka_unit_test(test_run_capture),
+        cmocka_unit_test(test_run_capture_signal_mask),
+        cmocka_unit_test(test_find_env),
+        cmocka_unit_test(test_self_exe),
     };
     mp_proc_ignore_sigpipe();
     if (mp_proc_become_subreaper() != 0) {
