@@ -4,7 +4,8 @@
 # that no completed request was lost or duplicated, the finished candidate
 # was kept (not rerun), the interrupted attempt was redone, no engine process
 # is left, a second moeprobe on a run directory in use is refused (exit 2),
-# and the report regenerated from the database equals the one written.
+# and the reports the resumed run wrote (report.json, report.md, its --json
+# output) equal what `moeprobe report` renders from the database again.
 set -u
 : "${MOEPROBE:?}" "${REFENGINE:?}" "${ROOT:?}"
 command -v sqlite3 >/dev/null || { echo "sqlite3 CLI not installed"; exit 77; }
@@ -66,7 +67,7 @@ echo "killed while $running was running; finished: $cands_done"
 "$MOEPROBE" qualify --resume "$T/run" --no-such-option >/dev/null 2>"$T/badopt.err"
 [ $? -eq 2 ] || fail "an unknown option with --resume must be a usage error"
 
-MOEPROBE_CHECK_STORE=1 "$MOEPROBE" qualify --resume "$T/run" --json >"$T/resume.json" 2>"$T/resume.err"
+"$MOEPROBE" qualify --resume "$T/run" --json >"$T/resume.json" 2>"$T/resume.err"
 rc=$?
 [ $rc -eq 0 ] || fail "resume exit $rc"
 
@@ -105,6 +106,8 @@ done
 # the report is rendered from the database alone
 "$MOEPROBE" report --format json --no-write "$T/run" >"$T/again.json" || fail "report exit $?"
 cmp -s "$T/again.json" "$T/run/report.json" || fail "moeprobe report differs from report.json"
+"$MOEPROBE" report --format md --no-write "$T/run" >"$T/again.md" || fail "report md exit $?"
+cmp -s "$T/again.md" "$T/run/report.md" || fail "moeprobe report differs from report.md"
 cmp -s "$T/resume.json" "$T/run/report.json" || fail "--json output differs from report.json"
 grep -Eq '"verdict":[[:space:]]*"stable"' "$T/run/report.json" || fail "no verdicts in the resumed report"
 echo "ok: killed after $N requests of b; $nbefore rows kept; resume: $(grep -o 'killed [0-9]* engine' "$T/resume.err" || echo 'no engine left to kill')"
