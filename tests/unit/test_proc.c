@@ -31,6 +31,7 @@
 #include "clock.h"
 #include "err.h"
 #include "proc/proc.h"
+#include "report/fingerprint.h"
 #include "xalloc.h"
 
 #define SAFETY_NS ((int64_t)60 * 1000000000) /* hang guard, not a timing assertion */
@@ -916,6 +917,76 @@ static void test_self_exe(void **state)
     assert_string_equal(mp_proc_environ_file(42, a, sizeof(a)), "/proc/42/environ");
 }
 
+/* The fingerprint's nvidia-smi fallback runs through mp_proc_run_capture:
+ * a fake nvidia-smi on PATH (NVML off) is run with SIGINT/SIGTERM blocked
+ * here, as during a run, yet sees an empty mask; what it says on stderr
+ * stays out of the fingerprint. */
+static void test_fingerprint_smi_through_proc(void **state)
+{
+    MP_UNUSED(state);
+    if (access("/usr/bin/perl", X_OK) != 0)
+        skip();
+    char dir[] = "/tmp/mp-fakesmi.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *script = xasprintf("%s/nvidia-smi", dir);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    /* perl, not sh: dash empties its signal mask at start-up, hiding ours */
+    fprintf(f, "#!/usr/bin/perl\n"
+               "open(my $s, '<', '/proc/self/status') or die;\n"
+               "open(my $o, '>', '%s/sigblk') or die;\n"
+               "while (<$s>) { print $o $_ if /^SigBlk:/; }\n"
+               "close($o);\n"
+               "print STDERR \"noise on stderr\\n\";\n"
+               "if (($ARGV[0] // '') =~ /^--query-gpu=/) {\n"
+               "  print \"Fake GPU, 12.1, 580.1, 97871\\n\" x 2;\n"
+               "} else {\n"
+               "  print \"| NVIDIA-SMI 580.1   Driver Version: 580.1   CUDA Version: 13.0 |\\n\";\n"
+               "}\n", dir);
+    fclose(f);
+    assert_int_equal(chmod(script, 0755), 0);
+    char *old_path = getenv("PATH") ? xstrdup(getenv("PATH")) : NULL;
+    char *path = xasprintf("%s:/usr/bin:/bin", dir);
+    setenv("PATH", path, 1);
+    setenv("MOEPROBE_NVML_LIB", "none", 1);
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    struct mp_fingerprint fp;
+    struct mp_fp_extra x;
+    memset(&fp, 0, sizeof(fp));
+    mp_fingerprint_detect_ex(&fp, &x);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (old_path)
+        setenv("PATH", old_path, 1);
+    unsetenv("MOEPROBE_NVML_LIB");
+    assert_string_equal(fp.gpu, "2 x Fake GPU");
+    assert_string_equal(fp.compute_capability, "12.1");
+    assert_string_equal(fp.driver, "580.1");
+    assert_string_equal(fp.cuda, "13.0");
+    assert_int_equal(x.gpu_memory_mib, 97871);
+    assert_string_equal(x.gpu_source, "nvidia-smi");
+    char *blk = xasprintf("%s/sigblk", dir);
+    f = fopen(blk, "r");
+    assert_non_null(f);
+    char line[128] = "";
+    assert_non_null(fgets(line, sizeof(line), f));
+    fclose(f);
+    assert_true(strtoull(line + strlen("SigBlk:"), NULL, 16) == 0);
+    unlink(blk);
+    unlink(script);
+    rmdir(dir);
+    free(blk);
+    free(script);
+    free(path);
+    free(old_path);
+    mp_fingerprint_release(&fp);
+    mp_fp_extra_release(&x);
+    assert_int_equal(count_zombie_children(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -942,6 +1013,7 @@ int main(void)
         cmocka_unit_test(test_run_capture_signal_mask),
         cmocka_unit_test(test_find_env),
         cmocka_unit_test(test_self_exe),
+        cmocka_unit_test(test_fingerprint_smi_through_proc),
     };
     mp_proc_ignore_sigpipe();
     if (mp_proc_become_subreaper() != 0) {
