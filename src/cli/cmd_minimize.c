@@ -4,26 +4,20 @@
 #include "compat.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "buf.h"
 #include "cli/commands.h"
 #include "file.h"
 #include "secret.h"
-#include "version.h"
 #include "cli/opts.h"
 #include "cli/session.h"
-#include "clock.h"
 #include "err.h"
 #include "escape.h"
-#include "logs/logscan.h"
 #include "model/candidate.h"
-#include "proc/proc.h"
 #include "quality/quality.h"
 #include "report/report.h"
 #include "run/runner.h"

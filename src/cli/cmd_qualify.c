@@ -4,31 +4,20 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/opts.h"
 #include "cli/session.h"
-#include "clock.h"
 #include "err.h"
-#include "logs/logscan.h"
-#include "inspect/inspect.h"
-#include "proc/proc.h"
 #include "quality/quality.h"
 #include "report/report.h"
 #include "run/runner.h"
 #include "store/store.h"
 #include "sched/sched.h"
-#include "file.h"
 #include "secret.h"
-#include "version.h"
 #include "xalloc.h"
 
 static const char qualify_help[] =

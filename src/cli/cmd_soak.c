@@ -7,23 +7,17 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/opts.h"
 #include "cli/session.h"
-#include "clock.h"
 #include "err.h"
-#include "logs/logscan.h"
-#include "proc/proc.h"
 #include "report/report.h"
 #include "run/runner.h"
 #include "store/store.h"
-#include "version.h"
 #include "xalloc.h"
 
 
