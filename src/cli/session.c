@@ -23,50 +23,60 @@
 #include "xalloc.h"
 
 /* --model-dir: what the checkpoint says joins the fingerprint (moeprobe
- * inspect). 0 or MP_EXIT_USAGE (message printed). */
-static int model_dir(struct mp_session *s, const char *dir, struct mp_report *rep)
+ * inspect). Read before anything is created, so that a bad folder leaves
+ * no run behind. 0 or MP_EXIT_USAGE (message printed; *in released). */
+static int inspect_model_dir(const char *dir, struct mp_inspect *in)
 {
-    struct mp_inspect in;
     struct mp_diag d = MP_DIAG_INIT;
-    if (mp_inspect_dir(dir, &in, &d) < 0) {
+    if (mp_inspect_dir(dir, in, &d) < 0) {
         char m[600];
         mp_diag_format(&d, m, sizeof(m));
         mp_error("--model-dir: %s", m);
-        mp_inspect_release(&in);
+        mp_inspect_release(in);
         return MP_EXIT_USAGE;
     }
+    return 0;
+}
+
+static void apply_model_dir(struct mp_session *s, const char *dir, const struct mp_inspect *in,
+                            struct mp_report *rep)
+{
     s->fpx.model_dir = xstrdup(dir);
-    s->fpx.quantization = mp_inspect_quantization(&in);
+    s->fpx.quantization = mp_inspect_quantization(in);
     if (!s->fpx.quantization)
         mp_warn("--model-dir '%s': no quantization found in config.json or "
                 "hf_quant_config.json", dir);
-    mp_report_set_checkpoint(rep, &in);
+    mp_report_set_checkpoint(rep, in);
     s->fpx.checkpoint_json = rep->checkpoint_json ? xstrdup(rep->checkpoint_json) : NULL;
-    mp_inspect_release(&in);
-    return 0;
 }
 
 int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts *o,
                      unsigned flags, const struct mp_candidate *cands, size_t ncands,
                      struct mp_report *rep)
 {
+    struct mp_inspect in;
+    int rc;
     s->sub = sub;
     s->o = o;
     if (mp_cli_knowledge(sub, o->knowledge_file, &s->kn_owned, &s->kn) < 0)
         return MP_EXIT_USAGE;
+    if (o->model_dir && (rc = inspect_model_dir(o->model_dir, &in)) != 0)
+        return rc;
     struct mp_diag d = MP_DIAG_INIT;
     unsigned sf = MP_STORE_LOCK | (flags & MP_SESSION_RESUME ? 0 : MP_STORE_CREATE);
-    int rc = mp_store_open(o->out_dir, sf, &s->store, &d);
+    rc = mp_store_open(o->out_dir, sf, &s->store, &d);
     if (rc < 0) {
         mp_error("%s", d.msg[0] ? d.msg : mp_strerror(rc));
-        return rc == MP_ESTATE || rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+        rc = rc == MP_ESTATE || rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+        goto out;
     }
     mp_store_mask_init(mp_store_mask(s->store), cands, ncands, o->api_key);
     mp_store_mask_add_args(mp_store_mask(s->store), o->cmd, o->ncmd);
     int sfd = mp_signals_setup(&s->oldmask);
     if (sfd < 0) {
         mp_error("cannot set up signal handling: %s", mp_strerror(sfd));
-        return MP_EXIT_INTERNAL;
+        rc = MP_EXIT_INTERNAL;
+        goto out;
     }
     s->signal_fd = sfd;
     mp_proc_become_subreaper();
@@ -75,8 +85,12 @@ int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts
     rep->started = xstrdup(s->started);
     mp_fingerprint_detect_ex(&rep->fp, &s->fpx);
     if (o->model_dir)
-        return model_dir(s, o->model_dir, rep);
-    return 0;
+        apply_model_dir(s, o->model_dir, &in, rep);
+    rc = 0;
+out:
+    if (o->model_dir)
+        mp_inspect_release(&in);
+    return rc;
 }
 
 void mp_session_runctx(const struct mp_session *s, struct mp_runctx *ctx)

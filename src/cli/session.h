@@ -51,13 +51,14 @@ struct mp_session {
 #define MP_SESSION_RESUME 1u /* reopen the run's store (qualify --resume), do not create it */
 
 /* Set up a run of sub in o->out_dir, in this order: the knowledge
- * (--knowledge), the store (created unless MP_SESSION_RESUME; locked), the
+ * (--knowledge) and --model-dir's checkpoint (read first: a bad one leaves
+ * nothing behind), the store (created unless MP_SESSION_RESUME; locked), the
  * mask of the secrets in cands[0..ncands) (their knobs), o->api_key and
  * o->cmd, the signals (mp_signals_setup: SIGINT/TERM/HUP/CHLD into a
  * signalfd), the subreaper, the start time (rep->started) and the host's
  * fingerprint (rep->fp, s->fpx; helpers such as nvidia-smi run after the
- * signal set-up through proc/, with their own signals unblocked), and
- * --model-dir's checkpoint (rep's checkpoint, s->fpx). Nothing is recorded
+ * signal set-up through proc/, with their own signals unblocked) with the
+ * checkpoint's part (rep's checkpoint, s->fpx). Nothing is recorded
  * in the store yet (mp_session_record_run).
  * Returns 0, or an exit code (message printed): MP_EXIT_USAGE (a bad
  * knowledge file or --model-dir, a locked run directory or one holding a

@@ -6,7 +6,7 @@
 # are usage errors, --conc LEVEL:REQUESTS is refused pointing at
 # --concurrency, --seq N adds a sequential phase of N requests before the
 # soak phase; report.md is titled a soak report and shows the soak phase's
-# throughput.
+# throughput; --model-dir joins the fingerprint (a bad one is a usage error).
 set -u
 : "${MOEPROBE:?}" "${REFENGINE:?}" "${ROOT:?}"
 command -v sqlite3 >/dev/null || { echo "sqlite3 CLI not installed"; exit 77; }
@@ -50,10 +50,17 @@ head -1 "$T/only/report.md" | grep -qx "# moeprobe soak report" || fail "report.
 row=$(grep -E '^\| b \|' "$T/only/report.md" | head -1)
 echo "$row" | grep -Eq '\| [0-9]+\.[0-9] \| 2: [0-9]+\.[0-9] \|' || fail "no sequential and soak throughput in: $row"
 
-# without --seq there is no sequential phase (the default soak is unchanged)
-"$MOEPROBE" soak --duration 1s --concurrency 2 --max-tokens 16 --quiet --out "$T/plain" \
+# without --seq there is no sequential phase (the default soak is unchanged);
+# --model-dir joins the fingerprint as in qualify, and with stderr not a
+# terminal the attempt's state changes are lines (the session's set-up)
+"$MOEPROBE" soak --duration 1s --concurrency 2 --max-tokens 16 --out "$T/plain" \
+    --model-dir "$ROOT/tests/data/checkpoints/swiglu-clamp" \
     --candidate 'solo: X=1' "${ENGINE[@]}" >/dev/null 2>"$T/plain.err" || fail "plain soak: exit $?"
 [ "$(q plain "SELECT name FROM phases ORDER BY pos" | tr '\n' ' ')" = "warmup soak " ] ||
     fail "plain soak phases: $(q plain "SELECT name FROM phases ORDER BY pos" | tr '\n' ' ')"
 [ "$(q plain "SELECT name FROM candidates")" = solo ] || fail "the one --candidate was not soaked"
+python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(r["fingerprint"].get("checkpoint") is None)' \
+    "$T/plain/report.json" || fail "soak --model-dir: no checkpoint in the fingerprint"
+grep -q '^moeprobe: \[solo 1/1\] phase soak: [0-9]* ok' "$T/plain.err" || fail "no state lines on a non-terminal stderr"
+usage badmodel "model-dir" --model-dir /nonexistent
 echo "ok: --only/--candidate=/--seq honoured ($nsoak soak requests), several candidates, a bad --only and --conc refused"
