@@ -63,4 +63,9 @@ python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(r["fing
     "$T/plain/report.json" || fail "soak --model-dir: no checkpoint in the fingerprint"
 grep -q '^moeprobe: \[solo 1/1\] phase soak: [0-9]* ok' "$T/plain.err" || fail "no state lines on a non-terminal stderr"
 usage badmodel "model-dir" --model-dir /nonexistent
+# --only without --candidate picks from the preset (its 'cutlass' candidate)
+"$MOEPROBE" soak --duration 1s --concurrency 2 --max-tokens 16 --quiet --out "$T/preset" \
+    --only cutlass "${ENGINE[@]}" >/dev/null 2>"$T/preset.err" || fail "soak --only cutlass: exit $?"
+[ "$(q preset "SELECT name || ' ' || args FROM candidates")" = 'cutlass ["--moe-backend","cutlass"]' ] ||
+    fail "soak --only cutlass ran: $(q preset "SELECT name || ' ' || args FROM candidates")"
 echo "ok: --only/--candidate=/--seq honoured ($nsoak soak requests), several candidates, a bad --only and --conc refused"
