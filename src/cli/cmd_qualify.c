@@ -1,5 +1,7 @@
-/* cmd_qualify.c - `moeprobe qualify`, `diagnose` and `resolve`: the options
- * they share, the signal set-up, and writing the report. */
+/* cmd_qualify.c - `moeprobe qualify`, `diagnose` and `resolve`: their help,
+ * resuming a run (its stored arguments, secrets restored from the
+ * environment, the dead run's engines ended) and the candidate loop; the
+ * set-up, tear-down and reports are the session's (cli/session.h). */
 #include "compat.h"
 
 #include <ctype.h>
