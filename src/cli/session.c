@@ -72,14 +72,11 @@ int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts
     }
     mp_store_mask_init(mp_store_mask(s->store), cands, ncands, o->api_key);
     mp_store_mask_add_args(mp_store_mask(s->store), o->cmd, o->ncmd);
-    int sfd = mp_signals_setup(&s->oldmask);
-    if (sfd < 0) {
-        mp_error("cannot set up signal handling: %s", mp_strerror(sfd));
+    if ((rc = mp_signals_begin(&s->sig)) < 0) {
+        mp_error("cannot set up signal handling: %s", mp_strerror(rc));
         rc = MP_EXIT_INTERNAL;
         goto out;
     }
-    s->signal_fd = sfd;
-    mp_proc_become_subreaper();
     mp_iso8601(mp_wall_ns(), s->started, sizeof(s->started));
     free(rep->started);
     rep->started = xstrdup(s->started);
@@ -103,7 +100,7 @@ void mp_session_runctx(const struct mp_session *s, struct mp_runctx *ctx)
     ctx->port = o->port;
     ctx->kn = s->kn;
     ctx->wl = &o->wl;
-    ctx->signal_fd = s->signal_fd;
+    ctx->signal_fd = s->sig.fd;
     ctx->progress = isatty(2) && !o->quiet;
     ctx->progress_lines = !isatty(2) && !o->quiet;
     ctx->quiet = o->quiet;
@@ -217,12 +214,7 @@ int mp_session_reports(struct mp_session *s, bool json, bool quiet, struct mp_re
 
 void mp_session_end(struct mp_session *s)
 {
-    if (s->signal_fd >= 0) {
-        mp_proc_reap_orphans();
-        sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
-        close(s->signal_fd);
-        s->signal_fd = -1;
-    }
+    mp_signals_end(&s->sig);
     mp_store_close(s->store);
     s->store = NULL;
     mp_knowledge_free(s->kn_owned);

@@ -27,6 +27,7 @@
 
 #include "cli/opts.h"
 #include "model/fingerprint.h"
+#include "proc/proc.h"
 
 struct mp_candidate;
 struct mp_knowledge;
@@ -40,12 +41,11 @@ struct mp_session {
     const struct mp_knowledge *kn;   /* the built-in knowledge or kn_owned */
     struct mp_knowledge *kn_owned;   /* --knowledge FILE, or NULL */
     struct mp_store *store;          /* owned; NULL until begin opened it */
-    int signal_fd;                   /* mp_signals_setup's fd, -1 until set up */
-    sigset_t oldmask;                /* the mask to restore at end */
+    struct mp_signals sig;           /* signalfd (sig.fd, -1 until set up), mask to restore */
     char started[32];                /* ISO 8601 start of this process's part of the run */
     struct mp_fp_extra fpx;          /* what the fingerprint adds (GPU memory, checkpoint) */
 };
-#define MP_SESSION_INIT {.signal_fd = -1}
+#define MP_SESSION_INIT {.sig = MP_SIGNALS_INIT}
 
 /* begin's flags */
 #define MP_SESSION_RESUME 1u /* reopen the run's store (qualify --resume), do not create it */
@@ -54,8 +54,8 @@ struct mp_session {
  * (--knowledge) and --model-dir's checkpoint (read first: a bad one leaves
  * nothing behind), the store (created unless MP_SESSION_RESUME; locked), the
  * mask of the secrets in cands[0..ncands) (their knobs), o->api_key and
- * o->cmd, the signals (mp_signals_setup: SIGINT/TERM/HUP/CHLD into a
- * signalfd), the subreaper, the start time (rep->started) and the host's
+ * o->cmd, the signals and the subreaper (mp_signals_begin: SIGINT/TERM/
+ * HUP/CHLD into a signalfd), the start time (rep->started) and the host's
  * fingerprint (rep->fp, s->fpx; helpers such as nvidia-smi run after the
  * signal set-up through proc/, with their own signals unblocked) with the
  * checkpoint's part (rep's checkpoint, s->fpx). Nothing is recorded

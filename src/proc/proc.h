@@ -263,6 +263,20 @@ void mp_proc_describe_status(int status, char *out, size_t n);
  * restored). *old receives the previous mask to restore. */
 int mp_signals_setup(sigset_t *old);
 
+/* What a run of moeprobe sets up once and undoes at its end, in one place
+ * (the command session of cli/, the scheduler of sched/): */
+struct mp_signals {
+    int fd;        /* the signalfd (mp_signals_setup), -1 when not set up */
+    sigset_t old;  /* the mask to restore */
+};
+#define MP_SIGNALS_INIT {.fd = -1}
+/* mp_signals_setup, then mp_proc_become_subreaper. 0, or -errno (nothing
+ * changed, s->fd = -1). */
+int mp_signals_begin(struct mp_signals *s);
+/* Reap orphaned children (mp_proc_reap_orphans), restore the mask, close
+ * the signalfd. Harmless when not begun (MP_SIGNALS_INIT) and twice. */
+void mp_signals_end(struct mp_signals *s);
+
 /* The absolute path of the running executable (/proc/self/exe) into out
  * (NUL-terminated). 0, -ENAMETOOLONG, or -errno. */
 int mp_proc_self_exe(char *out, size_t outsz);

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -987,6 +988,36 @@ static void test_fingerprint_smi_through_proc(void **state)
     assert_int_equal(count_zombie_children(), 0);
 }
 
+/* mp_signals_begin/end: SIGINT goes to the signalfd while begun; end
+ * restores the mask, closes the fd, and is harmless twice or unbegun. */
+static void test_signals_begin_end(void **state)
+{
+    MP_UNUSED(state);
+    struct mp_signals none = MP_SIGNALS_INIT;
+    mp_signals_end(&none);
+    sigset_t before, during, after;
+    sigprocmask(SIG_SETMASK, NULL, &before);
+    assert_false(sigismember(&before, SIGINT));
+    struct mp_signals s = MP_SIGNALS_INIT;
+    assert_int_equal(mp_signals_begin(&s), 0);
+    assert_true(s.fd >= 0);
+    sigprocmask(SIG_SETMASK, NULL, &during);
+    assert_true(sigismember(&during, SIGINT) && sigismember(&during, SIGTERM));
+    raise(SIGINT);
+    struct pollfd pf = {s.fd, POLLIN, 0};
+    assert_int_equal(poll(&pf, 1, 60000), 1);
+    struct signalfd_siginfo si;
+    assert_int_equal(read(s.fd, &si, sizeof(si)), (ssize_t)sizeof(si)); /* consumed, not pending */
+    assert_int_equal(si.ssi_signo, SIGINT);
+    int fd = s.fd;
+    mp_signals_end(&s);
+    assert_int_equal(s.fd, -1);
+    assert_int_equal(fcntl(fd, F_GETFD), -1);
+    sigprocmask(SIG_SETMASK, NULL, &after);
+    assert_false(sigismember(&after, SIGINT));
+    mp_signals_end(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1013,6 +1044,7 @@ int main(void)
         cmocka_unit_test(test_run_capture_signal_mask),
         cmocka_unit_test(test_find_env),
         cmocka_unit_test(test_self_exe),
+        cmocka_unit_test(test_signals_begin_end),
         cmocka_unit_test(test_fingerprint_smi_through_proc),
     };
     mp_proc_ignore_sigpipe();
