@@ -1,6 +1,7 @@
 /* main.c - moeprobe's command dispatcher. */
 #include "compat.h"
 
+#include <curl/curl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,8 +71,16 @@ int main(int argc, char **argv)
         return MP_EXIT_OK;
     }
     for (size_t i = 0; i < MP_ARRAY_SIZE(commands); i++) {
-        if (!strcmp(cmd, commands[i].name))
-            return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(cmd, commands[i].name)) {
+            /* once, before anything can start a thread (src/http/loadgen.h) */
+            if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+                mp_error("cannot initialise libcurl");
+                return MP_EXIT_INTERNAL;
+            }
+            int rc = commands[i].fn(argc - 1, argv + 1);
+            curl_global_cleanup();
+            return rc;
+        }
     }
     mp_error("unknown command '%s' (see 'moeprobe --help')", cmd);
     return MP_EXIT_USAGE;

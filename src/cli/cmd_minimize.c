@@ -4,25 +4,20 @@
 #include "compat.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "buf.h"
 #include "cli/commands.h"
 #include "file.h"
 #include "secret.h"
-#include "version.h"
 #include "cli/opts.h"
-#include "clock.h"
+#include "cli/session.h"
 #include "err.h"
 #include "escape.h"
-#include "logs/logscan.h"
 #include "model/candidate.h"
-#include "proc/proc.h"
 #include "quality/quality.h"
 #include "report/report.h"
 #include "run/runner.h"
@@ -255,12 +250,9 @@ int cmd_minimize(int argc, char **argv)
     struct mp_candidate from_c, to_c;
     memset(&from_c, 0, sizeof(from_c));
     memset(&to_c, 0, sizeof(to_c));
-    int sfd = -1;
-    sigset_t oldmask;
     size_t *minimal = NULL;
     size_t nmin = 0;
-    struct mp_knowledge *kn_owned = NULL;
-    const struct mp_knowledge *kn = NULL;
+    struct mp_session ss = MP_SESSION_INIT;
     struct mp_diag d = MP_DIAG_INIT;
 
     if (o.resume) {
@@ -304,36 +296,17 @@ int cmd_minimize(int argc, char **argv)
         mp_error("cannot create run directory '%s': %s", o.out_dir, strerror(errno));
         goto out;
     }
-    if (mp_cli_knowledge("minimize", o.knowledge_file, &kn_owned, &kn) < 0) {
-        exit_code = MP_EXIT_USAGE;
+    /* both ends' knobs are masked: a secret in --from alone is in every test */
+    struct mp_candidate ends[2] = {from_c, to_c};
+    exit_code = mp_session_begin(&ss, "minimize", &o, 0, ends, 2, &rep);
+    if (exit_code)
         goto out;
-    }
-    struct mp_diag sd = MP_DIAG_INIT;
-    int se = mp_store_open(o.out_dir, MP_STORE_CREATE | MP_STORE_LOCK, &m.store, &sd);
-    if (se < 0) {
-        mp_error("%s", sd.msg[0] ? sd.msg : mp_strerror(se));
-        exit_code = se == MP_ESTATE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+    exit_code = MP_EXIT_INTERNAL;
+    m.store = ss.store;
+    if (mp_session_record_run(&ss, argv + 1, (size_t)(argc - 1), &rep) < 0)
         goto out;
-    }
-    mp_store_mask_init(mp_store_mask(m.store), &to_c, 1, o.api_key);
-    mp_store_mask_add_args(mp_store_mask(m.store), o.cmd, o.ncmd);
-    char iso[32];
-    mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
-    mp_fingerprint_detect(&rep.fp);
-    if (mp_store_run_begin(m.store, "minimize", argv + 1, (size_t)(argc - 1), mp_version, iso) < 0 ||
-        mp_store_set_fingerprint(m.store, &rep.fp, NULL) < 0) {
-        mp_error("cannot write the evidence store: %s", mp_store_errmsg(m.store));
-        goto out;
-    }
-    sfd = mp_signals_setup(&oldmask);
-    mp_proc_become_subreaper();
-    struct mp_runctx ctx = {
-        .run_dir = o.out_dir, .cmd = o.cmd, .ncmd = o.ncmd, .port = o.port,
-        .kn = kn, .wl = &o.wl, .signal_fd = sfd,
-        .progress = isatty(2) && !o.quiet, .quiet = o.quiet,
-        .diag_max_requests = o.diag_max_requests, .diag_budget_s = o.diag_budget_s,
-        .store = m.store,
-    };
+    struct mp_runctx ctx;
+    mp_session_runctx(&ss, &ctx);
     if (!o.no_quality) /* a knob set whose answers are garbage does not work */
         ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
     m.run = &ctx;
@@ -455,17 +428,10 @@ write:;
     }
     fflush(stdout);
     buf_release(&out);
-    mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
-    if (mp_store_run_finish(m.store, iso, ctx.signo != 0) < 0)
-        mp_error("cannot write the evidence store: %s", mp_store_errmsg(m.store));
-    mp_proc_reap_orphans();
-    if (sfd >= 0) {
-        sigprocmask(SIG_SETMASK, &oldmask, NULL);
-        close(sfd);
-    }
+    if (mp_session_fingerprint(&ss, &rep) == 0)
+        mp_session_finish(&ss, ctx.signo != 0);
 out:
-    mp_store_close(m.store);
-    mp_knowledge_free(kn_owned);
+    mp_session_end(&ss);
     free(minimal);
     buf_release(&m.tests);
     mp_knobs_release(&m.from);

@@ -1,33 +1,25 @@
-/* cmd_qualify.c - `moeprobe qualify`, `diagnose` and `resolve`: the options
- * they share, the signal set-up, and writing the report. */
+/* cmd_qualify.c - `moeprobe qualify`, `diagnose` and `resolve`: their help,
+ * resuming a run (its stored arguments, secrets restored from the
+ * environment, the dead run's engines ended) and the candidate loop; the
+ * set-up, tear-down and reports are the session's (cli/session.h). */
 #include "compat.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/opts.h"
-#include "clock.h"
+#include "cli/session.h"
 #include "err.h"
-#include "logs/logscan.h"
-#include "inspect/inspect.h"
-#include "proc/proc.h"
 #include "quality/quality.h"
 #include "report/report.h"
 #include "run/runner.h"
 #include "store/store.h"
 #include "sched/sched.h"
-#include "file.h"
 #include "secret.h"
-#include "version.h"
 #include "xalloc.h"
 
 static const char qualify_help[] =
@@ -106,41 +98,6 @@ static const char resolve_help[] =
     "\n"
     "exit codes: 0 every candidate was started and its result read; 2 usage or input\n"
     "            error; 3 internal or I/O error; 128+N killed by signal N\n";
-
-static int mp_write_reports(struct mp_report *rep, bool json_stdout, bool quiet)
-{
-    struct buf j = BUF_INIT, md = BUF_INIT, sum = BUF_INIT, html = BUF_INIT;
-    int rc = 0;
-    mp_report_finalize(rep);
-    mp_report_json(rep, &j);
-    mp_report_markdown(rep, &md);
-    mp_report_html(rep, &html);
-    int e = mp_write_file_atomic(rep->run_dir, "report.json", j.data, j.len);
-    if (e == 0)
-        e = mp_write_file_atomic(rep->run_dir, "report.md", md.data, md.len);
-    if (e == 0)
-        e = mp_write_file_atomic(rep->run_dir, "report.html", html.data, html.len);
-    if (e < 0) {
-        mp_error("cannot write the report into '%s': %s", rep->run_dir, mp_strerror(e));
-        rc = -1;
-    }
-    if (json_stdout)
-        fwrite(j.data, 1, j.len, stdout);
-    else
-        fwrite(md.data, 1, md.len, stdout);
-    if (fflush(stdout) != 0)
-        rc = -1;
-    if (!quiet) {
-        mp_report_summary(rep, &sum);
-        fprintf(stderr, "\nmoeprobe: run directory %s\n%s", rep->run_dir, sum.data);
-    }
-    buf_release(&j);
-    buf_release(&md);
-    buf_release(&sum);
-    buf_release(&html);
-    return rc;
-}
-
 
 /* A stored argument with NAME=*** words gets the values back from our
  * environment. 0, or -1 when a variable is not set (message printed). */
@@ -339,70 +296,6 @@ out:
     return ec;
 }
 
-/* Open the store of a run directory as its writer; 0 or an exit code. */
-static int open_store(const char *dir, unsigned flags, struct mp_store **st)
-{
-    struct mp_diag d = MP_DIAG_INIT;
-    int rc = mp_store_open(dir, flags | MP_STORE_LOCK, st, &d);
-    if (rc == 0)
-        return 0;
-    mp_error("%s", d.msg[0] ? d.msg : mp_strerror(rc));
-    return rc == MP_ESTATE || rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
-}
-
-static void fp_fill_from_attempts(struct mp_report *rep, struct mp_fp_extra *x)
-{
-    mp_report_fill_fingerprint(rep);
-    for (size_t i = 0; i < rep->n && !x->quantization; i++) {
-        const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
-        if (p && p->res.quantization)
-            x->quantization = xstrdup(p->res.quantization);
-    }
-}
-
-int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct mp_report *live,
-                                bool json_stdout, bool quiet, int *recommended)
-{
-    struct mp_report out;
-    mp_report_init(&out, run_dir);
-    int rc = mp_store_load(st, &out, NULL);
-    if (rc == 0)
-        rc = mp_report_objective_from_store(&out, st); /* the run's --objective */
-    if (live)
-        live->objective = out.objective;
-    if (rc < 0) {
-        mp_error("cannot read the evidence store back: %s", mp_store_errmsg(st));
-        mp_report_release(&out);
-        return -1;
-    }
-    mp_cli_run_percentiles(st, &out); /* --percentiles (numbers: docs/metrics.md) */
-    if (live)
-        mp_cli_run_percentiles(st, live);
-    if (live && getenv("MOEPROBE_CHECK_STORE")) {
-        /* test hook: the database must hold everything the live model holds */
-        struct buf a = BUF_INIT, b = BUF_INIT;
-        mp_report_finalize(live);
-        mp_report_finalize(&out);
-        mp_report_json(live, &a);
-        mp_report_json(&out, &b);
-        bool same = a.len == b.len && !memcmp(a.data, b.data, a.len);
-        if (!same) {
-            mp_write_file_atomic(run_dir, "check-live.json", a.data, a.len);
-            mp_write_file_atomic(run_dir, "check-store.json", b.data, b.len);
-            mp_error("MOEPROBE_CHECK_STORE: the report from the store differs from the live one");
-            rc = -1;
-        }
-        buf_release(&a);
-        buf_release(&b);
-    }
-    if (rc == 0 && mp_write_reports(&out, json_stdout, quiet) < 0)
-        rc = -1;
-    if (recommended)
-        *recommended = out.recommended;
-    mp_report_release(&out);
-    return rc;
-}
-
 enum run_kind { RUN_QUALIFY, RUN_DIAGNOSE, RUN_RESOLVE };
 
 static int run_main(int argc, char **argv, enum run_kind kind)
@@ -410,13 +303,8 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     bool diagnose_only = kind == RUN_DIAGNOSE, resolve = kind == RUN_RESOLVE;
     const char *sub = resolve ? "resolve" : diagnose_only ? "diagnose" : "qualify";
     struct mp_opts o;
-    struct mp_store *store = NULL;
     struct mp_strv rargv = MP_STRV_INIT;
     bool *done = NULL;
-    struct mp_fp_extra fpx;
-    memset(&fpx, 0, sizeof(fpx));
-    fpx.gpu_memory_mib = -1;
-    signal(SIGXFSZ, SIG_IGN); /* a file-size limit must be an I/O error, not death */
     char *run_cwd = NULL; /* a resumed run: where it was started */
     int rc = resume_args(argc, argv, sub, &rargv, &run_cwd);
     if (rc) {
@@ -457,18 +345,8 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     int exit_code = MP_EXIT_INTERNAL;
     struct mp_report rep;
     mp_report_init(&rep, o.out_dir);
-    rep.workload = o.wl; /* what every attempt sends, as the store records it (report.json) */
-    rep.workload.api_key = NULL;
-    rep.has_workload = true;
-    struct mp_knowledge *kn_owned = NULL;
-    const struct mp_knowledge *kn = mp_knowledge_builtin();
-    int sfd = -1;
-    sigset_t oldmask;
+    struct mp_session ss = MP_SESSION_INIT;
 
-    if (mp_cli_knowledge(sub, o.knowledge_file, &kn_owned, &kn) < 0) {
-        exit_code = MP_EXIT_USAGE;
-        goto out;
-    }
     /* candidates (a resumed run takes them from the store) */
     if (resume_dir) {
         /* nothing here */
@@ -492,46 +370,12 @@ static int run_main(int argc, char **argv, enum run_kind kind)
             goto out;
         }
     }
-    {
-        int e = open_store(o.out_dir, resume_dir ? 0 : MP_STORE_CREATE, &store);
-        if (e) {
-            exit_code = e;
-            goto out;
-        }
-    }
-    mp_store_mask_init(mp_store_mask(store), o.cands, o.ncands, o.api_key);
-    mp_store_mask_add_args(mp_store_mask(store), o.cmd, o.ncmd);
-    sfd = mp_signals_setup(&oldmask);
-    if (sfd < 0) {
-        mp_error("cannot set up signal handling: %s", mp_strerror(sfd));
+    exit_code = mp_session_begin(&ss, sub, &o, resume_dir ? MP_SESSION_RESUME : 0, o.cands,
+                                 o.ncands, &rep);
+    if (exit_code)
         goto out;
-    }
-    mp_proc_become_subreaper();
-    char iso[32];
-    mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
-    rep.started = xstrdup(iso);
-    mp_fingerprint_detect_ex(&rep.fp, &fpx);
-    if (o.model_dir) {
-        /* what the checkpoint says joins the fingerprint (moeprobe inspect) */
-        struct mp_inspect in;
-        struct mp_diag dd = MP_DIAG_INIT;
-        if (mp_inspect_dir(o.model_dir, &in, &dd) < 0) {
-            char m[600];
-            mp_diag_format(&dd, m, sizeof(m));
-            mp_error("--model-dir: %s", m);
-            mp_inspect_release(&in);
-            exit_code = MP_EXIT_USAGE;
-            goto out_restore;
-        }
-        fpx.model_dir = xstrdup(o.model_dir);
-        fpx.quantization = mp_inspect_quantization(&in);
-        if (!fpx.quantization)
-            mp_warn("--model-dir '%s': no quantization found in config.json or "
-                    "hf_quant_config.json", o.model_dir);
-        mp_report_set_checkpoint(&rep, &in);
-        fpx.checkpoint_json = xstrdup(rep.checkpoint_json);
-        mp_inspect_release(&in);
-    }
+    exit_code = MP_EXIT_INTERNAL;
+    struct mp_store *store = ss.store;
     if (resume_dir) {
         int killed = 0;
         if (mp_run_end_dead_run(store, &killed) < 0)
@@ -539,7 +383,7 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         if (killed && !o.quiet)
             fprintf(stderr, "moeprobe: killed %d engine process(es) left by the interrupted run\n",
                     killed);
-        if (mp_store_run_resumed(store, iso) < 0)
+        if (mp_store_run_resumed(store, ss.started) < 0)
             goto store_failed;
         struct mp_report old;
         mp_report_init(&old, o.out_dir);
@@ -554,7 +398,7 @@ static int run_main(int argc, char **argv, enum run_kind kind)
             free(why);
             mp_report_release(&old);
             exit_code = MP_EXIT_USAGE;
-            goto out_restore;
+            goto out;
         }
         /* keep the original start, the stored candidates and finished attempts */
         mp_fingerprint_detect_ex(&old.fp, NULL);
@@ -567,38 +411,20 @@ static int run_main(int argc, char **argv, enum run_kind kind)
             fprintf(stderr, "moeprobe: resuming %s: %zu of %zu candidate(s) already finished\n",
                     o.out_dir, nd, rep.n);
         }
-    } else {
-        char **sargv = argv + 1; /* secrets are masked by the store */
-        if (mp_store_run_begin(store, sub, sargv,
-                               (size_t)(argc - 1), mp_version, iso) < 0)
+        if (mp_store_set_fingerprint(store, &rep.fp, &ss.fpx) < 0)
             goto store_failed;
-        for (size_t i = 0; i < rep.n; i++) {
-            if (mp_store_candidate(store, i, &rep.c[i].cand) < 0)
-                goto store_failed;
-        }
+    } else {
+        /* secrets are masked by the store */
+        if (mp_session_record_run(&ss, argv + 1, (size_t)(argc - 1), &rep) < 0)
+            goto out;
         done = xcalloc(rep.n + 1, sizeof(*done));
     }
-    if (mp_store_set_fingerprint(store, &rep.fp, &fpx) < 0)
-        goto store_failed;
 
-    struct mp_runctx ctx = {
-        .run_dir = o.out_dir,
-        .cmd = o.cmd,
-        .ncmd = o.ncmd,
-        .port = o.port,
-        .kn = kn,
-        .wl = &o.wl,
-        .signal_fd = sfd,
-        .progress = isatty(2) && !o.quiet,
-        .progress_lines = !isatty(2) && !o.quiet,
-        .quiet = o.quiet,
-        .diag_max_requests = o.diag_max_requests,
-        .diag_budget_s = o.diag_budget_s,
-        .store = store,
-        .dedupe = !o.no_dedupe && kind == RUN_QUALIFY,
-        .resolve_only = resolve,
-        .cwd = run_cwd,
-    };
+    struct mp_runctx ctx;
+    mp_session_runctx(&ss, &ctx);
+    ctx.dedupe = !o.no_dedupe && kind == RUN_QUALIFY;
+    ctx.resolve_only = resolve;
+    ctx.cwd = run_cwd;
     if (!o.no_quality && !resolve)
         ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
     bool input_error = false;
@@ -621,8 +447,8 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         if (r < 0) {
             exit_code = r == MP_EUSAGE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
             if (r != MP_EUSAGE) /* an I/O error: keep what was recorded */
-                mp_write_reports_from_store(store, o.out_dir, NULL, o.json, o.quiet, NULL);
-            goto out_restore;
+                mp_session_reports(&ss, o.json, o.quiet, NULL);
+            goto out;
         }
         if (ctx.signo)
             break;
@@ -631,7 +457,7 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         } else if (!o.no_diagnose && a && a->outcome == MP_OUT_CRASH) {
             if (mp_diagnose(&ctx, &rep, i) < 0) {
                 exit_code = MP_EXIT_INTERNAL;
-                goto out_restore;
+                goto out;
             }
         } else if (a && a->outcome == MP_OUT_SAME_CONFIG) {
             free(rep.c[i].diag.note);
@@ -646,61 +472,45 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         }
         if (ctx.signo)
             break;
-        fp_fill_from_attempts(&rep, &fpx);
-        if (mp_store_set_fingerprint(store, &rep.fp, &fpx) < 0 ||
-            mp_store_candidate_done(store, i, &rep.c[i].diag) < 0)
+        if (mp_session_fingerprint(&ss, &rep) < 0)
+            goto out;
+        if (mp_store_candidate_done(store, i, &rep.c[i].diag) < 0)
             goto store_failed;
         done[i] = true;
     }
-    /* the live model as the store has it: what is unfinished, and whose run */
-    for (size_t i = 0; i < rep.n; i++)
-        rep.c[i].unfinished = !done[i];
-    free(rep.subcommand);
-    rep.subcommand = xstrdup(diagnose_only ? "diagnose" : "qualify");
-    mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
-    rep.finished = xstrdup(iso);
-    rep.interrupted = ctx.signo != 0;
     if (input_error) {
         exit_code = MP_EXIT_USAGE;
-        goto out_restore;
+        goto out;
     }
-    if (mp_store_run_finish(store, iso, ctx.signo != 0) < 0)
-        goto store_failed;
-    int recommended = -1;
-    if (mp_write_reports_from_store(store, o.out_dir, &rep, o.json, o.quiet, &recommended) < 0) {
+    if (mp_session_finish(&ss, ctx.signo != 0) < 0)
+        goto out;
+    /* the report, and what the exit code says, come from the store alone */
+    struct mp_report fin;
+    if (mp_session_reports(&ss, o.json, o.quiet, &fin) < 0) {
         exit_code = MP_EXIT_INTERNAL;
-        goto out_restore;
+        goto out;
     }
-    rep.recommended = recommended;
     if (ctx.signo) {
         exit_code = 128 + ctx.signo;
     } else if (diagnose_only) {
-        mp_report_finalize(&rep);
-        enum mp_verdict v = rep.n ? rep.c[0].verdict : MP_V_NONE;
+        enum mp_verdict v = fin.n ? fin.c[0].verdict : MP_V_NONE;
         exit_code = v == MP_V_ASYNC_RACE || v == MP_V_KERNEL_FAULT || v == MP_V_STABLE
                         ? MP_EXIT_OK
                         : MP_EXIT_NONE;
     } else if (resolve) {
         exit_code = MP_EXIT_OK; /* the map is the result */
     } else {
-        exit_code = rep.recommended >= 0 ? MP_EXIT_OK : MP_EXIT_NONE;
+        exit_code = fin.recommended >= 0 ? MP_EXIT_OK : MP_EXIT_NONE;
     }
-    goto out_restore;
+    mp_report_release(&fin);
+    goto out;
 store_failed:
-    mp_error("cannot write the evidence store in '%s': %s", o.out_dir, mp_store_errmsg(store));
-    exit_code = MP_EXIT_INTERNAL;
-out_restore:
-    mp_proc_reap_orphans();
-    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+    exit_code = mp_session_store_failed(&ss);
 out:
-    if (sfd >= 0)
-        close(sfd);
+    mp_session_end(&ss);
     mp_report_release(&rep);
-    mp_knowledge_free(kn_owned);
     mp_opts_release(&o);
-    mp_store_close(store);
     mp_strv_release(&rargv);
-    mp_fp_extra_release(&fpx);
     free(done);
     free(run_cwd);
     return exit_code;

@@ -7,22 +7,17 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/opts.h"
-#include "clock.h"
+#include "cli/session.h"
 #include "err.h"
-#include "logs/logscan.h"
-#include "proc/proc.h"
 #include "report/report.h"
 #include "run/runner.h"
 #include "store/store.h"
-#include "version.h"
 #include "xalloc.h"
 
 
@@ -30,14 +25,19 @@ static const char soak_help[] =
     "usage: moeprobe soak --duration D [--concurrency N] [options] -- SERVER COMMAND...\n"
     "       moeprobe soak --duration D [--concurrency N] --base-url URL [--log FILE] [options]\n"
     "\n"
-    "Starts the engine with one candidate (the first --candidate, or none) and\n"
-    "drives N concurrent requests (default 8) after one warm-up request until\n"
+    "Starts the engine with one candidate (see below; none: the command as given)\n"
+    "and drives N concurrent requests (default 8) after one warm-up request until\n"
     "the duration D (seconds, or with s/m/h/d: 9h; at most 30 days) ends or the\n"
     "first failure, which is classified as in qualify. Every request is recorded\n"
     "in RUNDIR/moeprobe.db as it finishes; a progress line shows elapsed/remaining\n"
     "time, requests, tok/s and the 95 % upper bound on the failure rate. The\n"
-    "report (report.json, report.md) has qualify's format; --json prints the JSON\n"
-    "on stdout.\n"
+    "report (report.json, report.md) has qualify's format, with each phase's\n"
+    "throughput and latency; --json prints the JSON on stdout.\n"
+    "\n"
+    "One candidate: the --candidate given, or the one --only names among several\n"
+    "(or among the preset's); several without --only are refused. --seq N adds N\n"
+    "sequential requests after the warm-up; --conc LEVEL:REQUESTS does not apply\n"
+    "(the level is --concurrency N, held until the duration ends) and is refused.\n"
     "\n"
     MP_COMMON_OPTS_HELP
     "\n"
@@ -78,15 +78,64 @@ static int parse_duration(const char *s, double *out)
     return 0;
 }
 
+/* The candidate a soak runs: the one --only names (among the --candidates,
+ * or the preset's when none is given), else the one --candidate, else none
+ * (*pick = NULL: the command as given). 0, or -1 when the options name
+ * several or none (message printed). */
+static int soak_candidate(const struct mp_opts *o, size_t ngiven,
+                          const struct mp_candidate **pick)
+{
+    *pick = NULL;
+    if (o->only) {
+        size_t nmatch = 0;
+        for (size_t i = 0; i < o->ncands; i++) {
+            if (mp_csv_has(o->only, o->cands[i].name)) {
+                *pick = *pick ? *pick : &o->cands[i];
+                nmatch++;
+            }
+        }
+        if (nmatch == 1)
+            return 0;
+        return mp_error("--only '%s' %s: soak runs exactly one candidate", o->only,
+                        nmatch ? "names more than one candidate" : "matches no candidate");
+    }
+    if (ngiven == 1)
+        *pick = &o->cands[0];
+    if (ngiven > 1)
+        return mp_error("soak runs one candidate for the whole --duration, and %zu --candidate "
+                        "were given: pick one with --only NAME (or soak each in a run of its own)",
+                        ngiven);
+    return 0;
+}
+
+/* Soak's phases: one warm-up request, --seq N sequential requests when
+ * given, then `conc` in flight until the duration ends. */
+static void soak_workload(const struct mp_opts *o, long conc, double duration,
+                          struct mp_workload *wl)
+{
+    *wl = o->wl;
+    size_t n = 1; /* phases[0]: the warm-up, as mp_opts_parse left it */
+    wl->phases[0].level = 1;
+    wl->phases[0].requests = 1;
+    snprintf(wl->phases[0].name, sizeof(wl->phases[0].name), "warmup");
+    if (o->seq_given && o->wl.nphases > 1 && !strcmp(o->wl.phases[1].name, "sequential"))
+        wl->phases[n++] = o->wl.phases[1]; /* --seq 0 removed it */
+    memset(&wl->phases[n], 0, sizeof(wl->phases[n]));
+    snprintf(wl->phases[n].name, sizeof(wl->phases[n].name), "soak");
+    wl->phases[n].level = (int)conc;
+    wl->phases[n].requests = INT_MAX;
+    wl->phases[n].duration_s = duration;
+    wl->nphases = n + 1;
+}
+
 int cmd_soak(int argc, char **argv)
 {
     double duration = 0;
     long conc = 8;
-    bool has_cand = false;
+    size_t ncand = 0;
     const char *base_url = NULL, *log_file = NULL;
     struct mp_strv rest = MP_STRV_INIT;
     int exit_code = MP_EXIT_USAGE;
-    signal(SIGXFSZ, SIG_IGN);
     /* our own options first; the shared ones go to mp_opts_parse */
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -124,8 +173,8 @@ int cmd_soak(int argc, char **argv)
             mp_strv_release(&rest);
             return MP_EXIT_OK;
         }
-        if (!past && !strcmp(a, "--candidate"))
-            has_cand = true;
+        if (!past && (!strcmp(a, "--candidate") || !strncmp(a, "--candidate=", 12)))
+            ncand++;
         mp_strv_push(&rest, a);
     }
     if (duration <= 0) {
@@ -163,105 +212,62 @@ int cmd_soak(int argc, char **argv)
     }
     struct mp_report rep;
     mp_report_init(&rep, o.out_dir);
-    struct mp_store *store = NULL;
-    int sfd = -1;
-    sigset_t oldmask;
-    struct mp_fp_extra fpx;
-    memset(&fpx, 0, sizeof(fpx));
-    struct mp_knowledge *kn_owned = NULL;
-    const struct mp_knowledge *kn = NULL;
+    struct mp_session ss = MP_SESSION_INIT;
     struct mp_candidate c;
-    if (has_cand) {
-        mp_candidate_copy(&c, &o.cands[0]);
-    } else {
+    memset(&c, 0, sizeof(c));
+    if (o.conc_given) {
+        mp_error("--conc LEVEL:REQUESTS: soak drives one level until --duration ends, not "
+                 "steps of a number of requests; give the level as --concurrency N");
+        goto out;
+    }
+    const struct mp_candidate *pick = NULL;
+    if (soak_candidate(&o, ncand, &pick) < 0)
+        goto out;
+    if (pick)
+        mp_candidate_copy(&c, pick);
+    else
         mp_candidate_from_knobs("soak", "", &c, NULL);
-    }
     mp_report_add_candidate(&rep, &c);
-    if (mp_cli_knowledge("soak", o.knowledge_file, &kn_owned, &kn) < 0) {
-        exit_code = MP_EXIT_USAGE;
+    exit_code = mp_session_begin(&ss, "soak", &o, 0, &c, 1, &rep);
+    if (exit_code)
         goto out;
-    }
-    struct mp_diag d = MP_DIAG_INIT;
-    rc = mp_store_open(o.out_dir, MP_STORE_CREATE | MP_STORE_LOCK, &store, &d);
-    if (rc < 0) {
-        mp_error("%s", d.msg[0] ? d.msg : mp_strerror(rc));
-        exit_code = rc == MP_ESTATE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
-        goto out;
-    }
     exit_code = MP_EXIT_INTERNAL;
-    mp_store_mask_init(mp_store_mask(store), &c, 1, o.api_key);
-    mp_store_mask_add_args(mp_store_mask(store), o.cmd, o.ncmd);
-    sfd = mp_signals_setup(&oldmask);
-    if (sfd < 0) {
-        mp_error("cannot set up signal handling: %s", mp_strerror(sfd));
+    if (mp_session_record_run(&ss, argv + 1, (size_t)(argc - 1), &rep) < 0)
         goto out;
-    }
-    mp_proc_become_subreaper();
-    char iso[32];
-    mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
-    rep.started = xstrdup(iso);
-    mp_fingerprint_detect_ex(&rep.fp, &fpx);
-    if (mp_store_run_begin(store, "soak", argv + 1, (size_t)(argc - 1), mp_version, iso) < 0 ||
-        mp_store_candidate(store, 0, &c) < 0 || mp_store_set_fingerprint(store, &rep.fp, &fpx) < 0)
-        goto store_failed;
 
-    struct mp_workload wl = o.wl;
-    wl.nphases = 2;
-    wl.phases[0].level = 1;
-    wl.phases[0].requests = 1;
-    snprintf(wl.phases[0].name, sizeof(wl.phases[0].name), "warmup");
-    snprintf(wl.phases[1].name, sizeof(wl.phases[1].name), "soak");
-    wl.phases[1].level = (int)conc;
-    wl.phases[1].requests = INT_MAX;
-    wl.phases[1].duration_s = duration;
-    struct mp_runctx ctx = {
-        .run_dir = o.out_dir,
-        .cmd = o.cmd,
-        .ncmd = o.ncmd,
-        .port = o.port,
-        .kn = kn,
-        .wl = &wl,
-        .signal_fd = sfd,
-        .progress = isatty(2) && !o.quiet,
-        .quiet = o.quiet,
-        .store = store,
-        .attach_url = base_url,
-        .attach_log = log_file,
-    };
+    struct mp_workload wl;
+    soak_workload(&o, conc, duration, &wl);
+    struct mp_runctx ctx;
+    mp_session_runctx(&ss, &ctx);
+    ctx.wl = &wl;
+    ctx.attach_url = base_url;
+    ctx.attach_log = log_file;
     const struct mp_attempt_result *a = NULL;
     rc = mp_run_attempt(&ctx, &rep, 0, false, NULL, &a);
     if (rc < 0 && !(a && a->outcome == MP_OUT_ERROR && a->fail_class && !strcmp(a->fail_class, "spawn"))) {
         /* an I/O error (message printed): keep what was recorded */
-        mp_write_reports_from_store(store, o.out_dir, NULL, o.json, o.quiet, NULL);
-        goto out_restore;
+        mp_session_reports(&ss, o.json, o.quiet, NULL);
+        goto out;
     }
-    if (!ctx.signo && mp_store_candidate_done(store, 0, &rep.c[0].diag) < 0)
-        goto store_failed;
-    mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
-    if (mp_store_run_finish(store, iso, ctx.signo != 0) < 0)
-        goto store_failed;
-    if (mp_write_reports_from_store(store, o.out_dir, NULL, o.json, o.quiet, NULL) < 0)
-        goto out_restore;
+    bool clean = a && a->outcome == MP_OUT_CLEAN;
+    if (!ctx.signo && (mp_session_fingerprint(&ss, &rep) < 0 ||
+                       mp_store_candidate_done(ss.store, 0, &rep.c[0].diag) < 0)) {
+        exit_code = mp_session_store_failed(&ss);
+        goto out;
+    }
+    if (mp_session_finish(&ss, ctx.signo != 0) < 0)
+        goto out;
+    if (mp_session_reports(&ss, o.json, o.quiet, NULL) < 0)
+        goto out;
     if (ctx.signo)
         exit_code = 128 + ctx.signo;
     else if (rc < 0)
         exit_code = MP_EXIT_USAGE; /* the server command cannot run */
     else
-        exit_code = a && a->outcome == MP_OUT_CLEAN ? MP_EXIT_OK : MP_EXIT_NONE;
-    goto out_restore;
-store_failed:
-    mp_error("cannot write the evidence store in '%s': %s", o.out_dir, mp_store_errmsg(store));
-    exit_code = MP_EXIT_INTERNAL;
-out_restore:
-    mp_proc_reap_orphans();
-    sigprocmask(SIG_SETMASK, &oldmask, NULL);
+        exit_code = clean ? MP_EXIT_OK : MP_EXIT_NONE;
 out:
-    if (sfd >= 0)
-        close(sfd);
+    mp_session_end(&ss);
     mp_candidate_release(&c);
-    mp_fp_extra_release(&fpx);
-    mp_store_close(store);
-    mp_knowledge_free(kn_owned);
     mp_report_release(&rep);
     mp_opts_release(&o);
     mp_strv_release(&rest);

@@ -160,11 +160,12 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
             if (parse_long("--seq", optarg, 0, 10000000, &v) < 0)
                 return -1;
             o->wl.phases[1].requests = (int)v;
+            o->seq_given = true;
             break;
         case O_CONC:
             if (!conc_given) {
                 o->wl.nphases = 2;
-                conc_given = true;
+                conc_given = o->conc_given = true;
             }
             if (mp_workload_add_conc(&o->wl, optarg) < 0)
                 return mp_error("--conc: '%s' is not LEVEL:REQUESTS (e.g. 8:32)", optarg);

@@ -78,6 +78,7 @@ struct mp_opts {
     int port;
     struct mp_workload wl;
     bool json, quiet, no_diagnose, no_quality, no_dedupe;
+    bool seq_given, conc_given; /* --seq, --conc were given (soak honours or refuses them) */
     unsigned long diag_max_requests;
     double diag_budget_s;    /* --diagnose-budget (default 3600) */
     enum mp_objective objective; /* --objective (default sequential) */
@@ -113,13 +114,6 @@ struct mp_knowledge;
 struct mp_report;
 struct mp_store;
 
-/* Render report.json/md/html of run_dir from the store alone (live, when
- * not NULL, is checked against it under MOEPROBE_CHECK_STORE), print the
- * JSON or Markdown on stdout and the summary on stderr unless quiet.
- * *recommended (may be NULL) gets the recommended index. 0 or -1 (message
- * printed). Defined in cmd_qualify.c. */
-int mp_write_reports_from_store(struct mp_store *st, const char *run_dir, struct mp_report *live,
-                                bool json_stdout, bool quiet, int *recommended);
 /* Before cmd ("qualify", "diagnose", "minimize", "soak") writes into the run
  * directory dir (--out, or --resume when resume): an existing dir must be a
  * directory (--out FILE is a usage error), and one that already holds a run

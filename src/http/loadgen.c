@@ -45,7 +45,6 @@ static void append_all(struct curl_slist **to, const struct curl_slist *from)
 
 struct mp_lg *mp_lg_new(const struct mp_lg_config *cfg)
 {
-    curl_global_init(CURL_GLOBAL_DEFAULT); /* reference counted; balanced in mp_lg_free */
     struct mp_lg *lg = xcalloc(1, sizeof(*lg));
     lg->cfg = *cfg;
     const char *base = cfg->base_url ? cfg->base_url : "http://127.0.0.1:8000";
@@ -188,7 +187,6 @@ void mp_lg_free(struct mp_lg *lg)
     free(lg->real_host);
     free(lg->model);
     free(lg);
-    curl_global_cleanup();
 }
 
 /* ---- starting ---- */

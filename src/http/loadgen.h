@@ -12,8 +12,9 @@
  *   }
  *   mp_lg_free(lg);
  *
- * Requires curl_global_init() to have been called once (mp_lg_new calls it with
- * CURL_GLOBAL_DEFAULT if nobody did; that call is not thread-safe, so do it in main).
+ * Requires curl_global_init(CURL_GLOBAL_DEFAULT) to have been called once, before any thread
+ * starts (it is not thread-safe): moeprobe's main does it, a test or tool that creates loadgens
+ * does it itself. mp_lg_new/mp_lg_free never call it.
  *
  * Timing: every SSE event is stamped with mp_now_ns() in the write callback, as its bytes arrive.
  * A "token event" is an event with a non-empty choices[] (what `vllm bench serve` counts), except

@@ -125,6 +125,10 @@ bool sv_has(const struct strvec *v, const char *s);
  * (never inside a UTF-8 sequence), control bytes as spaces. */
 char *clean_copy(const char *p, size_t n, size_t max);
 long add_finding(struct mp_logscan *s, int sev, const char *code, long line, char *text);
+/* Scan one logical line p[0..len) made of nphys physical lines (a
+ * terminal-wrapped line joined back); it takes the number of its first
+ * line. Returns the OR of the MP_LOGEV_* it raised (logscan.c). */
+unsigned mp_logs_process_line(struct mp_logscan *s, const char *p, size_t len, long nphys);
 
 /* framing.c */
 /* Offset of the message after journald/syslog, docker compose, kubectl,

@@ -1,6 +1,5 @@
 /* envtree.c - helpers for knob delivery: what an engine's process tree was
- * started with (/proc/PID/environ), and running a runtime's inspect command
- * with its output captured (proc/proc.h). */
+ * started with (/proc/PID/environ; proc/proc.h). */
 #include "compat.h"
 #include "proc/internal.h"
 #include "proc/proc.h"
@@ -9,18 +8,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "clock.h"
 
 #define ENVIRON_MAX (1024 * 1024)
-#define CAPTURE_MAX (1024 * 1024)
 
 struct pinfo {
     pid_t pid, ppid, pgrp;
@@ -236,59 +231,5 @@ int mp_proc_tree_env(pid_t leader, const char *marker, pid_t root, int port, con
     }
     free(buf);
     free(ps);
-    return 0;
-}
-
-static void capture_line(void *ud, const char *line, size_t len, bool truncated)
-{
-    struct buf *b = ud;
-    MP_UNUSED(truncated);
-    if (b->len + len + 1 > CAPTURE_MAX)
-        return;
-    buf_add(b, line, len);
-    buf_addc(b, '\n');
-}
-
-int mp_proc_capture(char *const *argv, double timeout_s, struct buf *out, int *status,
-                    struct mp_diag *d)
-{
-    struct mp_proc_spec spec;
-    struct mp_proc *h = NULL;
-    memset(&spec, 0, sizeof(spec));
-    spec.argv = argv;
-    *status = -1;
-    int rc = mp_proc_spawn(&spec, &h, d);
-    if (rc < 0)
-        return rc;
-    int64_t deadline = mp_now_ns() + (int64_t)(timeout_s * 1e9);
-    bool eof = false;
-    int st = -1;
-    for (;;) {
-        if (!eof && mp_proc_read_lines(h, capture_line, out) != 0)
-            eof = true;
-        if (mp_proc_exited(h, &st) && eof)
-            break;
-        int64_t left = deadline - mp_now_ns();
-        if (left <= 0)
-            break;
-        struct pollfd pf[2];
-        nfds_t n = 0;
-        if (!eof) {
-            pf[n].fd = mp_proc_output_fd(h);
-            pf[n].events = POLLIN;
-            n++;
-        }
-        if (mp_proc_pidfd(h) >= 0) {
-            pf[n].fd = mp_proc_pidfd(h);
-            pf[n].events = POLLIN;
-            n++;
-        }
-        int ms = (int)MP_MIN(left / 1000000 + 1, 10);
-        if (poll(n ? pf : NULL, n, ms) < 0 && errno != EINTR)
-            break;
-    }
-    if (mp_proc_exited(h, &st))
-        *status = st;
-    mp_proc_free(h); /* kills and reaps it if it is still running */
     return 0;
 }

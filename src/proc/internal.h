@@ -104,6 +104,8 @@ int mp_proc__group_members(pid_t pgid, pid_t *pids, size_t max);
 /* Live processes (not ourselves) carrying MOEPROBE_RUN_MARKER=marker, into
  * pids (at most max). Returns the total count or -errno. */
 int mp_proc__collect_marked(const char *marker, pid_t *pids, size_t max);
+/* The same for any exact NAME=VALUE entry (name or value NULL/"": none). */
+int mp_proc__collect_env(const char *name, const char *value, pid_t *pids, size_t max);
 
 /* Reap pid if it is our exited, unmanaged child (WNOHANG); no-op otherwise. */
 void mp_proc__reap_if_child(pid_t pid);

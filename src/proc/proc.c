@@ -311,3 +311,22 @@ void mp_proc_describe_status(int status, char *out, size_t n)
         snprintf(out, n, "unrecognised wait status 0x%x", (unsigned)status);
     }
 }
+
+int mp_proc_self_exe(char *out, size_t outsz)
+{
+    if (outsz < 2)
+        return -ENAMETOOLONG;
+    ssize_t n = readlink("/proc/self/exe", out, outsz - 1);
+    if (n < 0)
+        return -errno;
+    if ((size_t)n >= outsz - 1)
+        return -ENAMETOOLONG; /* possibly cut: readlink does not say */
+    out[n] = '\0';
+    return n > 0 ? 0 : -ENOENT;
+}
+
+const char *mp_proc_environ_file(pid_t pid, char *out, size_t outsz)
+{
+    snprintf(out, outsz, "/proc/%d/environ", (int)pid);
+    return out;
+}

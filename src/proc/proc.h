@@ -54,6 +54,7 @@ struct mp_proc_spec {
     const char *container_name;    /* the --name the caller put in argv; stop/rm at teardown */
     char *const *container_client; /* NULL-terminated client words used for stop/rm instead of
                                     * container_runtime alone (`sudo docker -H HOST`), or NULL */
+    bool stderr_null;         /* the child's stderr goes to /dev/null instead of the pipe */
 };
 
 /* Opaque: one supervised engine (pid, its session/group, output pipe,
@@ -61,7 +62,7 @@ struct mp_proc_spec {
 struct mp_proc;
 
 /* Spawn spec->argv in a new session (setsid), stdin = /dev/null, stdout and
- * stderr into one pipe (our end O_NONBLOCK|O_CLOEXEC), every other fd closed
+ * stderr into one pipe (stderr to /dev/null with stderr_null) (our end O_NONBLOCK|O_CLOEXEC), every other fd closed
  * in the child, signal mask emptied and every disposition reset to SIG_DFL,
  * PR_SET_PDEATHSIG=SIGKILL (so a SIGKILLed moeprobe takes the engine's
  * leader with it). Blocks only until the exec succeeded or failed.
@@ -151,12 +152,36 @@ int mp_proc_teardown(struct mp_proc *p, double grace_s, mp_proc_line_cb cb, void
  * mp_proc_reap_orphans), so no zombie is left behind. */
 void mp_proc_free(struct mp_proc *p);
 
-/* Run argv (a helper such as `podman inspect ...`) to completion, at most
- * timeout_s seconds (then it is killed), with its stdout and stderr as lines
- * appended to out ('\n' after each; at most 1 MiB kept). *status gets the
+/* ---- helpers run to completion (capture.c) ----
+ *
+ * The only way the rest of moeprobe runs a helper command (nvidia-smi,
+ * squeue, `podman inspect`), in the manner of git's capture_command(): argv
+ * without a shell (argv[0] looked up in PATH), through mp_proc_spawn, so
+ * the helper gets stdin = /dev/null, its own session, an empty signal mask
+ * and default dispositions (it is never run with our SIGINT/SIGTERM
+ * blocked) and PR_SET_PDEATHSIG; it is killed (its group) at the timeout
+ * and always reaped before the call returns, never left behind. Output
+ * beyond the cap is read and dropped, so the helper cannot block. Blocks
+ * for at most timeout_s (+ about 2 s for the kill); signals for moeprobe
+ * that arrive meanwhile stay pending for the caller's signalfd. */
+#define MP_CAPTURE_MAX (1024 * 1024) /* default cap on the output kept */
+struct buf;
+struct mp_capture {
+    char *const *argv;  /* NULL-terminated; borrowed for the call */
+    double timeout_s;   /* <= 0: 30 s */
+    size_t max;         /* bytes of output kept (whole lines, each + '\n'); 0: MP_CAPTURE_MAX */
+    bool with_stderr;   /* stderr joins stdout in the output; false: /dev/null */
+};
+/* Run c->argv to completion, its output appended to out (lines, '\n' after
+ * each). Returns its exit status (0..255), 128+N when a signal N ended it,
+ * MP_ETIMEOUT when it ran past the timeout (killed; d->msg says so), or
+ * another negative code with d->msg set (d may be NULL) when it could not be
+ * started (-ENOENT: not installed). */
+int mp_proc_run_capture(const struct mp_capture *c, struct buf *out, struct mp_diag *d);
+
+/* The same with stderr in the output and the default cap; *status gets the
  * waitpid status (-1 when it was killed for the timeout or unknowable).
  * Returns 0, or a negative code with d->msg set when it could not be run. */
-struct buf;
 int mp_proc_capture(char *const *argv, double timeout_s, struct buf *out, int *status,
                     struct mp_diag *d);
 
@@ -207,6 +232,11 @@ void mp_proc_reap_orphans(void);
  * environment contains exactly MOEPROBE_RUN_MARKER=<marker>; with sig != 0
  * also send them sig. Returns the count, or -errno if /proc is unreadable. */
 int mp_proc_find_marked(const char *marker, int sig);
+/* The same for any exact NAME=VALUE entry (the scheduler's task marker):
+ * the one environment-marker scan of moeprobe, which reads a process caught
+ * in the middle of execve() (an empty environment for a moment) again.
+ * name or value NULL or "": 0. */
+int mp_proc_find_env(const char *name, const char *value, int sig);
 
 /* Start time of pid (/proc/PID/stat field 22, clock ticks since boot), or 0
  * when there is no such process. A pid with the start time recorded at
@@ -232,5 +262,27 @@ void mp_proc_describe_status(int status, char *out, size_t n);
  * signalfd for them (the run loop watches it), or -errno (the mask is then
  * restored). *old receives the previous mask to restore. */
 int mp_signals_setup(sigset_t *old);
+
+/* What a run of moeprobe sets up once and undoes at its end, in one place
+ * (the command session of cli/, the scheduler of sched/): */
+struct mp_signals {
+    int fd;        /* the signalfd (mp_signals_setup), -1 when not set up */
+    sigset_t old;  /* the mask to restore */
+};
+#define MP_SIGNALS_INIT {.fd = -1}
+/* mp_signals_setup, then mp_proc_become_subreaper. 0, or -errno (nothing
+ * changed, s->fd = -1). */
+int mp_signals_begin(struct mp_signals *s);
+/* Reap orphaned children (mp_proc_reap_orphans), restore the mask, close
+ * the signalfd. Harmless when not begun (MP_SIGNALS_INIT) and twice. */
+void mp_signals_end(struct mp_signals *s);
+
+/* The absolute path of the running executable (/proc/self/exe) into out
+ * (NUL-terminated). 0, -ENAMETOOLONG, or -errno. */
+int mp_proc_self_exe(char *out, size_t outsz);
+
+/* The file a process's initial environment is read from ("/proc/PID/environ"),
+ * for evidence messages that name it; returns out. */
+const char *mp_proc_environ_file(pid_t pid, char *out, size_t outsz);
 
 #endif

@@ -287,7 +287,7 @@ int mp_proc__collect_adopted(struct mp_proc *p, pid_t *pids, size_t max)
     return count;
 }
 
-int mp_proc__collect_marked(const char *marker, pid_t *pids, size_t max)
+int mp_proc__collect_env(const char *name, const char *value, pid_t *pids, size_t max)
 {
     DIR *dir;
     struct dirent *de;
@@ -296,12 +296,12 @@ int mp_proc__collect_marked(const char *marker, pid_t *pids, size_t max)
     char *want, *buf;
     size_t wlen;
 
-    if (!marker || !*marker)
+    if (!name || !*name || !value || !*value)
         return 0;
     dir = opendir("/proc");
     if (!dir)
         return -errno;
-    want = xasprintf("%s=%s", MP_PROC_MARKER_VAR, marker);
+    want = xasprintf("%s=%s", name, value);
     wlen = strlen(want);
     buf = xmalloc(ENVIRON_MAX);
     while ((de = readdir(dir)) != NULL) {
@@ -330,15 +330,25 @@ int mp_proc__collect_marked(const char *marker, pid_t *pids, size_t max)
     return count;
 }
 
-int mp_proc_find_marked(const char *marker, int sig)
+int mp_proc__collect_marked(const char *marker, pid_t *pids, size_t max)
+{
+    return mp_proc__collect_env(MP_PROC_MARKER_VAR, marker, pids, max);
+}
+
+int mp_proc_find_env(const char *name, const char *value, int sig)
 {
     pid_t pids[1024];
-    int n = mp_proc__collect_marked(marker, pids, MP_ARRAY_SIZE(pids));
+    int n = mp_proc__collect_env(name, value, pids, MP_ARRAY_SIZE(pids));
     if (n > 0 && sig != 0) {
         for (int i = 0; i < n && (size_t)i < MP_ARRAY_SIZE(pids); i++)
             kill(pids[i], sig);
     }
     return n;
+}
+
+int mp_proc_find_marked(const char *marker, int sig)
+{
+    return mp_proc_find_env(MP_PROC_MARKER_VAR, marker, sig);
 }
 
 void mp_proc_reap_orphans(void)
@@ -374,30 +384,8 @@ void mp_proc_new_marker(char *out, size_t outsz)
 
 unsigned long long mp_proc_starttime(pid_t pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    if (!p)
-        return 0;
-    /* fields after ")": 3 state ... 22 starttime */
-    p++;
-    for (int field = 3; field <= 22; field++) {
-        while (*p == ' ')
-            p++;
-        if (field == 22)
-            return strtoull(p, NULL, 10);
-        while (*p && *p != ' ')
-            p++;
-    }
-    return 0;
+    struct mp_proc__stat st;
+    return mp_proc__read_stat(pid, &st) == 0 ? st.start : 0;
 }
 
 int mp_proc_end_leftover(pid_t pid, unsigned long long start, const char *marker)

@@ -1,9 +1,10 @@
-/* signals.c - the run loop's signal set-up (proc.h). */
+/* signals.c - the run loop's signal set-up and its undoing (proc.h). */
 #include "proc/proc.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <sys/signalfd.h>
+#include <unistd.h>
 
 int mp_signals_setup(sigset_t *old)
 {
@@ -23,4 +24,25 @@ int mp_signals_setup(sigset_t *old)
         return e;
     }
     return fd;
+}
+
+int mp_signals_begin(struct mp_signals *s)
+{
+    s->fd = -1;
+    int fd = mp_signals_setup(&s->old);
+    if (fd < 0)
+        return fd;
+    s->fd = fd;
+    mp_proc_become_subreaper(); /* best effort: escapees are also found by marker */
+    return 0;
+}
+
+void mp_signals_end(struct mp_signals *s)
+{
+    if (s->fd < 0)
+        return;
+    mp_proc_reap_orphans();
+    sigprocmask(SIG_SETMASK, &s->old, NULL);
+    close(s->fd);
+    s->fd = -1;
 }

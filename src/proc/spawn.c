@@ -148,9 +148,9 @@ static void child_fail(int errw, int stage)
 
 /* Runs in the child: async-signal-safe calls only. */
 static void child(const char *path, char *const *argv, char *const *envp, const char *cwd,
-                  int devnull, int outw, int errw, int maxfd, pid_t parent) MP_NORETURN;
+                  int devnull, int outw, int errto, int errw, int maxfd, pid_t parent) MP_NORETURN;
 static void child(const char *path, char *const *argv, char *const *envp, const char *cwd,
-                  int devnull, int outw, int errw, int maxfd, pid_t parent)
+                  int devnull, int outw, int errto, int errw, int maxfd, pid_t parent)
 {
     struct sigaction sa;
     sigset_t none;
@@ -168,7 +168,7 @@ static void child(const char *path, char *const *argv, char *const *envp, const 
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0L, 0L, 0L);
     if (getppid() != parent)
         _exit(127);
-    if (dup2(devnull, 0) < 0 || dup2(outw, 1) < 0 || dup2(outw, 2) < 0)
+    if (dup2(devnull, 0) < 0 || dup2(outw, 1) < 0 || dup2(errto, 2) < 0)
         child_fail(errw, STAGE_SETUP);
     /* Close everything above stderr except the status pipe, which is CLOEXEC
      * and goes away at exec. close_range(CLOEXEC) does it in one call (5.11);
@@ -217,7 +217,7 @@ int mp_proc_spawn(const struct mp_proc_spec *spec, struct mp_proc **out, struct 
     else
         maxfd = 65536;
 
-    devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    devnull = open("/dev/null", O_RDWR | O_CLOEXEC); /* stdin, and stderr with stderr_null */
     if (devnull < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
         rc = -errno;
         mp_diag_set(d, rc, 0, "cannot set up pipes for '%s': %s", spec->argv[0], strerror(-rc));
@@ -235,7 +235,8 @@ int mp_proc_spawn(const struct mp_proc_spec *spec, struct mp_proc **out, struct 
     masked = true;
     pid = fork();
     if (pid == 0)
-        child(path, spec->argv, envp, spec->cwd, devnull, outp[1], errp[1], maxfd, me);
+        child(path, spec->argv, envp, spec->cwd, devnull, outp[1], spec->stderr_null ? devnull : outp[1],
+              errp[1], maxfd, me);
     if (pid < 0) {
         rc = -errno;
         mp_diag_set(d, rc, 0, "cannot fork for '%s': %s", spec->argv[0], strerror(-rc));

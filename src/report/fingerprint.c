@@ -9,65 +9,32 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "buf.h"
 #include "inspect/inspect.h"
+#include "proc/proc.h"
 #include "xalloc.h"
 
-/* Run a command and return its output (at most 16 KiB), or NULL when it
- * cannot run or fails. */
+/* nvidia-smi answers in well under a second; a hung driver must not hang us */
+#define SMI_TIMEOUT_S 30.0
+
+/* Run a command (proc/: no shell, stderr to /dev/null) and return its
+ * output (at most 16 KiB), or NULL when it cannot run, fails or says
+ * nothing. */
 static char *output_of(const char *const argv[])
 {
-    int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) != 0)
-        return NULL;
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(pfd[0]);
-        close(pfd[1]);
+    struct mp_capture c = {.argv = (char *const *)argv, .timeout_s = SMI_TIMEOUT_S, .max = 16384};
+    struct buf b = BUF_INIT;
+    int rc = mp_proc_run_capture(&c, &b, NULL);
+    if (rc != 0 || b.len == 0) {
+        buf_release(&b);
         return NULL;
     }
-    if (pid == 0) {
-        dup2(pfd[1], 1);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0)
-            dup2(devnull, 2);
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    close(pfd[1]);
-    char buf[16384];
-    size_t len = 0;
-    ssize_t n;
-    while ((n = read(pfd[0], buf + len, sizeof(buf) - 1 - len)) != 0) {
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            break;
-        }
-        len += (size_t)n;
-        if (len == sizeof(buf) - 1) {
-            char sink[4096]; /* keep draining so the child cannot block */
-            while ((n = read(pfd[0], sink, sizeof(sink))) > 0 || (n < 0 && errno == EINTR))
-                ;
-            break;
-        }
-    }
-    close(pfd[0]);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    buf[len] = '\0';
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || len == 0)
-        return NULL;
-    return xstrdup(buf);
+    return buf_detach(&b, NULL);
 }
 
 static char *trimdup(const char *s)

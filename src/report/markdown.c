@@ -331,7 +331,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
 {
     bool resolve_map = mp_report_is_resolve_map(rep);
     buf_adds(out, resolve_map ? "# moeprobe resolve report: which road leads where\n\n"
-                              : "# moeprobe qualify report\n\n");
+                   : rep->subcommand && !strcmp(rep->subcommand, "soak") ? "# moeprobe soak report\n\n" : "# moeprobe qualify report\n\n");
     md_incomplete_banner(rep, out);
     buf_adds(out, "| | |\n|---|---|\n");
     buf_adds(out, "| GPU | ");
@@ -435,7 +435,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
         buf_adds(out, " | ");
         bool any = false;
         for (size_t k = 0; np && k < np->nphases; k++) {
-            if (!strncmp(np->phases[k].name, "concurrency-", 12) && np->phases[k].ok > 0) {
+            if ((!strncmp(np->phases[k].name, "concurrency-", 12) || !strcmp(np->phases[k].name, "soak")) && np->phases[k].ok > 0) {
                 buf_printf(out, "%s%d: %.1f", any ? ", " : "", np->phases[k].level,
                            np->phases[k].tok_s);
                 any = true;

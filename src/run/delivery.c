@@ -335,11 +335,12 @@ static enum mp_dlv_status judge_tree(const char *want, const struct mp_proc_envc
     if (ec->listeners > 0 && ec->listeners_unreadable == 0) {
         /* the process serving the port is the engine: its environment decides */
         if (ec->listeners_with == ec->listeners) {
+            char ef[64];
             st = MP_DLV_VERIFIED;
-            *evidence = xasprintf("pid %d (%s) of %s, listening on port %d, has %s in "
-                                  "/proc/%d/environ",
+            *evidence = xasprintf("pid %d (%s) of %s, listening on port %d, has %s in %s",
                                   (int)ec->listener, ec->listener_comm[0] ? ec->listener_comm : "?",
-                                  whose, port, rw, (int)ec->listener);
+                                  whose, port, rw,
+                                  mp_proc_environ_file(ec->listener, ef, sizeof(ef)));
         } else {
             st = MP_DLV_MISSING;
             struct buf b = BUF_INIT;
@@ -362,9 +363,11 @@ static enum mp_dlv_status judge_tree(const char *want, const struct mp_proc_envc
         return st;
     }
     if (ec->pid) {
+        char ef[64];
         st = MP_DLV_VERIFIED;
-        *evidence = xasprintf("pid %d (%s) of %s has %s in /proc/%d/environ", (int)ec->pid,
-                              ec->comm[0] ? ec->comm : "?", whose, rw, (int)ec->pid);
+        *evidence = xasprintf("pid %d (%s) of %s has %s in %s", (int)ec->pid,
+                              ec->comm[0] ? ec->comm : "?", whose, rw,
+                              mp_proc_environ_file(ec->pid, ef, sizeof(ef)));
     } else if (ec->processes == 0) {
         st = MP_DLV_UNVERIFIED;
         *evidence = xasprintf("no live process of %s was found to check", whose);

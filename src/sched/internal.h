@@ -73,12 +73,11 @@ char *mp_sched_gpus_detect(void);
 /* 1 when nvidia-smi shows a compute process on one of the GPUs of set,
  * 0 when none, -1 when it cannot tell (no nvidia-smi, fake ids). */
 int mp_sched_gpus_busy(const char *set);
-/* Count live processes (other than us) whose environment has
- * NAME=VALUE; with sig also send it. */
-int mp_sched_find_env(const char *name, const char *value, int sig);
-/* Run a command (sh -c), capture stdout+stderr (bounded, 1 MiB) into out.
- * Returns the exit status (0..255), 128+N for a signal, or -errno. */
-int mp_sched_capture(const char *shell_cmd, struct buf *out);
+/* Run a helper (argv, no shell; mp_proc_run_capture) for at most timeout_s,
+ * its stdout+stderr (bounded, 1 MiB) into out (never left NULL). Returns the
+ * exit status (0..255), 128+N for a signal, 127 when it could not be started
+ * or MP_ETIMEOUT when it was killed at the timeout (the reason in out). */
+int mp_sched_capture(char *const *argv, double timeout_s, struct buf *out);
 /* Single-quote s for sh. */
 void mp_sched_shquote(struct buf *b, const char *s);
 

@@ -162,7 +162,7 @@ static void release_check(struct loop *L, struct slot *s)
 {
     int64_t now = mp_now_ns();
     double waited = (double)(now - s->release_start) / 1e9;
-    int left = mp_sched_find_env(MP_SCHED_TASK_VAR, s->marker, SIGKILL);
+    int left = mp_proc_find_env(MP_SCHED_TASK_VAR, s->marker, SIGKILL);
     mp_proc_reap_orphans();
     if (left > 0) {
         if (waited > LEFTOVER_GIVEUP_S) {

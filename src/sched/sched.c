@@ -163,8 +163,7 @@ int mp_sched_qualify(const struct mp_sched_cfg *o, int argc, char **argv)
     memset(&pl, 0, sizeof(pl));
     struct mp_strv sets = MP_STRV_INIT;
     int exit_code = MP_EXIT_USAGE;
-    int sfd = -1;
-    sigset_t oldmask;
+    struct mp_signals sig = MP_SIGNALS_INIT;
     char *detected = NULL;
     MP_UNUSED(argc);
 
@@ -204,13 +203,12 @@ int mp_sched_qualify(const struct mp_sched_cfg *o, int argc, char **argv)
         goto out;
     }
     char self[PATH_MAX];
-    ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (sl <= 0) {
-        mp_error("cannot find this moeprobe's own path: %s", strerror(errno));
+    e = mp_proc_self_exe(self, sizeof(self));
+    if (e < 0) {
+        mp_error("cannot find this moeprobe's own path: %s", mp_strerror(e));
         exit_code = MP_EXIT_INTERNAL;
         goto out;
     }
-    self[sl] = '\0';
     pl.self = xstrdup(self);
     pl.cmd = o->cmd;
     pl.ncmd = o->ncmd;
@@ -271,13 +269,11 @@ int mp_sched_qualify(const struct mp_sched_cfg *o, int argc, char **argv)
         goto out;
     }
 
-    sfd = mp_signals_setup(&oldmask);
-    if (sfd < 0) {
-        mp_error("cannot set up signal handling: %s", mp_strerror(sfd));
+    if ((e = mp_signals_begin(&sig)) < 0) {
+        mp_error("cannot set up signal handling: %s", mp_strerror(e));
         exit_code = MP_EXIT_INTERNAL;
         goto out;
     }
-    mp_proc_become_subreaper();
     int rc = 0;
     if (todo > 0) {
         if (slurm) {
@@ -292,26 +288,22 @@ int mp_sched_qualify(const struct mp_sched_cfg *o, int argc, char **argv)
                 mp_error("cannot write '%s': %s", script, mp_strerror(rc));
                 rc = MP_EXIT_INTERNAL;
             } else {
-                rc = mp_sched_run_slurm(&pl, script, sfd);
+                rc = mp_sched_run_slurm(&pl, script, sig.fd);
             }
             free(script);
         } else {
-            rc = mp_sched_run_local(&pl, &sets, sfd);
+            rc = mp_sched_run_local(&pl, &sets, sig.fd);
         }
     }
     if (rc != 0 && rc < 128) {
         exit_code = rc;
-        goto out_restore;
+        goto out;
     }
     exit_code = mp_sched_merge(pl.run_dir, pl.json, pl.quiet);
     if (rc >= 128)
         exit_code = rc;
-out_restore:
-    mp_proc_reap_orphans();
-    sigprocmask(SIG_SETMASK, &oldmask, NULL);
 out:
-    if (sfd >= 0)
-        close(sfd);
+    mp_signals_end(&sig);
     free(detected);
     mp_strv_release(&sets);
     plan_release(&pl);

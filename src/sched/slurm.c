@@ -20,6 +20,8 @@
 /* squeue every 1 s at first, backing off to every 15 s */
 #define POLL_FIRST_MS 1000
 #define POLL_MAX_MS 15000
+/* sbatch/squeue/scancel talk to slurmctld; a hung controller must not hang us */
+#define SLURM_CMD_TIMEOUT_S 120.0
 
 void mp_sched_slurm_script(const struct mp_sched_plan *pl, const char *slurm_args, struct buf *out)
 {
@@ -101,10 +103,9 @@ struct counts {
  * none is, <0 when squeue failed. */
 static int job_alive(const char *job, struct counts *c, struct buf *err)
 {
-    struct buf cmd = BUF_INIT, o = BUF_INIT;
-    buf_adds(&cmd, "squeue -h -r -o '%T' -j ");
-    mp_sched_shquote(&cmd, job);
-    int rc = mp_sched_capture(cmd.data, &o);
+    struct buf o = BUF_INIT;
+    char *argv[] = {"squeue", "-h", "-r", "-o", "%T", "-j", (char *)job, NULL};
+    int rc = mp_sched_capture(argv, SLURM_CMD_TIMEOUT_S, &o);
     memset(c, 0, sizeof(*c));
     int res;
     if (rc != 0) {
@@ -125,32 +126,28 @@ static int job_alive(const char *job, struct counts *c, struct buf *err)
         }
         res = c->total > 0;
     }
-    buf_release(&cmd);
     buf_release(&o);
     return res;
 }
 
 static void cancel(const char *job)
 {
-    struct buf cmd = BUF_INIT, o = BUF_INIT;
-    buf_adds(&cmd, "scancel ");
-    mp_sched_shquote(&cmd, job);
-    mp_sched_capture(cmd.data, &o);
-    buf_release(&cmd);
+    struct buf o = BUF_INIT;
+    char *argv[] = {"scancel", (char *)job, NULL};
+    mp_sched_capture(argv, SLURM_CMD_TIMEOUT_S, &o);
     buf_release(&o);
 }
 
 int mp_sched_run_slurm(struct mp_sched_plan *pl, const char *script_path, int signal_fd)
 {
-    struct buf cmd = BUF_INIT, o = BUF_INIT, err = BUF_INIT;
+    struct buf o = BUF_INIT, err = BUF_INIT;
     char *job = NULL;
     int rc = 0;
     size_t todo = 0;
     for (size_t i = 0; i < pl->n; i++)
         todo += !pl->t[i].skip;
-    buf_adds(&cmd, "sbatch --parsable ");
-    mp_sched_shquote(&cmd, script_path);
-    int st = mp_sched_capture(cmd.data, &o);
+    char *sargv[] = {"sbatch", "--parsable", (char *)script_path, NULL};
+    int st = mp_sched_capture(sargv, SLURM_CMD_TIMEOUT_S, &o);
     /* "123" or "123;cluster" */
     size_t l = o.data ? strspn(o.data, "0123456789") : 0;
     if (st != 0 || l == 0) {
@@ -227,7 +224,6 @@ int mp_sched_run_slurm(struct mp_sched_plan *pl, const char *script_path, int si
         fprintf(stderr, "moeprobe: Slurm job %s is done; merging the task results\n", job);
 out:
     free(job);
-    buf_release(&cmd);
     buf_release(&o);
     buf_release(&err);
     return rc;

@@ -4,14 +4,18 @@
 # that no completed request was lost or duplicated, the finished candidate
 # was kept (not rerun), the interrupted attempt was redone, no engine process
 # is left, a second moeprobe on a run directory in use is refused (exit 2),
-# and the report regenerated from the database equals the one written.
+# a dead run's escaped engine process is ended by the resume, and the
+# reports the resumed run wrote (report.json, report.md, its --json
+# output) equal what `moeprobe report` renders from the database again.
 set -u
 : "${MOEPROBE:?}" "${REFENGINE:?}" "${ROOT:?}"
 command -v sqlite3 >/dev/null || { echo "sqlite3 CLI not installed"; exit 77; }
 T=$(mktemp -d /tmp/store-resume.XXXXXX)
 BG=
+left=
 cleanup() {
     [ -n "$BG" ] && kill -9 "$BG" 2>/dev/null && wait "$BG" 2>/dev/null
+    [ -n "$left" ] && kill -9 $left 2>/dev/null # the escapee, when the resume failed to end it
     rm -rf "$T"
 }
 trap cleanup EXIT; [ -n "${KEEP:-}" ] && trap - EXIT
@@ -26,6 +30,19 @@ wait_lines() {
     head -n "$2" <&"$fd" >/dev/null
     rc=$?
     [ "$(wc -l <"$1" 2>/dev/null || echo 0)" -ge "$2" ] || rc=1
+    kill "$tp" 2>/dev/null
+    exec {fd}<&-
+    wait "$tp" 2>/dev/null
+    return $rc
+}
+
+# wait_grep FILE TEXT: until a line of FILE holds TEXT (bounded, 60 s)
+wait_grep() {
+    local fd tp rc
+    exec {fd}< <(exec timeout 60 tail -n +1 -F "$1" 2>/dev/null)
+    tp=$!
+    grep -m1 -qF -- "$2" <&"$fd"
+    rc=$?
     kill "$tp" 2>/dev/null
     exec {fd}<&-
     wait "$tp" 2>/dev/null
@@ -66,7 +83,7 @@ echo "killed while $running was running; finished: $cands_done"
 "$MOEPROBE" qualify --resume "$T/run" --no-such-option >/dev/null 2>"$T/badopt.err"
 [ $? -eq 2 ] || fail "an unknown option with --resume must be a usage error"
 
-MOEPROBE_CHECK_STORE=1 "$MOEPROBE" qualify --resume "$T/run" --json >"$T/resume.json" 2>"$T/resume.err"
+"$MOEPROBE" qualify --resume "$T/run" --json >"$T/resume.json" 2>"$T/resume.err"
 rc=$?
 [ $rc -eq 0 ] || fail "resume exit $rc"
 
@@ -105,6 +122,50 @@ done
 # the report is rendered from the database alone
 "$MOEPROBE" report --format json --no-write "$T/run" >"$T/again.json" || fail "report exit $?"
 cmp -s "$T/again.json" "$T/run/report.json" || fail "moeprobe report differs from report.json"
+"$MOEPROBE" report --format md --no-write "$T/run" >"$T/again.md" || fail "report md exit $?"
+cmp -s "$T/again.md" "$T/run/report.md" || fail "moeprobe report differs from report.md"
 cmp -s "$T/resume.json" "$T/run/report.json" || fail "--json output differs from report.json"
 grep -Eq '"verdict":[[:space:]]*"stable"' "$T/run/report.json" || fail "no verdicts in the resumed report"
+# A dead run's engine process that escaped its group (setsid, so neither
+# PDEATHSIG nor the group kill reaches it, the run marker still in its
+# environment) is found and ended by the resume before it starts anything:
+# the store returns the dead run's attempts (pid, start time, marker), proc/
+# ends them.
+ESC="$T/esc"
+"$MOEPROBE" qualify --no-quality --out "$ESC" --seq 100000 --max-tokens 64 --candidate 'a: ' \
+    -- /bin/sh -c '[ -e "$0.once" ] || { : >"$0.once"; setsid sleep 600 </dev/null >/dev/null 2>&1 & }; exec "$@"' \
+    "$T/escapee" "$REFENGINE" serve --world "$ROOT/tests/worlds/fast.ini" --port '{port}' \
+    >/dev/null 2>"$T/esc1.err" &
+BG=$!
+wait_lines "$ESC/attempts/a-1/requests.jsonl" 1 || fail "the escapee run never served a request"
+emarker=$(sqlite3 -cmd '.timeout 5000' "$ESC/moeprobe.db" "SELECT marker FROM attempts WHERE status = 'running'")
+[ -n "$emarker" ] || fail "no running attempt with a marker in the escapee run"
+marked() { # pids of live processes carrying the escapee run's marker
+    for p in /proc/[0-9]*; do
+        { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "MOEPROBE_RUN_MARKER=$emarker" &&
+            [ "$(awk '{print $3}' "$p/stat" 2>/dev/null)" != Z ] && echo "${p#/proc/}"
+    done
+}
+kill -9 "$BG"
+wait "$BG" 2>/dev/null
+BG=
+left=$(marked)
+[ -n "$left" ] || fail "no escaped process survived the kill -9 (the test needs one)"
+"$MOEPROBE" qualify --resume "$ESC" >/dev/null 2>"$T/esc2.err" &
+BG=$!
+# the resume kills the leftovers first, then starts the candidate again
+wait_grep "$T/esc2.err" "engine process(es) left by the interrupted run"
+grep -Eq "killed [1-9][0-9]* engine process\(es\) left by the interrupted run" "$T/esc2.err" ||
+    fail "the resume did not say it killed the dead run's escaped process"
+kill -TERM "$BG"
+wait "$BG"
+rc=$?
+BG=
+[ $rc -eq 143 ] || fail "resume stopped with SIGTERM: exit $rc, want 143"
+for p in $left; do
+    [ -e "/proc/$p" ] && [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != Z ] &&
+        fail "escaped process $p of the dead run is still alive after the resume"
+done
+[ -z "$(marked)" ] || fail "a process of the dead run is still alive: $(marked)"
+
 echo "ok: killed after $N requests of b; $nbefore rows kept; resume: $(grep -o 'killed [0-9]* engine' "$T/resume.err" || echo 'no engine left to kill')"

@@ -861,5 +861,8 @@ int main(void)
         cmocka_unit_test(t_host_header),
         cmocka_unit_test(t_concurrent),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_init(CURL_GLOBAL_DEFAULT); /* the caller's duty (loadgen.h), as main does */
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
 }

@@ -22,14 +22,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "clock.h"
 #include "err.h"
 #include "proc/proc.h"
+#include "report/fingerprint.h"
 #include "xalloc.h"
 
 #define SAFETY_NS ((int64_t)60 * 1000000000) /* hang guard, not a timing assertion */
@@ -795,6 +798,226 @@ static void test_markers(void **state)
     assert_int_equal(mp_proc_find_marked("", 0), 0);
 }
 
+/* mp_proc_run_capture: argv without a shell, stderr joined or dropped, the
+ * cap, exit codes, and a helper that does not finish killed and reaped. */
+static void test_run_capture(void **state)
+{
+    MP_UNUSED(state);
+    char *both[] = {"/bin/sh", "-c", "echo out; echo err >&2; exit 3", NULL};
+    struct mp_capture c = {.argv = both, .timeout_s = 60, .with_stderr = true};
+    struct buf b = BUF_INIT;
+    assert_int_equal(mp_proc_run_capture(&c, &b, NULL), 3);
+    assert_string_equal(b.data, "out\nerr\n");
+    buf_release(&b);
+    c.with_stderr = false;
+    assert_int_equal(mp_proc_run_capture(&c, &b, NULL), 3);
+    assert_string_equal(b.data, "out\n");
+    buf_release(&b);
+    /* whole lines up to the cap; the rest is read and dropped */
+    char *many[] = {"/bin/sh", "-c", "echo aaaa; echo bbbb; echo cccc; exit 0", NULL};
+    struct mp_capture m = {.argv = many, .timeout_s = 60, .max = 10};
+    assert_int_equal(mp_proc_run_capture(&m, &b, NULL), 0);
+    assert_string_equal(b.data, "aaaa\nbbbb\n");
+    buf_release(&b);
+    /* no shell: a word with a space and a $ is one argument, as given */
+    char *words[] = {"/bin/echo", "a b", "$HOME", NULL};
+    struct mp_capture w = {.argv = words, .timeout_s = 60};
+    assert_int_equal(mp_proc_run_capture(&w, &b, NULL), 0);
+    assert_string_equal(b.data, "a b $HOME\n");
+    buf_release(&b);
+    char *sig[] = {"/bin/sh", "-c", "kill -9 $$", NULL};
+    struct mp_capture k = {.argv = sig, .timeout_s = 60};
+    assert_int_equal(mp_proc_run_capture(&k, &b, NULL), 128 + 9);
+    buf_release(&b);
+    char *none[] = {"/nonexistent/helper", NULL};
+    struct mp_capture n = {.argv = none, .timeout_s = 60};
+    struct mp_diag d = MP_DIAG_INIT;
+    assert_int_equal(mp_proc_run_capture(&n, &b, &d), -ENOENT);
+    assert_non_null(strstr(d.msg, "/nonexistent/helper"));
+    buf_release(&b);
+    /* past the timeout: killed and reaped before the call returns */
+    char *slow[] = {"/bin/sh", "-c", "echo $$; exec sleep 600", NULL};
+    struct mp_capture t = {.argv = slow, .timeout_s = 0.5};
+    int64_t t0 = mp_now_ns();
+    d = (struct mp_diag)MP_DIAG_INIT;
+    assert_int_equal(mp_proc_run_capture(&t, &b, &d), MP_ETIMEOUT);
+    assert_true(mp_now_ns() - t0 < SAFETY_NS / 2);
+    assert_non_null(strstr(d.msg, "did not finish"));
+    long pid = strtol(b.data, NULL, 10);
+    assert_true(pid > 1);
+    assert_int_equal(kill((pid_t)pid, 0), -1); /* not even a zombie */
+    assert_int_equal(errno, ESRCH);
+    buf_release(&b);
+    assert_int_equal(count_zombie_children(), 0);
+}
+
+/* A helper is never run with our signals blocked: with SIGINT and SIGTERM
+ * blocked here (as during a run: signalfd), its mask is empty. */
+static void test_run_capture_signal_mask(void **state)
+{
+    MP_UNUSED(state);
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    char *argv[] = {"/bin/grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status", NULL};
+    struct mp_capture c = {.argv = argv, .timeout_s = 60};
+    struct buf b = BUF_INIT;
+    int rc = mp_proc_run_capture(&c, &b, NULL);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    assert_int_equal(rc, 0);
+    const char *blk = strstr(b.data, "SigBlk:");
+    assert_non_null(blk);
+    unsigned long long mask = strtoull(blk + strlen("SigBlk:"), NULL, 16);
+    assert_true(mask == 0);
+    buf_release(&b);
+}
+
+/* mp_proc_find_env finds any NAME=VALUE (the scheduler's task marker), not
+ * only the run marker, and ends what it finds. */
+static void test_find_env(void **state)
+{
+    MP_UNUSED(state);
+    char val[MP_PROC_MARKER_SIZE], entry[96];
+    mp_proc_new_marker(val, sizeof(val));
+    snprintf(entry, sizeof(entry), "MP_TEST_TASK=%s", val);
+    char *argv[] = {"/bin/sh", "-c", "echo ready; exec sleep 600", NULL};
+    char *env[] = {entry, NULL};
+    struct mp_proc_spec spec = {.argv = argv, .env_add = env};
+    struct mp_proc *p = NULL;
+    assert_int_equal(mp_proc_spawn(&spec, &p, NULL), 0);
+    int n = -1;
+    for (int i = 0; i < 100000 && n != 1; i++) {
+        n = mp_proc_find_env("MP_TEST_TASK", val, 0);
+        if (n != 1)
+            sched_yield();
+    }
+    assert_int_equal(n, 1);
+    assert_int_equal(mp_proc_find_env("MP_TEST_TASK", "other", 0), 0);
+    assert_int_equal(mp_proc_find_env("MP_TEST_TASK", "", 0), 0);
+    assert_int_equal(mp_proc_find_env("MP_TEST_TASK", val, SIGKILL), 1);
+    int st = 0;
+    int64_t end = mp_now_ns() + SAFETY_NS;
+    while (!mp_proc_exited(p, &st) && mp_now_ns() < end)
+        poll(NULL, 0, 5);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    mp_proc_free(p);
+}
+
+static void test_self_exe(void **state)
+{
+    MP_UNUSED(state);
+    char a[4096], b[4096];
+    assert_int_equal(mp_proc_self_exe(a, sizeof(a)), 0);
+    ssize_t n = readlink("/proc/self/exe", b, sizeof(b) - 1);
+    assert_true(n > 0);
+    b[n] = '\0';
+    assert_string_equal(a, b);
+    assert_int_equal(mp_proc_self_exe(a, 3), -ENAMETOOLONG);
+    assert_string_equal(mp_proc_environ_file(42, a, sizeof(a)), "/proc/42/environ");
+}
+
+/* The fingerprint's nvidia-smi fallback runs through mp_proc_run_capture:
+ * a fake nvidia-smi on PATH (NVML off) is run with SIGINT/SIGTERM blocked
+ * here, as during a run, yet sees an empty mask; what it says on stderr
+ * stays out of the fingerprint. */
+static void test_fingerprint_smi_through_proc(void **state)
+{
+    MP_UNUSED(state);
+    if (access("/usr/bin/perl", X_OK) != 0)
+        skip();
+    char dir[] = "/tmp/mp-fakesmi.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char *script = xasprintf("%s/nvidia-smi", dir);
+    FILE *f = fopen(script, "w");
+    assert_non_null(f);
+    /* perl, not sh: dash empties its signal mask at start-up, hiding ours */
+    fprintf(f, "#!/usr/bin/perl\n"
+               "open(my $s, '<', '/proc/self/status') or die;\n"
+               "open(my $o, '>', '%s/sigblk') or die;\n"
+               "while (<$s>) { print $o $_ if /^SigBlk:/; }\n"
+               "close($o);\n"
+               "print STDERR \"noise on stderr\\n\";\n"
+               "if (($ARGV[0] // '') =~ /^--query-gpu=/) {\n"
+               "  print \"Fake GPU, 12.1, 580.1, 97871\\n\" x 2;\n"
+               "} else {\n"
+               "  print \"| NVIDIA-SMI 580.1   Driver Version: 580.1   CUDA Version: 13.0 |\\n\";\n"
+               "}\n", dir);
+    fclose(f);
+    assert_int_equal(chmod(script, 0755), 0);
+    char *old_path = getenv("PATH") ? xstrdup(getenv("PATH")) : NULL;
+    char *path = xasprintf("%s:/usr/bin:/bin", dir);
+    setenv("PATH", path, 1);
+    setenv("MOEPROBE_NVML_LIB", "none", 1);
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    struct mp_fingerprint fp;
+    struct mp_fp_extra x;
+    memset(&fp, 0, sizeof(fp));
+    mp_fingerprint_detect_ex(&fp, &x);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (old_path)
+        setenv("PATH", old_path, 1);
+    unsetenv("MOEPROBE_NVML_LIB");
+    assert_string_equal(fp.gpu, "2 x Fake GPU");
+    assert_string_equal(fp.compute_capability, "12.1");
+    assert_string_equal(fp.driver, "580.1");
+    assert_string_equal(fp.cuda, "13.0");
+    assert_int_equal(x.gpu_memory_mib, 97871);
+    assert_string_equal(x.gpu_source, "nvidia-smi");
+    char *blk = xasprintf("%s/sigblk", dir);
+    f = fopen(blk, "r");
+    assert_non_null(f);
+    char line[128] = "";
+    assert_non_null(fgets(line, sizeof(line), f));
+    fclose(f);
+    assert_true(strtoull(line + strlen("SigBlk:"), NULL, 16) == 0);
+    unlink(blk);
+    unlink(script);
+    rmdir(dir);
+    free(blk);
+    free(script);
+    free(path);
+    free(old_path);
+    mp_fingerprint_release(&fp);
+    mp_fp_extra_release(&x);
+    assert_int_equal(count_zombie_children(), 0);
+}
+
+/* mp_signals_begin/end: SIGINT goes to the signalfd while begun; end
+ * restores the mask, closes the fd, and is harmless twice or unbegun. */
+static void test_signals_begin_end(void **state)
+{
+    MP_UNUSED(state);
+    struct mp_signals none = MP_SIGNALS_INIT;
+    mp_signals_end(&none);
+    sigset_t before, during, after;
+    sigprocmask(SIG_SETMASK, NULL, &before);
+    assert_false(sigismember(&before, SIGINT));
+    struct mp_signals s = MP_SIGNALS_INIT;
+    assert_int_equal(mp_signals_begin(&s), 0);
+    assert_true(s.fd >= 0);
+    sigprocmask(SIG_SETMASK, NULL, &during);
+    assert_true(sigismember(&during, SIGINT) && sigismember(&during, SIGTERM));
+    raise(SIGINT);
+    struct pollfd pf = {s.fd, POLLIN, 0};
+    assert_int_equal(poll(&pf, 1, 60000), 1);
+    struct signalfd_siginfo si;
+    assert_int_equal(read(s.fd, &si, sizeof(si)), (ssize_t)sizeof(si)); /* consumed, not pending */
+    assert_int_equal(si.ssi_signo, SIGINT);
+    int fd = s.fd;
+    mp_signals_end(&s);
+    assert_int_equal(s.fd, -1);
+    assert_int_equal(fcntl(fd, F_GETFD), -1);
+    sigprocmask(SIG_SETMASK, NULL, &after);
+    assert_false(sigismember(&after, SIGINT));
+    mp_signals_end(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -817,6 +1040,12 @@ int main(void)
         cmocka_unit_test(test_spawn_errors),
         cmocka_unit_test(test_container_runtime_called),
         cmocka_unit_test(test_free_without_teardown),
+        cmocka_unit_test(test_run_capture),
+        cmocka_unit_test(test_run_capture_signal_mask),
+        cmocka_unit_test(test_find_env),
+        cmocka_unit_test(test_self_exe),
+        cmocka_unit_test(test_signals_begin_end),
+        cmocka_unit_test(test_fingerprint_smi_through_proc),
     };
     mp_proc_ignore_sigpipe();
     if (mp_proc_become_subreaper() != 0) {

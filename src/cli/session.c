@@ -1,0 +1,231 @@
+/* session.c - the set-up and tear-down every run command shares, and the
+ * reports rendered from the evidence store (cli/session.h). */
+#include "cli/session.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "err.h"
+#include "file.h"
+#include "inspect/inspect.h"
+#include "knowledge/knowledge.h"
+#include "proc/proc.h"
+#include "report/fingerprint.h"
+#include "report/report.h"
+#include "run/runner.h"
+#include "store/store.h"
+#include "version.h"
+#include "xalloc.h"
+
+/* --model-dir: what the checkpoint says joins the fingerprint (moeprobe
+ * inspect). Read before anything is created, so that a bad folder leaves
+ * no run behind. 0 or MP_EXIT_USAGE (message printed; *in released). */
+static int inspect_model_dir(const char *dir, struct mp_inspect *in)
+{
+    struct mp_diag d = MP_DIAG_INIT;
+    if (mp_inspect_dir(dir, in, &d) < 0) {
+        char m[600];
+        mp_diag_format(&d, m, sizeof(m));
+        mp_error("--model-dir: %s", m);
+        mp_inspect_release(in);
+        return MP_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void apply_model_dir(struct mp_session *s, const char *dir, const struct mp_inspect *in,
+                            struct mp_report *rep)
+{
+    s->fpx.model_dir = xstrdup(dir);
+    s->fpx.quantization = mp_inspect_quantization(in);
+    if (!s->fpx.quantization)
+        mp_warn("--model-dir '%s': no quantization found in config.json or "
+                "hf_quant_config.json", dir);
+    mp_report_set_checkpoint(rep, in);
+    s->fpx.checkpoint_json = rep->checkpoint_json ? xstrdup(rep->checkpoint_json) : NULL;
+}
+
+int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts *o,
+                     unsigned flags, const struct mp_candidate *cands, size_t ncands,
+                     struct mp_report *rep)
+{
+    struct mp_inspect in;
+    int rc;
+    s->sub = sub;
+    s->o = o;
+    if (mp_cli_knowledge(sub, o->knowledge_file, &s->kn_owned, &s->kn) < 0)
+        return MP_EXIT_USAGE;
+    if (o->model_dir && (rc = inspect_model_dir(o->model_dir, &in)) != 0)
+        return rc;
+    struct mp_diag d = MP_DIAG_INIT;
+    unsigned sf = MP_STORE_LOCK | (flags & MP_SESSION_RESUME ? 0 : MP_STORE_CREATE);
+    rc = mp_store_open(o->out_dir, sf, &s->store, &d);
+    if (rc < 0) {
+        mp_error("%s", d.msg[0] ? d.msg : mp_strerror(rc));
+        rc = rc == MP_ESTATE || rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+        goto out;
+    }
+    mp_store_mask_init(mp_store_mask(s->store), cands, ncands, o->api_key);
+    mp_store_mask_add_args(mp_store_mask(s->store), o->cmd, o->ncmd);
+    if ((rc = mp_signals_begin(&s->sig)) < 0) {
+        mp_error("cannot set up signal handling: %s", mp_strerror(rc));
+        rc = MP_EXIT_INTERNAL;
+        goto out;
+    }
+    mp_iso8601(mp_wall_ns(), s->started, sizeof(s->started));
+    free(rep->started);
+    rep->started = xstrdup(s->started);
+    mp_fingerprint_detect_ex(&rep->fp, &s->fpx);
+    if (o->model_dir)
+        apply_model_dir(s, o->model_dir, &in, rep);
+    rc = 0;
+out:
+    if (o->model_dir)
+        mp_inspect_release(&in);
+    return rc;
+}
+
+void mp_session_runctx(const struct mp_session *s, struct mp_runctx *ctx)
+{
+    const struct mp_opts *o = s->o;
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->run_dir = o->out_dir;
+    ctx->cmd = o->cmd;
+    ctx->ncmd = o->ncmd;
+    ctx->port = o->port;
+    ctx->kn = s->kn;
+    ctx->wl = &o->wl;
+    ctx->signal_fd = s->sig.fd;
+    ctx->progress = isatty(2) && !o->quiet;
+    ctx->progress_lines = !isatty(2) && !o->quiet;
+    ctx->quiet = o->quiet;
+    ctx->diag_max_requests = o->diag_max_requests;
+    ctx->diag_budget_s = o->diag_budget_s;
+    ctx->store = s->store;
+}
+
+int mp_session_store_failed(const struct mp_session *s)
+{
+    mp_error("cannot write the evidence store in '%s': %s", s->o->out_dir,
+             mp_store_errmsg(s->store));
+    return MP_EXIT_INTERNAL;
+}
+
+int mp_session_record_run(struct mp_session *s, char **args, size_t nargs,
+                          const struct mp_report *rep)
+{
+    if (mp_store_run_begin(s->store, s->sub, args, nargs, mp_version, s->started) < 0)
+        goto failed;
+    for (size_t i = 0; i < rep->n; i++) {
+        if (mp_store_candidate(s->store, i, &rep->c[i].cand) < 0)
+            goto failed;
+    }
+    if (mp_store_set_fingerprint(s->store, &rep->fp, &s->fpx) < 0)
+        goto failed;
+    return 0;
+failed:
+    mp_session_store_failed(s);
+    return -1;
+}
+
+int mp_session_fingerprint(struct mp_session *s, struct mp_report *rep)
+{
+    mp_report_fill_fingerprint(rep);
+    for (size_t i = 0; i < rep->n && !s->fpx.quantization; i++) {
+        const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
+        if (p && p->res.quantization)
+            s->fpx.quantization = xstrdup(p->res.quantization);
+    }
+    if (mp_store_set_fingerprint(s->store, &rep->fp, &s->fpx) < 0) {
+        mp_session_store_failed(s);
+        return -1;
+    }
+    return 0;
+}
+
+int mp_session_finish(struct mp_session *s, bool interrupted)
+{
+    char iso[32];
+    mp_iso8601(mp_wall_ns(), iso, sizeof(iso));
+    if (mp_store_run_finish(s->store, iso, interrupted) < 0) {
+        mp_session_store_failed(s);
+        return -1;
+    }
+    return 0;
+}
+
+/* Write the three reports of rep (finalized) and print them. 0 or -1. */
+static int write_reports(struct mp_report *rep, bool json_stdout, bool quiet)
+{
+    struct buf j = BUF_INIT, md = BUF_INIT, sum = BUF_INIT, html = BUF_INIT;
+    int rc = 0;
+    mp_report_json(rep, &j);
+    mp_report_markdown(rep, &md);
+    mp_report_html(rep, &html);
+    int e = mp_write_file_atomic(rep->run_dir, "report.json", j.data, j.len);
+    if (e == 0)
+        e = mp_write_file_atomic(rep->run_dir, "report.md", md.data, md.len);
+    if (e == 0)
+        e = mp_write_file_atomic(rep->run_dir, "report.html", html.data, html.len);
+    if (e < 0) {
+        mp_error("cannot write the report into '%s': %s", rep->run_dir, mp_strerror(e));
+        rc = -1;
+    }
+    if (json_stdout)
+        fwrite(j.data, 1, j.len, stdout);
+    else
+        fwrite(md.data, 1, md.len, stdout);
+    if (fflush(stdout) != 0)
+        rc = -1;
+    if (!quiet) {
+        mp_report_summary(rep, &sum);
+        fprintf(stderr, "\nmoeprobe: run directory %s\n%s", rep->run_dir, sum.data);
+    }
+    buf_release(&j);
+    buf_release(&md);
+    buf_release(&sum);
+    buf_release(&html);
+    return rc;
+}
+
+int mp_session_reports(struct mp_session *s, bool json, bool quiet, struct mp_report *loaded)
+{
+    struct mp_report out;
+    mp_report_init(&out, s->o->out_dir);
+    int rc = mp_store_load(s->store, &out, NULL);
+    if (rc < 0) {
+        mp_error("cannot read the evidence store back: %s", mp_store_errmsg(s->store));
+        mp_report_release(&out);
+        return -1;
+    }
+    if (mp_report_objective_from_store(&out, s->store) < 0) { /* the run's --objective */
+        mp_error("cannot read the run's arguments back: %s", mp_store_errmsg(s->store));
+        mp_report_release(&out);
+        return -1;
+    }
+    mp_cli_run_percentiles(s->store, &out); /* --percentiles (docs/metrics.md) */
+    mp_report_finalize(&out);
+    rc = write_reports(&out, json, quiet);
+    if (loaded)
+        *loaded = out;
+    else
+        mp_report_release(&out);
+    return rc;
+}
+
+void mp_session_end(struct mp_session *s)
+{
+    mp_signals_end(&s->sig);
+    mp_store_close(s->store);
+    s->store = NULL;
+    mp_knowledge_free(s->kn_owned);
+    s->kn_owned = NULL;
+    s->kn = NULL;
+    mp_fp_extra_release(&s->fpx);
+    memset(&s->fpx, 0, sizeof(s->fpx));
+}
