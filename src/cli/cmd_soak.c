@@ -38,6 +38,7 @@ static const char soak_help[] =
     "(or among the preset's); several without --only are refused. --seq N adds N\n"
     "sequential requests after the warm-up; --conc LEVEL:REQUESTS does not apply\n"
     "(the level is --concurrency N, held until the duration ends) and is refused.\n"
+    "--prefill-check N runs its long-prompt phase before the soak phase.\n"
     "\n"
     MP_COMMON_OPTS_HELP
     "\n"
@@ -109,7 +110,9 @@ static int soak_candidate(const struct mp_opts *o, size_t ngiven,
 }
 
 /* Soak's phases: one warm-up request, --seq N sequential requests when
- * given, then `conc` in flight until the duration ends. */
+ * given, the --prefill-check phase when given (long prompts crash early or
+ * not at all: before the hours of load, not after), then `conc` in flight
+ * until the duration ends. */
 static void soak_workload(const struct mp_opts *o, long conc, double duration,
                           struct mp_workload *wl)
 {
@@ -120,6 +123,10 @@ static void soak_workload(const struct mp_opts *o, long conc, double duration,
     snprintf(wl->phases[0].name, sizeof(wl->phases[0].name), "warmup");
     if (o->seq_given && o->wl.nphases > 1 && !strcmp(o->wl.phases[1].name, "sequential"))
         wl->phases[n++] = o->wl.phases[1]; /* --seq 0 removed it */
+    for (size_t k = 1; k < o->wl.nphases; k++) {
+        if (!strncmp(o->wl.phases[k].name, "prefill-", 8))
+            wl->phases[n++] = o->wl.phases[k]; /* mp_workload_add_prefill */
+    }
     memset(&wl->phases[n], 0, sizeof(wl->phases[n]));
     snprintf(wl->phases[n].name, sizeof(wl->phases[n].name), "soak");
     wl->phases[n].level = (int)conc;

@@ -5,7 +5,8 @@
 # --candidate=...), several without --only and an --only naming none or two
 # are usage errors, --conc LEVEL:REQUESTS is refused pointing at
 # --concurrency, --seq N adds a sequential phase of N requests before the
-# soak phase; report.md is titled a soak report and shows the soak phase's
+# soak phase, --prefill-check N runs its long-prompt phase before it;
+# report.md is titled a soak report and shows the soak phase's
 # throughput; --model-dir joins the fingerprint (a bad one is a usage error).
 set -u
 : "${MOEPROBE:?}" "${REFENGINE:?}" "${ROOT:?}"
@@ -49,6 +50,15 @@ head -1 "$T/only/report.md" | grep -qx "# moeprobe soak report" || fail "report.
 # the candidates table: the sequential rate and the soak phase's "LEVEL: tok/s"
 row=$(grep -E '^\| b \|' "$T/only/report.md" | head -1)
 echo "$row" | grep -Eq '\| [0-9]+\.[0-9] \| 2: [0-9]+\.[0-9] \|' || fail "no sequential and soak throughput in: $row"
+
+# --prefill-check N: its long-prompt phase runs before the soak phase
+"$MOEPROBE" soak --duration 1s --concurrency 2 --max-tokens 8 --prefill-check 512 --quiet \
+    --out "$T/prefill" --candidate 'p: ' "${ENGINE[@]}" >/dev/null 2>"$T/prefill.err" ||
+    fail "soak --prefill-check: exit $?"
+[ "$(q prefill "SELECT name || ':' || ok FROM phases ORDER BY pos" | tr '\n' ' ')" = "warmup:1 prefill-512:3 $(q prefill "SELECT 'soak:' || ok FROM phases WHERE name = 'soak'") " ] ||
+    fail "--prefill-check phases: $(q prefill "SELECT name || ':' || ok FROM phases ORDER BY pos" | tr '\n' ' ')"
+[ "$(q prefill "SELECT prompt_tokens / MAX(prompt_n, 1) FROM phases WHERE name = 'prefill-512'")" -gt 256 ] ||
+    fail "the prefill phase's prompts are short: $(q prefill "SELECT prompt_tokens, prompt_n FROM phases WHERE name = 'prefill-512'")"
 
 # without --seq there is no sequential phase (the default soak is unchanged);
 # --model-dir joins the fingerprint as in qualify, and with stderr not a
