@@ -9,15 +9,6 @@
 #include "store/internal.h"
 #include "xalloc.h"
 
-/* The end of a read loop: SQLITE_DONE, or an error (never the end of the
- * rows). Finalizes st. */
-static int rows_end(struct mp_store *s, sqlite3_stmt *st, int r, const char *what)
-{
-    int rc = r == SQLITE_DONE ? 0 : mp_store_fail(s, what);
-    sqlite3_finalize(st);
-    return rc;
-}
-
 static int load_lines(struct mp_store *s, int64_t attempt, struct mp_evidence *ev)
 {
     sqlite3_stmt *st = NULL;
@@ -33,7 +24,7 @@ static int load_lines(struct mp_store *s, int64_t attempt, struct mp_evidence *e
                              (const char *)sqlite3_column_text(st, 2),
                              !sig || strcmp(sig, "context") != 0);
     }
-    return rows_end(s, st, sr, "read the log events");
+    return mp_store_read_end(s, st, sr, "read the log events");
 }
 
 static void copy_text(char *dst, size_t n, const unsigned char *t)
@@ -52,7 +43,7 @@ static int load_reqs(struct mp_store *s, int64_t attempt, struct mp_evidence *ev
         ev->reqs_total = (size_t)sqlite3_column_int64(st, 0);
         sr = sqlite3_step(st);
     }
-    if (rows_end(s, st, sr, "count the requests") < 0)
+    if (mp_store_read_end(s, st, sr, "count the requests") < 0)
         return MP_EDB;
     /* the last ones: the failure is at the end */
     if (mp_store_prep(s, &st, "SELECT seq, phase, outcome, start_s, ttft_ms, e2e_ms, output_tokens"
@@ -72,7 +63,7 @@ static int load_reqs(struct mp_store *s, int64_t attempt, struct mp_evidence *ev
         rq.output_tokens = sqlite3_column_int(st, 6);
         mp_evidence_add_req(ev, &rq);
     }
-    if (rows_end(s, st, sr, "read the requests") < 0)
+    if (mp_store_read_end(s, st, sr, "read the requests") < 0)
         return MP_EDB;
     /* completion order */
     for (size_t i = 0, j = ev->nreqs; i + 1 < j; i++, j--) {
