@@ -14,20 +14,41 @@ void buf_init(struct buf *b)
     b->data = buf__empty;
     b->len = 0;
     b->cap = 0;
+    b->max = 0;
+    b->toobig = false;
+}
+
+/* Empty and unallocated, the cap kept. */
+static void buf_empty(struct buf *b)
+{
+    size_t max = b->max;
+    buf_init(b);
+    b->max = max;
 }
 
 void buf_release(struct buf *b)
 {
     if (b->cap)
         free(b->data);
-    buf_init(b);
+    buf_empty(b);
 }
 
 void buf_reset(struct buf *b)
 {
     b->len = 0;
+    b->toobig = false;
     if (b->cap)
         b->data[0] = '\0';
+}
+
+void buf_set_max(struct buf *b, size_t max)
+{
+    b->max = max;
+}
+
+bool buf_fits(const struct buf *b, size_t n)
+{
+    return !b->max || (b->len <= b->max && n <= b->max - b->len);
 }
 
 void buf_grow(struct buf *b, size_t extra)
@@ -46,39 +67,60 @@ void buf_grow(struct buf *b, size_t extra)
     b->cap = ncap;
 }
 
-void buf_add(struct buf *b, const void *p, size_t n)
+bool buf_add(struct buf *b, const void *p, size_t n)
 {
     if (!n)
-        return;
+        return true;
+    if (!buf_fits(b, n)) {
+        b->toobig = true;
+        return false;
+    }
     buf_grow(b, n);
     memcpy(b->data + b->len, p, n);
     b->len += n;
     b->data[b->len] = '\0';
+    return true;
 }
 
-void buf_adds(struct buf *b, const char *s)
+size_t buf_add_some(struct buf *b, const void *p, size_t n)
 {
-    buf_add(b, s, strlen(s));
+    size_t k = n;
+    if (b->max)
+        k = b->len >= b->max ? 0 : MP_MIN(n, b->max - b->len);
+    if (k < n)
+        b->toobig = true;
+    buf_add(b, p, k);
+    return k;
 }
 
-void buf_addc(struct buf *b, char c)
+bool buf_adds(struct buf *b, const char *s)
 {
-    buf_add(b, &c, 1);
+    return buf_add(b, s, strlen(s));
 }
 
-void buf_printf(struct buf *b, const char *fmt, ...)
+bool buf_addc(struct buf *b, char c)
+{
+    return buf_add(b, &c, 1);
+}
+
+bool buf_printf(struct buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
     if (n <= 0)
-        return;
+        return true;
+    if (!buf_fits(b, (size_t)n)) {
+        b->toobig = true;
+        return false;
+    }
     buf_grow(b, (size_t)n);
     va_start(ap, fmt);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
+    return true;
 }
 
 /* Length of a valid UTF-8 sequence at s (max n bytes), 0 if invalid. */
@@ -162,7 +204,7 @@ char *buf_detach(struct buf *b, size_t *len_out)
         p = xstrdup("");
     else
         p = b->data;
-    buf_init(b);
+    buf_empty(b);
     return p;
 }
 

@@ -30,10 +30,9 @@ static void set_error(struct lg_req *r, const char *fmt, ...)
 
 static void keep_text(struct lg_req *r, const char *s, size_t n)
 {
-    size_t keep = r->lg->cfg.text_keep;
-    if (!s || n == 0 || r->text.len >= keep)
+    if (!s || n == 0 || !r->lg->cfg.text_keep)
         return;
-    buf_add(&r->text, s, MP_MIN(n, keep - r->text.len));
+    buf_add_some(&r->text, s, n); /* capped at text_keep (req_new) */
 }
 
 static void add_gap(struct lg_req *r, double ms)
@@ -185,8 +184,7 @@ size_t lg_gen_write(char *ptr, size_t size, size_t nmemb, void *ud)
     r->now = mp_now_ns();
     note_status(r);
     if (r->res.http_status != 200) {
-        if (r->errbody.len < LG_ERR_BODY_MAX)
-            buf_add(&r->errbody, ptr, MP_MIN(n, LG_ERR_BODY_MAX - r->errbody.len));
+        buf_add_some(&r->errbody, ptr, n); /* capped at LG_ERR_BODY_MAX (req_new) */
         return n;
     }
     if (!r->body_checked) {
@@ -224,8 +222,7 @@ size_t lg_get_write(char *ptr, size_t size, size_t nmemb, void *ud)
     if (!r->res.t_first_token_ns)
         r->res.t_first_token_ns = r->now; /* first body byte (MP_LG_COMPLETE) */
     r->last_event_ns = r->now;
-    if (r->text.len < LG_GET_BODY_MAX)
-        buf_add(&r->text, ptr, MP_MIN(n, LG_GET_BODY_MAX - r->text.len));
+    buf_add_some(&r->text, ptr, n); /* capped at LG_GET_BODY_MAX (req_new) */
     return n;
 }
 

@@ -256,6 +256,9 @@ static struct lg_req *req_new(struct mp_lg *lg, enum mp_lg_kind kind, int user_t
     r->res.user_tag = user_tag;
     buf_init(&r->text);
     buf_init(&r->errbody);
+    /* the bytes kept: generated text, or a whole (GET, completion) body */
+    buf_set_max(&r->text, kind == MP_LG_GEN ? lg->cfg.text_keep : LG_GET_BODY_MAX);
+    buf_set_max(&r->errbody, LG_ERR_BODY_MAX);
     mp_sse_init(&r->sse, 0);
     r->easy = easy_get(lg);
     r->shard = lg_shard_pick(lg);

@@ -26,8 +26,9 @@ static unsigned line_bounded(struct mp_logscan *s, const char *p, size_t len)
 /* Count a run of n NUL bytes (skipped) met on the line being read. */
 static void note_nuls(struct mp_logscan *s, size_t n)
 {
+    /* the rest of an over-long line (already handed on) is on that line */
     if (!s->nul_bytes)
-        s->nul_line = s->lineno + 1 + s->held_lines;
+        s->nul_line = s->lineno + 1 + s->held_lines - (mp_lines_skipping(&s->lines) ? 1 : 0);
     s->nul_bytes += n;
     s->nul_tail += n;
 }
@@ -139,50 +140,22 @@ static unsigned collected_line(struct mp_logscan *s, const char *p, size_t len)
     return ev | mp_logs_process_line(s, p, len, 1);
 }
 
-static void part_add(struct mp_logscan *s, const char *p, size_t n)
+/* A line of the byte stream, from the splitter (no NUL, no '\n', no CR
+ * before it): ud is the scanner's stream_ev. */
+static void stream_line(void *ud, const char *p, size_t len, bool truncated)
 {
-    if (!s->part)
-        s->part = xmalloc(MP_LOGSCAN_MAX_LINE);
-    size_t room = MP_LOGSCAN_MAX_LINE - s->partlen;
-    if (n > room) {
-        s->overflow = true;
-        n = room;
-    }
-    memcpy(s->part + s->partlen, p, n);
-    s->partlen += n;
-}
-
-static unsigned flush_part(struct mp_logscan *s)
-{
-    if (s->overflow)
+    struct mp_logscan *s = ud;
+    if (truncated)
         s->truncated++;
-    unsigned ev = collected_line(s, s->part ? s->part : "", s->partlen);
-    s->partlen = 0;
-    s->overflow = false;
-    return ev;
+    s->stream_ev |= collected_line(s, p, len);
 }
 
 /* NUL-free text into line assembly. */
 static unsigned feed_text(struct mp_logscan *s, const char *data, size_t len)
 {
-    unsigned ev = 0;
-    while (len) {
-        const char *nl = memchr(data, '\n', len);
-        if (!nl) {
-            part_add(s, data, len);
-            break;
-        }
-        size_t seg = (size_t)(nl - data);
-        if (s->partlen || s->overflow || seg > MP_LOGSCAN_MAX_LINE) {
-            part_add(s, data, seg);
-            ev |= flush_part(s);
-        } else {
-            ev |= collected_line(s, data, seg);
-        }
-        data = nl + 1;
-        len -= seg + 1;
-    }
-    return ev;
+    s->stream_ev = 0;
+    mp_lines_feed(&s->lines, data, len, stream_line, s);
+    return s->stream_ev;
 }
 
 unsigned mp_logscan_feed(struct mp_logscan *s, const char *data, size_t len)
@@ -212,8 +185,9 @@ unsigned mp_logscan_feed(struct mp_logscan *s, const char *data, size_t len)
 unsigned mp_logscan_finish(struct mp_logscan *s)
 {
     unsigned ev = 0;
-    if (s->partlen || s->overflow)
-        ev |= flush_part(s);
+    s->stream_ev = 0;
+    mp_lines_finish(&s->lines, stream_line, s);
+    ev |= s->stream_ev;
     ev |= flush_held(s);
     if (s->finished)
         return ev;

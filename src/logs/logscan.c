@@ -155,6 +155,7 @@ struct mp_logscan *mp_logscan_new(const struct mp_knowledge *k)
 {
     struct mp_logscan *s = xcalloc(1, sizeof(*s));
     s->k = k;
+    mp_lines_init(&s->lines, MP_LOGSCAN_MAX_LINE);
     s->head = xmalloc(65536 * sizeof(int32_t));
     for (size_t i = 0; i < 65536; i++)
         s->head[i] = -1;
@@ -211,7 +212,7 @@ void mp_logscan_free(struct mp_logscan *s)
     free(s->sigbuf);
     pcre2_match_data_free(s->md);
     pcre2_match_context_free(s->mctx);
-    free(s->part);
+    mp_lines_release(&s->lines);
     for (int i = 0; i < MP_KN_NFIELDS; i++)
         free(s->fields[i]);
     free(s->clean);

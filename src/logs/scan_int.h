@@ -8,6 +8,7 @@
 #define MP_LOGS_SCAN_INT_H
 
 #include "compat.h"
+#include "lines.h"
 
 #include "knowledge/knowledge.h"
 #include "logs/logscan.h"
@@ -56,9 +57,9 @@ struct mp_logscan {
     pcre2_match_data *md;
     pcre2_match_context *mctx;
     /* line assembly */
-    char *part;
-    size_t partlen;
-    bool overflow, finished;
+    struct mp_lines lines; /* the byte stream's lines, bound MP_LOGSCAN_MAX_LINE */
+    unsigned stream_ev;    /* events of the lines one feed handed on */
+    bool finished;
     char *clean;          /* the line without ANSI escapes (MP_LOGSCAN_MAX_LINE) */
     char *held;           /* a wide line that a terminal may have wrapped */
     size_t heldlen;

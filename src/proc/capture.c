@@ -17,19 +17,17 @@
 
 #define CAPTURE_TIMEOUT_DEFAULT_S 30.0
 
-struct sink {
-    struct buf *out;
-    size_t max;
-};
-
+/* ud: the output buffer, capped at the bytes kept (buf_set_max). */
 static void capture_line(void *ud, const char *line, size_t len, bool truncated)
 {
-    struct sink *k = ud;
+    struct buf *out = ud;
     MP_UNUSED(truncated);
-    if (k->out->len + len + 1 > k->max)
+    if (!buf_fits(out, len + 1)) {
+        out->toobig = true;
         return; /* read and dropped: the helper must never block on a full pipe */
-    buf_add(k->out, line, len);
-    buf_addc(k->out, '\n');
+    }
+    buf_add(out, line, len);
+    buf_addc(out, '\n');
 }
 
 /* Run c to its end or its timeout: 0 with *status = the waitpid status
@@ -40,7 +38,7 @@ static int run(const struct mp_capture *c, double timeout_s, struct buf *out, in
 {
     struct mp_proc_spec spec;
     struct mp_proc *h = NULL;
-    struct sink k = {out, c->max ? c->max : MP_CAPTURE_MAX};
+    size_t caller_max = out->max; /* the cap is ours during the run only */
 
     *status = -1;
     memset(&spec, 0, sizeof(spec));
@@ -49,11 +47,12 @@ static int run(const struct mp_capture *c, double timeout_s, struct buf *out, in
     int rc = mp_proc_spawn(&spec, &h, d);
     if (rc < 0)
         return rc;
+    buf_set_max(out, c->max ? c->max : MP_CAPTURE_MAX);
     int64_t deadline = mp_now_ns() + (int64_t)(timeout_s * 1e9);
     bool eof = false;
     int st = -1;
     for (;;) {
-        if (!eof && mp_proc_read_lines(h, capture_line, &k) != 0)
+        if (!eof && mp_proc_read_lines(h, capture_line, out) != 0)
             eof = true;
         if (mp_proc_exited(h, &st) && eof)
             break;
@@ -79,6 +78,7 @@ static int run(const struct mp_capture *c, double timeout_s, struct buf *out, in
     if (mp_proc_exited(h, &st))
         *status = st;
     mp_proc_free(h); /* kills its group and reaps it when it is still running */
+    buf_set_max(out, caller_max);
     return 0;
 }
 

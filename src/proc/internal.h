@@ -5,6 +5,7 @@
 #define MP_PROC_INTERNAL_H
 
 #include "compat.h"
+#include "lines.h"
 #include "proc/proc.h"
 
 #include <sys/syscall.h>
@@ -35,9 +36,7 @@ struct mp_proc {
     char *runtime;         /* container runtime (owned) or NULL */
     char *cname;           /* container name (owned) or NULL */
     char **client;         /* client words for stop/rm (owned, NULL-terminated) or NULL */
-    char *line;            /* line assembly buffer, MP_PROC_LINE_MAX + 1 bytes (owned) */
-    size_t line_len;       /* bytes in line */
-    bool skipping;         /* inside the cut-off rest of an overlong line */
+    struct mp_lines lines; /* output line assembly, bound MP_PROC_LINE_MAX (owned) */
     bool torn_down;        /* mp_proc_teardown finished once */
     unsigned long long start; /* start time of the main child (clock ticks), 0 unknown */
     bool engine;           /* spawned with a marker: counted in mp_proc__live_engines */

@@ -159,46 +159,6 @@ bool mp_proc_exited(struct mp_proc *p, int *status)
 #define READ_CHUNK 65536
 #define READ_BUDGET (16 * READ_CHUNK) /* per call: bounded work in a flood */
 
-static void deliver(struct mp_proc *p, mp_proc_line_cb cb, void *ud, bool truncated)
-{
-    size_t len = p->line_len;
-    if (!truncated && len > 0 && p->line[len - 1] == '\r')
-        len--;
-    if (cb)
-        cb(ud, p->line, len, truncated);
-    p->line_len = 0;
-}
-
-/* Feed n bytes of output into the line assembler. */
-static void feed(struct mp_proc *p, const char *s, size_t n, mp_proc_line_cb cb, void *ud)
-{
-    while (n > 0) {
-        const char *nl = memchr(s, '\n', n);
-        size_t seg = nl ? (size_t)(nl - s) : n;
-        if (p->skipping) {
-            /* rest of an overlong line: drop it */
-        } else {
-            size_t room = MP_PROC_LINE_MAX - p->line_len;
-            if (seg > room) {
-                memcpy(p->line + p->line_len, s, room);
-                p->line_len += room;
-                deliver(p, cb, ud, true);
-                p->skipping = true;
-            } else {
-                memcpy(p->line + p->line_len, s, seg);
-                p->line_len += seg;
-            }
-        }
-        if (!nl)
-            return;
-        if (!p->skipping)
-            deliver(p, cb, ud, false);
-        p->skipping = false;
-        s = nl + 1;
-        n -= seg + 1;
-    }
-}
-
 int mp_proc_read_lines(struct mp_proc *p, mp_proc_line_cb cb, void *ud)
 {
     char chunk[READ_CHUNK];
@@ -216,15 +176,12 @@ int mp_proc_read_lines(struct mp_proc *p, mp_proc_line_cb cb, void *ud)
             return -errno;
         }
         if (r == 0) {
-            if (p->line_len > 0 && !p->skipping)
-                deliver(p, cb, ud, false);
-            p->line_len = 0;
-            p->skipping = false;
+            mp_lines_finish(&p->lines, cb, ud);
             close(p->out_fd);
             p->out_fd = -1;
             return 1;
         }
-        feed(p, chunk, (size_t)r, cb, ud);
+        mp_lines_feed(&p->lines, chunk, (size_t)r, cb, ud);
         total += (size_t)r;
     }
     return 0;
@@ -270,7 +227,7 @@ void mp_proc_free(struct mp_proc *p)
     for (size_t i = 0; p->client && p->client[i]; i++)
         free(p->client[i]);
     free(p->client);
-    free(p->line);
+    mp_lines_release(&p->lines);
     free(p);
 }
 

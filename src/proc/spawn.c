@@ -306,7 +306,7 @@ int mp_proc_spawn(const struct mp_proc_spec *spec, struct mp_proc **out, struct 
         for (size_t i = 0; i < nc; i++)
             p->client[i] = xstrdup(spec->container_client[i]);
     }
-    p->line = xmalloc(MP_PROC_LINE_MAX + 1);
+    mp_lines_init(&p->lines, MP_PROC_LINE_MAX);
     p->start = mp_proc_starttime(pid);
     if (spec->marker) {
         p->engine = true;

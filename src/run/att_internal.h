@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "buf.h"
+#include "lines.h"
 #include "http/loadgen.h"
 #include "run/attempt.h"
 
@@ -30,6 +31,9 @@ struct mp_store_mask;
 struct mp_lg_config;
 
 /* One attempt in progress. */
+/* Attach mode: bytes kept per line of the followed log file. */
+#define MP_ATT_FOLLOW_LINE_MAX (64 * 1024)
+
 struct att {
     const struct mp_attempt_opts *o;
     struct mp_attempt_result *r;
@@ -57,8 +61,7 @@ struct att {
     int ev_errno;              /* first failed write of an evidence file (errno), 0 = none */
     const char *ev_file;       /* that file's name in the attempt directory */
     int follow_fd;             /* attach mode: the followed log file, or -1 */
-    struct buf follow_part;    /* its partial last line */
-    bool follow_cut;           /* that line passed the length bound */
+    struct mp_lines follow;    /* its lines, bound MP_ATT_FOLLOW_LINE_MAX */
     long nreq_stored;          /* requests written to the store */
     long req_lines;            /* lines written to requests.jsonl */
     long fail_req_line;        /* requests.jsonl line of the first failed request */

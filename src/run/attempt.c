@@ -147,6 +147,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     a.r = r;
     a.cur_phase = -1;
     a.follow_fd = -1;
+    mp_lines_init(&a.follow, MP_ATT_FOLLOW_LINE_MAX);
     a.mask = o->store ? mp_store_mask(o->store) : NULL;
     struct mp_launch launch;
     memset(&launch, 0, sizeof(launch));
@@ -375,7 +376,7 @@ out:
     mp_proc_free(a.proc);
     if (a.follow_fd >= 0)
         close(a.follow_fd);
-    buf_release(&a.follow_part);
+    mp_lines_release(&a.follow);
     mp_logscan_free(a.ls);
     mp_launch_release(&launch);
     r->wall_s = (double)(mp_now_ns() - t_begin) / 1e9;

@@ -164,12 +164,12 @@ static void drain_signals(struct att *a)
     }
 }
 
-#define FOLLOW_LINE_MAX (64 * 1024)
-
 /* Attach mode: read what the followed log file gained since the last turn
  * (at most 4 MiB a turn, so a flood cannot starve the loop) and hand its
- * complete lines to on_line. A regular file is always "readable", so it is
- * read once per turn instead of being polled. */
+ * complete lines to on_line (a line longer than MP_ATT_FOLLOW_LINE_MAX goes
+ * on cut, as soon as it passes the bound). A partial last line waits for
+ * the rest: the file is still being written. A regular file is always
+ * "readable", so it is read once per turn instead of being polled. */
 void mp_att_follow_log(struct att *a)
 {
     if (a->follow_fd < 0)
@@ -179,21 +179,7 @@ void mp_att_follow_log(struct att *a)
         ssize_t n = read(a->follow_fd, chunk, sizeof(chunk));
         if (n <= 0)
             return;
-        for (ssize_t i = 0; i < n; i++) {
-            char c = chunk[i];
-            if (c == '\n') {
-                size_t len = a->follow_part.len;
-                if (len && a->follow_part.data[len - 1] == '\r')
-                    len--;
-                mp_att_on_line(a, a->follow_part.data, len, a->follow_cut);
-                buf_reset(&a->follow_part);
-                a->follow_cut = false;
-            } else if (a->follow_part.len < FOLLOW_LINE_MAX) {
-                buf_addc(&a->follow_part, c);
-            } else {
-                a->follow_cut = true;
-            }
-        }
+        mp_lines_feed(&a->follow, chunk, (size_t)n, mp_att_on_line, a);
     }
 }
 

@@ -142,8 +142,7 @@ struct mp_srvm {
     CURL *easy;
     CURLM *multi;           /* the scrape during a phase */
     struct curl_slist *hdrs;
-    struct buf body;
-    bool cut;               /* the body passed the bound */
+    struct buf body;        /* capped at MP_PROM_MAX_INPUT; toobig: it passed that */
     bool running;           /* a transfer is in the multi handle */
     bool in_phase;
     int64_t last_ns;        /* start of the last scrape */
@@ -157,11 +156,8 @@ static size_t on_body(char *d, size_t sz, size_t nm, void *ud)
 {
     struct mp_srvm *s = ud;
     size_t n = sz * nm;
-    if (s->body.len + n > MP_PROM_MAX_INPUT) {
-        s->cut = true;
-        return 0; /* aborts the transfer */
-    }
-    buf_add(&s->body, d, n);
+    if (!buf_add(&s->body, d, n))
+        return 0; /* past MP_PROM_MAX_INPUT (body.toobig): aborts the transfer */
     return n;
 }
 
@@ -180,6 +176,7 @@ struct mp_srvm *mp_srvm_open(const char *base_url, const char *api_key)
     s->easy = e;
     s->multi = m;
     s->body = (struct buf)BUF_INIT;
+    buf_set_max(&s->body, MP_PROM_MAX_INPUT);
     char *url = xasprintf("%s/metrics", base_url);
     curl_easy_setopt(e, CURLOPT_URL, url); /* libcurl copies strings */
     free(url);
@@ -209,7 +206,7 @@ static int finish(struct mp_srvm *s, CURLcode cc, struct mp_srvm_snap *sn, char 
     long code = 0;
     curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
     int rc = MP_EHTTP;
-    if (s->cut)
+    if (s->body.toobig)
         snprintf(why, whyn, "/metrics is larger than %zu bytes", (size_t)MP_PROM_MAX_INPUT);
     else if (cc != CURLE_OK)
         snprintf(why, whyn, "/metrics could not be read: %s", curl_easy_strerror(cc));
@@ -217,8 +214,7 @@ static int finish(struct mp_srvm *s, CURLcode cc, struct mp_srvm_snap *sn, char 
         snprintf(why, whyn, "/metrics answered HTTP %ld", code);
     else
         rc = mp_srvm_snap_read(sn, s->body.data, s->body.len, why, whyn);
-    buf_reset(&s->body);
-    s->cut = false;
+    buf_reset(&s->body); /* and its toobig */
     return rc;
 }
 
@@ -227,8 +223,7 @@ static void stop_running(struct mp_srvm *s)
     if (s->running) {
         curl_multi_remove_handle(s->multi, s->easy);
         s->running = false;
-        buf_reset(&s->body);
-        s->cut = false;
+        buf_reset(&s->body); /* and its toobig */
     }
 }
 
