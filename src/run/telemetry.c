@@ -8,11 +8,19 @@
 #include "xalloc.h"
 
 #define MAX_DEV 16
-#define MAX_SAMPLES 100000 /* per metric: a 27-hour attempt at one a second */
+/* Per metric, kept values: beyond this many, every second one is dropped
+ * and only every second sample is kept from then on (stride doubles), so
+ * the values stay evenly spread over the whole attempt - a 30-day soak's
+ * median describes all 30 days, not the first - in bounded memory. min and
+ * max are exact over every sample. */
+#define MAX_SAMPLES 65536
 
 struct series {
     double *v;
+    size_t *at;   /* the sample number of each kept value */
     size_t n, cap;
+    double min, max;
+    size_t seen;
 };
 
 struct mp_gpu_sampler {
@@ -25,17 +33,39 @@ struct mp_gpu_sampler {
     size_t samples;
     struct series clock, temp, power, mem;
     unsigned long long reasons;
+    size_t stride; /* keep the values of every stride-th sample (>= 1) */
 };
 
-static void push(struct series *s, double x)
+/* Keep x of sample number at when keep is set (the sample falls on the
+ * stride); min and max always see it. */
+static void push(struct series *s, double x, size_t at, bool keep)
 {
-    if (s->n >= MAX_SAMPLES)
+    s->min = s->seen ? MP_MIN(s->min, x) : x;
+    s->max = s->seen ? MP_MAX(s->max, x) : x;
+    s->seen++;
+    if (!keep)
         return;
     if (s->n == s->cap) {
         s->cap = s->cap ? s->cap * 2 : 64;
         s->v = xreallocarray(s->v, s->cap, sizeof(*s->v));
+        s->at = xreallocarray(s->at, s->cap, sizeof(*s->at));
     }
+    s->at[s->n] = at;
     s->v[s->n++] = x;
+}
+
+/* Keep only the values of samples on the new stride (every device's value
+ * of a kept sample stays: whole samples are dropped, never one device). */
+static void thin(struct series *s, size_t stride)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->at[i] % stride == 0) {
+            s->at[j] = s->at[i];
+            s->v[j++] = s->v[i];
+        }
+    }
+    s->n = j;
 }
 
 static bool load(struct mp_gpu_api *api, void **lib)
@@ -106,6 +136,7 @@ struct mp_gpu_sampler *mp_gpu_sampler_open(const struct mp_gpu_api *api, const c
         return NULL;
     }
     struct mp_gpu_sampler *s = xcalloc(1, sizeof(*s));
+    s->stride = 1;
     s->api = *api;
     s->lib = lib;
     s->last_s = -1e300;
@@ -134,21 +165,31 @@ void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s)
         return;
     s->sampled = true;
     s->last_s = now_s;
-    s->samples++;
+    size_t at = s->samples++;
+    bool keep = at % s->stride == 0;
     for (size_t i = 0; i < s->ndev; i++) {
         void *d = s->dev[i];
         unsigned u;
         unsigned long long mem[3], r;
         if (s->api.clock && s->api.clock(d, 1, &u) == 0)
-            push(&s->clock, u);
+            push(&s->clock, u, at, keep);
         if (s->api.temperature && s->api.temperature(d, 0, &u) == 0)
-            push(&s->temp, u);
+            push(&s->temp, u, at, keep);
         if (s->api.power && s->api.power(d, &u) == 0)
-            push(&s->power, u / 1000.0);
+            push(&s->power, u / 1000.0, at, keep);
         if (s->api.memory && s->api.memory(d, mem) == 0)
-            push(&s->mem, (double)(mem[2] >> 20));
+            push(&s->mem, (double)(mem[2] >> 20), at, keep);
         if (s->api.throttle && s->api.throttle(d, &r) == 0)
             s->reasons |= r & ~1ULL; /* bit 0 is "GPU idle": not a throttle */
+    }
+    struct series *all[] = {&s->clock, &s->temp, &s->power, &s->mem};
+    bool full = false;
+    for (size_t k = 0; k < MP_ARRAY_SIZE(all); k++)
+        full = full || all[k]->n >= MAX_SAMPLES;
+    if (full) { /* thin out evenly; keep half as many samples from now on */
+        s->stride *= 2;
+        for (size_t k = 0; k < MP_ARRAY_SIZE(all); k++)
+            thin(all[k], s->stride);
     }
 }
 
@@ -166,9 +207,9 @@ static void stat_of(const struct series *s, struct mp_gpu_stat *out)
     double *v = xmalloc(s->n * sizeof(*v));
     memcpy(v, s->v, s->n * sizeof(*v));
     qsort(v, s->n, sizeof(*v), cmp_d);
-    out->n = s->n;
-    out->min = v[0];
-    out->max = v[s->n - 1];
+    out->n = s->seen;
+    out->min = s->min;
+    out->max = s->max;
     out->median = s->n % 2 ? v[s->n / 2] : (v[s->n / 2 - 1] + v[s->n / 2]) / 2;
     free(v);
 }
@@ -195,9 +236,10 @@ void mp_gpu_sampler_close(struct mp_gpu_sampler *s)
         s->api.shutdown();
     if (s->lib)
         dlclose(s->lib);
-    free(s->clock.v);
-    free(s->temp.v);
-    free(s->power.v);
-    free(s->mem.v);
+    struct series *all[] = {&s->clock, &s->temp, &s->power, &s->mem};
+    for (size_t k = 0; k < MP_ARRAY_SIZE(all); k++) {
+        free(all[k]->v);
+        free(all[k]->at);
+    }
     free(s);
 }

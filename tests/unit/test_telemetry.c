@@ -18,6 +18,8 @@ static int inits, shutdowns;
 static unsigned long long reasons[2] = {0x1 | 0x4, 0x40};
 static int dev_id[2] = {0, 1};
 static bool mem_unsupported;
+static bool long_mode; /* test_long_attempt's GPUs: see there */
+static unsigned long long long_tick;
 
 static int f_init(void) { inits++; return 0; }
 static int f_shutdown(void) { shutdowns++; return 0; }
@@ -27,10 +29,19 @@ static int f_handle(unsigned i, void **d) { *d = &dev_id[i]; return i < n_dev ? 
 static int f_clock(void *d, int type, unsigned *mhz)
 {
     assert_int_equal(type, 1);
-    *mhz = *(int *)d == 0 ? 1800 - 100 * tick : 1000;
+    if (long_mode)
+        *mhz = *(int *)d == 0 ? 1000 + (unsigned)(long_tick % 3) : 3000;
+    else
+        *mhz = *(int *)d == 0 ? 1800 - 100 * tick : 1000;
     return 0;
 }
-static int f_temp(void *d, int sensor, unsigned *c) { (void)d; assert_int_equal(sensor, 0); *c = 60 + tick; return 0; }
+static int f_temp(void *d, int sensor, unsigned *c)
+{
+    (void)d;
+    assert_int_equal(sensor, 0);
+    *c = long_mode ? (long_tick < 100000 ? 60 : 80) : 60 + tick;
+    return 0;
+}
 static int f_power(void *d, unsigned *mw) { (void)d; *mw = 100000 + 1000 * tick; return 0; }
 static int f_mem(void *d, unsigned long long m[3])
 {
@@ -112,10 +123,39 @@ static void test_devices(void **st)
     mp_gpu_sampler_close(NULL);
 }
 
+/* A long attempt (300,000 samples of two GPUs, more than the sampler keeps):
+ * the kept values thin out evenly over the whole attempt, whole samples at
+ * a time. The temperature is 60 C for the first 100,000 samples and 80 C
+ * after, so the whole attempt's median is 80 (keeping only the first ones
+ * would say 60); GPU 0 runs at about 1000 MHz, GPU 1 at 3000, so dropping
+ * one GPU's values would put the clock median at ~1000 or 3000 instead of
+ * between them. min and max stay exact. */
+static void test_long_attempt(void **st)
+{
+    (void)st;
+    long_mode = true;
+    mem_unsupported = false;
+    struct mp_gpu_sampler *s = mp_gpu_sampler_open(&api, "0,1");
+    assert_non_null(s);
+    for (long_tick = 0; long_tick < 300000; long_tick++)
+        mp_gpu_sample(s, (double)long_tick, 1.0);
+    struct mp_gpu_telemetry t;
+    assert_true(mp_gpu_summary(s, &t));
+    assert_int_equal(t.samples, 300000);
+    assert_int_equal(t.temperature_c.n, 600000);
+    assert_true(t.temperature_c.min == 60 && t.temperature_c.max == 80);
+    assert_true(t.temperature_c.median == 80);
+    assert_true(t.sm_clock_mhz.min == 1000 && t.sm_clock_mhz.max == 3000);
+    assert_true(t.sm_clock_mhz.median > 1500 && t.sm_clock_mhz.median < 2500);
+    mp_gpu_sampler_close(s);
+    long_mode = false;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_long_attempt),
         cmocka_unit_test(test_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
