@@ -240,12 +240,11 @@ void mp_html_srvm_table(struct buf *b, const struct mp_attempt_result *a, const 
     if (rows.len) {
         buf_printf(b, "<h4>Server's view per phase, attempt %d (the engine's /metrics; ms)</h4>\n"
                       "<div class=scroll><table class=lat><thead><tr><th rowspan=2>phase</th>"
-                      "<th colspan=4>TTFT</th><th colspan=2>ITL mean</th>"
+                      "<th colspan=3>engine TTFT</th><th>client TTFT</th><th colspan=2>ITL mean</th>"
                       "<th colspan=2>output tokens</th><th colspan=3>engine</th>"
-                      "<th rowspan=2>flag</th></tr><tr><th>engine mean</th><th>engine p50</th>"
-                      "<th>engine p99</th><th>client p50</th><th>engine</th><th>client</th>"
-                      "<th>engine</th><th>client</th><th>preemptions</th><th>max waiting</th>"
-                      "<th>max KV cache %%</th></tr></thead><tbody>\n", a->index);
+                      "<th rowspan=2>flag</th></tr><tr><th>mean</th><th>p50</th><th>p99</th>"
+                      "<th>p50</th><th>engine</th><th>client</th><th>engine</th><th>client</th>"
+                      "<th>preemptions</th><th>max waiting</th><th>max KV cache %%</th></tr></thead><tbody>\n", a->index);
         buf_add(b, rows.data, rows.len);
         buf_adds(b, "</tbody></table></div>\n");
     }
