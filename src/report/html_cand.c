@@ -135,6 +135,7 @@ void mp_html_cand_section(const struct mp_report *rep, size_t i, struct buf *b)
     if (p) {
         mp_html_timeline(b, rep, p);
         mp_html_latency_table(b, rep, p);
+        mp_html_srvm_table(b, p, c->cand.name);
         mp_html_distributions(b, c, p);
     }
     mp_html_blocking_chart(b, c);

@@ -12,6 +12,7 @@
 
 #include "hist.h"
 #include "report/internal.h"
+#include "report/srvm.h"
 #include "report/svg.h"
 #include "verdict/diagnose.h"
 #include "xalloc.h"
@@ -217,6 +218,45 @@ void mp_html_latency_table(struct buf *b, const struct mp_report *rep,
         buf_adds(b, "</tr>\n");
     }
     buf_adds(b, "</tbody></table></div>\n");
+}
+
+void mp_html_srvm_table(struct buf *b, const struct mp_attempt_result *a, const char *cand)
+{
+    struct buf rows = BUF_INIT;
+    for (size_t i = 0; i < a->nphases; i++) {
+        struct mp_srvm_row r;
+        if (!mp_rep_srvm_row(&a->phases[i], &r))
+            continue;
+        buf_adds(&rows, r.flag ? "<tr class=bad><td>" : "<tr><td>");
+        mp_html_text(&rows, a->phases[i].name);
+        buf_adds(&rows, "</td>");
+        for (int col = 0; col < MP_SRVM_NCOLS; col++)
+            buf_printf(&rows, "<td class=n>%s</td>", r.cell[col]);
+        if (r.flag)
+            buf_printf(&rows, "<td><b>%s</b></td></tr>\n", r.flag);
+        else
+            buf_adds(&rows, "<td>—</td></tr>\n");
+    }
+    if (rows.len) {
+        buf_printf(b, "<h4>Server's view per phase, attempt %d (the engine's /metrics; ms)</h4>\n"
+                      "<div class=scroll><table class=lat><thead><tr><th rowspan=2>phase</th>"
+                      "<th colspan=3>engine TTFT</th><th>client TTFT</th><th colspan=2>ITL mean</th>"
+                      "<th colspan=2>output tokens</th><th colspan=3>engine</th>"
+                      "<th rowspan=2>flag</th></tr><tr><th>mean</th><th>p50</th><th>p99</th>"
+                      "<th>p50</th><th>engine</th><th>client</th><th>engine</th><th>client</th>"
+                      "<th>preemptions</th><th>max waiting</th><th>max KV cache %%</th></tr></thead><tbody>\n", a->index);
+        buf_add(b, rows.data, rows.len);
+        buf_adds(b, "</tbody></table></div>\n");
+    }
+    buf_release(&rows);
+    struct mp_strv why = MP_STRV_INIT;
+    mp_rep_srvm_unreadable(cand, a, &why);
+    for (size_t i = 0; i < why.n; i++) {
+        buf_adds(b, "<p class=note>");
+        mp_html_text(b, why.v[i]);
+        buf_adds(b, ".</p>\n");
+    }
+    mp_strv_release(&why);
 }
 
 void mp_html_distributions(struct buf *b, const struct mp_cand_report *c,

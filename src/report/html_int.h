@@ -37,6 +37,11 @@ void mp_html_workload(const struct mp_report *rep, struct buf *b);
  * from its phase histograms. */
 void mp_html_latency_table(struct buf *b, const struct mp_report *rep,
                            const struct mp_attempt_result *a);
+/* The engine's own view of a's phases (report/srvm.h: the same rows as
+ * report.md's "Server's view"), a flagged phase's row in class bad; then
+ * why a phase's /metrics could not be read, once per reason. Nothing when
+ * no phase was scraped. */
+void mp_html_srvm_table(struct buf *b, const struct mp_attempt_result *a, const char *cand);
 /* TTFT and ITL distributions of a's load phases. */
 void mp_html_distributions(struct buf *b, const struct mp_cand_report *c,
                            const struct mp_attempt_result *a);

@@ -512,6 +512,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
     if (!resolve_map)
         md_workload(rep, out);
     md_latency(rep, out);
+    mp_rep_srvm_markdown(rep, out); /* the engine's own view, beside it (report/srvm.c) */
 
     struct mp_strv cmp = MP_STRV_INIT;
     mp_rep_gpu_comparability(rep, &cmp);

@@ -6,14 +6,50 @@
 #    client's (within max(10 ms, 30 %) for TTFT, max(5 ms, 20 %) for ITL -
 #    the server's interval lies inside the client's), the token counts are
 #    exact, nothing is flagged;
+#    report.md's "Server's view" table shows it beside the client's TTFT;
 #  - a world whose KV cache is too small for concurrency 8: the phase is
-#    flagged preempted and queued, report.md says it measured the KV cache;
+#    flagged preempted and queued, report.md says it measured the KV cache
+#    and flags its row of the "Server's view" table;
 #  - a world with max_num_seqs 2: queued, not preempted;
 #  - a vLLM 0.10 era engine: the time-per-output-token name is used;
 #  - an engine without vllm:* series (--disable-log-stats) and one whose
 #    /metrics is a 404: server_metrics is null with the reason, the run goes
-#    on as before.
+#    on as before, and report.md has no "Server's view" table.
 . "$(dirname "$0")/q_lib.sh"
+
+# md_rows REPORT.md PHASE=FLAG...: report.md's "Server's view" has a row of
+# candidate auto for each PHASE, whose flag cell is FLAG ("-" for none);
+# every row's engine TTFT mean is within max(10 ms, 30 %) of the client's
+# TTFT p50 unless the phase queued or preempted requests, and its engine
+# output tokens are the client's (every request ran to its max_tokens).
+md_rows() {
+    python3 - "$@" <<'PY'
+import re, sys
+md = open(sys.argv[1]).read()
+want = dict(a.split("=", 1) for a in sys.argv[2:])
+sec = md.split("## Server's view\n", 1)
+assert len(sec) == 2, "no Server's view section"
+sec = sec[1].split("\n## ", 1)[0]
+assert md.index("## Latency and throughput") < md.index("## Server's view"), "order"
+rows = {}
+for line in sec.splitlines():
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if len(cells) == 12 and cells[0] == "auto":
+        rows[cells[1]] = cells
+for phase, flag in want.items():
+    assert phase in rows, (phase, sorted(rows))
+    c = rows[phase]
+    got = c[11].strip("*")
+    assert got == ("—" if flag == "-" else flag), (phase, c[11], flag)
+    mean, p50, p99 = (float(x) for x in c[2].split(" / "))
+    client = float(c[3])
+    assert mean <= p99 and p50 <= p99, c
+    if flag == "-":
+        assert abs(client - mean) <= max(10, 0.3 * client), (phase, "engine TTFT", mean, "client", client)
+    assert c[6] == c[7], (phase, "tokens", c[6], c[7])
+    print(f"md {phase}: engine TTFT mean {mean} ms, client p50 {client} ms, flag {c[11]}")
+PY
+}
 
 # srvm NAME WORLD [moeprobe options...] [-- refengine options]
 srvm() {
@@ -68,6 +104,7 @@ for name in ("sequential", "concurrency-4"):
 assert all(p["server_metrics"] is None or not p["server_metrics"]["preempted"] for p in c["throughput"]["phases"])
 PY
 grep -q 'it measured the' "$Q_DIR/report.md" && fail "normal: a healthy phase is flagged"
+md_rows "$Q_DIR/report.md" sequential=- concurrency-4=- || fail "normal: report.md server's view"
 
 # 2. the KV cache runs out: preempted and queued
 srvm preempt "$W/srvm-preempt.ini" --seq 1 --conc 8:16 --max-tokens 32
@@ -95,6 +132,8 @@ grep -q 'Available KV cache memory: 0.01 GiB$' "$Q_DIR/attempts/auto-1/server.lo
 # the flag survives the store: report re-renders from the database
 "$MOEPROBE" report "$Q_DIR" >/dev/null 2>&1 || fail "preempt: moeprobe report"
 grep -q 'the engine preempted' "$Q_DIR/report.md" || fail "preempt: flag lost in the store"
+md_rows "$Q_DIR/report.md" sequential=- 'concurrency-8=preempted, queued' || fail "preempt: report.md server's view"
+grep -q '<tr class=bad><td>concurrency-8</td>' "$Q_DIR/report.html" || fail "preempt: report.html row not flagged"
 
 # 3. the scheduler's limit: queued, not preempted
 srvm queue "$W/srvm-queue.ini" --seq 1 --conc 8:16 --max-tokens 32
@@ -106,6 +145,7 @@ check "$Q_DIR/report.json" \
     || fail "queue: flags"
 grep -q 'phase concurrency-8 of auto: the engine kept up to [0-9]* requests waiting: it measured the scheduler, not the kernel' \
     "$Q_DIR/report.md" || fail "queue: report.md sentence"
+md_rows "$Q_DIR/report.md" sequential=- concurrency-8=queued || fail "queue: report.md server's view"
 
 # 4. an older era names the inter-token histogram time per output token
 srvm old "$W/srvm-old.ini" --seq 2 --conc 2:2 --max-tokens 8
@@ -123,6 +163,7 @@ check "$Q_DIR/report.json" \
     || fail "nostats: null with the reason"
 grep -qF "auto: the engine's /metrics could not be read (no vllm:\\* series" "$Q_DIR/report.md" ||
     fail "nostats: report.md says nothing"
+grep -q "^## Server's view" "$Q_DIR/report.md" && fail "nostats: a server's view table without numbers"
 
 # 6. an engine whose /metrics is a 404: null with the reason, no crash
 H="$ROOT/tests/integration/hostile_engine.py"

@@ -219,6 +219,23 @@ static void test_page(void **state)
         mp_hist_add(&a.phases[1].m.ttft_ms, i);       /* p50 50, p90 90, p99 99 */
         mp_hist_add(&a.phases[1].m.e2e_ms, 1000 + i);
     }
+    /* the engine's view: the warm-up's /metrics unreadable (engine text in
+     * the reason), sequential normal, concurrency-4 preempted and queued */
+    a.phases[0].srv.state = MP_SRVM_UNREADABLE;
+    snprintf(a.phases[0].srv.reason, sizeof(a.phases[0].srv.reason),
+             "/metrics said <script>alert(3)</script>");
+    struct mp_server_metrics *sm = &a.phases[1].srv;
+    sm->state = MP_SRVM_OK;
+    sm->ttft = (struct mp_srvm_lat){ 47.5, 45, 97.5, 100 };
+    sm->itl = (struct mp_srvm_lat){ 12.25, 12, 20, 700 };
+    sm->gen_tokens = 128;
+    sm->kv_usage_max = 0.25;
+    a.phases[1].tokens = 128;
+    a.phases[2].srv = *sm;
+    a.phases[2].srv.preemptions = 2;
+    a.phases[2].srv.waiting_max = 3;
+    mp_srvm_set_flags(&a.phases[1].srv);
+    mp_srvm_set_flags(&a.phases[2].srv);
     struct mp_evidence *ev = xcalloc(1, sizeof(*ev));
     for (long n = 1; n <= 5; n++) {
         char *t = n == 3 ? xstrdup("Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend") : xasprintf("line %ld", n);
@@ -295,6 +312,27 @@ static void test_page(void **state)
     assert_non_null(strstr(h, "<th colspan=3>TTFT</th>"));
     assert_non_null(strstr(h, "<tr><td>sequential</td><td class=n>100</td><td class=n>50.1</td>"
                               "<td class=n>89.8</td><td class=n>99.0</td><td class=n>—</td>"));
+    /* the server's view beside it: the same rows as report.md's (srvm.c),
+     * the flagged phase highlighted, the unreadable one a note, escaped */
+    const char *sv = strstr(h, "<h4>Server's view per phase, attempt 1");
+    assert_non_null(sv);
+    assert_true(sv > strstr(h, "<h4>Latency per phase, attempt 1"));
+    const char *sv_end = strstr(sv, "</table>");
+    assert_non_null(sv_end);
+    assert_non_null(strstr(sv, "<tr><td>sequential</td><td class=n>47.5</td><td class=n>45.0</td>"
+                               "<td class=n>97.5</td><td class=n>50.1</td><td class=n>12.2</td>"
+                               "<td class=n>—</td><td class=n>128</td><td class=n>128</td>"
+                               "<td class=n>0</td><td class=n>0</td><td class=n>25.0</td><td>—</td></tr>"));
+    const char *flagged = strstr(sv, "<tr class=bad><td>concurrency-4</td>");
+    assert_non_null(flagged);
+    assert_true(flagged < sv_end);
+    assert_non_null(strstr(flagged, "<td class=n>2</td><td class=n>3</td><td class=n>25.0</td>"
+                                    "<td><b>preempted, queued</b></td></tr>"));
+    assert_int_equal(count(sv, "<tr class=bad>"), 1);
+    const char *w = strstr(sv, "<td>warmup</td>");
+    assert_true(!w || w > sv_end); /* no row of dashes for the unreadable phase */
+    assert_non_null(strstr(sv_end, "<p class=note>fic: the engine&#39;s /metrics could not be read in "
+                                   "phase warmup (/metrics said &lt;script&gt;alert(3)&lt;/script&gt;).</p>"));
     assert_non_null(strstr(h, "Time to first token, fic"));
     assert_non_null(strstr(h, "Inter-token latency, fic: no samples"));
     /* normal vs blocking: exactly the sequential medians 120 and 60 */

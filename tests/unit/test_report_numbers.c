@@ -5,7 +5,9 @@
  * latency table (escaped), and report --format csv (RFC 4180 quoting, the
  * spreadsheet formula guard, one row per candidate and phase). The report
  * model is built here with known histograms; the histogram's documented
- * tolerance is 1 % (base/hist.h). */
+ * tolerance is 1 % (base/hist.h). Also report.md's "Server's view" (the
+ * engine's /metrics per phase beside the client's numbers, from synthetic
+ * struct mp_server_metrics: a normal, a preempted and an unreadable phase). */
 #include "compat.h"
 
 #include <setjmp.h>
@@ -24,6 +26,7 @@
 #include "buf.h"
 #include "cli/opts.h"
 #include "report/report.h"
+#include "report/srvm.h"
 #include "xalloc.h"
 
 const char mp_version[] = "0.0.0-test";
@@ -499,6 +502,134 @@ static void test_percentiles_option(void **state)
     }
 }
 
+/* A phase the engine's /metrics saw: TTFT mean/p50/p99, ITL mean (ms). */
+static void srv_ok(struct mp_phase_result *ph, double ttft, double p50, double p99, double itl,
+                   double gen, double preempt, double waiting, double kv)
+{
+    struct mp_server_metrics *m = &ph->srv;
+    memset(m, 0, sizeof(*m));
+    m->state = MP_SRVM_OK;
+    m->scrapes = 3;
+    m->ttft = (struct mp_srvm_lat){ ttft, p50, p99, 10 };
+    m->itl = (struct mp_srvm_lat){ itl, itl, itl, 100 };
+    m->gen_tokens = gen;
+    m->prompt_tokens = 150;
+    m->preemptions = preempt;
+    m->waiting_max = waiting;
+    m->running_max = 4;
+    m->kv_usage_max = kv;
+    mp_srvm_set_flags(m);
+}
+
+static void srv_unreadable(struct mp_phase_result *ph, const char *name, const char *reason)
+{
+    snprintf(ph->name, sizeof(ph->name), "%s", name);
+    ph->level = 8;
+    memset(&ph->srv, 0, sizeof(ph->srv));
+    ph->srv.state = MP_SRVM_UNREADABLE;
+    snprintf(ph->srv.reason, sizeof(ph->srv.reason), "%s", reason);
+}
+
+static size_t count_of(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+static void test_server_view(void **state)
+{
+    (void)state;
+    struct mp_report rep;
+    mp_report_init(&rep, "/nonexistent");
+    add_cand(&rep, "a|b*c", "", "MARLIN", "conc|<x>");
+    struct mp_attempt_result *a = &rep.c[0].attempts[0];
+    /* normal: the engine's TTFT a little under the client's (p50 50 ms) */
+    srv_ok(&a->phases[0], 47.5, 45, 97.5, 50.2, 100, 0, 0, 0.375);
+    /* the KV cache ran out: preempted and queued; the engine exports no
+     * generation-token counter (-1) */
+    srv_ok(&a->phases[1], 150, 140, 380, 0, -1, 3, 4, 1);
+    a->phases[1].srv.itl.n = 0; /* no ITL observation: unknown, not 0 */
+    /* two phases whose /metrics could not be read, for the same reason
+     * (engine text), and one for another */
+    srv_unreadable(&a->phases[2], "concurrency-8", "/metrics answered <b>HTTP 404</b> | *x*");
+    srv_unreadable(&a->phases[3], "concurrency-16", "/metrics answered <b>HTTP 404</b> | *x*");
+    srv_unreadable(&a->phases[4], "soak", "");
+    a->nphases = 5;
+    mp_report_finalize(&rep);
+
+    /* the one place that decides what a row says */
+    struct mp_srvm_row r;
+    assert_true(mp_rep_srvm_row(&a->phases[0], &r));
+    assert_string_equal(r.cell[MP_SRVM_TTFT_MEAN], "47.5");
+    assert_string_equal(r.cell[MP_SRVM_TTFT_P99], "97.5");
+    assert_string_equal(r.cell[MP_SRVM_GEN_TOKENS], "100");
+    assert_string_equal(r.cell[MP_SRVM_CLIENT_TOKENS], "100");
+    assert_string_equal(r.cell[MP_SRVM_KV_MAX], "37.5");
+    assert_null(r.flag);
+    assert_true(mp_rep_srvm_row(&a->phases[1], &r));
+    assert_string_equal(r.flag, "preempted, queued");
+    assert_string_equal(r.cell[MP_SRVM_GEN_TOKENS], "—");
+    assert_string_equal(r.cell[MP_SRVM_ITL_MEAN], "—");
+    assert_string_equal(r.cell[MP_SRVM_CLIENT_ITL_MEAN], "—"); /* the phase has no ITL samples */
+    assert_string_equal(r.cell[MP_SRVM_PREEMPTIONS], "3");
+    assert_string_equal(r.cell[MP_SRVM_KV_MAX], "100.0");
+    assert_false(mp_rep_srvm_row(&a->phases[2], &r));
+    a->phases[1].srv.queued = false;
+    assert_true(mp_rep_srvm_row(&a->phases[1], &r));
+    assert_string_equal(r.flag, "preempted");
+    a->phases[1].srv.queued = true;
+
+    struct buf b = BUF_INIT;
+    mp_report_markdown(&rep, &b);
+    const char *md = b.data;
+    const char *lat = strstr(md, "## Latency and throughput\n");
+    const char *sv = strstr(md, "## Server's view\n");
+    assert_non_null(lat);
+    assert_non_null(sv);
+    assert_true(sv > lat);
+    assert_true(sv < strstr(md, "## Details\n"));
+    assert_non_null(strstr(sv, "| candidate | phase | engine TTFT (mean / p50 / p99) | client TTFT p50 | "
+                               "engine ITL mean | client ITL mean | engine output tokens | "
+                               "client output tokens | preemptions | max waiting | max KV cache % | flag |"));
+    /* normal: engine TTFT mean/p50/p99, client p50 (10..100: 50), engine and
+     * client ITL mean (1..100: 50.5), tokens, preemptions, waiting, KV %; no flag */
+    double v[32];
+    size_t n = md_row_numbers(sv, "| a\\|b\\*c | sequential |", v, 32);
+    assert_int_equal(n, 11);
+    const double want[] = {47.5, 45, 97.5, 50, 50.2, 50.5, 100, 100, 0, 0, 37.5};
+    for (size_t i = 0; i < n; i++)
+        near(v[i], want[i]);
+    const char *row = strstr(sv, "| a\\|b\\*c | sequential |");
+    const char *eol = strchr(row, '\n');
+    assert_true(eol - row > 6 && !memcmp(eol - 6, " — |", 6)); /* no flag */
+    /* preempted: flagged, the phase name from the store escaped, unknowns a dash */
+    assert_non_null(strstr(sv, "| a\\|b\\*c | conc\\|&lt;x&gt; | 150 / 140 / 380 | 200 | — | — | — | 40 | "
+                               "3 | 4 | 100.0 | **preempted, queued** |\n"));
+    /* unreadable: no row, the reason once (escaped), naming both phases; an
+     * empty reason is "unreadable" */
+    assert_null(strstr(sv, "| concurrency-8 |"));
+    assert_null(strstr(sv, "| soak |"));
+    assert_int_equal(count_of(md, "HTTP 404"), 1);
+    assert_non_null(strstr(sv, "- a\\|b\\*c: the engine's /metrics could not be read in phases "
+                               "concurrency-8, concurrency-16 (/metrics answered &lt;b&gt;HTTP "
+                               "404&lt;/b&gt; \\| \\*x\\*)\n"));
+    assert_non_null(strstr(sv, "- a\\|b\\*c: the engine's /metrics could not be read in phase soak "
+                               "(unreadable)\n"));
+    assert_null(strstr(md, "<b>"));
+    buf_release(&b);
+
+    /* nothing read: no section at all (report.md as before), even with an
+     * unreadable phase */
+    a->phases[0].srv.state = MP_SRVM_NONE;
+    a->phases[1].srv.state = MP_SRVM_UNREADABLE;
+    mp_report_markdown(&rep, &b);
+    assert_null(strstr(b.data, "## Server's view"));
+    buf_release(&b);
+    mp_report_release(&rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -507,6 +638,7 @@ int main(void)
         cmocka_unit_test(test_markdown),
         cmocka_unit_test(test_csv),
         cmocka_unit_test(test_percentiles_option),
+        cmocka_unit_test(test_server_view),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
