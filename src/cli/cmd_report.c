@@ -70,10 +70,7 @@ static int load_run(const char *dir, int objective, struct mp_report *rep)
         mp_warn("%s", mp_store_note(st));
     mp_report_init(rep, dir);
     rc = mp_store_load(st, rep, NULL);
-    if (rc == 0) {
-        rc = mp_report_objective_from_store(rep, st);
-        mp_cli_run_percentiles(st, rep); /* the run's own --percentiles */
-    }
+    /* the run's own --objective and --percentiles come with the store */
     if (rc == 0 && objective >= 0)
         rep->objective = (enum mp_objective)objective;
     if (rc < 0)

@@ -409,33 +409,6 @@ int mp_cli_parse_percentiles(const char *list, double *out, size_t *n)
     return 0;
 }
 
-void mp_cli_run_percentiles(struct mp_store *st, struct mp_report *rep)
-{
-    char *sub = NULL;
-    struct mp_strv argv = MP_STRV_INIT;
-    if (mp_store_run_argv(st, &sub, &argv) == 0) {
-        /* the run's options come before "--" (the server command); the last
-         * --percentiles wins, as in getopt */
-        const char *list = NULL;
-        for (size_t i = 0; i < argv.n && strcmp(argv.v[i], "--") != 0; i++) {
-            if (!strcmp(argv.v[i], "--percentiles") && i + 1 < argv.n)
-                list = argv.v[++i];
-            else if (!strncmp(argv.v[i], "--percentiles=", 14))
-                list = argv.v[i] + 14;
-        }
-        double v[MP_REPORT_MAX_PCT];
-        size_t n = 0;
-        /* the run checked it already; a store that says otherwise is ignored quietly */
-        char err[256];
-        if (list && parse_pct(list, v, &n, err, sizeof(err)) == 0) {
-            memcpy(rep->percentiles, v, n * sizeof(v[0]));
-            rep->npercentiles = n;
-        }
-    }
-    free(sub);
-    mp_strv_release(&argv);
-}
-
 void mp_opts_release(struct mp_opts *o)
 {
     for (size_t i = 0; i < o->ncands; i++)

@@ -92,8 +92,8 @@ struct mp_opts {
     bool slurm;
     char *slurm_args, *slurm_script;
     char *resume;            /* --resume RUNDIR (also sets out_dir) */
-    /* --percentiles (the reports read it from the store's argv:
-     * mp_cli_run_percentiles); n = 0: not given */
+    /* --percentiles (recorded with the run: mp_store_set_report_opts);
+     * n = 0: not given */
     double percentiles[MP_REPORT_MAX_PCT];
     size_t npercentiles;
     /* minimize */
@@ -128,10 +128,6 @@ int mp_cli_run_dir_check(const char *cmd, const char *dir, bool resume);
  * into out in the order given (*n = count). 0, or -1 with the usage error
  * printed. */
 int mp_cli_parse_percentiles(const char *list, double *out, size_t *n);
-/* Give rep the percentiles of the run's own --percentiles (its argv in the
- * store st, options before "--"; the last one wins). rep is left as it is
- * when the run gave none or its argv cannot be read. */
-void mp_cli_run_percentiles(struct mp_store *st, struct mp_report *rep);
 /* The knowledge a command uses: the built-in one, or file's when file is not
  * NULL (*own is then set and the caller frees it with mp_knowledge_free).
  * On a bad file prints "<cmd>: knowledge file <file:line: message>" and

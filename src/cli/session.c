@@ -119,7 +119,9 @@ int mp_session_store_failed(const struct mp_session *s)
 int mp_session_record_run(struct mp_session *s, char **args, size_t nargs,
                           const struct mp_report *rep)
 {
-    if (mp_store_run_begin(s->store, s->sub, args, nargs, mp_version, s->started) < 0)
+    if (mp_store_run_begin(s->store, s->sub, args, nargs, mp_version, s->started) < 0 ||
+        mp_store_set_report_opts(s->store, s->o->objective, s->o->percentiles,
+                                 s->o->npercentiles) < 0)
         goto failed;
     for (size_t i = 0; i < rep->n; i++) {
         if (mp_store_candidate(s->store, i, &rep->c[i].cand) < 0)
@@ -203,12 +205,6 @@ int mp_session_reports(struct mp_session *s, bool json, bool quiet, struct mp_re
         mp_report_release(&out);
         return -1;
     }
-    if (mp_report_objective_from_store(&out, s->store) < 0) { /* the run's --objective */
-        mp_error("cannot read the run's arguments back: %s", mp_store_errmsg(s->store));
-        mp_report_release(&out);
-        return -1;
-    }
-    mp_cli_run_percentiles(s->store, &out); /* --percentiles (docs/metrics.md) */
     mp_report_finalize(&out);
     rc = write_reports(&out, json, quiet);
     if (loaded)

@@ -70,7 +70,8 @@ struct mp_report {
     struct mp_cand_report *c;
     size_t n;
     /* what "fastest" means for the recommendation (--objective; the run's
-     * own, read back from its stored arguments; MP_OBJ_SEQUENTIAL default) */
+     * own, recorded with it: mp_store_set_report_opts; MP_OBJ_SEQUENTIAL
+     * default) */
     enum mp_objective objective;
     /* derived */
     int recommended;                /* index or -1 */

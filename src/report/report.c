@@ -43,14 +43,3 @@ void mp_report_finalize(struct mp_report *rep)
     mp_report_fill_fingerprint(rep);
 }
 
-int mp_report_objective_from_store(struct mp_report *rep, struct mp_store *st)
-{
-    char *sub = NULL;
-    struct mp_strv argv = MP_STRV_INIT;
-    int rc = mp_store_run_argv(st, &sub, &argv);
-    if (rc == 0 && mp_objective_from_argv(&argv, &rep->objective) < 0)
-        rep->objective = MP_OBJ_SEQUENTIAL; /* not one this version knows */
-    free(sub);
-    mp_strv_release(&argv);
-    return rc == -ENOENT ? 0 : rc;
-}

@@ -23,11 +23,6 @@ void mp_report_fill_fingerprint(struct mp_report *rep);
 /* Compute verdicts, groups, noop knobs, recommendation (verdict/verdict.h)
  * and fill the fingerprint from the logs. Idempotent. */
 void mp_report_finalize(struct mp_report *rep);
-/* rep->objective from the run's stored arguments (its --objective;
- * unchanged when it gave none, sequential for a value this version does not
- * know), so a report rendered again ranks as the run did. 0, or MP_EDB. */
-struct mp_store;
-int mp_report_objective_from_store(struct mp_report *rep, struct mp_store *st);
 
 void mp_report_json(const struct mp_report *rep, struct buf *out);
 void mp_report_markdown(const struct mp_report *rep, struct buf *out);

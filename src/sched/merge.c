@@ -37,9 +37,7 @@ int mp_sched_task_load(const char *task_dir, struct mp_report *rep, bool *finish
     if (rc < 0)
         return rc;
     bool *done = NULL;
-    rc = mp_store_load(st, rep, &done);
-    if (rc == 0)
-        rc = mp_report_objective_from_store(rep, st); /* the tasks' --objective */
+    rc = mp_store_load(st, rep, &done); /* with the tasks' --objective, --percentiles */
     mp_store_close(st);
     if (rc == 0) {
         *finished = rep->n > 0 && !rep->interrupted;
@@ -87,6 +85,8 @@ static void move_cands(struct mp_report *dst, struct mp_report *src)
     }
     dst->interrupted = dst->interrupted || src->interrupted;
     dst->objective = src->objective;
+    memcpy(dst->percentiles, src->percentiles, sizeof(dst->percentiles));
+    dst->npercentiles = src->npercentiles;
 }
 
 struct group {

@@ -287,6 +287,41 @@ static char *attempt_dir(const char *run_dir, const char *stored)
     return under_attempts && *leaf ? xasprintf("%s/attempts/%s", run_dir, leaf) : xstrdup(stored);
 }
 
+/* The run's --objective and --percentiles (version 11; before: not
+ * recorded, the defaults). A value this version does not know - a later
+ * objective, a bad list - leaves the default: the report says which
+ * objective it used. */
+static int load_report_opts(struct mp_store *s, struct mp_report *rep)
+{
+    if (s->version < 11)
+        return 0;
+    sqlite3_stmt *st = NULL;
+    if (mp_store_prep(s, &st, "SELECT objective, percentiles FROM run WHERE id = 1") < 0)
+        return MP_EDB;
+    int sr = sqlite3_step(st);
+    if (sr == SQLITE_ROW) {
+        const char *obj = (const char *)sqlite3_column_text(st, 0);
+        if (!obj || mp_objective_from_name(obj, &rep->objective) < 0)
+            rep->objective = MP_OBJ_SEQUENTIAL;
+        const char *p = (const char *)sqlite3_column_text(st, 1);
+        double v[MP_REPORT_MAX_PCT];
+        size_t n = 0;
+        bool ok = p != NULL;
+        while (ok && *p && n < MP_REPORT_MAX_PCT) {
+            char *end = NULL;
+            v[n] = strtod(p, &end);
+            ok = end != p && v[n] > 0 && v[n] <= 100 && (*end == ',' || !*end);
+            n++;
+            p = *end ? end + 1 : end;
+        }
+        if (ok && !*p && n) {
+            memcpy(rep->percentiles, v, n * sizeof(v[0]));
+            rep->npercentiles = n;
+        }
+    }
+    return mp_store_read_end(s, st, sr, "read the report options");
+}
+
 int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
 {
     sqlite3_stmt *st = NULL;
@@ -314,7 +349,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         rep->moeprobe_version = ver;
     }
     sqlite3_finalize(st);
-    if ((rc = load_fp(s, rep)) < 0 || (rc = mp_store_load_workload(s, rep)) < 0)
+    if ((rc = load_fp(s, rep)) < 0 || (rc = mp_store_load_workload(s, rep)) < 0 ||
+        (rc = load_report_opts(s, rep)) < 0)
         return rc;
 
     /* candidates */

@@ -158,9 +158,17 @@ static const char schema_v9[] =
     " pos INTEGER PRIMARY KEY, name TEXT NOT NULL, level INTEGER NOT NULL,"
     " requests INTEGER NOT NULL, duration_s REAL NOT NULL, input_tokens INTEGER NOT NULL);";
 
+/* Version 11: the report options the run was started with (--objective,
+ * --percentiles), so that every report of the run - its own, `moeprobe
+ * report`, a scale-out merge - ranks and summarises as the run asked,
+ * whatever way the options were spelled. NULL: not given (the defaults). */
+static const char schema_v11[] = "ALTER TABLE run ADD COLUMN objective TEXT;"
+                                 "ALTER TABLE run ADD COLUMN percentiles TEXT;";
+
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
                                          schema_v6, schema_v7, schema_v8, schema_v9,
-                                         mp_store_srvm_schema /* v10: store/srvmetrics.c */};
+                                         mp_store_srvm_schema /* v10: store/srvmetrics.c */,
+                                         schema_v11};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {

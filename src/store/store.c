@@ -428,6 +428,26 @@ int mp_store_run_cwd(struct mp_store *s, char **cwd)
     return rc;
 }
 
+int mp_store_set_report_opts(struct mp_store *s, enum mp_objective obj, const double *pct,
+                             size_t npct)
+{
+    if (mp_store_begin(s) < 0)
+        return MP_EDB;
+    sqlite3_stmt *st = NULL;
+    int rc = mp_store_prep(s, &st, "UPDATE run SET objective = ?, percentiles = ? WHERE id = 1");
+    if (rc == 0) {
+        struct buf b = BUF_INIT;
+        for (size_t i = 0; i < npct; i++)
+            buf_printf(&b, "%s%.17g", i ? "," : "", pct[i]);
+        sqlite3_bind_text(st, 1, mp_objective_name(obj), -1, SQLITE_STATIC);
+        if (npct)
+            sqlite3_bind_text(st, 2, b.data, (int)b.len, SQLITE_TRANSIENT);
+        buf_release(&b);
+        rc = mp_store_step_done(s, st, "record the report options");
+    }
+    return mp_store_commit(s, rc);
+}
+
 int mp_store_run_finish(struct mp_store *s, const char *finished, bool interrupted)
 {
     if (mp_store_begin(s) < 0)

@@ -31,6 +31,7 @@
 #include "err.h"
 #include "model/candidate.h"
 #include "model/fingerprint.h"
+#include "model/verdict.h"
 
 struct sqlite3;
 struct mp_report;
@@ -39,7 +40,7 @@ struct mp_diagnosis;
 struct mp_attempt_result;
 
 #define MP_STORE_DB_NAME "moeprobe.db"
-#define MP_STORE_SCHEMA_VERSION 10
+#define MP_STORE_SCHEMA_VERSION 11
 
 /* ---- the secret mask ---- */
 
@@ -130,6 +131,11 @@ int mp_store_run_argv(struct mp_store *s, char **subcommand, struct mp_strv *arg
  * e.g. a run of schema < 5). 0, -ENOENT (no run), MP_EDB. */
 int mp_store_run_cwd(struct mp_store *s, char **cwd);
 int mp_store_run_finish(struct mp_store *s, const char *finished, bool interrupted);
+/* The report options of the run (--objective, --percentiles; npct = 0: not
+ * given), loaded back by mp_store_load into rep->objective and
+ * rep->percentiles. 0 or MP_EDB. */
+int mp_store_set_report_opts(struct mp_store *s, enum mp_objective obj, const double *pct,
+                             size_t npct);
 /* Count a resume of this run. */
 int mp_store_run_resumed(struct mp_store *s, const char *when);
 

@@ -226,29 +226,3 @@ void mp_verdict_recommend(struct mp_report *rep)
     else
         learned(rep);
 }
-
-/* Is arg "--objective" or an abbreviation getopt_long takes for it? No
- * other long option starts with "--ob". */
-static bool objective_word(const char *arg, size_t len)
-{
-    static const char full[] = "--objective";
-    return len >= 4 && len <= sizeof(full) - 1 && !strncmp(arg, full, len);
-}
-
-int mp_objective_from_argv(const struct mp_strv *argv, enum mp_objective *out)
-{
-    int rc = 1;
-    for (size_t i = 0; i < argv->n && strcmp(argv->v[i], "--") != 0; i++) {
-        const char *a = argv->v[i];
-        const char *eq = strchr(a, '=');
-        const char *val = NULL;
-        if (eq && objective_word(a, (size_t)(eq - a)))
-            val = eq + 1;
-        else if (!eq && objective_word(a, strlen(a)) && i + 1 < argv->n)
-            val = argv->v[++i];
-        if (!val)
-            continue;
-        rc = mp_objective_from_name(val, out) == 0 ? 0 : -1;
-    }
-    return rc;
-}

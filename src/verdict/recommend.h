@@ -51,11 +51,5 @@ int mp_verdict_pick(const struct mp_report *rep);
  * what was there. */
 void mp_verdict_recommend(struct mp_report *rep);
 
-/* The objective in a run's stored arguments (mp_store_run_argv: the
- * subcommand's options, then "--" and the server command): the last
- * "--objective X", "--objective=X" or an abbreviation getopt accepts
- * ("--obj X") before "--". 0 and *out set; 1 when none is given (*out
- * untouched); -1 for an unknown value. */
-int mp_objective_from_argv(const struct mp_strv *argv, enum mp_objective *out);
 
 #endif

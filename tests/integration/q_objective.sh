@@ -3,7 +3,7 @@
 # worlds/objective.ini marlin is the fastest single stream and cutlass the
 # fastest under concurrency, so the default (sequential) recommends marlin
 # and --objective throughput recommends cutlass; the run's objective is
-# recorded (its stored arguments), so `moeprobe report` renders the same
+# recorded with the run (however it was spelled), so `moeprobe report` renders the same
 # recommendation again, and `report --objective` ranks by another one.
 . "$(dirname "$0")/q_lib.sh"
 WO="$W/objective.ini"
@@ -54,6 +54,17 @@ cmp "$Q_TMP/thr-first.json" "$THR/report.json" || fail "re-rendered report.json 
 # an override back to sequential
 "$MOEPROBE" report --no-write --format json --objective sequential "$THR" >"$Q_TMP/thr-seq.json" || fail "override"
 check "$Q_TMP/thr-seq.json" 'r["recommendation"]["candidate"] == "marlin"' || fail "override to sequential"
+
+# options as getopt takes them (abbreviated, --x=y): the report honours what
+# the run parsed - recorded with the run, not re-read from its arguments
+qualify abbr "$WO" "${FAST[@]}" --obj throughput --perc=50,95 "${CANDS[@]}"
+[ "$Q_RC" -eq 0 ] || { cat "$Q_TMP/abbr.stderr"; fail "abbreviated: exit $Q_RC, want 0"; }
+check "$Q_DIR/report.json" 'r["recommendation"]["candidate"] == "cutlass"' \
+    'r["recommendation"]["objective"] == "throughput"' 'r["percentiles"] == [50, 95]' \
+    || fail "--obj throughput --perc=50,95 not honoured"
+cp "$Q_DIR/report.md" "$Q_TMP/abbr-first.md"
+"$MOEPROBE" report "$Q_DIR" >/dev/null || fail "report re-render (abbreviated): exit $?"
+cmp "$Q_TMP/abbr-first.md" "$Q_DIR/report.md" || fail "re-rendered report.md differs (abbreviated)"
 
 # an unknown objective is a usage error, before anything runs
 "$MOEPROBE" qualify --out "$Q_TMP/bad" --objective fastest -- "$REFENGINE" --world "$WO" \

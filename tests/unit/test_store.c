@@ -214,6 +214,56 @@ static void test_lock_and_roundtrip(void **state)
     free(dir);
 }
 
+/* The run's report options (schema v11) come back with the run: the
+ * objective and the percentiles as given, the defaults when not given or
+ * when the store holds what this version does not know. */
+static void test_report_opts(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *run = xasprintf("%s/run", dir);
+    struct mp_store *s = NULL;
+    assert_int_equal(mp_store_open(run, MP_STORE_CREATE | MP_STORE_LOCK, &s, NULL), 0);
+    assert_int_equal(mp_store_run_begin(s, "qualify", NULL, 0, "9.9", "t0"), 0);
+    struct mp_report rep;
+    mp_report_init(&rep, run);
+    assert_int_equal(mp_store_load(s, &rep, NULL), 0); /* nothing recorded: the defaults */
+    assert_int_equal(rep.objective, MP_OBJ_SEQUENTIAL);
+    assert_int_equal(rep.npercentiles, 0);
+    mp_report_release(&rep);
+    const double pct[] = {50, 95, 99.9};
+    assert_int_equal(mp_store_set_report_opts(s, MP_OBJ_TPOT, pct, 3), 0);
+    mp_store_close(s);
+
+    assert_int_equal(mp_store_open(run, MP_STORE_READONLY, &s, NULL), 0);
+    mp_report_init(&rep, run);
+    assert_int_equal(mp_store_load(s, &rep, NULL), 0);
+    assert_int_equal(rep.objective, MP_OBJ_TPOT);
+    assert_int_equal(rep.npercentiles, 3);
+    assert_true(rep.percentiles[0] == 50 && rep.percentiles[1] == 95 && rep.percentiles[2] == 99.9);
+    mp_report_release(&rep);
+    mp_store_close(s);
+
+    /* what a later version might write: an unknown objective, a bad list */
+    char *db = xasprintf("%s/moeprobe.db", run);
+    sqlite3 *h = NULL;
+    assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h, "UPDATE run SET objective = 'cost', percentiles = '50,,200'",
+                                  NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+    assert_int_equal(mp_store_open(run, MP_STORE_READONLY, &s, NULL), 0);
+    mp_report_init(&rep, run);
+    assert_int_equal(mp_store_load(s, &rep, NULL), 0);
+    assert_int_equal(rep.objective, MP_OBJ_SEQUENTIAL);
+    assert_int_equal(rep.npercentiles, 0);
+    mp_report_release(&rep);
+    mp_store_close(s);
+    free(db);
+    free(run);
+    rmtree(dir);
+    free(dir);
+}
+
 static void test_mask(void **state)
 {
     (void)state;
@@ -659,6 +709,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_migrate_from_v1),
+        cmocka_unit_test(test_report_opts),
         cmocka_unit_test(test_read_v3_unmigrated),
         cmocka_unit_test(test_delivery_migration),
         cmocka_unit_test(test_metrics_v9),

@@ -751,29 +751,6 @@ static void test_objective_words(void **st)
     assert_int_equal(mp_objective_from_name(NULL, &ob), -1);
     assert_int_equal(ob, MP_OBJ_TPOT);
     assert_string_equal(mp_objective_name(MP_OBJ_SEQUENTIAL), "sequential");
-    static const struct { const char *words; int rc; enum mp_objective want; } rows[] = {
-        {"--seq 3 --objective ttft --quiet", 0, MP_OBJ_TTFT},
-        {"--objective=tpot", 0, MP_OBJ_TPOT},
-        {"--obj throughput", 0, MP_OBJ_THROUGHPUT},
-        {"--objective ttft --objective sequential", 0, MP_OBJ_SEQUENTIAL},
-        {"--seq 3 -- vllm serve --objective ttft", 1, MP_OBJ_COUNT},
-        {"--o ttft", 1, MP_OBJ_COUNT},
-        {"--objectives ttft", 1, MP_OBJ_COUNT},
-        {"--objective fastest", -1, MP_OBJ_COUNT},
-        {"--objective", 1, MP_OBJ_COUNT},
-    };
-    for (size_t k = 0; k < MP_ARRAY_SIZE(rows); k++) {
-        struct mp_strv v = MP_STRV_INIT;
-        char *copy = xstrdup(rows[k].words), *save = NULL;
-        for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
-            mp_strv_push(&v, w);
-        free(copy);
-        enum mp_objective got = MP_OBJ_COUNT;
-        int rc = mp_objective_from_argv(&v, &got);
-        if (rc != rows[k].rc || (rc == 0 && got != rows[k].want))
-            fail_msg("'%s': rc %d objective %d", rows[k].words, rc, (int)got);
-        mp_strv_release(&v);
-    }
 }
 
 int main(void)
