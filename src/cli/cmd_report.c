@@ -347,14 +347,20 @@ int cmd_report(int argc, char **argv)
             mp_error("--compare renders md or json");
             return MP_EXIT_USAGE;
         }
+        if (npct) { /* the comparison shows throughput, not latency percentiles */
+            mp_error("--percentiles does not apply to --compare");
+            return MP_EXIT_USAGE;
+        }
         return compare(argv + optind, nd, fmt, objective);
     }
     if (nd != 1) {
         mp_error("give exactly one run directory (see --help)");
         return MP_EXIT_USAGE;
     }
-    if (merge && objective >= 0) {
-        mp_error("--objective does not apply to --merge");
+    if (merge && (objective >= 0 || npct)) {
+        /* a merge ranks and summarises as its tasks were started */
+        mp_error("%s does not apply to --merge (the tasks' own are used)",
+                 objective >= 0 ? "--objective" : "--percentiles");
         return MP_EXIT_USAGE;
     }
     if (merge && fmt == F_CSV) {

@@ -84,9 +84,19 @@ static void move_cands(struct mp_report *dst, struct mp_report *src)
         dst->finished = xstrdup(src->finished);
     }
     dst->interrupted = dst->interrupted || src->interrupted;
+}
+
+/* The run's options every task was started with - what the report ranks
+ * and summarises by (--objective, --percentiles) and the workload - from a
+ * task that loaded (a task without a result says nothing of them). */
+static void take_run_opts(struct mp_report *dst, const struct mp_report *src)
+{
     dst->objective = src->objective;
     memcpy(dst->percentiles, src->percentiles, sizeof(dst->percentiles));
     dst->npercentiles = src->npercentiles;
+    dst->workload = src->workload;
+    dst->workload.api_key = NULL;
+    dst->has_workload = src->has_workload;
 }
 
 struct group {
@@ -94,6 +104,7 @@ struct group {
     struct mp_report rep;
     struct mp_strv gaps;        /* candidates without a result, and why */
     struct mp_strv gap_why;
+    bool opts_taken;            /* take_run_opts done from a loaded task */
 };
 
 /* Why task NAME has no result, into why. True when it ended but left no
@@ -213,6 +224,10 @@ int mp_sched_merge(const char *run_dir, bool json, bool quiet)
                 mp_warn("%s", why.data);
             mp_strv_push(&g[0].gaps, names.v[i]);
             mp_strv_push_owned(&g[0].gap_why, buf_detach(&why, NULL));
+        }
+        if (le == 0 && !g[gi].opts_taken) {
+            take_run_opts(&g[gi].rep, &t);
+            g[gi].opts_taken = true;
         }
         move_cands(&g[gi].rep, &t);
         mp_report_release(&t);

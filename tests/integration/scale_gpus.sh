@@ -20,7 +20,7 @@ CANDS=(--candidate 'auto:' --candidate 'cutlass: --moe-backend cutlass'
     --candidate 'marlin: --moe-backend marlin' --candidate 'trtllm: --moe-backend flashinfer_trtllm'
     --candidate 'marlin-env: VLLM_SCALED_MM_BACKEND=marlin')
 D="$Q_TMP/gpus"
-"$MOEPROBE" qualify --out "$D" --gpus 0,1,2,3 --gpus-per-engine 2 "${Q_FAST[@]}" "${CANDS[@]}" -- \
+"$MOEPROBE" qualify --out "$D" --gpus 0,1,2,3 --gpus-per-engine 2 "${Q_FAST[@]}" --percentiles 75,95 "${CANDS[@]}" -- \
     "$Q_TMP/engine.sh" --world "$W/q-verdicts.ini" --port '{port}' >"$Q_TMP/gpus.out" 2>"$Q_TMP/gpus.err"
 rc=$?
 [ $rc -eq 0 ] || { cat "$Q_TMP/gpus.err"; tail -n 20 "$D"/tasks/*/task.log; fail "exit $rc, want 0"; }
@@ -31,6 +31,7 @@ check "$D/report.json" \
     'any(set(g["candidates"]) >= {"auto", "marlin-env"} for g in r["same_backend_groups"])' \
     'any(k["candidate"] == "marlin-env" for k in r["noop_knobs"])' \
     'r["recommendation"]["candidate"] == "marlin"' \
+    'r["percentiles"] == [75, 95]' 'r["workload"] is not None and r["workload"]["max_tokens"] == 8' \
     'all(e.startswith("tasks/" + x["name"] + "/attempts/") for x in r["candidates"] for e in x["evidence"])' \
     || fail "merged report"
 grep -q '^| candidate | knobs | resolved MoE backend | verdict' "$D/report.md" || fail "report.md"
@@ -81,6 +82,17 @@ check "$D/report.json" 'c["marlin"]["verdict"] is None' '"left no evidence store
     'r["recommendation"] is None or r["recommendation"]["candidate"] != "marlin"' \
     || fail "a task without a database counted"
 mv "$Q_TMP/marlin.db" "$D/tasks/marlin/moeprobe.db"
+# the run's options and workload come from the tasks that loaded, whichever
+# task (here the last) left no database
+last=$(tail -n 1 "$D/tasks/index.txt" 2>/dev/null || echo marlin-env)
+mv "$D/tasks/$last/moeprobe.db" "$Q_TMP/last.db"
+"$MOEPROBE" report --merge "$D" >/dev/null 2>"$Q_TMP/merge2.err"
+check "$D/report.json" 'r["percentiles"] == [75, 95]' 'r["workload"] is not None' \
+    || fail "a task without a database reset the run's options ($last)"
+mv "$Q_TMP/last.db" "$D/tasks/$last/moeprobe.db"
+"$MOEPROBE" report --merge --percentiles 50 "$D" >/dev/null 2>"$Q_TMP/merge3.err"
+[ $? -eq 2 ] && grep -q -- "--percentiles does not apply to --merge" "$Q_TMP/merge3.err" ||
+    fail "report --merge --percentiles is not refused"
 
 # bad GPU lists are input errors
 "$MOEPROBE" qualify --out "$Q_TMP/bad" --gpus 0,0 "${CANDS[@]}" -- "$REFENGINE" >/dev/null 2>"$Q_TMP/bad.err"
