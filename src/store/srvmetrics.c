@@ -69,12 +69,21 @@ int mp_store_srvm_write(struct mp_store *s, int64_t attempt_id, const struct mp_
                           "INSERT OR REPLACE INTO phase_server_metrics(attempt_id, pos, state,"
                           " metrics) VALUES (?,?,?,?)") < 0)
             return MP_EDB;
-        char *j = to_json(m);
+        /* the reason may quote the engine: it is masked; the numbers and the
+         * JSON around them are not text anyone typed (masking the whole JSON
+         * turned "gen_tokens" into "gen_***" for a key "tokens") */
+        struct mp_server_metrics shown = *m;
+        char *reason = mp_store_mask_apply(&s->mask, m->reason, strlen(m->reason), false, NULL);
+        snprintf(shown.reason, sizeof(shown.reason), "%s", reason);
+        free(reason);
+        char *j = to_json(&shown);
         sqlite3_bind_int64(st, 1, attempt_id);
         sqlite3_bind_int64(st, 2, (sqlite3_int64)k);
         sqlite3_bind_text(st, 3, m->state == MP_SRVM_OK ? "ok" : "unreadable", -1, SQLITE_STATIC);
-        mp_store_bind_text(s, st, 4, j ? j : "{}"); /* masked: a reason may quote the engine */
-        free(j);
+        if (j)
+            sqlite3_bind_text(st, 4, j, -1, free);
+        else
+            sqlite3_bind_text(st, 4, "{}", -1, SQLITE_STATIC);
         int rc = sqlite3_step(st);
         sqlite3_finalize(st);
         if (rc != SQLITE_DONE)

@@ -178,6 +178,13 @@ check "$Q_DIR/report.json" \
     '[p for p in c["auto"]["throughput"]["phases"] if p["phase"] == "sequential"][0]["server_metrics_reason"] == "/metrics answered HTTP 404"' \
     || fail "h404: null with the reason"
 
+# 7. an API key that is also a word of the stored numbers ("tokens"): the
+# numbers survive the store's secret mask (only text from the engine is masked)
+Q_KEY=tokens srvm keyword "$W/srvm-normal.ini" --seq 2 --conc 2:2 --max-tokens 4 --api-key-env Q_KEY
+check "$Q_DIR/report.json" \
+    'all(p["server_metrics"]["generation_tokens"] > 0 and p["server_metrics"]["prompt_tokens"] > 0 for p in c["auto"]["throughput"]["phases"] if p["phase"] != "warmup")' \
+    || fail "keyword: an API key word masked the stored server metrics"
+
 # the world keys are checked (file:line, exit 2)
 printf '[engine]\nversion = 0.19.0\ndevice = sm120\nmodel = m\nkv_cache_tokens = 8\n' >"$Q_TMP/bad1.ini"
 printf '[engine]\nversion = 0.19.0\ndevice = sm120\nmodel = m\nmax_num_seqs = 0\n' >"$Q_TMP/bad2.ini"
