@@ -5,6 +5,7 @@
  * drawn from exactly the two rates the diagnosis' ratio divides. */
 #include "report/html_int.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,8 +157,16 @@ void mp_html_workload(const struct mp_report *rep, struct buf *b)
         const struct mp_phase_spec *ph = &w->phases[i];
         buf_adds(b, "<tr><td>");
         mp_html_text(b, ph->name);
-        buf_printf(b, "</td><td class=n>%d</td><td class=n>%d</td><td class=n>%d</td><td class=n>",
-                   ph->level, ph->requests, ph->input_tokens > 0 ? ph->input_tokens : w->input_tokens);
+        buf_printf(b, "</td><td class=n>%d</td><td class=n>", ph->level);
+        if (ph->requests < INT_MAX)
+            buf_printf(b, "%d", ph->requests);
+        else
+            buf_adds(b, "until the time limit"); /* a soak's timed phase */
+        int it = mp_rep_phase_input_tokens(w, i); /* 0: the fixed prompts */
+        if (it > 0)
+            buf_printf(b, "</td><td class=n>%d</td><td class=n>", it);
+        else
+            buf_adds(b, "</td><td class=n>~15</td><td class=n>");
         if (ph->duration_s > 0)
             buf_printf(b, "%.0f s", ph->duration_s);
         else

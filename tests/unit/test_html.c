@@ -16,6 +16,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -195,6 +196,11 @@ static void test_page(void **state)
     rep.workload.max_tokens = 64;
     rep.workload.stall_timeout_s = 120;
     assert_int_equal(mp_workload_add_conc(&rep.workload, "4:16"), 0);
+    struct mp_phase_spec *soak = &rep.workload.phases[rep.workload.nphases++];
+    snprintf(soak->name, sizeof(soak->name), "soak"); /* a soak's timed phase */
+    soak->level = 8;
+    soak->requests = INT_MAX;
+    soak->duration_s = 60;
 
     struct mp_attempt_result a;
     memset(&a, 0, sizeof(a));
@@ -351,7 +357,10 @@ static void test_page(void **state)
     /* the workload */
     assert_non_null(strstr(h, "<h2>Workload</h2>"));
     assert_non_null(strstr(h, "64 output tokens a request"));
-    assert_non_null(strstr(h, "<tr><td>concurrency-4</td><td class=n>4</td><td class=n>16</td>"));
+    assert_non_null(strstr(h, "<tr><td>concurrency-4</td><td class=n>4</td><td class=n>16</td>"
+                              "<td class=n>~15</td>"));
+    assert_non_null(strstr(h, "<tr><td>soak</td><td class=n>8</td><td class=n>until the time limit"
+                              "</td><td class=n>~15</td><td class=n>60 s</td>"));
     assert_int_equal(count(h, "<svg "), count(h, "</svg>"));
     assert_int_equal(count(h, "<section"), count(h, "</section>"));
     assert_int_equal(count(h, "<table"), count(h, "</table>"));
