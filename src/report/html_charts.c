@@ -189,6 +189,57 @@ static void pct_cells(struct buf *b, const struct mp_hist *h, const double *pct,
     }
 }
 
+/* A number cell with `decimals` decimals; "—" when unknown (< 0). */
+static void num_td(struct buf *b, double v, int decimals)
+{
+    if (v < 0 || isnan(v))
+        buf_adds(b, "<td class=n>—</td>");
+    else
+        buf_printf(b, "<td class=n>%.*f</td>", decimals, v);
+}
+
+/* Per phase: the means and standard deviations of the latencies and the
+ * throughputs (report.json's mean_*, std_*, request_throughput, ...; the
+ * same figures, docs/metrics.md). */
+static void throughput_table(struct buf *b, const struct mp_report *rep,
+                             const struct mp_attempt_result *a)
+{
+    buf_printf(b, "<h4>Means and throughput per phase, attempt %d</h4>\n<div class=scroll>"
+                  "<table class=lat><thead><tr><th rowspan=2>phase</th>"
+                  "<th colspan=4>mean ± std (ms)</th><th rowspan=2>decode tok/s (median)</th>"
+                  "<th rowspan=2>req/s</th><th rowspan=2>output tok/s</th>"
+                  "<th rowspan=2>total tok/s</th></tr><tr><th>TTFT</th><th>TPOT</th><th>ITL</th>"
+                  "<th>E2E</th></tr></thead><tbody>\n", a->index);
+    for (size_t i = 0; i < a->nphases; i++) {
+        const struct mp_phase_result *ph = &a->phases[i];
+        const struct mp_phase_metrics *m = &ph->m;
+        if (!m->ttft_ms.n && !m->e2e_ms.n)
+            continue;
+        buf_adds(b, "<tr><td>");
+        mp_html_text(b, ph->name);
+        buf_adds(b, "</td>");
+        const struct mp_hist *lat[] = {&m->ttft_ms, &m->tpot_ms, &m->itl_ms, &m->e2e_ms};
+        for (size_t k = 0; k < MP_ARRAY_SIZE(lat); k++) {
+            struct mp_rep_dist d;
+            mp_rep_dist(rep, lat[k], &d);
+            if (!d.n)
+                buf_adds(b, "<td class=n>—</td>");
+            else
+                buf_printf(b, "<td class=n>%.1f ± %.1f</td>", d.mean, d.std);
+        }
+        struct mp_rep_dist dr;
+        mp_rep_dist(rep, &m->req_tok_s, &dr);
+        num_td(b, dr.n ? dr.median : -1, 1);
+        struct mp_rep_rates r;
+        mp_rep_phase_rates(ph, &r);
+        num_td(b, r.req_s, 2);
+        num_td(b, r.out_tok_s, 1);
+        num_td(b, r.total_tok_s, 1);
+        buf_adds(b, "</tr>\n");
+    }
+    buf_adds(b, "</tbody></table></div>\n");
+}
+
 void mp_html_latency_table(struct buf *b, const struct mp_report *rep,
                            const struct mp_attempt_result *a)
 {
@@ -227,6 +278,7 @@ void mp_html_latency_table(struct buf *b, const struct mp_report *rep,
         buf_adds(b, "</tr>\n");
     }
     buf_adds(b, "</tbody></table></div>\n");
+    throughput_table(b, rep, a);
 }
 
 void mp_html_srvm_table(struct buf *b, const struct mp_attempt_result *a, const char *cand)

@@ -221,6 +221,7 @@ static void test_page(void **state)
     set_phase(&a.phases[1], "sequential", 1, 2, 40, 120);
     set_phase(&a.phases[2], "concurrency-4", 4, 0, 0, 0);
     a.phases[2].failed = 1;
+    a.phases[1].wall_s = 2.0;
     for (int i = 1; i <= 100; i++) {
         mp_hist_add(&a.phases[1].m.ttft_ms, i);       /* p50 50, p90 90, p99 99 */
         mp_hist_add(&a.phases[1].m.e2e_ms, 1000 + i);
@@ -318,6 +319,11 @@ static void test_page(void **state)
     assert_non_null(strstr(h, "<th colspan=3>TTFT</th>"));
     assert_non_null(strstr(h, "<tr><td>sequential</td><td class=n>100</td><td class=n>50.1</td>"
                               "<td class=n>89.8</td><td class=n>99.0</td><td class=n>—</td>"));
+    /* means ± std (exact: TTFT 1..100 ms) and the phase's throughputs
+     * (2 OK requests and 128 tokens in 2 s; no prompt tokens: total unknown) */
+    assert_non_null(strstr(h, "<tr><td>sequential</td><td class=n>50.5 ± 28.9</td><td class=n>—</td>"
+                              "<td class=n>—</td><td class=n>1050.5 ± 28.9</td><td class=n>—</td>"
+                              "<td class=n>1.00</td><td class=n>64.0</td><td class=n>—</td></tr>"));
     /* the server's view beside it: the same rows as report.md's (srvm.c),
      * the flagged phase highlighted, the unreadable one a note, escaped */
     const char *sv = strstr(h, "<h4>Server's view per phase, attempt 1");
