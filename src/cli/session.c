@@ -14,6 +14,7 @@
 #include "file.h"
 #include "inspect/inspect.h"
 #include "knowledge/knowledge.h"
+#include "net.h"
 #include "proc/proc.h"
 #include "report/fingerprint.h"
 #include "report/report.h"
@@ -50,6 +51,29 @@ static void apply_model_dir(struct mp_session *s, const char *dir, const struct 
     s->fpx.checkpoint_json = rep->checkpoint_json ? xstrdup(rep->checkpoint_json) : NULL;
 }
 
+/* What the attempts would refuse as usage errors, checked before the store
+ * is created, so that the refusal leaves no run behind: --port taken by
+ * someone else, a server command that cannot be run (a resumed run starts
+ * it in the directory it was started in: left to the attempt). 0 or
+ * MP_EXIT_USAGE (message printed, in the attempt's words). */
+static int check_launch(const struct mp_opts *o, unsigned flags)
+{
+    if (flags & MP_SESSION_ATTACH)
+        return 0; /* someone else's server: no port, no command of ours */
+    if (o->port > 0 && mp_port_in_use(o->port)) {
+        mp_error("port %d is already in use; pick another with --port or leave it out", o->port);
+        return MP_EXIT_USAGE;
+    }
+    if (!(flags & MP_SESSION_RESUME) && o->ncmd > 0) {
+        int rc = mp_proc_find_command(o->cmd[0]);
+        if (rc < 0) {
+            mp_error("cannot run '%s': %s", o->cmd[0], mp_strerror(rc));
+            return MP_EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
 int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts *o,
                      unsigned flags, const struct mp_candidate *cands, size_t ncands,
                      struct mp_report *rep)
@@ -60,6 +84,8 @@ int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts
     s->o = o;
     if (mp_cli_knowledge(sub, o->knowledge_file, &s->kn_owned, &s->kn) < 0)
         return MP_EXIT_USAGE;
+    if ((rc = check_launch(o, flags)) != 0)
+        return rc;
     if (o->model_dir && (rc = inspect_model_dir(o->model_dir, &in)) != 0)
         return rc;
     struct mp_diag d = MP_DIAG_INIT;

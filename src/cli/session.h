@@ -49,10 +49,13 @@ struct mp_session {
 
 /* begin's flags */
 #define MP_SESSION_RESUME 1u /* reopen the run's store (qualify --resume), do not create it */
+#define MP_SESSION_ATTACH 2u /* o->cmd is no command of ours (soak --base-url): nothing to start */
 
 /* Set up a run of sub in o->out_dir, in this order: the knowledge
- * (--knowledge) and --model-dir's checkpoint (read first: a bad one leaves
- * nothing behind), the store (created unless MP_SESSION_RESUME; locked), the
+ * (--knowledge), what the attempts would refuse (--port in use, a server
+ * command that cannot be run; unless MP_SESSION_ATTACH; the command not on
+ * MP_SESSION_RESUME) and --model-dir's checkpoint (all read first: a bad
+ * one leaves nothing behind), the store (created unless MP_SESSION_RESUME; locked), the
  * mask of the secrets in cands[0..ncands) (their knobs), o->api_key and
  * o->cmd, the signals and the subreaper (mp_signals_begin: SIGINT/TERM/
  * HUP/CHLD into a signalfd), the start time (rep->started) and the host's
@@ -61,7 +64,8 @@ struct mp_session {
  * checkpoint's part (rep's checkpoint, s->fpx). Nothing is recorded
  * in the store yet (mp_session_record_run).
  * Returns 0, or an exit code (message printed): MP_EXIT_USAGE (a bad
- * knowledge file or --model-dir, a locked run directory or one holding a
+ * knowledge file or --model-dir, a port in use, a command that cannot be
+ * run, a locked run directory or one holding a
  * run), MP_EXIT_INTERNAL. Call mp_session_end in every case. */
 int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts *o,
                      unsigned flags, const struct mp_candidate *cands, size_t ncands,
