@@ -273,7 +273,7 @@ int cmd_soak(int argc, char **argv)
     else
         exit_code = clean ? MP_EXIT_OK : MP_EXIT_NONE;
 out:
-    mp_session_end(&ss);
+    mp_session_end_exit(&ss, exit_code, &rep);
     mp_candidate_release(&c);
     mp_report_release(&rep);
     mp_opts_release(&o);

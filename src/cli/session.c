@@ -90,12 +90,17 @@ int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts
         return rc;
     struct mp_diag d = MP_DIAG_INIT;
     unsigned sf = MP_STORE_LOCK | (flags & MP_SESSION_RESUME ? 0 : MP_STORE_CREATE);
+    /* only a store this session made is ever removed (mp_session_end_exit) */
+    char *db = xasprintf("%s/%s", o->out_dir, MP_STORE_DB_NAME);
+    bool existed = access(db, F_OK) == 0;
+    free(db);
     rc = mp_store_open(o->out_dir, sf, &s->store, &d);
     if (rc < 0) {
         mp_error("%s", d.msg[0] ? d.msg : mp_strerror(rc));
         rc = rc == MP_ESTATE || rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
         goto out;
     }
+    s->created = !(flags & MP_SESSION_RESUME) && !existed;
     mp_store_mask_init(mp_store_mask(s->store), cands, ncands, o->api_key);
     mp_store_mask_add_args(mp_store_mask(s->store), o->cmd, o->ncmd);
     if ((rc = mp_signals_begin(&s->sig)) < 0) {
@@ -250,4 +255,38 @@ void mp_session_end(struct mp_session *s)
     s->kn = NULL;
     mp_fp_extra_release(&s->fpx);
     memset(&s->fpx, 0, sizeof(s->fpx));
+}
+
+/* Did the store record an attempt of one of rep's candidates? Also true
+ * when it cannot say (the store is kept). */
+static bool any_attempt(struct mp_session *s, const struct mp_report *rep)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        int index = 1;
+        if (mp_store_next_index(s->store, i, &index) < 0 || index > 1)
+            return true;
+    }
+    return false;
+}
+
+int mp_session_end_exit(struct mp_session *s, int exit_code, const struct mp_report *rep)
+{
+    bool discard = s->store && s->created && exit_code == MP_EXIT_USAGE && !any_attempt(s, rep);
+    mp_session_end(s);
+    if (discard) {
+        static const char *const names[] = {MP_STORE_DB_NAME, MP_STORE_DB_NAME "-wal",
+                                            MP_STORE_DB_NAME "-shm", MP_STORE_DB_NAME "-journal",
+                                            "lock"};
+        const char *dir = s->o->out_dir;
+        for (size_t i = 0; i < MP_ARRAY_SIZE(names); i++) {
+            char *p = xasprintf("%s/%s", dir, names[i]);
+            if (unlink(p) != 0 && errno != ENOENT)
+                mp_warn("cannot remove '%s': %s", p, strerror(errno));
+            free(p);
+        }
+        char *att = xasprintf("%s/attempts", dir);
+        rmdir(att); /* only when empty: whatever is in it is not ours to remove */
+        free(att);
+    }
+    return exit_code;
 }

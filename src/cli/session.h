@@ -13,7 +13,9 @@
  *   ... mp_run_attempt(&ctx, &rep, ...) ...
  *   mp_session_finish(&ss, interrupted); mp_session_reports(&ss, json, quiet, NULL);
  * out:
- *   mp_session_end(&ss);                    always, also after a failed begin
+ *   mp_session_end_exit(&ss, ec, &rep);    always, also after a failed begin
+ *                                           (a usage error before any attempt
+ *                                           leaves no store behind)
  *
  * Loop-thread only; one session per process at a time (it owns the signal
  * mask). Errors: the functions print their message (err.h) and return an
@@ -44,6 +46,7 @@ struct mp_session {
     struct mp_signals sig;           /* signalfd (sig.fd, -1 until set up), mask to restore */
     char started[32];                /* ISO 8601 start of this process's part of the run */
     struct mp_fp_extra fpx;          /* what the fingerprint adds (GPU memory, checkpoint) */
+    bool created;                    /* begin created the store (none was there before) */
 };
 #define MP_SESSION_INIT {.sig = MP_SIGNALS_INIT}
 
@@ -101,6 +104,15 @@ int mp_session_reports(struct mp_session *s, bool json, bool quiet, struct mp_re
 /* Print "cannot write the evidence store in DIR: why" and return
  * MP_EXIT_INTERNAL. */
 int mp_session_store_failed(const struct mp_session *s);
+
+/* End the command with exit_code: mp_session_end, and when the store is one
+ * this session created, the code is MP_EXIT_USAGE and no attempt of rep's
+ * candidates was recorded (a usage error found after begin, such as a link
+ * planted in attempts/ or a port taken since begin looked), remove what the
+ * session left (the store's files, the lock, an empty attempts/), so that the
+ * next run on the same --out is not refused as holding a run. Returns
+ * exit_code. */
+int mp_session_end_exit(struct mp_session *s, int exit_code, const struct mp_report *rep);
 
 /* Tear down what begin set up: reap orphaned children, restore the signal
  * mask, close the signalfd and the store, free the knowledge and s->fpx.

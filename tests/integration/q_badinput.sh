@@ -30,6 +30,13 @@ expect 2 "cannot run '/nonexistent/vllm'" "$M" soak --duration 1s --quiet --out 
 [ ! -e "$Q_TMP/s/moeprobe.db" ] || fail "soak: a usage error left a store"
 expect 2 "cannot run '/nonexistent/vllm'" "$M" minimize --quiet --out "$Q_TMP/m" --from 'A=1' --to 'A=1 B=2' -- /nonexistent/vllm serve
 [ ! -e "$Q_TMP/m/moeprobe.db" ] || fail "minimize: a usage error left a store"
+# found only after the store was created (a link planted where the first
+# attempt's directory goes): the session removes the store it created
+mkdir -p "$Q_TMP/l/attempts" && ln -s "$Q_TMP" "$Q_TMP/l/attempts/x-1"
+expect 2 "attempts/x-1' is a symbolic link" "$M" qualify "${Q_FAST[@]}" --out "$Q_TMP/l" --candidate 'x:' "${GOOD[@]}"
+[ -L "$Q_TMP/l/attempts/x-1" ] || fail "the planted link was removed"
+rm "$Q_TMP/l/attempts/x-1"
+nostore "$Q_TMP/l"
 expect 2 "has no name" "$M" qualify --candidate '--moe-backend cutlass' -- true
 expect 2 "unterminated" "$M" qualify --candidate "x: A='b" -- true
 expect 2 "LEVEL:REQUESTS" "$M" qualify --conc 8 -- true
