@@ -431,7 +431,7 @@ write:;
     if (mp_session_fingerprint(&ss, &rep) == 0)
         mp_session_finish(&ss, ctx.signo != 0);
 out:
-    mp_session_end(&ss);
+    mp_session_end_exit(&ss, exit_code, &rep);
     free(minimal);
     buf_release(&m.tests);
     mp_knobs_release(&m.from);

@@ -507,7 +507,7 @@ static int run_main(int argc, char **argv, enum run_kind kind)
 store_failed:
     exit_code = mp_session_store_failed(&ss);
 out:
-    mp_session_end(&ss);
+    mp_session_end_exit(&ss, exit_code, &rep);
     mp_report_release(&rep);
     mp_opts_release(&o);
     mp_strv_release(&rargv);

@@ -235,7 +235,7 @@ int cmd_soak(int argc, char **argv)
     else
         mp_candidate_from_knobs("soak", "", &c, NULL);
     mp_report_add_candidate(&rep, &c);
-    exit_code = mp_session_begin(&ss, "soak", &o, 0, &c, 1, &rep);
+    exit_code = mp_session_begin(&ss, "soak", &o, base_url ? MP_SESSION_ATTACH : 0, &c, 1, &rep);
     if (exit_code)
         goto out;
     exit_code = MP_EXIT_INTERNAL;
@@ -273,7 +273,7 @@ int cmd_soak(int argc, char **argv)
     else
         exit_code = clean ? MP_EXIT_OK : MP_EXIT_NONE;
 out:
-    mp_session_end(&ss);
+    mp_session_end_exit(&ss, exit_code, &rep);
     mp_candidate_release(&c);
     mp_report_release(&rep);
     mp_opts_release(&o);

@@ -14,6 +14,7 @@
 #include "file.h"
 #include "inspect/inspect.h"
 #include "knowledge/knowledge.h"
+#include "net.h"
 #include "proc/proc.h"
 #include "report/fingerprint.h"
 #include "report/report.h"
@@ -50,6 +51,29 @@ static void apply_model_dir(struct mp_session *s, const char *dir, const struct 
     s->fpx.checkpoint_json = rep->checkpoint_json ? xstrdup(rep->checkpoint_json) : NULL;
 }
 
+/* What the attempts would refuse as usage errors, checked before the store
+ * is created, so that the refusal leaves no run behind: --port taken by
+ * someone else, a server command that cannot be run (a resumed run starts
+ * it in the directory it was started in: left to the attempt). 0 or
+ * MP_EXIT_USAGE (message printed, in the attempt's words). */
+static int check_launch(const struct mp_opts *o, unsigned flags)
+{
+    if (flags & MP_SESSION_ATTACH)
+        return 0; /* someone else's server: no port, no command of ours */
+    if (o->port > 0 && mp_port_in_use(o->port)) {
+        mp_error("port %d is already in use; pick another with --port or leave it out", o->port);
+        return MP_EXIT_USAGE;
+    }
+    if (!(flags & MP_SESSION_RESUME) && o->ncmd > 0) {
+        int rc = mp_proc_find_command(o->cmd[0]);
+        if (rc < 0) {
+            mp_error("cannot run '%s': %s", o->cmd[0], mp_strerror(rc));
+            return MP_EXIT_USAGE;
+        }
+    }
+    return 0;
+}
+
 int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts *o,
                      unsigned flags, const struct mp_candidate *cands, size_t ncands,
                      struct mp_report *rep)
@@ -60,16 +84,23 @@ int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts
     s->o = o;
     if (mp_cli_knowledge(sub, o->knowledge_file, &s->kn_owned, &s->kn) < 0)
         return MP_EXIT_USAGE;
+    if ((rc = check_launch(o, flags)) != 0)
+        return rc;
     if (o->model_dir && (rc = inspect_model_dir(o->model_dir, &in)) != 0)
         return rc;
     struct mp_diag d = MP_DIAG_INIT;
     unsigned sf = MP_STORE_LOCK | (flags & MP_SESSION_RESUME ? 0 : MP_STORE_CREATE);
+    /* only a store this session made is ever removed (mp_session_end_exit) */
+    char *db = xasprintf("%s/%s", o->out_dir, MP_STORE_DB_NAME);
+    bool existed = access(db, F_OK) == 0;
+    free(db);
     rc = mp_store_open(o->out_dir, sf, &s->store, &d);
     if (rc < 0) {
         mp_error("%s", d.msg[0] ? d.msg : mp_strerror(rc));
         rc = rc == MP_ESTATE || rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
         goto out;
     }
+    s->created = !(flags & MP_SESSION_RESUME) && !existed;
     mp_store_mask_init(mp_store_mask(s->store), cands, ncands, o->api_key);
     mp_store_mask_add_args(mp_store_mask(s->store), o->cmd, o->ncmd);
     if ((rc = mp_signals_begin(&s->sig)) < 0) {
@@ -224,4 +255,38 @@ void mp_session_end(struct mp_session *s)
     s->kn = NULL;
     mp_fp_extra_release(&s->fpx);
     memset(&s->fpx, 0, sizeof(s->fpx));
+}
+
+/* Did the store record an attempt of one of rep's candidates? Also true
+ * when it cannot say (the store is kept). */
+static bool any_attempt(struct mp_session *s, const struct mp_report *rep)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        int index = 1;
+        if (mp_store_next_index(s->store, i, &index) < 0 || index > 1)
+            return true;
+    }
+    return false;
+}
+
+int mp_session_end_exit(struct mp_session *s, int exit_code, const struct mp_report *rep)
+{
+    bool discard = s->store && s->created && exit_code == MP_EXIT_USAGE && !any_attempt(s, rep);
+    mp_session_end(s);
+    if (discard) {
+        static const char *const names[] = {MP_STORE_DB_NAME, MP_STORE_DB_NAME "-wal",
+                                            MP_STORE_DB_NAME "-shm", MP_STORE_DB_NAME "-journal",
+                                            "lock"};
+        const char *dir = s->o->out_dir;
+        for (size_t i = 0; i < MP_ARRAY_SIZE(names); i++) {
+            char *p = xasprintf("%s/%s", dir, names[i]);
+            if (unlink(p) != 0 && errno != ENOENT)
+                mp_warn("cannot remove '%s': %s", p, strerror(errno));
+            free(p);
+        }
+        char *att = xasprintf("%s/attempts", dir);
+        rmdir(att); /* only when empty: whatever is in it is not ours to remove */
+        free(att);
+    }
+    return exit_code;
 }

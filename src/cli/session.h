@@ -13,7 +13,9 @@
  *   ... mp_run_attempt(&ctx, &rep, ...) ...
  *   mp_session_finish(&ss, interrupted); mp_session_reports(&ss, json, quiet, NULL);
  * out:
- *   mp_session_end(&ss);                    always, also after a failed begin
+ *   mp_session_end_exit(&ss, ec, &rep);    always, also after a failed begin
+ *                                           (a usage error before any attempt
+ *                                           leaves no store behind)
  *
  * Loop-thread only; one session per process at a time (it owns the signal
  * mask). Errors: the functions print their message (err.h) and return an
@@ -44,15 +46,19 @@ struct mp_session {
     struct mp_signals sig;           /* signalfd (sig.fd, -1 until set up), mask to restore */
     char started[32];                /* ISO 8601 start of this process's part of the run */
     struct mp_fp_extra fpx;          /* what the fingerprint adds (GPU memory, checkpoint) */
+    bool created;                    /* begin created the store (none was there before) */
 };
 #define MP_SESSION_INIT {.sig = MP_SIGNALS_INIT}
 
 /* begin's flags */
 #define MP_SESSION_RESUME 1u /* reopen the run's store (qualify --resume), do not create it */
+#define MP_SESSION_ATTACH 2u /* o->cmd is no command of ours (soak --base-url): nothing to start */
 
 /* Set up a run of sub in o->out_dir, in this order: the knowledge
- * (--knowledge) and --model-dir's checkpoint (read first: a bad one leaves
- * nothing behind), the store (created unless MP_SESSION_RESUME; locked), the
+ * (--knowledge), what the attempts would refuse (--port in use, a server
+ * command that cannot be run; unless MP_SESSION_ATTACH; the command not on
+ * MP_SESSION_RESUME) and --model-dir's checkpoint (all read first: a bad
+ * one leaves nothing behind), the store (created unless MP_SESSION_RESUME; locked), the
  * mask of the secrets in cands[0..ncands) (their knobs), o->api_key and
  * o->cmd, the signals and the subreaper (mp_signals_begin: SIGINT/TERM/
  * HUP/CHLD into a signalfd), the start time (rep->started) and the host's
@@ -61,7 +67,8 @@ struct mp_session {
  * checkpoint's part (rep's checkpoint, s->fpx). Nothing is recorded
  * in the store yet (mp_session_record_run).
  * Returns 0, or an exit code (message printed): MP_EXIT_USAGE (a bad
- * knowledge file or --model-dir, a locked run directory or one holding a
+ * knowledge file or --model-dir, a port in use, a command that cannot be
+ * run, a locked run directory or one holding a
  * run), MP_EXIT_INTERNAL. Call mp_session_end in every case. */
 int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts *o,
                      unsigned flags, const struct mp_candidate *cands, size_t ncands,
@@ -97,6 +104,15 @@ int mp_session_reports(struct mp_session *s, bool json, bool quiet, struct mp_re
 /* Print "cannot write the evidence store in DIR: why" and return
  * MP_EXIT_INTERNAL. */
 int mp_session_store_failed(const struct mp_session *s);
+
+/* End the command with exit_code: mp_session_end, and when the store is one
+ * this session created, the code is MP_EXIT_USAGE and no attempt of rep's
+ * candidates was recorded (a usage error found after begin, such as a link
+ * planted in attempts/ or a port taken since begin looked), remove what the
+ * session left (the store's files, the lock, an empty attempts/), so that the
+ * next run on the same --out is not refused as holding a run. Returns
+ * exit_code. */
+int mp_session_end_exit(struct mp_session *s, int exit_code, const struct mp_report *rep);
 
 /* Tear down what begin set up: reap orphaned children, restore the signal
  * mask, close the signalfd and the store, free the knowledge and s->fpx.

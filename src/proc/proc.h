@@ -152,6 +152,11 @@ int mp_proc_teardown(struct mp_proc *p, double grace_s, mp_proc_line_cb cb, void
  * mp_proc_reap_orphans), so no zombie is left behind. */
 void mp_proc_free(struct mp_proc *p);
 
+/* Can mp_proc_spawn run name (found as it finds it: a name with a '/' as
+ * is, else the first executable regular file in PATH), checked without
+ * running it? 0, -ENOENT, -EACCES or another -errno of stat(2). */
+int mp_proc_find_command(const char *name);
+
 /* ---- helpers run to completion (capture.c) ----
  *
  * The only way the rest of moeprobe runs a helper command (nvidia-smi,

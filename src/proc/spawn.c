@@ -69,6 +69,21 @@ static int resolve_path(const char *name, char **out)
     return rc;
 }
 
+int mp_proc_find_command(const char *name)
+{
+    char *path = NULL;
+    struct stat sb;
+    int rc = resolve_path(name, &path);
+    if (rc == 0 && strchr(name, '/')) {
+        if (stat(path, &sb) < 0)
+            rc = -errno;
+        else if (!S_ISREG(sb.st_mode) || access(path, X_OK) < 0)
+            rc = -EACCES;
+    }
+    free(path);
+    return rc;
+}
+
 static bool same_name(const char *a, const char *b)
 {
     size_t la = strcspn(a, "=");

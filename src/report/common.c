@@ -22,6 +22,7 @@
 #include "xalloc.h"
 
 #include "report/internal.h"
+#include "report/srvm.h"
 
 /* the numbers the recommendation ranks by (verdict/recommend.h) */
 double mp_rep_seq_tok_s(const struct mp_attempt_result *a)
@@ -124,6 +125,12 @@ void mp_rep_gpu_comparability(const struct mp_report *rep, struct mp_strv *out)
     if (ran && !sampled)
         mp_strv_push(out, "GPU clocks were not sampled (no NVML): throughput comparisons assume "
                           "the GPU ran at the same clocks for every candidate");
+}
+
+void mp_rep_comparability(const struct mp_report *rep, struct mp_strv *out)
+{
+    mp_rep_gpu_comparability(rep, out);
+    mp_rep_srvm_flags(rep, out); /* phases that measured the KV cache or scheduler (srvm.c) */
 }
 
 static const double default_pct[] = {50, 90, 99};

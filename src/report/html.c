@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "quality/quality.h"
+#include "report/internal.h"
 #include "report/report.h"
 #include "report/svg.h"
 #include "xalloc.h"
@@ -417,6 +418,24 @@ static void output_check(const struct mp_report *rep, struct buf *b)
     buf_adds(b, "</ul>\n");
 }
 
+/* What makes the numbers not comparable: the sentences of report.md's
+ * section of the same name (mp_rep_comparability); nothing when none. */
+static void comparability(const struct mp_report *rep, struct buf *b)
+{
+    struct mp_strv cmp = MP_STRV_INIT;
+    mp_rep_comparability(rep, &cmp);
+    if (cmp.n) {
+        buf_adds(b, "<h2>Are the numbers comparable?</h2>\n<ul>");
+        for (size_t i = 0; i < cmp.n; i++) {
+            buf_adds(b, "<li>");
+            esc(b, cmp.v[i]);
+            buf_adds(b, "</li>");
+        }
+        buf_adds(b, "</ul>\n");
+    }
+    mp_strv_release(&cmp);
+}
+
 void mp_report_html(const struct mp_report *rep, struct buf *out)
 {
     header(rep, out);
@@ -469,6 +488,7 @@ void mp_report_html(const struct mp_report *rep, struct buf *out)
         buf_adds(out, "</ul>\n");
     }
     output_check(rep, out);
+    comparability(rep, out);
     buf_adds(out, "<h2>Per candidate</h2>\n");
     for (size_t i = 0; i < rep->n; i++)
         mp_html_cand_section(rep, i, out);

@@ -34,6 +34,11 @@ const struct mp_attempt_result *mp_rep_numbers_attempt(const struct mp_report *r
 /* Sentences on why the candidates' numbers are not comparable (GPU clocks,
  * throttling, no telemetry), appended to out. */
 void mp_rep_gpu_comparability(const struct mp_report *rep, struct mp_strv *out);
+/* Every sentence of "Are the numbers comparable?" (report.md and
+ * report.html; report.json's comparability holds the same): the GPU's
+ * (mp_rep_gpu_comparability), then the server metrics' flagged phases
+ * (mp_rep_srvm_flags), appended to out. */
+void mp_rep_comparability(const struct mp_report *rep, struct mp_strv *out);
 
 /* ---- the client metrics of a phase (docs/metrics.md: `vllm bench serve`'s
  * names and semantics) ---- */

@@ -515,8 +515,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
     mp_rep_srvm_markdown(rep, out); /* the engine's own view, beside it (report/srvm.c) */
 
     struct mp_strv cmp = MP_STRV_INIT;
-    mp_rep_gpu_comparability(rep, &cmp);
-    mp_rep_srvm_flags(rep, &cmp); /* phases that measured the KV cache or scheduler (report/srvm.c) */
+    mp_rep_comparability(rep, &cmp);
     if (cmp.n) {
         buf_adds(out, "## Are the numbers comparable?\n\n");
         for (size_t i = 0; i < cmp.n; i++) {

@@ -3,7 +3,8 @@
  * single and n/a data, log excerpts with line numbers and the request
  * timeline from the attempt's evidence (a crash and a hang), the
  * normal-vs-blocking chart drawn from the rates its ratio divides, the
- * latency table from the phase histograms, the workload, a well-formed
+ * latency table from the phase histograms, "Are the numbers comparable?"
+ * (a throttled attempt, a preempted phase), the workload, a well-formed
  * page; and the evidence's round trip through the store (context lines
  * written at attempt finish, the request cap). */
 #include "compat.h"
@@ -243,6 +244,10 @@ static void test_page(void **state)
     a.phases[2].srv.waiting_max = 3;
     mp_srvm_set_flags(&a.phases[1].srv);
     mp_srvm_set_flags(&a.phases[2].srv);
+    /* the GPU throttled while it ran: a comparability sentence */
+    a.workload_s = 10;
+    a.gpu.samples = 10;
+    a.gpu.throttle_reasons = 0x20; /* SW thermal slowdown */
     struct mp_evidence *ev = xcalloc(1, sizeof(*ev));
     for (long n = 1; n <= 5; n++) {
         char *t = n == 3 ? xstrdup("Using 'FLASHINFER_CUTLASS' NvFp4 MoE backend") : xasprintf("line %ld", n);
@@ -345,6 +350,26 @@ static void test_page(void **state)
     assert_true(!w || w > sv_end); /* no row of dashes for the unreadable phase */
     assert_non_null(strstr(sv_end, "<p class=note>fic: the engine&#39;s /metrics could not be read in "
                                    "phase warmup (/metrics said &lt;script&gt;alert(3)&lt;/script&gt;).</p>"));
+    /* are the numbers comparable: report.md's sentences (the throttled
+     * attempt, the preempted and queued phase), escaped, one list */
+    const char *cmp = strstr(h, "<h2>Are the numbers comparable?</h2>\n<ul>");
+    assert_non_null(cmp);
+    assert_int_equal(count(h, "<h2>Are the numbers comparable?</h2>"), 1);
+    const char *cmp_end = strstr(cmp, "</ul>");
+    assert_non_null(cmp_end);
+    char reasons[256];
+    mp_gpu_reasons_str(0x20, reasons, sizeof(reasons));
+    char *thr = xasprintf("<li>fic: the GPU throttled its clocks (%s) while it ran</li>", reasons);
+    const char *t = strstr(cmp, thr);
+    assert_non_null(t);
+    assert_true(t < cmp_end);
+    free(thr);
+    const char *pre = strstr(cmp, "<li>phase concurrency-4 of fic: the engine preempted 2 requests and "
+                                   "kept up to 3 requests waiting: it measured the KV cache and the "
+                                   "scheduler, not the kernel</li>");
+    assert_non_null(pre);
+    assert_true(pre < cmp_end);
+    assert_true(cmp < strstr(h, "<h2>Per candidate</h2>"));
     assert_non_null(strstr(h, "Time to first token, fic"));
     assert_non_null(strstr(h, "Inter-token latency, fic: no samples"));
     /* normal vs blocking: exactly the sequential medians 120 and 60 */
