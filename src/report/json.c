@@ -479,8 +479,7 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
         cJSON_AddItemToArray(groups, e);
     }
     struct mp_strv cmp = MP_STRV_INIT;
-    mp_rep_gpu_comparability(rep, &cmp);
-    mp_rep_srvm_flags(rep, &cmp); /* phases that measured the KV cache or scheduler (report/srvm.c) */
+    mp_rep_comparability(rep, &cmp); /* the same list as report.md's and report.html's */
     cJSON_AddItemToObject(root, "comparability", jstrv(&cmp));
     mp_strv_release(&cmp);
     cJSON *noop = cJSON_AddArrayToObject(root, "noop_knobs");
