@@ -339,72 +339,10 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
 /* One percentile of --percentiles: digits with at most 3 decimals (so that
  * its report key, "p%g", is exact and two values never share a key), in
  * (0, 100]. */
-static bool pct_word_ok(const char *w, size_t len, double *out)
-{
-    size_t dot = len, digits = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (w[i] == '.' && dot == len)
-            dot = i;
-        else if (w[i] >= '0' && w[i] <= '9')
-            digits++;
-        else
-            return false;
-    }
-    if (!digits || (dot < len && len - dot - 1 > 3) || dot == 0 || dot + 1 == len)
-        return false;
-    char tmp[32];
-    if (len >= sizeof(tmp))
-        return false;
-    memcpy(tmp, w, len);
-    tmp[len] = '\0';
-    double v = strtod(tmp, NULL);
-    if (!(v > 0 && v <= 100))
-        return false;
-    *out = v;
-    return true;
-}
-
-/* --percentiles LIST into out; 0, or -1 with the reason in err. */
-static int parse_pct(const char *list, double *out, size_t *n, char *err, size_t errn)
-{
-    size_t k = 0;
-    const char *p = list;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        double v;
-        if (!len) {
-            snprintf(err, errn, "'%s' has an empty item (give e.g. 50,90,99)", list);
-            return -1;
-        }
-        if (!pct_word_ok(p, len, &v)) {
-            snprintf(err, errn, "'%.*s' in '%s' is not a percentile: give numbers in (0, 100] "
-                     "with at most 3 decimals, separated by commas (e.g. 50,90,99)",
-                     (int)MP_MIN(len, 40), p, list);
-            return -1;
-        }
-        for (size_t i = 0; i < k; i++) {
-            if (out[i] == v) {
-                snprintf(err, errn, "%g is given twice in '%s'", v, list);
-                return -1;
-            }
-        }
-        if (k == MP_REPORT_MAX_PCT) {
-            snprintf(err, errn, "'%s' has more than %d percentiles", list, MP_REPORT_MAX_PCT);
-            return -1;
-        }
-        out[k++] = v;
-        if (!p[len])
-            break;
-        p += len + 1;
-    }
-    *n = k;
-    return 0;
-}
-
 int mp_cli_parse_percentiles(const char *list, double *out, size_t *n)
 {
     char err[256];
-    if (parse_pct(list, out, n, err, sizeof(err)) < 0)
+    if (mp_percentiles_parse(list, out, n, err, sizeof(err)) < 0)
         return mp_error("--percentiles: %s", err);
     return 0;
 }

@@ -2,6 +2,7 @@
 #include "model/report.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,4 +193,65 @@ void mp_report_set_checkpoint_json(struct mp_report *rep, const char *json)
             mp_strv_push(&rep->checkpoint_notes, n->valuestring);
     }
     cJSON_Delete(j);
+}
+
+static bool pct_word_ok(const char *w, size_t len, double *out)
+{
+    size_t dot = len, digits = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (w[i] == '.' && dot == len)
+            dot = i;
+        else if (w[i] >= '0' && w[i] <= '9')
+            digits++;
+        else
+            return false;
+    }
+    if (!digits || (dot < len && len - dot - 1 > 3) || dot == 0 || dot + 1 == len)
+        return false;
+    char tmp[32];
+    if (len >= sizeof(tmp))
+        return false;
+    memcpy(tmp, w, len);
+    tmp[len] = '\0';
+    double v = strtod(tmp, NULL);
+    if (!(v > 0 && v <= 100))
+        return false;
+    *out = v;
+    return true;
+}
+
+int mp_percentiles_parse(const char *list, double *out, size_t *n, char *err, size_t errn)
+{
+    size_t k = 0;
+    const char *p = list;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        double v;
+        if (!len) {
+            snprintf(err, errn, "'%s' has an empty item (give e.g. 50,90,99)", list);
+            return -1;
+        }
+        if (!pct_word_ok(p, len, &v)) {
+            snprintf(err, errn, "'%.*s' in '%s' is not a percentile: give numbers in (0, 100] "
+                     "with at most 3 decimals, separated by commas (e.g. 50,90,99)",
+                     (int)MP_MIN(len, 40), p, list);
+            return -1;
+        }
+        for (size_t i = 0; i < k; i++) {
+            if (out[i] == v) {
+                snprintf(err, errn, "%g is given twice in '%s'", v, list);
+                return -1;
+            }
+        }
+        if (k == MP_REPORT_MAX_PCT) {
+            snprintf(err, errn, "'%s' has more than %d percentiles", list, MP_REPORT_MAX_PCT);
+            return -1;
+        }
+        out[k++] = v;
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    *n = k;
+    return 0;
 }

@@ -131,4 +131,10 @@ const char *mp_cand_verdict_label(const struct mp_cand_report *c);
  * notes are derived from it. */
 void mp_report_set_checkpoint_json(struct mp_report *rep, const char *json);
 
+/* A --percentiles LIST ("50,90,99.9": at most MP_REPORT_MAX_PCT distinct
+ * numbers in (0, 100] with at most 3 decimals) into out[*n]; 0, or -1 with
+ * the reason in err (out and *n then unspecified). The one parser of the
+ * option and of what the store recorded of it. */
+int mp_percentiles_parse(const char *list, double *out, size_t *n, char *err, size_t errn);
+
 #endif

@@ -306,15 +306,8 @@ static int load_report_opts(struct mp_store *s, struct mp_report *rep)
         const char *p = (const char *)sqlite3_column_text(st, 1);
         double v[MP_REPORT_MAX_PCT];
         size_t n = 0;
-        bool ok = p != NULL;
-        while (ok && *p && n < MP_REPORT_MAX_PCT) {
-            char *end = NULL;
-            v[n] = strtod(p, &end);
-            ok = end != p && v[n] > 0 && v[n] <= 100 && (*end == ',' || !*end);
-            n++;
-            p = *end ? end + 1 : end;
-        }
-        if (ok && !*p && n) {
+        char err[256];
+        if (p && mp_percentiles_parse(p, v, &n, err, sizeof(err)) == 0) {
             memcpy(rep->percentiles, v, n * sizeof(v[0]));
             rep->npercentiles = n;
         }

@@ -438,7 +438,7 @@ int mp_store_set_report_opts(struct mp_store *s, enum mp_objective obj, const do
     if (rc == 0) {
         struct buf b = BUF_INIT;
         for (size_t i = 0; i < npct; i++)
-            buf_printf(&b, "%s%.17g", i ? "," : "", pct[i]);
+            buf_printf(&b, "%s%g", i ? "," : "", pct[i]); /* mp_percentiles_parse reads it */
         sqlite3_bind_text(st, 1, mp_objective_name(obj), -1, SQLITE_STATIC);
         if (npct)
             sqlite3_bind_text(st, 2, b.data, (int)b.len, SQLITE_TRANSIENT);
