@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 
-#define ENVIRON_MAX (1024 * 1024)
 
 struct pinfo {
     pid_t pid, ppid, pgrp;
@@ -26,32 +25,6 @@ static int by_pid(const void *a, const void *b)
 {
     pid_t x = ((const struct pinfo *)a)->pid, y = ((const struct pinfo *)b)->pid;
     return (x > y) - (x < y);
-}
-
-/* Read /proc/<pid>/environ into buf; returns its length, or -errno. */
-static ssize_t read_environ(pid_t pid, char *buf, size_t bufsz)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    size_t len = 0;
-    while (len < bufsz) {
-        ssize_t n = read(fd, buf + len, bufsz - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-            close(fd);
-            return -e;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    close(fd);
-    return (ssize_t)len;
 }
 
 static void read_comm(pid_t pid, char *out, size_t n)
@@ -180,15 +153,15 @@ int mp_proc_tree_env(pid_t leader, const char *marker, pid_t root, int port, con
     }
     const char *eq = strchr(want, '=');
     size_t wlen = strlen(want), nlen = eq ? (size_t)(eq - want) + 1 : wlen;
-    char *buf = xmalloc(ENVIRON_MAX);
+    char *buf = xmalloc(MP_PROC_ENVIRON_MAX);
     for (size_t i = 0; i < np; i++) {
         if (!ps[i].in)
             continue;
-        ssize_t len = read_environ(ps[i].pid, buf, ENVIRON_MAX);
+        ssize_t len = mp_proc__read_environ(ps[i].pid, buf, MP_PROC_ENVIRON_MAX);
         /* mid-exec reads as empty for a moment: look again a few times */
         for (int again = 0; len == 0 && again < 64; again++) {
             sched_yield();
-            len = read_environ(ps[i].pid, buf, ENVIRON_MAX);
+            len = mp_proc__read_environ(ps[i].pid, buf, MP_PROC_ENVIRON_MAX);
         }
         if (len == -ENOENT || len == -ESRCH)
             continue; /* gone meanwhile */

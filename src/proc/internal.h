@@ -84,6 +84,13 @@ int mp_proc__pidfd_kill(int pidfd, pid_t pid, int sig); /* falls back to kill(pi
 /* The pid a /proc entry name stands for ("1234"), or 0 for any other name. */
 pid_t mp_proc__pid_name(const char *name);
 
+/* Bytes of /proc/<pid>/environ read at most (one buffer of this size). */
+#define MP_PROC_ENVIRON_MAX (1024 * 1024)
+/* Read /proc/<pid>/environ into buf (at most bufsz bytes); its length, or
+ * -errno (gone, or not ours to read). The one reader of the engine's and
+ * every scanned process's environment (envtree.c, scan.c). */
+ssize_t mp_proc__read_environ(pid_t pid, char *buf, size_t bufsz);
+
 /* One parsed /proc/<pid>/stat. */
 struct mp_proc__stat {
     char state;            /* R, S, D, Z, T, ... */

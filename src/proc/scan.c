@@ -27,7 +27,6 @@
 /* environ files larger than this are read only this far (a marker sits
  * wherever the engine's launcher put it; 1 MiB is far above ARG_MAX's
  * usual environment share) */
-#define ENVIRON_MAX (1024 * 1024)
 
 pid_t mp_proc__pid_name(const char *s)
 {
@@ -118,6 +117,31 @@ int mp_proc__group_members(pid_t pgid, pid_t *pids, size_t max)
     return count;
 }
 
+ssize_t mp_proc__read_environ(pid_t pid, char *buf, size_t bufsz)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t len = 0;
+    while (len < bufsz) {
+        ssize_t n = read(fd, buf + len, bufsz - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            close(fd);
+            return -e;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    return (ssize_t)len;
+}
+
 /* Does /proc/<pid>/environ contain exactly want (a "NAME=VALUE" entry)?
  * *empty is set when the file read as empty: a zombie, a kernel thread, or
  * a process in the middle of execve() (its new environment not yet in
@@ -125,24 +149,12 @@ int mp_proc__group_members(pid_t pgid, pid_t *pids, size_t max)
 static bool environ_has(pid_t pid, const char *want, size_t wlen, char *buf, size_t bufsz,
                         bool *empty)
 {
-    char path[64];
-    int fd;
-    size_t len = 0;
-
-    *empty = false;
-    snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false; /* gone, or not ours to read */
-    while (len < bufsz) {
-        ssize_t n = read(fd, buf + len, bufsz - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        len += (size_t)n;
+    ssize_t got = mp_proc__read_environ(pid, buf, bufsz);
+    size_t len = got > 0 ? (size_t)got : 0;
+    if (got < 0) { /* gone, or not ours to read */
+        *empty = false;
+        return false;
     }
-    close(fd);
     *empty = len == 0;
     for (size_t i = 0; i < len;) {
         const char *e = buf + i;
@@ -303,17 +315,17 @@ int mp_proc__collect_env(const char *name, const char *value, pid_t *pids, size_
         return -errno;
     want = xasprintf("%s=%s", name, value);
     wlen = strlen(want);
-    buf = xmalloc(ENVIRON_MAX);
+    buf = xmalloc(MP_PROC_ENVIRON_MAX);
     while ((de = readdir(dir)) != NULL) {
         struct mp_proc__stat st;
         pid_t pid = mp_proc__pid_name(de->d_name);
         if (pid <= 0 || pid == me)
             continue;
-        bool empty = false, has = environ_has(pid, want, wlen, buf, ENVIRON_MAX, &empty);
+        bool empty = false, has = environ_has(pid, want, wlen, buf, MP_PROC_ENVIRON_MAX, &empty);
         /* mid-exec reads as empty for a moment: look again a few times */
         for (int again = 0; !has && empty && again < 64; again++) {
             sched_yield();
-            has = environ_has(pid, want, wlen, buf, ENVIRON_MAX, &empty);
+            has = environ_has(pid, want, wlen, buf, MP_PROC_ENVIRON_MAX, &empty);
         }
         if (!has)
             continue;
