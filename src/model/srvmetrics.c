@@ -42,16 +42,16 @@ bool mp_srvm_lat_delta(struct mp_srvm_lat *l, const double *le, const double *cu
         n = 64;
     for (size_t i = 0; i < n; i++) {
         d[i] = cum_b[i] - cum_a[i];
-        if (d[i] < 0)
-            return false;
+        if (!(d[i] >= 0) || !isfinite(d[i]))
+            return false; /* went back, or NaN/Inf counts: no delta */
     }
-    double dc = count_b - count_a;
-    if (dc < 0)
+    double dc = count_b - count_a, ds = sum_b - sum_a;
+    if (!(dc >= 0) || !isfinite(dc) || !isfinite(ds))
         return false;
     if (dc == 0)
         return true;
     l->n = dc;
-    l->mean_ms = (sum_b - sum_a) / dc * 1e3;
+    l->mean_ms = ds / dc * 1e3;
     l->p50_ms = mp_srvm_quantile(le, d, n, 0.50) * 1e3;
     l->p99_ms = mp_srvm_quantile(le, d, n, 0.99) * 1e3;
     return true;

@@ -101,9 +101,9 @@ void mp_srvm_observe(struct mp_server_metrics *m, const struct mp_srvm_snap *sn)
 
 static double cdelta(double a, double b)
 {
-    if (isnan(a) || isnan(b))
-        return -1;
-    return b >= a ? b - a : -1; /* went back: the engine restarted, no delta */
+    double d = b - a;
+    /* went back (the engine restarted), or NaN/Inf counters: no delta */
+    return isfinite(d) && d >= 0 ? d : -1;
 }
 
 /* the same bounds in both scrapes: a delta per bucket */
