@@ -12,7 +12,6 @@
 #include "buf.h"
 #include "cli/commands.h"
 #include "file.h"
-#include "secret.h"
 #include "cli/opts.h"
 #include "cli/session.h"
 #include "err.h"
@@ -98,6 +97,17 @@ struct mctx {
     struct mp_store *store;       /* evidence store or NULL */
 };
 
+/* A knob's text as it may leave the process (minimize.json, stdout,
+ * stderr): the session's mask, which knows both ends' secret values and
+ * masks NAME=VALUE words too - a flag knob such as '--hf-token VALUE' is
+ * masked through its value, which mp_redact_assignment alone misses.
+ * Caller frees. */
+static char *knob_out(const struct mctx *m, const char *text)
+{
+    return mp_store_mask_apply(m->store ? mp_store_mask(m->store) : NULL, text, strlen(text), true,
+                               NULL);
+}
+
 static const char *rel(const struct mp_report *rep, const char *dir)
 {
     size_t rl = strlen(rep->run_dir);
@@ -157,7 +167,7 @@ static int try_config(struct mctx *m, const struct mp_candidate *c, const char *
     for (size_t i = 0; i < nk; i++) {
         if (i)
             buf_adds(t, ", ");
-        char *r = mp_redact_assignment(knob_texts[i]);
+        char *r = knob_out(m, knob_texts[i]);
         buf_add_json_str(t, r, strlen(r));
         free(r);
     }
@@ -227,8 +237,13 @@ static void ddmin_progress(void *ud, unsigned tests, const size_t *subset, size_
     if (m->run->quiet)
         return;
     fprintf(stderr, "moeprobe: minimize: %u test(s) run; current subset:", tests);
-    for (size_t i = 0; i < n; i++)
-        fprintf(stderr, " %s", m->diff.k[subset[i]].text);
+    for (size_t i = 0; i < n; i++) {
+        char *k = knob_out(m, m->diff.k[subset[i]].text);
+        char *e = mp_term_dup(k);
+        fprintf(stderr, " %s", e);
+        free(e);
+        free(k);
+    }
     fputc('\n', stderr);
 }
 
@@ -372,7 +387,7 @@ write:;
         for (size_t i = 0; i < nmin; i++) {
             if (i)
                 buf_adds(&out, ", ");
-            char *red = mp_redact_assignment(m.diff.k[minimal[i]].text);
+            char *red = knob_out(&m, m.diff.k[minimal[i]].text);
             buf_add_json_str(&out, red, strlen(red));
             free(red);
         }
@@ -413,8 +428,13 @@ write:;
         fwrite(out.data, 1, out.len, stdout);
     } else if (exit_code == MP_EXIT_OK) {
         printf("minimal knob change that makes it work (%u tests):", m.ntests);
-        for (size_t i = 0; i < nmin; i++)
-            printf(" %s", m.diff.k[minimal[i]].text);
+        for (size_t i = 0; i < nmin; i++) {
+            char *k = knob_out(&m, m.diff.k[minimal[i]].text);
+            char *e = mp_term_dup(k);
+            printf(" %s", e);
+            free(e);
+            free(k);
+        }
         char *mb = mp_term_dup(min_backend ? min_backend : "(not logged)"); /* engine's words */
         printf("\nresolved MoE backend of the minimal configuration: %s\n", mb);
         free(mb);
@@ -422,8 +442,13 @@ write:;
             bool in = false;
             for (size_t k = 0; k < nmin; k++)
                 in = in || minimal[k] == i;
-            if (!in)
-                printf("not needed: %s\n", m.diff.k[i].text);
+            if (in)
+                continue;
+            char *k = knob_out(&m, m.diff.k[i].text);
+            char *e = mp_term_dup(k);
+            printf("not needed: %s\n", e);
+            free(e);
+            free(k);
         }
     }
     fflush(stdout);

@@ -73,5 +73,25 @@ grep -q "moe_backend" "$out/report.md" || fail "the kernel-config was masked who
 rc=$?
 [ $rc -eq 2 ] || { cat "$Q_TMP/resume.err"; fail "resume with a masked argument: exit $rc, want 2"; }
 grep -q "stored masked" "$Q_TMP/resume.err" || fail "resume: no message about the masked secret"
+
+# minimize: knob texts of both kinds (a secret flag knob and a secret
+# NAME=VALUE knob) in minimize.json, its "not needed" lines on stdout and
+# its progress on stderr; --json and plain output both
+MFL=plantedI-minflag-2291       # --to knob --hf-token VALUE
+MEN=plantedJ-minenv-8823        # --to knob MY_API_KEY=VALUE
+for mode in plain json; do
+    mj=(); [ "$mode" = json ] && mj=(--json)
+    "$MOEPROBE" minimize "${mj[@]}" --no-quality --out "$Q_TMP/min-$mode" --seq 2 --conc 2:2 --max-tokens 8 --grace 3 \
+        --from '' --to "VLLM_SCALED_MM_BACKEND=marlin --hf-token $MFL MY_API_KEY=$MEN" \
+        -- "$REFENGINE" --world "$W/q-fork.ini" --port '{port}' >"$Q_TMP/min-$mode.out" 2>"$Q_TMP/min-$mode.err"
+    rc=$?
+    [ $rc -eq 0 ] || { tail -n 20 "$Q_TMP/min-$mode.err"; fail "minimize ($mode) exit $rc"; }
+    # it did print the knobs (else the test proves nothing)
+    grep -q 'hf-token \*\*\*' "$Q_TMP/min-$mode.out" "$Q_TMP/min-$mode/minimize.json" ||
+        fail "minimize ($mode) shows no masked --hf-token knob"
+    n=$(grep -raoE 'planted[IJ]' "$Q_TMP/min-$mode" "$Q_TMP/min-$mode.out" "$Q_TMP/min-$mode.err" | wc -l)
+    echo "minimize ($mode): planted-secret occurrences $n"
+    [ "$n" -eq 0 ] || { grep -raoE ".{0,40}planted[IJ].{0,10}" "$Q_TMP/min-$mode"* | head; fail "minimize ($mode) leaked a secret"; }
+done
 assert_no_leftovers
 echo ok
