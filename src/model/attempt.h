@@ -89,13 +89,18 @@ void mp_phase_metrics_merge(struct mp_phase_metrics *dst, const struct mp_phase_
 struct mp_phase_result {
     char name[32];
     int level;
-    int planned, ok, failed;
-    double wall_s;
-    long tokens;
-    double tok_s;              /* aggregate output tokens / phase wall time */
+    int planned;
+    int ok;                    /* completed: outcome MP_LG_OK (with or without a token event) */
+    int failed;                /* every other generation request */
+    double wall_s;             /* duration: first request sent to last request ended */
+    long tokens;               /* output tokens of the completed requests */
+    double tok_s;              /* output_throughput: tokens / wall_s (0 when unknown) */
     double req_tok_s_p50;      /* per-request decode rate, median */
     long prompt_tokens;        /* summed usage.prompt_tokens of prompt_n OK requests */
     int prompt_n;
+    /* while the phase runs (not stored): its span, monotonic ns (0 = no request yet) */
+    int64_t t_first_start_ns;  /* the earliest t_start_ns of its requests */
+    int64_t t_last_end_ns;     /* the latest t_end_ns */
     struct mp_phase_metrics m; /* owned */
     struct mp_server_metrics srv; /* the engine's /metrics over the phase (model/srvmetrics.h) */
 };

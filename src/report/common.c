@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "escape.h"
+#include "http/lgstats.h"
 #include "quality/quality.h"
 #include "secret.h"
 #include "version.h"
@@ -192,19 +193,15 @@ void mp_rep_dist(const struct mp_report *rep, const struct mp_hist *h, struct mp
         d->pct[i] = mp_hist_percentile(h, p[i]);
 }
 
+/* lgstats' one definition of the rates (http/lgstats.h), as the writers name them */
 void mp_rep_phase_rates(const struct mp_phase_result *ph, struct mp_rep_rates *r)
 {
-    r->req_s = r->out_tok_s = r->total_tok_s = r->input_tokens = -1;
-    if (ph->prompt_n > 0 && ph->ok > 0)
-        r->input_tokens = ph->prompt_n >= ph->ok
-                              ? (double)ph->prompt_tokens
-                              : round((double)ph->prompt_tokens * ph->ok / ph->prompt_n);
-    if (ph->wall_s <= 0 || ph->ok <= 0)
-        return;
-    r->req_s = ph->ok / ph->wall_s;
-    r->out_tok_s = (double)ph->tokens / ph->wall_s;
-    if (r->input_tokens >= 0)
-        r->total_tok_s = (r->input_tokens + (double)ph->tokens) / ph->wall_s;
+    struct mp_lg_rates lr;
+    mp_lg_phase_rates(ph, &lr);
+    r->req_s = lr.req_s;
+    r->out_tok_s = lr.out_tok_s;
+    r->total_tok_s = lr.total_tok_s;
+    r->input_tokens = lr.input_tokens;
 }
 
 int mp_rep_phase_input_tokens(const struct mp_workload *w, size_t i)

@@ -71,7 +71,8 @@ struct mp_rep_dist {
 };
 void mp_rep_dist(const struct mp_report *rep, const struct mp_hist *h, struct mp_rep_dist *d);
 
-/* A phase's throughputs over its wall time (each < 0 when unknown):
+/* A phase's throughputs over its duration, lgstats' definitions (mp_lg_phase_rates; each < 0
+ * when unknown):
  * request_throughput (OK requests/s), output_throughput (output tok/s),
  * total_token_throughput ((input + output tokens)/s); input_tokens is the
  * OK requests' summed usage.prompt_tokens (scaled up to every OK request
