@@ -185,8 +185,14 @@ const struct mp_knob_dlv *mp_attempt_find_dlv(const struct mp_attempt_result *r,
 /* Frees every owned field; *r is zeroed. */
 void mp_attempt_result_release(struct mp_attempt_result *r);
 
-/* The attempt's distributions over all its phases (the quality phase included): *out (zeroed
- * here) gets every phase's histograms merged bucket-wise. r may be NULL (empty). Release with
+/* True for a phase that measures the engine under the workload's load, the requests `vllm bench
+ * serve` would measure: "sequential", "concurrency-N", a soak's timed phase ("soak") and the
+ * diagnosis' continuation at the highest level ("extended"). Not the warm-up, the output check
+ * ("quality": greedy, 32 tokens, EOS honoured) or "prefill-N" (long prompts, 3 requests). */
+bool mp_phase_is_load(const char *name);
+
+/* The attempt's distributions over its load phases (mp_phase_is_load): *out (zeroed here) gets
+ * those phases' histograms merged bucket-wise. r may be NULL (empty). Release with
  * mp_phase_metrics_release. */
 void mp_attempt_metrics(const struct mp_attempt_result *r, struct mp_phase_metrics *out);
 

@@ -390,7 +390,7 @@ enum mp_outcome mp_att_run_quality(struct att *a, const struct mp_lg_config *bas
     struct mp_attempt_result *r = a->r;
     struct mp_lg_config qc = *base;
     qc.ignore_eos = false;
-    qc.max_tokens = o->quality_max_tokens > 0 ? o->quality_max_tokens : 32;
+    qc.max_tokens = o->quality_max_tokens > 0 ? o->quality_max_tokens : MP_QUALITY_MAX_TOKENS;
     struct mp_lg *main_lg = a->lg;
     a->lg = mp_lg_new(&qc);
     r->nquality = o->nquality;
