@@ -292,6 +292,7 @@ static void finish_phase(struct att *a, struct mp_phase_result *ph, int64_t t0)
     if (ph->m.req_tok_s.n)
         ph->req_tok_s_p50 = mp_hist_percentile(&ph->m.req_tok_s, 50);
     a->t_phase = 0;
+    mp_gpu_set_load(a->gpu, false); /* GPU telemetry: load phases only (run/telemetry.h) */
 }
 
 /* Run the phases. Returns the outcome (CLEAN, CRASH, HANG, INTERRUPTED). */
@@ -330,6 +331,7 @@ enum mp_outcome mp_att_run_workload(struct att *a)
         mp_srvm_phase_begin(a->srvm); /* server metrics: the phase's first scrape */
         int64_t t0 = mp_now_ns();
         a->t_phase = t0;
+        mp_gpu_set_load(a->gpu, true);
         int64_t t_end = sp.duration_s > 0 ? t0 + (int64_t)(sp.duration_s * 1e9) : INT64_MAX;
         int started = 0, done = 0;
         while (done < sp.requests) {
@@ -402,6 +404,7 @@ enum mp_outcome mp_att_run_quality(struct att *a, const struct mp_lg_config *bas
     a->cur_phase = (int)(r->nphases - 1);
     int64_t t0 = mp_now_ns();
     a->t_phase = t0;
+    mp_gpu_set_load(a->gpu, true);
     enum mp_outcome out = MP_OUT_CLEAN;
     for (size_t i = 0; i < o->nquality && out == MP_OUT_CLEAN; i++) {
         if (mp_lg_start(a->lg, o->quality_prompts[i], -1 - (int)i) < 0) {
