@@ -149,11 +149,19 @@ void mp_phase_metrics_merge(struct mp_phase_metrics *dst, const struct mp_phase_
     mp_hist_merge(&dst->req_tok_s, &src->req_tok_s);
 }
 
+bool mp_phase_is_load(const char *name)
+{
+    return !strcmp(name, "sequential") || !strncmp(name, "concurrency-", 12) ||
+           !strcmp(name, "soak") || !strcmp(name, "extended");
+}
+
 void mp_attempt_metrics(const struct mp_attempt_result *r, struct mp_phase_metrics *out)
 {
     memset(out, 0, sizeof(*out));
-    for (size_t i = 0; r && i < r->nphases; i++)
-        mp_phase_metrics_merge(out, &r->phases[i].m);
+    for (size_t i = 0; r && i < r->nphases; i++) {
+        if (mp_phase_is_load(r->phases[i].name))
+            mp_phase_metrics_merge(out, &r->phases[i].m);
+    }
 }
 
 void mp_attempt_result_release(struct mp_attempt_result *r)

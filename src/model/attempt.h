@@ -89,13 +89,18 @@ void mp_phase_metrics_merge(struct mp_phase_metrics *dst, const struct mp_phase_
 struct mp_phase_result {
     char name[32];
     int level;
-    int planned, ok, failed;
-    double wall_s;
-    long tokens;
-    double tok_s;              /* aggregate output tokens / phase wall time */
+    int planned;
+    int ok;                    /* completed: outcome MP_LG_OK (with or without a token event) */
+    int failed;                /* every other generation request */
+    double wall_s;             /* duration: first request sent to last request ended */
+    long tokens;               /* output tokens of the completed requests */
+    double tok_s;              /* output_throughput: tokens / wall_s (0 when unknown) */
     double req_tok_s_p50;      /* per-request decode rate, median */
     long prompt_tokens;        /* summed usage.prompt_tokens of prompt_n OK requests */
     int prompt_n;
+    /* while the phase runs (not stored): its span, monotonic ns (0 = no request yet) */
+    int64_t t_first_start_ns;  /* the earliest t_start_ns of its requests */
+    int64_t t_last_end_ns;     /* the latest t_end_ns */
     struct mp_phase_metrics m; /* owned */
     struct mp_server_metrics srv; /* the engine's /metrics over the phase (model/srvmetrics.h) */
 };
@@ -180,8 +185,14 @@ const struct mp_knob_dlv *mp_attempt_find_dlv(const struct mp_attempt_result *r,
 /* Frees every owned field; *r is zeroed. */
 void mp_attempt_result_release(struct mp_attempt_result *r);
 
-/* The attempt's distributions over all its phases (the quality phase included): *out (zeroed
- * here) gets every phase's histograms merged bucket-wise. r may be NULL (empty). Release with
+/* True for a phase that measures the engine under the workload's load, the requests `vllm bench
+ * serve` would measure: "sequential", "concurrency-N", a soak's timed phase ("soak") and the
+ * diagnosis' continuation at the highest level ("extended"). Not the warm-up, the output check
+ * ("quality": greedy, 32 tokens, EOS honoured) or "prefill-N" (long prompts, 3 requests). */
+bool mp_phase_is_load(const char *name);
+
+/* The attempt's distributions over its load phases (mp_phase_is_load): *out (zeroed here) gets
+ * those phases' histograms merged bucket-wise. r may be NULL (empty). Release with
  * mp_phase_metrics_release. */
 void mp_attempt_metrics(const struct mp_attempt_result *r, struct mp_phase_metrics *out);
 

@@ -38,6 +38,10 @@ struct mp_workload {
     const char *api_key;     /* borrowed; never logged */
 };
 
+/* The output check ("quality" phase, run/phases.c): greedy completions of the fixed quality
+ * prompts, one at a time, of at most this many tokens, EOS honoured (not ignore_eos). */
+#define MP_QUALITY_MAX_TOKENS 32
+
 /* Default workload: warmup 1, sequential 10 (concurrency steps are added
  * with mp_workload_add_conc). */
 void mp_workload_default(struct mp_workload *w);

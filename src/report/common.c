@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "escape.h"
+#include "http/lgstats.h"
 #include "quality/quality.h"
 #include "secret.h"
 #include "version.h"
@@ -192,19 +193,15 @@ void mp_rep_dist(const struct mp_report *rep, const struct mp_hist *h, struct mp
         d->pct[i] = mp_hist_percentile(h, p[i]);
 }
 
+/* lgstats' one definition of the rates (http/lgstats.h), as the writers name them */
 void mp_rep_phase_rates(const struct mp_phase_result *ph, struct mp_rep_rates *r)
 {
-    r->req_s = r->out_tok_s = r->total_tok_s = r->input_tokens = -1;
-    if (ph->prompt_n > 0 && ph->ok > 0)
-        r->input_tokens = ph->prompt_n >= ph->ok
-                              ? (double)ph->prompt_tokens
-                              : round((double)ph->prompt_tokens * ph->ok / ph->prompt_n);
-    if (ph->wall_s <= 0 || ph->ok <= 0)
-        return;
-    r->req_s = ph->ok / ph->wall_s;
-    r->out_tok_s = (double)ph->tokens / ph->wall_s;
-    if (r->input_tokens >= 0)
-        r->total_tok_s = (r->input_tokens + (double)ph->tokens) / ph->wall_s;
+    struct mp_lg_rates lr;
+    mp_lg_phase_rates(ph, &lr);
+    r->req_s = lr.req_s;
+    r->out_tok_s = lr.out_tok_s;
+    r->total_tok_s = lr.total_tok_s;
+    r->input_tokens = lr.input_tokens;
 }
 
 int mp_rep_phase_input_tokens(const struct mp_workload *w, size_t i)
@@ -212,4 +209,85 @@ int mp_rep_phase_input_tokens(const struct mp_workload *w, size_t i)
     if (i < w->nphases && w->phases[i].input_tokens > 0)
         return w->phases[i].input_tokens;
     return w->input_tokens > 0 ? w->input_tokens : 0;
+}
+
+/* The first attempt of the run (normal or blocked, by blocked) that ran phase name, or NULL. */
+static const struct mp_phase_result *find_phase(const struct mp_report *rep, const char *name,
+                                                bool blocked)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        for (size_t j = 0; j < rep->c[i].nattempts; j++) {
+            const struct mp_attempt_result *a = &rep->c[i].attempts[j];
+            if (a->launch_blocking != blocked)
+                continue;
+            for (size_t k = 0; k < a->nphases; k++)
+                if (!strcmp(a->phases[k].name, name))
+                    return &a->phases[k];
+        }
+    }
+    return NULL;
+}
+
+size_t mp_rep_workload_phases(const struct mp_report *rep, struct mp_rep_wphase *out, size_t cap)
+{
+    const struct mp_workload *w = &rep->workload;
+    size_t n = 0;
+    for (size_t i = 0; i < w->nphases && i < MP_MAX_PHASES && n < cap; i++) {
+        const struct mp_phase_spec *s = &w->phases[i];
+        struct mp_rep_wphase *e = &out[n++];
+        memset(e, 0, sizeof(*e));
+        snprintf(e->name, sizeof(e->name), "%s", s->name);
+        e->level = s->level;
+        e->requests = s->requests;
+        e->duration_s = s->duration_s;
+        e->input_tokens = mp_rep_phase_input_tokens(w, i);
+        e->max_tokens = w->max_tokens;
+        e->ignore_eos = w->ignore_eos;
+    }
+    /* the diagnosis' continuation at the highest level, then the output check (run order) */
+    const struct mp_phase_result *ext = find_phase(rep, "extended", true);
+    if (!ext)
+        ext = find_phase(rep, "extended", false);
+    if (ext && n < cap) {
+        struct mp_rep_wphase *e = &out[n++];
+        memset(e, 0, sizeof(*e));
+        snprintf(e->name, sizeof(e->name), "extended");
+        e->level = ext->level;
+        e->requests = -1;
+        e->input_tokens = w->input_tokens > 0 ? w->input_tokens : 0;
+        e->max_tokens = w->max_tokens;
+        e->ignore_eos = w->ignore_eos;
+        e->diagnosis_only = !find_phase(rep, "extended", false);
+    }
+    const struct mp_phase_result *q = find_phase(rep, "quality", false);
+    bool q_normal = q != NULL;
+    if (!q)
+        q = find_phase(rep, "quality", true);
+    if (q && n < cap) {
+        struct mp_rep_wphase *e = &out[n++];
+        memset(e, 0, sizeof(*e));
+        snprintf(e->name, sizeof(e->name), "quality");
+        e->level = 1;
+        e->requests = q->planned;
+        e->max_tokens = MP_QUALITY_MAX_TOKENS;
+        e->ignore_eos = false;
+        e->diagnosis_only = !q_normal;
+    }
+    return n;
+}
+
+void mp_rep_diagnosis_phases(const struct mp_report *rep, char *out, size_t n)
+{
+    out[0] = '\0';
+    for (size_t i = 0; i < rep->n; i++) {
+        for (size_t j = 0; j < rep->c[i].nattempts; j++) {
+            const struct mp_attempt_result *a = &rep->c[i].attempts[j];
+            if (!a->launch_blocking || !a->nphases)
+                continue;
+            size_t len = 0;
+            for (size_t k = 0; k < a->nphases && len < n; k++)
+                len += (size_t)snprintf(out + len, n - len, "%s%s", k ? ", " : "", a->phases[k].name);
+            return;
+        }
+    }
 }

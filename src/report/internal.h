@@ -19,7 +19,7 @@ struct mp_rep_cost {
 double mp_rep_seq_tok_s(const struct mp_attempt_result *a);
 /* Best aggregate tok/s over its concurrency phases, <0 when unknown. */
 double mp_rep_best_conc_tok_s(const struct mp_attempt_result *a);
-/* Median per-request decode rate over its phases, <0 when unknown. */
+/* Median per-request decode rate over its load phases (mp_phase_is_load), <0 when unknown. */
 double mp_rep_median_req_rate(const struct mp_attempt_result *a);
 /* Engine starts, engine lifetime and load time of a candidate. */
 struct mp_rep_cost mp_rep_cand_cost(const struct mp_cand_report *c);
@@ -71,7 +71,8 @@ struct mp_rep_dist {
 };
 void mp_rep_dist(const struct mp_report *rep, const struct mp_hist *h, struct mp_rep_dist *d);
 
-/* A phase's throughputs over its wall time (each < 0 when unknown):
+/* A phase's throughputs over its duration, lgstats' definitions (mp_lg_phase_rates; each < 0
+ * when unknown):
  * request_throughput (OK requests/s), output_throughput (output tok/s),
  * total_token_throughput ((input + output tokens)/s); input_tokens is the
  * OK requests' summed usage.prompt_tokens (scaled up to every OK request
@@ -80,6 +81,25 @@ struct mp_rep_rates {
     double req_s, out_tok_s, total_tok_s, input_tokens;
 };
 void mp_rep_phase_rates(const struct mp_phase_result *ph, struct mp_rep_rates *r);
+
+/* One phase of the report's workload: every phase an attempt of the run ran - the workload's
+ * own, the output check ("quality"), and the diagnosis' continuation ("extended", only in the
+ * CUDA_LAUNCH_BLOCKING=1 run). */
+struct mp_rep_wphase {
+    char name[32];
+    int level;
+    int requests;         /* INT_MAX: a soak's timed phase; < 0: until enough succeeded */
+    double duration_s;    /* > 0: a time limit */
+    int input_tokens;     /* 0: fixed prompts (~15 tokens; the quality prompts for "quality") */
+    int max_tokens;
+    bool ignore_eos;
+    bool diagnosis_only;  /* only the diagnosis' run has it */
+};
+/* The workload's phases as above, into out (at most cap). Returns the count. */
+size_t mp_rep_workload_phases(const struct mp_report *rep, struct mp_rep_wphase *out, size_t cap);
+/* The phases of the diagnosis' run (the first CUDA_LAUNCH_BLOCKING=1 attempt), ", "-separated
+ * into out ("" when none ran). */
+void mp_rep_diagnosis_phases(const struct mp_report *rep, char *out, size_t n);
 
 /* The input tokens of workload phase i (its own, else the workload's);
  * 0 = the fixed ~15-token prompts. */

@@ -210,18 +210,36 @@ static cJSON *workload_json(const struct mp_report *rep)
     cJSON_AddNumberToObject(sm, "temperature", w->temperature);
     cJSON_AddBoolToObject(sm, "ignore_eos", w->ignore_eos);
     cJSON *ph = cJSON_AddArrayToObject(o, "phases");
-    for (size_t i = 0; i < w->nphases && i < MP_MAX_PHASES; i++) {
-        const struct mp_phase_spec *s = &w->phases[i];
+    /* every phase an attempt ran: the workload's, the diagnosis' continuation, the output check */
+    struct mp_rep_wphase wp[MP_MAX_PHASES + 2];
+    size_t nwp = mp_rep_workload_phases(rep, wp, MP_ARRAY_SIZE(wp));
+    for (size_t i = 0; i < nwp; i++) {
+        const struct mp_rep_wphase *s = &wp[i];
         cJSON *e = cJSON_CreateObject();
         cJSON_AddItemToObject(e, "name", jstr(s->name));
         cJSON_AddNumberToObject(e, "concurrency", s->level);
-        /* a soak's timed phase has no count: it runs until its duration */
-        cJSON_AddItemToObject(e, "requests", s->requests < INT_MAX ? cJSON_CreateNumber(s->requests)
-                                                                   : cJSON_CreateNull());
+        /* a soak's timed phase has no count: it runs until its duration; the diagnosis'
+         * continuation until enough requests succeeded */
+        cJSON_AddItemToObject(e, "requests", s->requests >= 0 && s->requests < INT_MAX
+                                                 ? cJSON_CreateNumber(s->requests)
+                                                 : cJSON_CreateNull());
         cJSON_AddItemToObject(e, "duration_s", jnum_or_null(s->duration_s > 0 ? s->duration_s : -1));
-        int it = mp_rep_phase_input_tokens(w, i);
-        cJSON_AddItemToObject(e, "input_tokens", it > 0 ? cJSON_CreateNumber(it) : cJSON_CreateNull());
+        cJSON_AddItemToObject(e, "input_tokens", s->input_tokens > 0 ? cJSON_CreateNumber(s->input_tokens)
+                                                                     : cJSON_CreateNull());
+        cJSON_AddNumberToObject(e, "max_tokens", s->max_tokens);
+        cJSON_AddBoolToObject(e, "ignore_eos", s->ignore_eos);
+        cJSON_AddBoolToObject(e, "diagnosis_only", s->diagnosis_only);
         cJSON_AddItemToArray(ph, e);
+    }
+    char dg[512];
+    mp_rep_diagnosis_phases(rep, dg, sizeof(dg));
+    if (dg[0]) {
+        cJSON *d = cJSON_AddArrayToObject(o, "diagnosis_phases");
+        char *save = NULL;
+        for (char *t = strtok_r(dg, ", ", &save); t; t = strtok_r(NULL, ", ", &save))
+            cJSON_AddItemToArray(d, cJSON_CreateString(t));
+    } else {
+        cJSON_AddNullToObject(o, "diagnosis_phases");
     }
     return o;
 }

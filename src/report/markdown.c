@@ -232,26 +232,45 @@ static void md_workload(const struct mp_report *rep, struct buf *out)
                         "`total_input_tokens`).\n\n", w->input_tokens);
     else
         buf_adds(out, "the eight fixed ~15-token prompts.\n\n");
-    buf_adds(out, "| phase | concurrency | requests | duration | input tokens |\n"
-                  "|---|---:|---:|---:|---:|\n");
-    for (size_t i = 0; i < w->nphases && i < MP_MAX_PHASES; i++) {
-        const struct mp_phase_spec *s = &w->phases[i];
+    buf_adds(out, "| phase | concurrency | requests | duration | input tokens | output tokens |\n"
+                  "|---|---:|---:|---:|---:|---:|\n");
+    /* every phase an attempt ran: the workload's, the diagnosis' continuation, the output check */
+    struct mp_rep_wphase wp[MP_MAX_PHASES + 2];
+    size_t nwp = mp_rep_workload_phases(rep, wp, MP_ARRAY_SIZE(wp));
+    for (size_t i = 0; i < nwp; i++) {
+        const struct mp_rep_wphase *s = &wp[i];
         buf_adds(out, "| ");
         md_cell(out, s->name, 32);
+        if (s->diagnosis_only)
+            buf_adds(out, " (diagnosis run only)");
         buf_printf(out, " | %d | ", s->level);
-        if (s->requests < INT_MAX)
+        if (s->requests >= 0 && s->requests < INT_MAX)
             buf_printf(out, "%d | ", s->requests);
+        else if (s->requests < 0)
+            buf_adds(out, "until enough succeeded | "); /* the diagnosis' continuation */
         else
             buf_adds(out, "until the duration | "); /* a soak's timed phase */
         if (s->duration_s > 0)
             buf_printf(out, "%.0f s", s->duration_s);
         else
             buf_adds(out, "—");
-        int it = mp_rep_phase_input_tokens(w, i);
-        if (it > 0)
-            buf_printf(out, " | %d |\n", it);
+        if (!strcmp(s->name, "quality"))
+            buf_adds(out, " | quality prompts");
+        else if (s->input_tokens > 0)
+            buf_printf(out, " | %d", s->input_tokens);
         else
-            buf_adds(out, " | ~15 |\n");
+            buf_adds(out, " | ~15");
+        buf_printf(out, " | %d%s |\n", s->max_tokens,
+                   !strcmp(s->name, "quality") ? " (greedy, EOS honoured)"
+                   : s->ignore_eos            ? ""
+                                              : " (EOS honoured)");
+    }
+    char dg[512];
+    mp_rep_diagnosis_phases(rep, dg, sizeof(dg));
+    if (dg[0]) {
+        buf_adds(out, "\nThe diagnosis' run (`CUDA_LAUNCH_BLOCKING=1`) ran: ");
+        md_cell(out, dg, 512);
+        buf_adds(out, ".\n");
     }
     buf_adds(out, "\n");
 }

@@ -51,6 +51,7 @@ struct att {
     char model[512];
     /* workload */
     int cur_phase;
+    int64_t t_phase;           /* when the current phase began (live progress), 0 = none */
     unsigned long gen_started;
     bool failed;               /* first failure recorded */
     int64_t t_fail;

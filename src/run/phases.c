@@ -48,12 +48,10 @@ void mp_att_draw_progress(struct att *a, const char *what, int done, int total)
     a->last_draw = now;
     double el = (double)(now - a->t_spawn) / 1e9;
     double rate = 0;
-    if (a->cur_phase >= 0) {
-        struct mp_phase_result *ph = &a->r->phases[a->cur_phase];
-        double w = (double)(now - a->t_spawn) / 1e9 - a->r->ready_s;
-        MP_UNUSED(w);
-        if (ph->wall_s > 0)
-            rate = ph->tokens / ph->wall_s;
+    if (a->cur_phase >= 0 && a->t_phase) {
+        /* live: output tokens so far over the phase's time so far (lgstats' rate) */
+        const struct mp_phase_result *ph = &a->r->phases[a->cur_phase];
+        rate = MP_MAX(0.0, mp_lg_rate((double)ph->tokens, (double)(now - a->t_phase) / 1e9));
     }
     char eta[48] = "";
     if (a->o->eta_after_s >= 0) {
@@ -81,11 +79,12 @@ static void draw_soak(struct att *a, const struct mp_phase_result *ph, double du
     if (now - a->last_draw < 1000000000LL)
         return;
     a->last_draw = now;
-    double rem = duration_s - ph->wall_s;
+    double el = (double)(now - a->t_phase) / 1e9;
+    double rem = duration_s - el;
     fprintf(stderr, "\r\033[K[%s] soak %.0fs elapsed, %.0fs left, %d ok / %d failed, %.1f tok/s, "
                     "failure rate < %.2g (95%%)",
-            a->o->label ? a->o->label : "", ph->wall_s, rem > 0 ? rem : 0, ph->ok, ph->failed,
-            ph->wall_s > 0 ? ph->tokens / ph->wall_s : 0.0,
+            a->o->label ? a->o->label : "", el, rem > 0 ? rem : 0, ph->ok, ph->failed,
+            MP_MAX(0.0, mp_lg_rate((double)ph->tokens, el)),
             mp_stats_failure_upper95((unsigned long)ph->ok));
     fflush(stderr);
 }
@@ -280,6 +279,22 @@ static const char *prompt_for(struct att *a, int pidx, int ntok)
     return a->sized[pidx];
 }
 
+/* A phase's end: its duration is lgstats' (first request sent to last request ended, never
+ * the loop's later look at the clock: the poll's wait, the GPU sample and the /metrics scrape
+ * of the turn are not in it); a phase in which no request ended lasted from its start t0 to
+ * now (its rates are unknown anyway). Its output throughput and median decode rate. */
+static void finish_phase(struct att *a, struct mp_phase_result *ph, int64_t t0)
+{
+    ph->wall_s = ph->t_last_end_ns ? mp_lg_phase_duration_s(ph) : (double)(mp_now_ns() - t0) / 1e9;
+    struct mp_lg_rates rt;
+    mp_lg_phase_rates(ph, &rt);
+    ph->tok_s = rt.out_tok_s > 0 ? rt.out_tok_s : 0;
+    if (ph->m.req_tok_s.n)
+        ph->req_tok_s_p50 = mp_hist_percentile(&ph->m.req_tok_s, 50);
+    a->t_phase = 0;
+    mp_gpu_set_load(a->gpu, false); /* GPU telemetry: load phases only (run/telemetry.h) */
+}
+
 /* Run the phases. Returns the outcome (CLEAN, CRASH, HANG, INTERRUPTED). */
 enum mp_outcome mp_att_run_workload(struct att *a)
 {
@@ -315,6 +330,8 @@ enum mp_outcome mp_att_run_workload(struct att *a)
         a->cur_phase = (int)(r->nphases - 1);
         mp_srvm_phase_begin(a->srvm); /* server metrics: the phase's first scrape */
         int64_t t0 = mp_now_ns();
+        a->t_phase = t0;
+        mp_gpu_set_load(a->gpu, true);
         int64_t t_end = sp.duration_s > 0 ? t0 + (int64_t)(sp.duration_s * 1e9) : INT64_MAX;
         int started = 0, done = 0;
         while (done < sp.requests) {
@@ -341,7 +358,6 @@ enum mp_outcome mp_att_run_workload(struct att *a)
                 }
                 mp_lg_result_release(&res);
             }
-            ph->wall_s = (double)(mp_now_ns() - t0) / 1e9;
             if (sp.duration_s > 0)
                 draw_soak(a, ph, sp.duration_s);
             else
@@ -350,15 +366,13 @@ enum mp_outcome mp_att_run_workload(struct att *a)
             if (w == MP_OUT_CRASH)
                 break;
             if (w != MP_OUT_CLEAN) {
+                finish_phase(a, ph, t0);
                 mp_srvm_phase_end(a->srvm, &ph->srv); /* server metrics: what the engine saw */
                 return w;
             }
         }
-        ph->wall_s = (double)(mp_now_ns() - t0) / 1e9;
+        finish_phase(a, ph, t0);
         mp_srvm_phase_end(a->srvm, &ph->srv); /* server metrics: the last scrape, the deltas */
-        ph->tok_s = ph->wall_s > 0 ? ph->tokens / ph->wall_s : 0;
-        if (ph->m.req_tok_s.n)
-            ph->req_tok_s_p50 = mp_hist_percentile(&ph->m.req_tok_s, 50);
         mp_att_note(a, "phase %s: %d ok, %d failed, %.1f tok/s in %.1f s", ph->name, ph->ok, ph->failed,
              ph->tok_s, ph->wall_s);
         if (a->failed)
@@ -378,7 +392,7 @@ enum mp_outcome mp_att_run_quality(struct att *a, const struct mp_lg_config *bas
     struct mp_attempt_result *r = a->r;
     struct mp_lg_config qc = *base;
     qc.ignore_eos = false;
-    qc.max_tokens = o->quality_max_tokens > 0 ? o->quality_max_tokens : 32;
+    qc.max_tokens = o->quality_max_tokens > 0 ? o->quality_max_tokens : MP_QUALITY_MAX_TOKENS;
     struct mp_lg *main_lg = a->lg;
     a->lg = mp_lg_new(&qc);
     r->nquality = o->nquality;
@@ -389,6 +403,8 @@ enum mp_outcome mp_att_run_quality(struct att *a, const struct mp_lg_config *bas
     ph->planned = (int)o->nquality;
     a->cur_phase = (int)(r->nphases - 1);
     int64_t t0 = mp_now_ns();
+    a->t_phase = t0;
+    mp_gpu_set_load(a->gpu, true);
     enum mp_outcome out = MP_OUT_CLEAN;
     for (size_t i = 0; i < o->nquality && out == MP_OUT_CLEAN; i++) {
         if (mp_lg_start(a->lg, o->quality_prompts[i], -1 - (int)i) < 0) {
@@ -422,8 +438,7 @@ enum mp_outcome mp_att_run_quality(struct att *a, const struct mp_lg_config *bas
             out = MP_OUT_CRASH;
         }
     }
-    ph->wall_s = (double)(mp_now_ns() - t0) / 1e9;
-    ph->tok_s = ph->wall_s > 0 ? ph->tokens / ph->wall_s : 0;
+    finish_phase(a, ph, t0);
     mp_lg_free(a->lg);
     a->lg = main_lg;
     return out;

@@ -137,25 +137,17 @@ void mp_att_handle_result(struct att *a, struct mp_lg_result *res)
     struct mp_attempt_result *r = a->r;
     struct mp_phase_result *ph = a->cur_phase >= 0 ? &r->phases[a->cur_phase] : NULL;
     write_request(a, res, ph ? ph->name : "?");
+    /* the phase's counts, span and histograms: lgstats' one path (bounded: nothing here grows
+     * with the events) */
+    if (ph)
+        mp_lg_phase_add(ph, res);
     if (res->outcome == MP_LG_OK) {
         r->req_ok++;
-        if (ph) {
-            ph->ok++;
-            ph->tokens += res->output_tokens;
-            if (res->prompt_tokens >= 0) {
-                ph->prompt_tokens += res->prompt_tokens;
-                ph->prompt_n++;
-            }
-        }
-        if (ph)
-            mp_lg_metrics_add(&ph->m, res); /* bounded: nothing here grows with the events */
         int pidx = res->user_tag;
         if (pidx >= 0 && (size_t)pidx < r->ntexts && !r->texts[pidx] && res->text)
             r->texts[pidx] = xstrndup(res->text, res->text_len);
     } else {
         r->req_failed++;
-        if (ph)
-            ph->failed++;
         if (!a->failed)
             a->fail_req_line = a->req_lines;
         char msg[640];

@@ -34,6 +34,7 @@ struct mp_gpu_sampler {
     struct series clock, temp, power, mem;
     unsigned long long reasons;
     size_t stride; /* keep the values of every stride-th sample (>= 1) */
+    bool load;     /* under load (mp_gpu_set_load): only then is it sampled */
 };
 
 /* Keep x of sample number at when keep is set (the sample falls on the
@@ -159,9 +160,18 @@ struct mp_gpu_sampler *mp_gpu_sampler_open(const struct mp_gpu_api *api, const c
     return s;
 }
 
+void mp_gpu_set_load(struct mp_gpu_sampler *s, bool on)
+{
+    if (!s)
+        return;
+    if (on && !s->load)
+        s->sampled = false; /* the next mp_gpu_sample takes one */
+    s->load = on;
+}
+
 void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s)
 {
-    if (!s || (s->sampled && now_s - s->last_s < interval_s))
+    if (!s || !s->load || (s->sampled && now_s - s->last_s < interval_s))
         return;
     s->sampled = true;
     s->last_s = now_s;

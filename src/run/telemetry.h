@@ -36,8 +36,15 @@ struct mp_gpu_sampler;
  * value or NULL. Returns NULL when NVML is not there or has no device: the
  * attempt then has no telemetry, and the report says so. */
 struct mp_gpu_sampler *mp_gpu_sampler_open(const struct mp_gpu_api *api, const char *visible);
-/* Take one sample of every device (at most every interval_s seconds of
- * now_s; earlier calls do nothing). NULL is accepted. */
+/* Whether the engine is under load now (a workload phase runs). A sampler
+ * opens idle: while it is, mp_gpu_sample takes nothing, so the summary - the
+ * median SM clock the report compares candidates by - describes the load
+ * phases only, never the engine's start-up (model loading, compilation at
+ * idle or boost clocks) or the pause after a failure. Turning it on takes the
+ * next sample at once, so every phase has at least one. NULL is accepted. */
+void mp_gpu_set_load(struct mp_gpu_sampler *s, bool on);
+/* Take one sample of every device while under load (at most every
+ * interval_s seconds of now_s; earlier calls do nothing). NULL is accepted. */
 void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s);
 /* Summarise the samples so far. Returns false (out zeroed) without any. */
 bool mp_gpu_summary(const struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out);

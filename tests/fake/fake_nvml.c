@@ -3,13 +3,26 @@
  * and moves by FAKE_NVML_CLOCK_STEP MHz (0) at every nvmlInit (counted in
  * the file FAKE_NVML_STATE, since moeprobe unloads the library between
  * uses), so that consecutive engine starts run at different clocks; the
- * throttle reasons are FAKE_NVML_THROTTLE (0). Loaded by moeprobe through
+ * throttle reasons are FAKE_NVML_THROTTLE (0). With FAKE_NVML_STARTUP_S, the
+ * clock reads FAKE_NVML_STARTUP_CLOCK MHz (600) for that many seconds after
+ * each nvmlInit - an engine's start-up, when the GPU idles while the model
+ * loads - and the clock above after that. Loaded by moeprobe through
  * MOEPROBE_NVML_LIB. Not part of moeprobe. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int inits;
+static double init_s; /* CLOCK_MONOTONIC seconds of the last nvmlInit */
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static long env_long(const char *name, long def)
 {
@@ -20,6 +33,7 @@ static long env_long(const char *name, long def)
 int nvmlInit_v2(void)
 {
     const char *state = getenv("FAKE_NVML_STATE");
+    init_s = mono_s();
     inits = 1;
     if (state && *state) {
         FILE *f = fopen(state, "r");
@@ -87,6 +101,11 @@ int nvmlDeviceGetClockInfo(void *dev, int type, unsigned *mhz)
     (void)dev;
     if (type != 1)
         return 2;
+    const char *su = getenv("FAKE_NVML_STARTUP_S");
+    if (su && *su && mono_s() - init_s < strtod(su, NULL)) {
+        *mhz = (unsigned)env_long("FAKE_NVML_STARTUP_CLOCK", 600);
+        return 0;
+    }
     long c = env_long("FAKE_NVML_CLOCK", 1800) + (inits - 1) * env_long("FAKE_NVML_CLOCK_STEP", 0);
     *mhz = (unsigned)(c > 0 ? c : 1);
     return 0;

@@ -35,6 +35,20 @@ grep -q "^- GPU (first attempt, .* samples): SM clock median 2100 MHz" "$Q_DIR/r
 MOEPROBE_NVML_LIB="$FAKE" FAKE_NVML_CLOCK=2400 qualify same "$WF" "${Q_FAST[@]}" --no-quality "${C[@]}"
 check "$Q_DIR/report.json" 'not any("apart" in x for x in r["comparability"])' || fail "same clocks flagged"
 
+# the engine's start-up is not in the figures: while the engine loads its model (4 s) the
+# GPU idles at 600 MHz, under load it runs at 1800 MHz; the median (and min) SM clock must be
+# the load's - start-up samples (four or five at 600) would outnumber the load's (one or two)
+printf '[engine]\nversion = 0.19.0\ndevice = sm120\nmodel = test/slow-start\nload_seconds = 4\n[backend FLASHINFER_CUTLASS]\ntokens_per_second = 5000\ncontention = 0\n' >"$Q_TMP/slowstart.ini"
+MOEPROBE_NVML_LIB="$FAKE" FAKE_NVML_CLOCK=1800 FAKE_NVML_STARTUP_S=3.5 FAKE_NVML_STARTUP_CLOCK=600 \
+qualify startup "$Q_TMP/slowstart.ini" "${Q_FAST[@]}" --no-quality --candidate 'auto:'
+[ "$Q_RC" -eq 0 ] || { cat "$Q_TMP/startup.stderr"; fail "startup: exit $Q_RC"; }
+check "$Q_DIR/report.json" \
+    'c["auto"]["attempts"][0]["ready_s"] >= 3.5' \
+    'c["auto"]["attempts"][0]["gpu_telemetry"]["samples"] >= 1' \
+    'c["auto"]["attempts"][0]["gpu_telemetry"]["sm_clock_mhz"]["median"] == 1800' \
+    'c["auto"]["attempts"][0]["gpu_telemetry"]["sm_clock_mhz"]["min"] == 1800' \
+    || fail "startup: start-up samples in the GPU figures"
+
 # no NVML
 MOEPROBE_NVML_LIB=none qualify none "$WF" "${Q_FAST[@]}" --no-quality "${C[@]}"
 check "$Q_DIR/report.json" \

@@ -76,7 +76,7 @@ PY
 # report.md: the workload section and the latency table at the run's percentiles
 md="$Q_DIR/report.md"
 grep -q '^## Workload$' "$md" || fail "report.md has no workload section"
-grep -q '^| concurrency-2 | 2 | 4 | — | 64 |$' "$md" || fail "report.md workload phase line"
+grep -q '^| concurrency-2 | 2 | 4 | — | 64 | 10 |$' "$md" || fail "report.md workload phase line"
 grep -q '^## Latency and throughput$' "$md" || fail "report.md has no latency table"
 grep -q '| TTFT ms (p50 / p95) |' "$md" || fail "report.md table does not use the run's percentiles"
 for c in auto marlin; do

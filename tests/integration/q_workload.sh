@@ -20,6 +20,20 @@ for r in rows:
     want = 2048 if r["phase"] == "prefill-2048" else 512
     assert abs(r["prompt_tokens"] - want) <= want * 0.05, (r["phase"], r["prompt_tokens"])
 PY
+# every phase the report shows is in its workload: with the output check, the "quality" phase
+# (32 tokens, EOS honoured) is there too; latency_ms is over the load phases only
+qualify q "$ROOT/tests/worlds/fast.ini" --quiet --seq 3 --conc 2:4 --output-tokens 5 \
+    --prefill-check 2048 --candidate 'auto:'
+[ "$Q_RC" -eq 0 ] || { cat "$Q_TMP/q.stderr"; fail "quality run: exit $Q_RC"; }
+check "$Q_DIR/report.json" \
+    '{p["phase"] for p in c["auto"]["throughput"]["phases"]} <= {p["name"] for p in r["workload"]["phases"]}' \
+    '[p["name"] for p in r["workload"]["phases"]] == ["warmup", "sequential", "concurrency-2", "prefill-2048", "quality"]' \
+    '[(p["max_tokens"], p["ignore_eos"]) for p in r["workload"]["phases"]][-2:] == [(5, True), (32, False)]' \
+    'r["workload"]["phases"][-1]["requests"] == [p for p in c["auto"]["throughput"]["phases"] if p["phase"] == "quality"][0]["planned"]' \
+    'r["workload"]["diagnosis_phases"] is None' \
+    || fail "quality run: workload.phases"
+grep -q "^| quality | 1 | .* | quality prompts | 32 (greedy, EOS honoured) |" "$Q_DIR/report.md" ||
+    fail "report.md: no quality line in the workload"
 # defaults stay as they are: ~15-token prompts, no prefill phase
 qualify def "$ROOT/tests/worlds/fast.ini" --quiet --seq 3 --conc 2:4 --max-tokens 5 --no-quality --candidate 'auto:'
 python3 - "$Q_DIR/attempts/auto-1/requests.jsonl" <<'PY' || fail "defaults changed"

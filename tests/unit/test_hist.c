@@ -194,6 +194,80 @@ static void t_summary(void **state)
     assert_true(s.agg_tok_s == 0);
 }
 
+/* One phase, the product's way (mp_lg_phase_add, as run/record.c adds each finished request):
+ * the duration is first request sent -> last request ended, never the time at which the loop
+ * next looked (its poll wait, a GPU sample, a /metrics scrape); completed (ok) is every
+ * MP_LG_OK request, also one without a token event, and request_throughput counts exactly those,
+ * while the latency distributions hold only the requests with a token event. mp_lg_summarize
+ * (tests, bench) must give the same counts and rates as the phase. */
+static void t_phase_duration_and_counts(void **state)
+{
+    (void)state;
+    const int64_t MS = 1000000;
+    struct mp_lg_result r[4];
+    memset(r, 0, sizeof(r));
+    for (int i = 0; i < 4; i++) {
+        r[i].kind = MP_LG_GEN;
+        r[i].prompt_tokens = -1;
+    }
+    /* two requests with tokens: sent at 1000 and 1010 ms, ended at 1500 and 1800 ms */
+    r[0].outcome = MP_LG_OK;
+    r[0].t_start_ns = 1000 * MS;
+    r[0].t_first_token_ns = 1100 * MS;
+    r[0].t_last_token_ns = 1400 * MS;
+    r[0].t_end_ns = 1500 * MS;
+    r[0].output_tokens = 4;
+    r[0].chunks = 4;
+    r[1] = r[0];
+    r[1].t_start_ns = 1010 * MS;
+    r[1].t_end_ns = 1800 * MS;
+    /* a successful stream without any text (vLLM counts it as completed) */
+    r[2].outcome = MP_LG_OK;
+    r[2].t_start_ns = 1020 * MS;
+    r[2].t_end_ns = 1200 * MS;
+    r[2].output_tokens = 0;
+    /* a failure, the last to end: the duration includes it, the counts do not */
+    r[3].outcome = MP_LG_HTTP_ERROR;
+    r[3].t_start_ns = 1030 * MS;
+    r[3].t_end_ns = 2000 * MS;
+    struct mp_phase_result ph;
+    memset(&ph, 0, sizeof(ph));
+    for (int i = 0; i < 4; i++)
+        mp_lg_phase_add(&ph, &r[i]);
+    /* the loop looks at the clock 100 ms (a poll wait) after the last end: not in the duration */
+    int64_t loop_now = 2100 * MS;
+    double d = mp_lg_phase_duration_s(&ph);
+    assert_true(fabs(d - 1.0) < 1e-12);
+    assert_true(d < (double)(loop_now - r[0].t_start_ns) / 1e9);
+    ph.wall_s = d;
+    assert_int_equal(ph.ok, 3);
+    assert_int_equal(ph.failed, 1);
+    assert_int_equal(ph.tokens, 8);
+    assert_int_equal(ph.m.ttft_ms.n, 2); /* latencies: only the requests with a token event */
+    struct mp_lg_rates rt;
+    mp_lg_phase_rates(&ph, &rt);
+    assert_true(fabs(rt.req_s - 3.0) < 1e-12);     /* 3 completed in 1 s */
+    assert_true(fabs(rt.out_tok_s - 8.0) < 1e-12); /* 8 tokens in 1 s */
+    assert_true(rt.total_tok_s < 0 && rt.input_tokens < 0); /* no usage.prompt_tokens */
+    /* the summary of the same results: the same counts, duration and rates */
+    struct mp_lg_summary s;
+    mp_lg_summarize(r, 4, 0, &s);
+    assert_int_equal(s.requests, 4);
+    assert_int_equal(s.ok, (size_t)ph.ok);
+    assert_int_equal(s.failed, (size_t)ph.failed);
+    assert_int_equal(s.output_tokens, ph.tokens);
+    assert_true(fabs(s.wall_s - d) < 1e-12);
+    assert_true(fabs(s.req_s - rt.req_s) < 1e-12);
+    assert_true(fabs(s.agg_tok_s - rt.out_tok_s) < 1e-12);
+    assert_int_equal(s.ttft.n, 2);
+    mp_phase_metrics_release(&ph.m);
+    /* nothing ended: no duration, no rates */
+    memset(&ph, 0, sizeof(ph));
+    assert_true(mp_lg_phase_duration_s(&ph) == 0);
+    mp_lg_phase_rates(&ph, &rt);
+    assert_true(rt.req_s < 0 && rt.out_tok_s < 0);
+}
+
 /* the standard deviation: exact (population), also across merges */
 static void t_stddev(void **state)
 {
@@ -280,6 +354,7 @@ int main(void)
         cmocka_unit_test(t_edges_and_merge),
         cmocka_unit_test(t_numpy),
         cmocka_unit_test(t_summary),
+        cmocka_unit_test(t_phase_duration_and_counts),
         cmocka_unit_test(t_stddev),
         cmocka_unit_test(t_buckets),
     };
