@@ -152,21 +152,34 @@ void mp_html_workload(const struct mp_report *rep, struct buf *b)
                w->max_tokens, w->ignore_eos ? " (EOS ignored)" : "", w->temperature,
                w->stall_timeout_s, w->ready_timeout_s);
     buf_adds(b, "<div class=scroll><table class=fit><thead><tr><th>phase</th><th>in flight</th>"
-                "<th>requests</th><th>input tokens</th><th>time limit</th></tr></thead><tbody>\n");
-    for (size_t i = 0; i < w->nphases; i++) {
-        const struct mp_phase_spec *ph = &w->phases[i];
+                "<th>requests</th><th>input tokens</th><th>output tokens</th><th>time limit</th>"
+                "</tr></thead><tbody>\n");
+    /* the phases report.md and report.json list: the workload's, the
+     * diagnosis' continuation, the output check (mp_rep_workload_phases) */
+    struct mp_rep_wphase wp[MP_MAX_PHASES + 2];
+    size_t nwp = mp_rep_workload_phases(rep, wp, MP_ARRAY_SIZE(wp));
+    for (size_t i = 0; i < nwp; i++) {
+        const struct mp_rep_wphase *ph = &wp[i];
+        bool quality = !strcmp(ph->name, "quality");
         buf_adds(b, "<tr><td>");
         mp_html_text(b, ph->name);
+        if (ph->diagnosis_only)
+            buf_adds(b, " (diagnosis run only)");
         buf_printf(b, "</td><td class=n>%d</td><td class=n>", ph->level);
-        if (ph->requests < INT_MAX)
+        if (ph->requests >= 0 && ph->requests < INT_MAX)
             buf_printf(b, "%d", ph->requests);
+        else if (ph->requests < 0)
+            buf_adds(b, "until enough succeeded"); /* the diagnosis' continuation */
         else
             buf_adds(b, "until the time limit"); /* a soak's timed phase */
-        int it = mp_rep_phase_input_tokens(w, i); /* 0: the fixed prompts */
-        if (it > 0)
-            buf_printf(b, "</td><td class=n>%d</td><td class=n>", it);
+        if (quality)
+            buf_adds(b, "</td><td class=n>quality prompts");
+        else if (ph->input_tokens > 0)
+            buf_printf(b, "</td><td class=n>%d", ph->input_tokens);
         else
-            buf_adds(b, "</td><td class=n>~15</td><td class=n>");
+            buf_adds(b, "</td><td class=n>~15");
+        buf_printf(b, "</td><td class=n>%d%s</td><td class=n>", ph->max_tokens,
+                   quality ? " (greedy, EOS honoured)" : ph->ignore_eos ? "" : " (EOS honoured)");
         if (ph->duration_s > 0)
             buf_printf(b, "%.0f s", ph->duration_s);
         else

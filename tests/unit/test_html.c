@@ -217,11 +217,13 @@ static void test_page(void **state)
     a.command = xstrdup("refengine --port 1 'a<b'");
     a.req_ok = 3;
     a.req_failed = 1;
-    a.nphases = 3;
+    a.nphases = 4;
     set_phase(&a.phases[0], "warmup", 1, 1, 50, 90);
     set_phase(&a.phases[1], "sequential", 1, 2, 40, 120);
     set_phase(&a.phases[2], "concurrency-4", 4, 0, 0, 0);
     a.phases[2].failed = 1;
+    set_phase(&a.phases[3], "quality", 1, 1, 20, 30); /* the output check, after the load */
+    a.phases[3].planned = 8;
     a.phases[1].wall_s = 2.0;
     for (int i = 1; i <= 100; i++) {
         mp_hist_add(&a.phases[1].m.ttft_ms, i);       /* p50 50, p90 90, p99 99 */
@@ -389,9 +391,13 @@ static void test_page(void **state)
     assert_non_null(strstr(h, "<h2>Workload</h2>"));
     assert_non_null(strstr(h, "64 output tokens a request"));
     assert_non_null(strstr(h, "<tr><td>concurrency-4</td><td class=n>4</td><td class=n>16</td>"
-                              "<td class=n>~15</td>"));
+                              "<td class=n>~15</td><td class=n>64</td><td class=n>—</td>"));
     assert_non_null(strstr(h, "<tr><td>soak</td><td class=n>8</td><td class=n>until the time limit"
-                              "</td><td class=n>~15</td><td class=n>60 s</td>"));
+                              "</td><td class=n>~15</td><td class=n>64</td><td class=n>60 s</td>"));
+    /* every phase the attempts ran is in it, as in report.md: the output check too */
+    assert_non_null(strstr(h, "<tr><td>quality</td><td class=n>1</td><td class=n>8</td>"
+                              "<td class=n>quality prompts</td><td class=n>32 (greedy, EOS honoured)"
+                              "</td>"));
     assert_int_equal(count(h, "<svg "), count(h, "</svg>"));
     assert_int_equal(count(h, "<section"), count(h, "</section>"));
     assert_int_equal(count(h, "<table"), count(h, "</table>"));
