@@ -3,24 +3,30 @@
  *
  *   struct mp_strv s = MP_STRV_INIT;
  *   mp_strv_push(&s, "a");          copies
- *   mp_strv_release(&s);            frees every string; s is MP_STRV_INIT again */
+ *   mp_strv_release(&s);            frees every string; s is MP_STRV_INIT again
+ *
+ * The vector owns its strings and its array (a vec.h vector of char *, kept
+ * NULL-terminated once anything was added: v[n] == NULL). */
 #ifndef MP_STRV_H
 #define MP_STRV_H
 
 #include "compat.h"
 
 #include "err.h"
+#include "vec.h"
 
 struct buf;
 
-struct mp_strv {
-    char **v;
-    size_t n, cap;
-};
-#define MP_STRV_INIT { NULL, 0, 0 }
+MP_VEC(mp_strv, char *);
+#define MP_STRV_INIT MP_VEC_INIT
 void mp_strv_push(struct mp_strv *s, const char *str);      /* copies str */
 void mp_strv_push_owned(struct mp_strv *s, char *owned_str); /* takes ownership */
+/* Frees every string and the array; s is MP_STRV_INIT again. */
 void mp_strv_release(struct mp_strv *s);
+/* Frees every string, keeps the array for reuse: n = 0. */
+void mp_strv_clear(struct mp_strv *s);
+/* Is a string equal to str (strcmp) in s? */
+bool mp_strv_has(const struct mp_strv *s, const char *str);
 /* v as a NULL-terminated array (never NULL; valid until the next push/release) */
 char **mp_strv_array(struct mp_strv *s);
 
