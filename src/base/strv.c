@@ -110,7 +110,6 @@ out:
     return rc;
 }
 
-/* Quote a word for display when it has shell-special characters. */
 void buf_add_shell_word(struct buf *b, const char *w)
 {
     bool plain = *w != '\0';
@@ -120,10 +119,14 @@ void buf_add_shell_word(struct buf *b, const char *w)
             break;
         }
     }
-    if (plain) {
+    if (plain)
         buf_adds(b, w);
-        return;
-    }
+    else
+        buf_add_shell_quoted(b, w);
+}
+
+void buf_add_shell_quoted(struct buf *b, const char *w)
+{
     buf_addc(b, '\'');
     for (const char *p = w; *p; p++) {
         if (*p == '\'')

@@ -36,8 +36,12 @@ char **mp_strv_array(struct mp_strv *s);
 int mp_split_words(const char *text, struct mp_strv *out, struct mp_diag *d);
 
 /* Append w to b as one shell word: as is when it has no shell-special
- * characters, else single-quoted ('\'' for a quote). */
+ * characters, else as buf_add_shell_quoted. For commands shown to a reader. */
 void buf_add_shell_word(struct buf *b, const char *w);
+/* Append w to b single-quoted, always ('\'' for a quote): one word to a
+ * POSIX shell whatever w holds (w must not contain NUL, which no shell word
+ * can). For generated scripts, where a uniform form is easier to check. */
+void buf_add_shell_quoted(struct buf *b, const char *w);
 
 /* True when name is one of the items of the comma-separated list only, or
  * only is NULL (no list = everything). */

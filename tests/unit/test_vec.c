@@ -3,7 +3,8 @@
  * across growth, reserve leaves room for a push without moving the array,
  * release resets to the empty state, mp_grow works on arrays with their own
  * field names and leaves a big enough array alone, the string vector stays
- * NULL-terminated through push and clear and finds what it holds. */
+ * NULL-terminated through push and clear and finds what it holds; the
+ * shell quoters beside it (buf_add_shell_word, buf_add_shell_quoted). */
 #include "compat.h"
 
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "strv.h"
 #include "vec.h"
 
@@ -144,12 +146,35 @@ static void test_strv(void **state)
     assert_null(s.v);
 }
 
+/* the two shell quoters: as needed (for readers) and always (for scripts) */
+static void test_shell_words(void **state)
+{
+    (void)state;
+    struct buf b = BUF_INIT;
+    buf_add_shell_word(&b, "--moe-backend=marlin");
+    buf_addc(&b, ' ');
+    buf_add_shell_word(&b, "two words");
+    buf_addc(&b, ' ');
+    buf_add_shell_word(&b, "it's");
+    buf_addc(&b, ' ');
+    buf_add_shell_word(&b, "");
+    assert_string_equal(b.data, "--moe-backend=marlin 'two words' 'it'\\''s' ''");
+    buf_reset(&b);
+    buf_add_shell_quoted(&b, "a");
+    buf_addc(&b, ' ');
+    buf_add_shell_quoted(&b, "it's $HOME");
+    buf_addc(&b, ' ');
+    buf_add_shell_quoted(&b, "");
+    assert_string_equal(b.data, "'a' 'it'\\''s $HOME' ''");
+    buf_release(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_push_grows), cmocka_unit_test(test_push_evaluates_once),
         cmocka_unit_test(test_reserve),    cmocka_unit_test(test_grow_own_fields),
-        cmocka_unit_test(test_strv),
+        cmocka_unit_test(test_strv),       cmocka_unit_test(test_shell_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
