@@ -1,8 +1,9 @@
 /* escape.h - text from the engine, the checkpoint or any other outside
  * source, escaped for the format it lands in: Markdown (report.md, the
  * --compare and merged reports) and the terminal (stderr messages, stdout
- * summaries). Pure: buffer in, buffer out; never fails (allocation failure
- * aborts, as everywhere in moeprobe). HTML has its own (report/svg.h).
+ * summaries), and HTML/XML text (report.html and its SVG charts). Pure:
+ * buffer in, buffer out; never fails (allocation failure aborts, as
+ * everywhere in moeprobe). JSON strings are buf_add_json_str (buf.h).
  *
  * Shown escaped in every format: C0 controls (ESC, \r, BEL...) and DEL as
  * \xNN, C1 controls (U+0080..U+009F, e.g. the 8-bit CSI) and the bidi
@@ -55,7 +56,16 @@ void mp_term_esc(struct buf *b, const char *s, size_t n, unsigned flags);
  * NULL gives NULL. */
 char *mp_term_dup(const char *s);
 
-/* For other formats' escapers (HTML): when p[0..n) begins with DEL, a C1
+/* Append s as HTML/XML text (element content or a quoted attribute value):
+ * valid UTF-8 (invalid bytes become U+FFFD), & < > " ' as entities, C0
+ * control characters except \n and \t shown as U+FFFD (\r dropped), DEL,
+ * C1 and bidi controls as \x7f / \uNNNN text (a right-to-left override
+ * reorders what the reader sees even as an entity). At most max bytes of s
+ * are used (0 = no limit), cut at a character boundary and followed by "…"
+ * when cut. s == NULL appends "—". */
+void mp_html_esc(struct buf *b, const char *s, size_t max);
+
+/* For other formats' escapers: when p[0..n) begins with DEL, a C1
  * control or a bidi control, append its visible form (\x7f, \uNNNN) and
  * return the bytes it took; else return 0 and append nothing. */
 size_t mp_esc_hidden_at(struct buf *b, const char *p, size_t n);

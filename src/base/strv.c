@@ -10,10 +10,7 @@
 
 void mp_strv_push_owned(struct mp_strv *s, char *owned_str)
 {
-    if (s->n + 2 > s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 8;
-        s->v = xreallocarray(s->v, s->cap, sizeof(*s->v));
-    }
+    mp_vec_reserve(s, 2); /* the string and the NULL after it */
     s->v[s->n++] = owned_str;
     s->v[s->n] = NULL;
 }
@@ -30,6 +27,23 @@ void mp_strv_release(struct mp_strv *s)
     free(s->v);
     s->v = NULL;
     s->n = s->cap = 0;
+}
+
+void mp_strv_clear(struct mp_strv *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->v[i]);
+    s->n = 0;
+    if (s->v)
+        s->v[0] = NULL;
+}
+
+bool mp_strv_has(const struct mp_strv *s, const char *str)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i], str))
+            return true;
+    return false;
 }
 
 char **mp_strv_array(struct mp_strv *s)
@@ -96,7 +110,6 @@ out:
     return rc;
 }
 
-/* Quote a word for display when it has shell-special characters. */
 void buf_add_shell_word(struct buf *b, const char *w)
 {
     bool plain = *w != '\0';
@@ -106,10 +119,14 @@ void buf_add_shell_word(struct buf *b, const char *w)
             break;
         }
     }
-    if (plain) {
+    if (plain)
         buf_adds(b, w);
-        return;
-    }
+    else
+        buf_add_shell_quoted(b, w);
+}
+
+void buf_add_shell_quoted(struct buf *b, const char *w)
+{
     buf_addc(b, '\'');
     for (const char *p = w; *p; p++) {
         if (*p == '\'')

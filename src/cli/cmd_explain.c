@@ -12,6 +12,7 @@
 #include "escape.h"
 #include "knowledge/knowledge.h"
 #include "run/shape.h"
+#include "strv.h"
 #include "xalloc.h"
 
 extern char **environ;
@@ -38,27 +39,6 @@ static const char explain_usage[] =
     "  --knowledge FILE    use FILE's knowledge (docs/knowledge.md)\n"
     "  -h, --help          this help\n";
 
-struct vec {
-    char **v;
-    size_t n, cap;
-};
-
-static void vpush(struct vec *x, char *owned)
-{
-    if (x->n == x->cap) {
-        x->cap = x->cap ? x->cap * 2 : 16;
-        x->v = xreallocarray(x->v, x->cap, sizeof(char *));
-    }
-    x->v[x->n++] = owned;
-}
-
-static void vrelease(struct vec *x)
-{
-    for (size_t i = 0; i < x->n; i++)
-        free(x->v[i]);
-    free(x->v);
-}
-
 static bool is_assignment(const char *w)
 {
     if (!((*w >= 'A' && *w <= 'Z') || (*w >= 'a' && *w <= 'z') || *w == '_'))
@@ -80,7 +60,7 @@ static const char *base_name(const char *p)
 }
 
 /* env NAME already set in env? */
-static bool env_named(const struct vec *env, const char *assign)
+static bool env_named(const struct mp_strv *env, const char *assign)
 {
     size_t n = strcspn(assign, "=");
     for (size_t i = 0; i < env->n; i++)
@@ -172,14 +152,14 @@ int cmd_explain(int argc, char **argv)
     const struct mp_knowledge *k = NULL;
     if (mp_cli_knowledge("explain", kfile, &own, &k) < 0)
         return MP_EXIT_USAGE;
-    struct vec env = {0}, flags = {0};
+    struct mp_strv env = MP_STRV_INIT, flags = MP_STRV_INIT;
     char *image_ver = NULL, *image = NULL;
     bool container = false;
     /* leading assignments (optionally after `env`) */
     if (i < argc && !strcmp(base_name(argv[i]), "env"))
         i++;
     while (i < argc && is_assignment(argv[i]))
-        vpush(&env, xstrdup(argv[i++]));
+        mp_strv_push(&env, argv[i++]);
     struct mp_shape sh;
     mp_shape_parse(argv + i, (size_t)(argc - i), &sh);
     if (sh.kind == MP_SHAPE_DOCKER) {
@@ -205,11 +185,11 @@ int cmd_explain(int argc, char **argv)
                 i++;
             if (val) {
                 if (strchr(val, '=')) {
-                    vpush(&env, xstrdup(val));
+                    mp_strv_push(&env, val);
                 } else {
                     const char *hv = getenv(val); /* -e NAME passes the host's value */
                     if (hv)
-                        vpush(&env, xasprintf("%s=%s", val, hv));
+                        mp_strv_push_owned(&env, xasprintf("%s=%s", val, hv));
                 }
             }
         }
@@ -217,11 +197,11 @@ int cmd_explain(int argc, char **argv)
             image_ver = version_from_image(image);
     }
     for (; i < argc; i++)
-        vpush(&flags, xstrdup(argv[i]));
+        mp_strv_push(&flags, argv[i]);
     if (!container) {
         for (char **e = environ; e && *e; e++)
             if ((!strncmp(*e, "VLLM_", 5) || !strncmp(*e, "CUDA_", 5)) && !env_named(&env, *e))
-                vpush(&env, xstrdup(*e));
+                mp_strv_push(&env, *e);
     }
     const char *use_ver = ver ? ver : image_ver;
     struct mp_explain ex;
@@ -268,8 +248,8 @@ int cmd_explain(int argc, char **argv)
     if (fflush(stdout) != 0)
         rc = MP_EXIT_INTERNAL;
 out:
-    vrelease(&env);
-    vrelease(&flags);
+    mp_strv_release(&env);
+    mp_strv_release(&flags);
     free(image);
     free(image_ver);
     mp_knowledge_free(own);

@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "file.h"
+#include "strv.h"
 #include "xalloc.h"
 
 #define CONFIG_MAX (16u * 1024 * 1024)
@@ -336,28 +337,23 @@ static int read_shards(const char *dir, struct mp_inspect *in, struct mp_diag *d
         snprintf(d->file, sizeof(d->file), "%s", dir);
         return mp_diag_set(d, -errno, 0, "%s", strerror(errno));
     }
-    char **names = NULL;
-    size_t n = 0;
+    struct mp_strv names = MP_STRV_INIT;
     struct dirent *de;
-    while ((de = readdir(dp)) && n < MAX_SHARDS) {
+    while ((de = readdir(dp)) && names.n < MAX_SHARDS) {
         size_t l = strlen(de->d_name);
-        if (l > 12 && !strcmp(de->d_name + l - 12, ".safetensors")) {
-            names = xreallocarray(names, n + 1, sizeof(*names));
-            names[n++] = xstrdup(de->d_name);
-        }
+        if (l > 12 && !strcmp(de->d_name + l - 12, ".safetensors"))
+            mp_strv_push(&names, de->d_name);
     }
     closedir(dp);
-    if (n > 1)
-        qsort(names, n, sizeof(*names), cmp_str);
+    if (names.n > 1)
+        qsort(names.v, names.n, sizeof(*names.v), cmp_str);
     int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        char *path = xasprintf("%s/%s", dir, names[i]);
+    for (size_t i = 0; i < names.n && !rc; i++) {
+        char *path = xasprintf("%s/%s", dir, names.v[i]);
         rc = mp_st_read_file(path, &in->st, d);
         free(path);
     }
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
+    mp_strv_release(&names);
     return rc;
 }
 

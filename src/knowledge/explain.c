@@ -6,6 +6,7 @@
 
 #include "knowledge/knowledge.h"
 #include "secret.h"
+#include "vec.h"
 #include "xalloc.h"
 
 struct flagkv {
@@ -115,10 +116,7 @@ static char *kernel_config_moe(const char *json)
 
 static void add_report(struct mp_explain *e, size_t *cap, struct mp_kn_knob_report r)
 {
-    if (e->nknobs == *cap) {
-        *cap = *cap ? *cap * 2 : 8;
-        e->knobs = xreallocarray(e->knobs, *cap, sizeof(*e->knobs));
-    }
+    mp_grow(e->knobs, *cap, e->nknobs + 1);
     e->knobs[e->nknobs++] = r;
 }
 

@@ -9,41 +9,10 @@
 #include <string.h>
 
 #include "logs/scan_int.h"
+#include "vec.h"
 #include "xalloc.h"
 
 /* ------------------------------------------------------------- small utils */
-
-void sv_push(struct strvec *v, char *owned)
-{
-    if (v->n == v->cap) {
-        v->cap = v->cap ? v->cap * 2 : 8;
-        v->v = xreallocarray(v->v, v->cap, sizeof(char *));
-    }
-    v->v[v->n++] = owned;
-}
-
-void sv_clear(struct strvec *v)
-{
-    for (size_t i = 0; i < v->n; i++)
-        free(v->v[i]);
-    v->n = 0;
-}
-
-void sv_release(struct strvec *v)
-{
-    sv_clear(v);
-    free(v->v);
-    v->v = NULL;
-    v->cap = 0;
-}
-
-bool sv_has(const struct strvec *v, const char *s)
-{
-    for (size_t i = 0; i < v->n; i++)
-        if (!strcmp(v->v[i], s))
-            return true;
-    return false;
-}
 
 /* A copy of p[0..n) with surrounding blanks and backticks removed, cut at
  * max bytes (not inside a UTF-8 sequence), control bytes as spaces. */
@@ -246,10 +215,7 @@ long add_finding(struct mp_logscan *s, int sev, const char *code, long line, cha
         text = xasprintf("more than %d findings; the rest are not listed", MP_LOGSCAN_MAX_FINDINGS);
         sev = 0;
     }
-    if (s->nfindings == s->capfindings) {
-        s->capfindings = s->capfindings ? s->capfindings * 2 : 16;
-        s->findings = xreallocarray(s->findings, s->capfindings, sizeof(*s->findings));
-    }
+    mp_grow(s->findings, s->capfindings, s->nfindings + 1);
     struct mp_logfinding *f = &s->findings[s->nfindings];
     f->severity = sev;
     f->code = xstrdup(code);
@@ -440,7 +406,7 @@ static unsigned scan_line(struct mp_logscan *s, const char *p, size_t len)
     bool best_weak = false;
     char *best_msg = NULL;
     bool resolved = false;
-    sv_clear(&s->line_cpp);
+    mp_strv_clear(&s->line_cpp);
     for (size_t si = 0; si < nsig; si++) {
         const struct mp_kn_sig *sig = &s->k->sigs[s->sigbuf[si]];
         if (sig->exclude && memmem(p, len, sig->exclude, strlen(sig->exclude)))

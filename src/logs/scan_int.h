@@ -9,6 +9,7 @@
 
 #include "compat.h"
 #include "lines.h"
+#include "strv.h"
 
 #include "knowledge/knowledge.h"
 #include "logs/logscan.h"
@@ -25,11 +26,6 @@ enum { LV_NONE, LV_DEBUG, LV_INFO, LV_WARNING, LV_ERROR, LV_CRITICAL };
 struct pf_ent {
     int32_t next;
     uint16_t lit, off;
-};
-
-struct strvec {
-    char **v;
-    size_t n, cap;
 };
 
 struct frame {
@@ -70,8 +66,8 @@ struct mp_logscan {
     char *fields[MP_KN_NFIELDS];
     int prio[MP_KN_NFIELDS];
     long fline[MP_KN_NFIELDS];
-    struct strvec cands, unknown_env;
-    struct strvec uq_cands;                /* candidates of the unquantized MoE line */
+    struct mp_strv cands, unknown_env;
+    struct mp_strv uq_cands;                /* candidates of the unquantized MoE line */
     char *lin_method[MAX_LINEAR], *lin_kernel[MAX_LINEAR];
     long lin_line[MAX_LINEAR];
     size_t nlin;
@@ -88,7 +84,7 @@ struct mp_logscan {
     bool crash_weak;      /* recorded from a line a same-rank error replaces (Xid) */
     char *crash_msg;
     long crash_line;
-    struct strvec sites, line_cpp, after;
+    struct mp_strv sites, line_cpp, after;
     char *launch_site;
     bool collecting_after;
     bool engine_dead;
@@ -118,10 +114,6 @@ struct mp_logscan {
 };
 
 /* logscan.c */
-void sv_push(struct strvec *v, char *owned);
-void sv_clear(struct strvec *v);
-void sv_release(struct strvec *v);
-bool sv_has(const struct strvec *v, const char *s);
 /* A copy of p[0..n) without surrounding blanks/backticks, cut at max bytes
  * (never inside a UTF-8 sequence), control bytes as spaces. */
 char *clean_copy(const char *p, size_t n, size_t max);
@@ -163,7 +155,7 @@ char *mp_logs_message_window(const char *m, size_t n, const char *lit, size_t li
 void mp_logs_traceback_free(struct mp_logscan *s);
 
 /* selection.c */
-void mp_logs_set_candidates(struct strvec *out, const char *p, size_t n);
+void mp_logs_set_candidates(struct mp_strv *out, const char *p, size_t n);
 /* Returns true when the field took the value. aux: the regex's "method" or
  * "m" capture for linear kernels (may be NULL). */
 bool mp_logs_set_field(struct mp_logscan *s, int f, const char *v, size_t n, int prio,

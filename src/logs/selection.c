@@ -18,9 +18,9 @@ static bool is_digit(char c)
     return c >= '0' && c <= '9';
 }
 
-void mp_logs_set_candidates(struct strvec *out, const char *p, size_t n)
+void mp_logs_set_candidates(struct mp_strv *out, const char *p, size_t n)
 {
-    sv_clear(out);
+    mp_strv_clear(out);
     size_t i = 0;
     while (i < n) {
         unsigned char c = (unsigned char)p[i];
@@ -31,14 +31,14 @@ void mp_logs_set_candidates(struct strvec *out, const char *p, size_t n)
                 break;
             size_t a = i + 1, len = (size_t)(e - p) - a;
             if (len >= 2 && len <= 64)
-                sv_push(out, xstrndup(p + a, len));
+                mp_strv_push_owned(out, xstrndup(p + a, len));
             i = (size_t)(e - p) + 1;
         } else if ((c >= 'A' && c <= 'Z') || c == '_' || is_digit((char)c)) {
             size_t j = i;
             while (j < n && ((p[j] >= 'A' && p[j] <= 'Z') || p[j] == '_' || is_digit(p[j])))
                 j++;
             if (j - i >= 2 && !is_digit(p[i]))
-                sv_push(out, xstrndup(p + i, j - i));
+                mp_strv_push_owned(out, xstrndup(p + i, j - i));
             i = j;
         } else if (c == ']' || c == ')') {
             break;
@@ -117,13 +117,13 @@ bool mp_logs_set_field(struct mp_logscan *s, int f, const char *v, size_t n, int
 {
     if (f == MP_KN_F_UNKNOWN_ENV) {
         char *x = xstrndup(v, n);
-        if (sv_has(&s->unknown_env, x)) {
+        if (mp_strv_has(&s->unknown_env, x)) {
             free(x);
             return false;
         }
         if (s->unknown_env.n == 0)
             s->fline[f] = s->lineno;
-        sv_push(&s->unknown_env, x);
+        mp_strv_push_owned(&s->unknown_env, x);
         return true;
     }
     if (f == MP_KN_F_LINEAR_KERNELS)
@@ -142,14 +142,14 @@ bool mp_logs_set_field(struct mp_logscan *s, int f, const char *v, size_t n, int
     s->fline[f] = s->lineno;
     if (f == MP_KN_F_MOE_BACKEND) {
         /* a new resolution: the old candidate list does not belong to it */
-        sv_clear(&s->cands);
+        mp_strv_clear(&s->cands);
         free(s->fields[MP_KN_F_MOE_CANDIDATES]);
         s->fields[MP_KN_F_MOE_CANDIDATES] = NULL;
         s->prio[MP_KN_F_MOE_CANDIDATES] = 0;
         s->pending_list = false;
     }
     if (f == MP_KN_F_UNQUANT_MOE_BACKEND) {
-        sv_clear(&s->uq_cands);
+        mp_strv_clear(&s->uq_cands);
         free(s->fields[MP_KN_F_UNQUANT_MOE_CANDIDATES]);
         s->fields[MP_KN_F_UNQUANT_MOE_CANDIDATES] = NULL;
         s->prio[MP_KN_F_UNQUANT_MOE_CANDIDATES] = 0;
@@ -265,9 +265,9 @@ void mp_logs_analyse_resolution(struct mp_logscan *s)
 
 void mp_logs_selection_free(struct mp_logscan *s)
 {
-    sv_release(&s->cands);
-    sv_release(&s->uq_cands);
-    sv_release(&s->unknown_env);
+    mp_strv_release(&s->cands);
+    mp_strv_release(&s->uq_cands);
+    mp_strv_release(&s->unknown_env);
     for (size_t i = 0; i < s->nlin; i++) {
         free(s->lin_method[i]);
         free(s->lin_kernel[i]);

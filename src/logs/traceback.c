@@ -82,10 +82,10 @@ bool mp_logs_is_machinery(const char *site)
  * frames listed after it (a traceback tail, innermost last). */
 static void rebuild_sites(struct mp_logscan *s)
 {
-    struct strvec all = {0};
+    struct mp_strv all = MP_STRV_INIT;
     for (size_t i = 0; i < s->line_cpp.n; i++)
-        if (!sv_has(&all, s->line_cpp.v[i]))
-            sv_push(&all, xstrdup(s->line_cpp.v[i]));
+        if (!mp_strv_has(&all, s->line_cpp.v[i]))
+            mp_strv_push(&all, s->line_cpp.v[i]);
     size_t used = 0;
     for (size_t i = 0; i < s->nframes; i++) {
         const struct frame *f = &s->frames[(s->fhead + FRAME_RING - 1 - i) % FRAME_RING];
@@ -94,24 +94,24 @@ static void rebuild_sites(struct mp_logscan *s)
         if (f->line == s->crash_line && f->cpp)
             continue; /* already in line_cpp */
         used++;
-        if (!sv_has(&all, f->site))
-            sv_push(&all, xstrdup(f->site));
+        if (!mp_strv_has(&all, f->site))
+            mp_strv_push(&all, f->site);
     }
     for (size_t i = s->after.n; i-- > 0;)
-        if (!sv_has(&all, s->after.v[i]))
-            sv_push(&all, xstrdup(s->after.v[i]));
+        if (!mp_strv_has(&all, s->after.v[i]))
+            mp_strv_push(&all, s->after.v[i]);
     if (used == 0 && s->after.n == 0)
         s->collecting_after = true;
-    sv_clear(&s->sites);
+    mp_strv_clear(&s->sites);
     free(s->launch_site);
     s->launch_site = NULL;
     for (size_t i = 0; i < all.n; i++) {
         if (s->sites.n < MP_LOGSCAN_MAX_SITES)
-            sv_push(&s->sites, xstrdup(all.v[i]));
+            mp_strv_push(&s->sites, all.v[i]);
         if (!s->launch_site && strncmp(all.v[i], "csrc/", 5) && !mp_logs_is_machinery(all.v[i]))
             s->launch_site = xstrdup(all.v[i]);
     }
-    sv_release(&all);
+    mp_strv_release(&all);
 }
 
 static void add_frame(struct mp_logscan *s, const char *site, bool cpp)
@@ -130,8 +130,8 @@ static void add_frame(struct mp_logscan *s, const char *site, bool cpp)
     s->last_frame_site = xstrdup(site);
     if (!cpp && s->crash_cls >= 0 && s->collecting_after && s->lineno > s->crash_line &&
         s->lineno - s->crash_line <= AFTER_WINDOW && s->after.n < 16) {
-        if (!sv_has(&s->after, site))
-            sv_push(&s->after, xstrdup(site));
+        if (!mp_strv_has(&s->after, site))
+            mp_strv_push(&s->after, site);
         rebuild_sites(s);
         s->collecting_after = true;
     }
@@ -142,8 +142,8 @@ void mp_logs_frame(struct mp_logscan *s, const char *path, size_t pn, const char
     const char *cs = pn >= 5 ? memmem(path, pn, "csrc/", 5) : NULL;
     if (cs && (cs == path || cs[-1] == '/') && !memmem(path, pn, ".py", 3)) {
         char *site = xstrndup(cs, pn - (size_t)(cs - path));
-        if (!sv_has(&s->line_cpp, site))
-            sv_push(&s->line_cpp, xstrdup(site));
+        if (!mp_strv_has(&s->line_cpp, site))
+            mp_strv_push(&s->line_cpp, site);
         add_frame(s, site, true);
         free(site);
         return;
@@ -230,7 +230,7 @@ void mp_logs_record_fatal(struct mp_logscan *s, int cls, char *msg, bool weak)
         s->crash_msg = msg;
         msg = NULL;
         s->crash_line = s->lineno;
-        sv_clear(&s->after);
+        mp_strv_clear(&s->after);
         s->collecting_after = false;
         rebuild_sites(s);
         if (!s->ready) {
@@ -258,8 +258,8 @@ void mp_logs_traceback_free(struct mp_logscan *s)
     free(s->last_frame_site);
     free(s->crash_msg);
     free(s->launch_site);
-    sv_release(&s->sites);
-    sv_release(&s->line_cpp);
-    sv_release(&s->after);
+    mp_strv_release(&s->sites);
+    mp_strv_release(&s->line_cpp);
+    mp_strv_release(&s->after);
     free(s->startup_error);
 }

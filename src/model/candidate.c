@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "secret.h"
+#include "vec.h"
 #include "xalloc.h"
 
 bool mp_is_env_word(const char *word)
@@ -123,10 +124,7 @@ char *mp_candidate_knobs_str(const struct mp_candidate *c)
 
 void mp_knobs_add(struct mp_knobs *s, bool env, const char *key, char *const *words, size_t nw)
 {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 8;
-        s->k = xreallocarray(s->k, s->cap, sizeof(*s->k));
-    }
+    mp_grow(s->k, s->cap, s->n + 1);
     struct mp_knob *k = &s->k[s->n++];
     memset(k, 0, sizeof(*k));
     k->env = env;

@@ -7,6 +7,7 @@
 #include "compat.h"
 #include "proc/internal.h"
 #include "proc/proc.h"
+#include "vec.h"
 #include "xalloc.h"
 
 #include <ctype.h>
@@ -193,10 +194,7 @@ static int snapshot(struct psent **out)
         pid_t pid = mp_proc__pid_name(de->d_name);
         if (pid <= 0 || pid == me || mp_proc__read_stat(pid, &st) < 0)
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 256;
-            v = xreallocarray(v, cap, sizeof(*v));
-        }
+        mp_grow(v, cap, n + 1);
         v[n++] = (struct psent){ pid, st.ppid, st.pgrp, st.state, st.start };
     }
     closedir(dir);
@@ -218,10 +216,7 @@ static void known_add(struct mp_proc *p, pid_t pid, unsigned long long start)
 {
     if (known_has(p, pid, start) || p->nknown >= KNOWN_MAX)
         return;
-    if (p->nknown == p->capknown) {
-        p->capknown = p->capknown ? p->capknown * 2 : 16;
-        p->known = xreallocarray(p->known, p->capknown, sizeof(*p->known));
-    }
+    mp_grow(p->known, p->capknown, p->nknown + 1);
     p->known[p->nknown++] = (struct mp_proc__known){ pid, start };
 }
 

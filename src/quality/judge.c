@@ -184,6 +184,13 @@ enum mp_qres mp_quality_judge(const struct mp_sanity_prompt *p, const char *text
     return MP_Q_WRONG;
 }
 
+/* Not one of base's escapers on purpose: this is a C-style quoted literal
+ * of an answer excerpt, where '"' and '\\' are escaped so the excerpt's
+ * ends are unambiguous, \n \t \r are shown as such, and invalid UTF-8 and
+ * controls as \xNN so the reader sees the bytes the engine returned
+ * (buf_add_json_str would turn them into U+FFFD, mp_term_esc neither quotes
+ * nor escapes '"' and '\\'), with a cut that says the full length. Where it
+ * lands (report.html, report.json), that format's escaper runs over it. */
 char *mp_quality_quote(const char *text, size_t max)
 {
     struct buf b = BUF_INIT;

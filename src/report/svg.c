@@ -13,61 +13,6 @@
 #define ROW_H 22
 #define DEFAULT_COLOR "#3b7dd8"
 
-void mp_html_esc(struct buf *b, const char *s, size_t max)
-{
-    if (!s) {
-        buf_adds(b, "—");
-        return;
-    }
-    size_t n = strlen(s);
-    bool cut = max && n > max;
-    if (cut) {
-        n = max;
-        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-            n--;
-    }
-    char *clean = mp_utf8_clean(s, n);
-    size_t left = strlen(clean);
-    for (const char *p = clean; *p; p++, left--) {
-        unsigned char c = (unsigned char)*p;
-        /* DEL, C1 and bidi controls (a right-to-left override reorders
-         * what the reader sees even as an entity): shown as text */
-        size_t h = mp_esc_hidden_at(b, p, left);
-        if (h) {
-            p += h - 1;
-            left -= h - 1;
-            continue;
-        }
-        switch (c) {
-        case '&':
-            buf_adds(b, "&amp;");
-            break;
-        case '<':
-            buf_adds(b, "&lt;");
-            break;
-        case '>':
-            buf_adds(b, "&gt;");
-            break;
-        case '"':
-            buf_adds(b, "&quot;");
-            break;
-        case '\'':
-            buf_adds(b, "&#39;");
-            break;
-        default:
-            if (c >= 0x20 || c == '\n' || c == '\t')
-                buf_addc(b, (char)c);
-            else if (c == '\r')
-                break;
-            else
-                buf_adds(b, "\xEF\xBF\xBD"); /* visible, not executable */
-        }
-    }
-    free(clean);
-    if (cut)
-        buf_adds(b, "…");
-}
-
 static void fig_open_w(struct buf *b, const char *title, int w, int h)
 {
     buf_adds(b, "<figure class=chart><figcaption>");

@@ -72,18 +72,6 @@ out:
     return rc;
 }
 
-void mp_sched_shquote(struct buf *b, const char *s)
-{
-    buf_addc(b, '\'');
-    for (; *s; s++) {
-        if (*s == '\'')
-            buf_adds(b, "'\\''");
-        else
-            buf_addc(b, *s);
-    }
-    buf_addc(b, '\'');
-}
-
 int mp_sched_capture(char *const *argv, double timeout_s, struct buf *out)
 {
     struct mp_capture c = {.argv = argv, .timeout_s = timeout_s, .with_stderr = true};

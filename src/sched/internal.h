@@ -78,8 +78,6 @@ int mp_sched_gpus_busy(const char *set);
  * exit status (0..255), 128+N for a signal, 127 when it could not be started
  * or MP_ETIMEOUT when it was killed at the timeout (the reason in out). */
 int mp_sched_capture(char *const *argv, double timeout_s, struct buf *out);
-/* Single-quote s for sh. */
-void mp_sched_shquote(struct buf *b, const char *s);
 
 /* ---- local.c ---- */
 /* Run the plan's tasks on the GPU sets, at most one task per set at a time.

@@ -15,6 +15,7 @@
 #include "proc/proc.h"
 #include "sched/internal.h"
 #include "sched/sched.h"
+#include "strv.h"
 #include "xalloc.h"
 
 /* squeue every 1 s at first, backing off to every 15 s */
@@ -53,11 +54,11 @@ void mp_sched_slurm_script(const struct mp_sched_plan *pl, const char *slurm_arg
     buf_adds(out, "set -u\nnames=(");
     for (size_t i = 0; i < pl->n; i++) {
         buf_addc(out, ' ');
-        mp_sched_shquote(out, pl->t[i].name);
+        buf_add_shell_quoted(out, pl->t[i].name);
     }
     buf_adds(out, " )\nname=${names[$SLURM_ARRAY_TASK_ID]}\ndir=");
     char *tasks = xasprintf("%s/tasks", pl->run_dir);
-    mp_sched_shquote(out, tasks);
+    buf_add_shell_quoted(out, tasks);
     free(tasks);
     buf_adds(out, "/$name\n"
                   "mkdir -p \"$dir\"\n"
@@ -70,7 +71,7 @@ void mp_sched_slurm_script(const struct mp_sched_plan *pl, const char *slurm_arg
     for (size_t k = 0; k < pl->child_opts.n; k++)
         mp_strv_push(&argv, pl->child_opts.v[k]);
     for (size_t k = 0; k < argv.n; k++) {
-        mp_sched_shquote(out, argv.v[k]);
+        buf_add_shell_quoted(out, argv.v[k]);
         buf_adds(out, " \\\n    ");
     }
     mp_strv_release(&argv);
@@ -80,7 +81,7 @@ void mp_sched_slurm_script(const struct mp_sched_plan *pl, const char *slurm_arg
     buf_adds(out, " --");
     for (size_t k = 0; k < pl->ncmd; k++) {
         buf_addc(out, ' ');
-        mp_sched_shquote(out, pl->cmd[k]);
+        buf_add_shell_quoted(out, pl->cmd[k]);
     }
     buf_adds(out,
              " \\\n    >\"$dir/task.log\" 2>&1\n"

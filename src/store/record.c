@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lines.h"
 #include "xalloc.h"
 
 int mp_store_add_request(struct mp_store *s, int64_t attempt, const struct mp_store_request *rq)
@@ -45,7 +46,30 @@ int mp_store_add_request(struct mp_store *s, int64_t attempt, const struct mp_st
     return 0;
 }
 
-/* Read the given server.log lines (sorted ascending not required). */
+#define LOG_LINE_MAX 4096 /* bytes of a server.log line kept as evidence */
+
+struct want_lines {
+    const long *want;
+    size_t n;
+    char **out;
+    long no; /* lines seen */
+};
+
+static void on_log_line(void *ud, const char *line, size_t len, bool truncated)
+{
+    struct want_lines *w = ud;
+    MP_UNUSED(truncated);
+    w->no++;
+    for (size_t i = 0; i < w->n; i++) {
+        if (w->want[i] == w->no && !w->out[i])
+            w->out[i] = xstrndup(line, len);
+    }
+}
+
+/* Read the given server.log lines (sorted ascending not required), each
+ * cut to its first LOG_LINE_MAX bytes. Through the bounded splitter: an
+ * engine that prints a line of any length (no '\n' for 50 MB) costs one
+ * LOG_LINE_MAX buffer and one read chunk, never the line's size. */
 static void log_lines(const char *dir, const long *want, size_t n, char **out)
 {
     char *path = xasprintf("%s/server.log", dir);
@@ -53,23 +77,21 @@ static void log_lines(const char *dir, const long *want, size_t n, char **out)
     free(path);
     if (!f)
         return;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    long no = 0;
     long maxw = 0;
     for (size_t i = 0; i < n; i++)
         maxw = MP_MAX(maxw, want[i]);
-    while (no < maxw && (len = getline(&line, &cap, f)) >= 0) {
-        no++;
-        if (len > 0 && line[len - 1] == '\n')
-            line[--len] = '\0';
-        for (size_t i = 0; i < n; i++) {
-            if (want[i] == no && !out[i])
-                out[i] = xstrndup(line, len > 4096 ? 4096 : (size_t)len);
-        }
-    }
-    free(line);
+    struct want_lines w = {want, n, out, 0};
+    struct mp_lines l;
+    mp_lines_init(&l, LOG_LINE_MAX);
+    enum { CHUNK = 65536 };
+    char *chunk = xmalloc(CHUNK);
+    size_t got;
+    while (w.no < maxw && (got = fread(chunk, 1, CHUNK, f)) > 0)
+        mp_lines_feed(&l, chunk, got, on_log_line, &w);
+    if (w.no < maxw)
+        mp_lines_finish(&l, on_log_line, &w); /* a last line without '\n' */
+    mp_lines_release(&l);
+    free(chunk);
     fclose(f);
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "model/report.h"
+#include "vec.h"
 #include "xalloc.h"
 
 /* ---------- open / close ---------- */
@@ -690,10 +691,7 @@ int mp_store_running_attempts(struct mp_store *s, struct mp_store_leftover **out
     size_t cap = 0;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 8;
-            *out = xreallocarray(*out, cap, sizeof(**out));
-        }
+        mp_grow(*out, cap, *n + 1);
         struct mp_store_leftover *l = &(*out)[(*n)++];
         l->pid = (pid_t)sqlite3_column_int64(st, 0);
         l->start = (unsigned long long)sqlite3_column_int64(st, 1);

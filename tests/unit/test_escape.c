@@ -1,6 +1,7 @@
-/* Unit tests: Markdown and terminal escaping of outside text
+/* Unit tests: Markdown, terminal and HTML escaping of outside text
  * (base/escape.h) - links, images, raw HTML, table cells, code spans, line
- * starts, controls, C1 and bidi controls, invalid UTF-8, the length cut. */
+ * starts, controls, C1 and bidi controls, invalid UTF-8, the length cut -
+ * and JSON string literals (buf_add_json_str, base/buf.h). */
 #include "compat.h"
 
 #include <setjmp.h>
@@ -170,6 +171,68 @@ static void test_hidden_at(void **state)
     buf_release(&b);
 }
 
+static char *html(const char *s, size_t max)
+{
+    struct buf b = BUF_INIT;
+    mp_html_esc(&b, s, max);
+    return buf_detach(&b, NULL);
+}
+
+static char *json(const char *s, size_t n)
+{
+    struct buf b = BUF_INIT;
+    buf_add_json_str(&b, s, n);
+    return buf_detach(&b, NULL);
+}
+
+static void test_html(void **state)
+{
+    (void)state;
+    EXPECT(html("plain text, é ✓", 0), "plain text, é ✓");
+    EXPECT(html("<script>alert('x')</script>", 0),
+           "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;");
+    EXPECT(html("a=\"1\" & b", 0), "a=&quot;1&quot; &amp; b");
+    EXPECT(html("&amp;", 0), "&amp;amp;"); /* an entity in the input is text */
+    /* \n and \t kept, \r dropped, other C0 as U+FFFD, DEL/C1/bidi visible */
+    EXPECT(html("a\nb\tc\r\n", 0), "a\nb\tc\n");
+    EXPECT(html("\x1b[31m\x07", 0), "\xEF\xBF\xBD[31m\xEF\xBF\xBD");
+    EXPECT(html("x\x7fy\xc2\x9bz\xe2\x80\xaew", 0), "x\\x7fy\\u009bz\\u202ew");
+    EXPECT(html("bad \xff\xfe end", 0), "bad \xEF\xBF\xBD\xEF\xBF\xBD end");
+    /* the cut: at most max bytes of the input, at a character boundary */
+    EXPECT(html("abcdef", 3), "abc…");
+    EXPECT(html("abc", 3), "abc");
+    EXPECT(html("aé<", 2), "a…");
+    EXPECT(html("<<<<", 2), "&lt;&lt;…");
+    EXPECT(html("", 0), "");
+    EXPECT(html(NULL, 5), "—");
+}
+
+static void test_json_str(void **state)
+{
+    (void)state;
+    EXPECT(json("plain", 5), "\"plain\"");
+    EXPECT(json("", 0), "\"\"");
+    EXPECT(json("say \"hi\" \\ bye", 14), "\"say \\\"hi\\\" \\\\ bye\"");
+    EXPECT(json("a\nb\rc\td", 7), "\"a\\nb\\rc\\td\"");
+    EXPECT(json("\x01\x1f\x7f", 3), "\"\\u0001\\u001f\\u007f\"");
+    EXPECT(json("a\0b", 3), "\"a\\u0000b\""); /* n bytes, NUL included */
+    EXPECT(json("abcdef", 3), "\"abc\"");
+    /* valid UTF-8 passes as is (C1 and bidi controls too: JSON is data) */
+    EXPECT(json("é ✓ \xf0\x9f\x98\x80 \xc2\x9b", 14), "\"é ✓ \xf0\x9f\x98\x80 \xc2\x9b\"");
+    /* invalid bytes, overlong forms, surrogates, a cut sequence: U+FFFD each byte */
+    EXPECT(json("\xff", 1), "\"\xEF\xBF\xBD\"");
+    EXPECT(json("\xc0\xaf", 2), "\"\xEF\xBF\xBD\xEF\xBF\xBD\"");
+    EXPECT(json("\xed\xa0\x80", 3), "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
+    EXPECT(json("\xe2\x9c", 2), "\"\xEF\xBF\xBD\xEF\xBF\xBD\"");
+    /* under a cap the literal may stop part-way, with toobig set */
+    struct buf b = BUF_INIT;
+    buf_set_max(&b, 4);
+    buf_add_json_str(&b, "abcdef", 6);
+    assert_true(b.toobig);
+    assert_true(b.len <= 4);
+    buf_release(&b);
+}
+
 /* mp_error and mp_warn quote outside text: what reaches stderr is escaped */
 static void test_error_messages(void **state)
 {
@@ -207,6 +270,8 @@ int main(void)
         cmocka_unit_test(test_cut),
         cmocka_unit_test(test_term_write),
         cmocka_unit_test(test_hidden_at),
+        cmocka_unit_test(test_html),
+        cmocka_unit_test(test_json_str),
         cmocka_unit_test(test_error_messages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
