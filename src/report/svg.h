@@ -8,13 +8,9 @@
 #include "compat.h"
 
 #include "buf.h"
+#include "escape.h" /* mp_html_esc */
 #include "hist.h"
 
-/* Append s as HTML/XML text: valid UTF-8, & < > " ' escaped, C0 control
- * characters except \n and \t shown as U+FFFD (\r dropped), DEL, C1 and
- * bidi controls as \x7f / \uNNNN text (mp_esc_hidden_at), at most max
- * bytes of s ("…" when cut; 0 = no limit). NULL appends "—". */
-void mp_html_esc(struct buf *b, const char *s, size_t max);
 
 /* Horizontal bars, one row per value (values < 0 are drawn as "n/a"; each
  * bar carries its exact value in data-v). colors[i] may be NULL (default).

@@ -13,22 +13,14 @@ static bool str_eq(const char *x, const char *y)
     return (!x && !y) || (x && y && !strcmp(x, y));
 }
 
-static bool strv_has(const struct mp_strv *v, const char *s)
-{
-    for (size_t i = 0; i < v->n; i++)
-        if (!strcmp(v->v[i], s))
-            return true;
-    return false;
-}
-
 /* Equal as sets (the dense kernels are "method=Kernel", one per method). */
 static bool strv_set_eq(const struct mp_strv *x, const struct mp_strv *y)
 {
     for (size_t i = 0; i < x->n; i++)
-        if (!strv_has(y, x->v[i]))
+        if (!mp_strv_has(y, x->v[i]))
             return false;
     for (size_t i = 0; i < y->n; i++)
-        if (!strv_has(x, y->v[i]))
+        if (!mp_strv_has(x, y->v[i]))
             return false;
     return true;
 }
@@ -78,7 +70,7 @@ static bool knob_harmless(const struct mp_knowledge *kn, const struct mp_knob *k
                           const char *version, struct buf *b)
 {
     add_knob(b, k);
-    if (k->env && strv_has(&rk->unknown_env, k->key)) {
+    if (k->env && mp_strv_has(&rk->unknown_env, k->key)) {
         buf_adds(b, " (the engine reported it as an unknown variable)");
         return true;
     }
