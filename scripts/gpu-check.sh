@@ -129,6 +129,34 @@ for x in r["candidates"]:
     for a in x.get("attempts", []):
         want(g(a, "teardown", "leftovers") in (0, None), "%s: teardown leftovers" % x["name"])
 
+# GPU telemetry through the real libnvidia-ml (docs/metrics.md): every
+# attempt that served requests sampled the GPU, with plausible values; the
+# engine's /metrics was read for every load phase of each primary attempt
+tele = []
+for x in r["candidates"]:
+    for a in x.get("attempts", []):
+        if not a.get("requests_ok"):
+            continue
+        t = a.get("gpu_telemetry")
+        want(isinstance(t, dict), "%s: gpu_telemetry is %r with a real NVML" % (a.get("dir"), t))
+        if not isinstance(t, dict):
+            continue
+        clk, mem, pw = g(t, "sm_clock_mhz", "median"), g(t, "memory_used_mib", "max"), g(t, "power_w", "median")
+        want(t.get("samples", 0) >= 1, "%s: no GPU sample" % a.get("dir"))
+        want(isinstance(clk, (int, float)) and 100 <= clk <= 4000, "%s: SM clock median %r MHz" % (a.get("dir"), clk))
+        want(isinstance(mem, (int, float)) and mem > 0, "%s: memory used max %r MiB" % (a.get("dir"), mem))
+        tele.append("%s: %d samples, SM clock median %s MHz (min %s, max %s), %s W, %s C, memory max %s MiB, "
+                    "throttle reasons: %s" % (
+            a.get("dir"), t.get("samples", 0), clk, g(t, "sm_clock_mhz", "min"), g(t, "sm_clock_mhz", "max"),
+            pw, g(t, "temperature_c", "median"), mem, ", ".join(t.get("throttle_reasons") or []) or "none"))
+    for p in g(x, "throughput", "phases") or []:
+        name = str(p.get("phase", ""))
+        if p.get("ok") and (name == "sequential" or name.startswith("concurrency-")):
+            want(isinstance(p.get("server_metrics"), dict),
+                 "%s %s: no server_metrics (%r)" % (x["name"], name, p.get("server_metrics_reason")))
+want(len(tele) >= 4, "GPU telemetry on %d attempts, want at least one per candidate" % len(tele))
+comp = r.get("comparability")
+
 # the innermost frame of each crash = where the host noticed the error
 def site_of(a, run="run"):
     try:
@@ -185,6 +213,8 @@ lines += ["", "race census (normal-mode starts of the racy backend, %d): %d cras
           "before the crash: %s; innermost error sites: %s" % (
               len(census), len(crashes), [t[0] for t in crashes],
               ", ".join("%s x%d" % (s_, sum(1 for t in crashes if t[2] == s_)) for s_ in inner))]
+lines += ["", "GPU telemetry (real NVML, load phases):"] + ["- " + t for t in tele]
+lines += ["", "comparability: %s" % json.dumps(comp)]
 lines += ["", "racy: %s" % racy.get("why"), "faulty: %s" % faulty.get("why"),
           "racy: distinct sites across normal attempts: %s" % g(racy, "crash", "distinct_sites"),
           "faulty: pinned site under CUDA_LAUNCH_BLOCKING=1: %s" % g(faulty, "diagnosis", "pinned_site"),
