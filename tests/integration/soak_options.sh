@@ -3,7 +3,9 @@
 # candidate under steady load, and refuses the others naming them (#16):
 # --only picks the one candidate among several --candidate (also written
 # --candidate=...), several without --only and an --only naming none or two
-# are usage errors, --conc LEVEL:REQUESTS is refused pointing at
+# are usage errors (counted from the parsed options: --cand is --candidate),
+# an explicit --preset of several candidates without --only is refused, an
+# abbreviated --cand is soaked, --conc LEVEL:REQUESTS is refused pointing at
 # --concurrency, --seq N adds a sequential phase of N requests before the
 # soak phase, --prefill-check N runs its long-prompt phase before it;
 # report.md is titled a soak report and shows the soak phase's
