@@ -797,13 +797,20 @@ static void histogram(struct buf *b, const char *name, const char *help, const d
                name, m, count, name, m, count);
 }
 
-/* GET /metrics. The vllm:* series per era (docs/refengine.md): the
- * inter-token histogram is vllm:time_per_output_token_seconds before 0.11,
- * both names in 0.11.x (the old one deprecated, PR #24110), only
+/* GET /metrics. The vllm:* series per era (docs/refengine.md, from
+ * reference/vllm-api.md section 5.4): the inter-token histogram is
+ * vllm:time_per_output_token_seconds before 0.11, both names in 0.11.x
+ * (the old one deprecated, PR #24110), only
  * vllm:inter_token_latency_seconds from 0.12 (the old one hidden, removed
- * by PR #32661); vllm:gpu_cache_usage_perc beside vllm:kv_cache_usage_perc
- * before 0.10. With --disable-log-stats vLLM registers no vllm:* metric:
- * /metrics serves only the process collectors. */
+ * by PR #32661). The KV-cache gauge is vllm:kv_cache_usage_perc from 0.10;
+ * its old name vllm:gpu_cache_usage_perc is beside it as a deprecated alias
+ * in 0.10.x, hidden in 0.11 (PR #24245) and removed by PR #29330, and is the
+ * only one before 0.10 (kv_cache_usage_perc is the name that replaced it).
+ * --show-hidden-metrics-for-version is not modelled: hidden series stay
+ * hidden. The prefix-cache counters (vllm:prefix_cache_*, and their
+ * vllm:gpu_prefix_cache_* aliases) are not served: refengine has no prefix
+ * cache. With --disable-log-stats vLLM registers no vllm:* metric: /metrics
+ * serves only the process collectors. */
 static void metrics(struct conn *c)
 {
     struct buf b = BUF_INIT;
@@ -821,12 +828,15 @@ static void metrics(struct conn *c)
            "Number of requests in model execution batches.", "", S.nactive);
     metric(&b, "vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.",
            "", (double)S.nwaiting + (double)S.nqueue);
-    if (!re_ver_ge(w, 0, 10, 0))
+    if (!re_ver_ge(w, 0, 11, 0))
         metric(&b, "vllm:gpu_cache_usage_perc", "gauge",
-               "GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: Use "
-               "vllm:kv_cache_usage_perc instead.", "", kv);
-    metric(&b, "vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
-           "", kv);
+               re_ver_ge(w, 0, 10, 0) ? "GPU KV-cache usage. 1 means 100 percent usage.DEPRECATED: "
+                                        "Use vllm:kv_cache_usage_perc instead."
+                                      : "GPU KV-cache usage. 1 means 100 percent usage.",
+               "", kv);
+    if (re_ver_ge(w, 0, 10, 0))
+        metric(&b, "vllm:kv_cache_usage_perc", "gauge", "KV-cache usage. 1 means 100 percent usage.",
+               "", kv);
     metric(&b, "vllm:num_preemptions_total", "counter", "Cumulative number of preemption from the engine.",
            "", (double)S.preemptions);
     metric(&b, "vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.", "",

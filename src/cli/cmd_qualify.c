@@ -28,8 +28,8 @@ static const char qualify_help[] =
     "Starts the engine once per candidate knob set, reads which MoE backend each\n"
     "resolved to, drives warm-up, sequential and concurrent load, watches for every\n"
     "kind of failure, diagnoses crashes with CUDA_LAUNCH_BLOCKING=1, and writes\n"
-    "report.json and report.md into the run directory. The Markdown report goes to\n"
-    "stdout (the JSON with --json), a summary to stderr.\n"
+    "report.json, report.md and report.html into the run directory. The Markdown\n"
+    "report goes to stdout (the JSON with --json), a summary to stderr.\n"
     "\n"
     "The server command gets the port through a {port} placeholder, or\n"
     "'--port N' appended. NAME=VALUE knobs go where they reach the engine: the\n"
@@ -73,12 +73,13 @@ static const char diagnose_help[] =
     "Runs one candidate (the first --candidate, or the knobs in the command itself\n"
     "when none is given) normally; if it crashes, decides between an async race and\n"
     "a faulty kernel by rerunning with CUDA_LAUNCH_BLOCKING=1 until it has served the\n"
-    "number of requests that the normal-mode failure rate requires (95 %% confidence).\n"
+    "number of requests that the normal-mode failure rate requires (95 % confidence).\n"
     "\n"
     MP_COMMON_OPTS_HELP
     "\n"
     "exit codes: 0 a diagnosis was reached (async-race, kernel-fault) or the candidate\n"
-    "            is stable; 1 inconclusive (crashed, startup-failure, hang);\n"
+    "            is stable; 1 any other verdict (crashed, startup-failure, hang,\n"
+    "            garbage-output, server-error, not-delivered);\n"
     "            2 usage or input error; 3 internal or I/O error; 128+N killed by signal N\n";
 
 static const char resolve_help[] =

@@ -31,16 +31,27 @@ static const char soak_help[] =
     "first failure, which is classified as in qualify. Every request is recorded\n"
     "in RUNDIR/moeprobe.db as it finishes; a progress line shows elapsed/remaining\n"
     "time, requests, tok/s and the 95 % upper bound on the failure rate. The\n"
-    "report (report.json, report.md) has qualify's format, with each phase's\n"
-    "throughput and latency; --json prints the JSON on stdout.\n"
+    "reports (report.json, report.md, report.html) have qualify's format, with each\n"
+    "phase's throughput and latency; --json prints the JSON on stdout.\n"
     "\n"
-    "One candidate: the --candidate given, or the one --only names among several\n"
-    "(or among the preset's); several without --only are refused. --seq N adds N\n"
-    "sequential requests after the warm-up; --conc LEVEL:REQUESTS does not apply\n"
-    "(the level is --concurrency N, held until the duration ends) and is refused.\n"
-    "--prefill-check N runs its long-prompt phase before the soak phase.\n"
+    "One candidate: the --candidate given, the one --only names among several (or\n"
+    "among the preset's), or the one candidate of an explicit --preset; several\n"
+    "without --only are refused, and with none of these the command is soaked as\n"
+    "given. --conc LEVEL:REQUESTS does not apply (the level is --concurrency N,\n"
+    "held until the duration ends) and is refused; so is --resume.\n"
     "\n"
-    MP_COMMON_OPTS_HELP
+    MP_OPTS_HELP_CANDS
+    "  --seq N                    N sequential requests after the warm-up (default:\n"
+    "                             no sequential phase)\n"
+    MP_OPTS_HELP_TOKENS
+    "  --prefill-check N          3 sequential requests with N-token prompts (long-\n"
+    "                             prefill crashes), after --seq's phase and before the\n"
+    "                             soak phase\n"
+    MP_OPTS_HELP_RUN
+    MP_OPTS_HELP_TAIL
+    "  (--no-diagnose, --no-quality, --diagnose-max-requests, --diagnose-budget and\n"
+    "  --no-dedupe are accepted and do nothing here: soak neither reruns a failure\n"
+    "  with CUDA_LAUNCH_BLOCKING=1 nor runs the output check, and runs one candidate)\n"
     "\n"
     "attach to a server someone else started (no SERVER COMMAND; nothing is stopped):\n"
     "  --base-url URL             drive this server (e.g. http://127.0.0.1:8000)\n"
@@ -80,11 +91,13 @@ static int parse_duration(const char *s, double *out)
 }
 
 /* The candidate a soak runs: the one --only names (among the --candidates,
- * or the preset's when none is given), else the one --candidate, else none
- * (*pick = NULL: the command as given). 0, or -1 when the options name
- * several or none (message printed). */
-static int soak_candidate(const struct mp_opts *o, size_t ngiven,
-                          const struct mp_candidate **pick)
+ * or the preset's when none is given), else the one --candidate, else the
+ * one candidate of an explicit --preset, else none (*pick = NULL: the
+ * command as given). What was given is read from the parsed options
+ * (o->ncands_given, o->preset), so abbreviations getopt accepts
+ * (`--cand`, `--pre`) count like the full names. 0, or -1 when the options
+ * name several or none (message printed). */
+static int soak_candidate(const struct mp_opts *o, const struct mp_candidate **pick)
 {
     *pick = NULL;
     if (o->only) {
@@ -97,16 +110,27 @@ static int soak_candidate(const struct mp_opts *o, size_t ngiven,
         }
         if (nmatch == 1)
             return 0;
+        *pick = NULL;
         return mp_error("--only '%s' %s: soak runs exactly one candidate", o->only,
                         nmatch ? "names more than one candidate" : "matches no candidate");
     }
-    if (ngiven == 1)
-        *pick = &o->cands[0];
-    if (ngiven > 1)
+    if (o->ncands_given > 1)
         return mp_error("soak runs one candidate for the whole --duration, and %zu --candidate "
                         "were given: pick one with --only NAME (or soak each in a run of its own)",
-                        ngiven);
-    return 0;
+                        o->ncands_given);
+    if (o->ncands_given == 1) {
+        *pick = &o->cands[0];
+        return 0;
+    }
+    if (o->preset) {
+        if (o->ncands == 1) {
+            *pick = &o->cands[0];
+            return 0;
+        }
+        return mp_error("--preset %s has %zu candidates and soak runs one for the whole "
+                        "--duration: pick one with --only NAME", o->preset, o->ncands);
+    }
+    return 0; /* the default preset, not asked for: the command as given */
 }
 
 /* Soak's phases: one warm-up request, --seq N sequential requests when
@@ -139,7 +163,6 @@ int cmd_soak(int argc, char **argv)
 {
     double duration = 0;
     long conc = 8;
-    size_t ncand = 0;
     const char *base_url = NULL, *log_file = NULL;
     struct mp_strv rest = MP_STRV_INIT;
     int exit_code = MP_EXIT_USAGE;
@@ -180,8 +203,6 @@ int cmd_soak(int argc, char **argv)
             mp_strv_release(&rest);
             return MP_EXIT_OK;
         }
-        if (!past && (!strcmp(a, "--candidate") || !strncmp(a, "--candidate=", 12)))
-            ncand++;
         mp_strv_push(&rest, a);
     }
     if (duration <= 0) {
@@ -228,7 +249,7 @@ int cmd_soak(int argc, char **argv)
         goto out;
     }
     const struct mp_candidate *pick = NULL;
-    if (soak_candidate(&o, ncand, &pick) < 0)
+    if (soak_candidate(&o, &pick) < 0)
         goto out;
     if (pick)
         mp_candidate_copy(&c, pick);

@@ -134,10 +134,13 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
                 }
             }
             add_cand(o, &cand);
+            o->ncands_given++;
             break;
         }
         case O_PRESET:
             preset = optarg;
+            free(o->preset);
+            o->preset = xstrdup(optarg);
             break;
         case O_ONLY:
             free(o->only);
@@ -352,6 +355,7 @@ void mp_opts_release(struct mp_opts *o)
     for (size_t i = 0; i < o->ncands; i++)
         mp_candidate_release(&o->cands[i]);
     free(o->cands);
+    free(o->preset);
     free(o->only);
     free(o->out_dir);
     free(o->knowledge_file);

@@ -14,7 +14,10 @@
 #include "proc/proc.h"
 #include "sched/sched.h"
 
-#define MP_COMMON_OPTS_HELP                                                              \
+/* The shared options' help, in parts: soak composes its own list from them
+ * (it refuses --conc, and --no-dedupe, --no-diagnose, --no-quality and
+ * --diagnose-* do nothing there; its --seq and --prefill-check differ); MP_COMMON_OPTS_HELP is the whole list for the other commands. */
+#define MP_OPTS_HELP_CANDS                                                               \
     "options:\n"                                                                         \
     "  --candidate 'NAME: KNOBS'  a candidate (repeatable); NAME=VALUE words are\n"      \
     "                             environment, other words are appended to the command\n" \
@@ -25,26 +28,35 @@
     "  --out DIR                  run directory (default moeprobe-run-YYYYMMDD-HHMMSS);\n" \
     "                             one that already holds a run is refused (exit 2)\n" \
     "  --port N                   port for the engine (default: a free port per attempt)\n" \
-    "  --ready-timeout S          seconds to wait for /health and /v1/models (1800)\n"   \
+    "  --ready-timeout S          seconds to wait for /health and /v1/models (1800)\n"
+#define MP_OPTS_HELP_SEQ_CONC                                                            \
     "  --seq N                    sequential requests after 1 warm-up (10)\n"            \
-    "  --conc LEVEL:REQUESTS      a concurrency step (repeatable; default 4:16 and 8:32)\n" \
+    "  --conc LEVEL:REQUESTS      a concurrency step (repeatable; default 4:16 and 8:32)\n"
+#define MP_OPTS_HELP_TOKENS                                                              \
     "  --max-tokens N             tokens per request (256; ignore_eos is set);\n"         \
     "  --output-tokens N          the same\n"                                             \
-    "  --input-tokens N           prompts of about N tokens (default: ~15-token prompts)\n" \
+    "  --input-tokens N           prompts of about N tokens (default: fixed ~15-token\n" \
+    "                             prompts); --api chat adds the chat template's tokens\n"
+#define MP_OPTS_HELP_PREFILL                                                             \
     "  --prefill-check N          a last phase of 3 sequential requests with N-token\n"   \
-    "                             prompts (long-prefill crashes, e.g. 8192)\n"            \
+    "                             prompts (long-prefill crashes, e.g. 8192)\n"
+#define MP_OPTS_HELP_RUN                                                                 \
     "  --stall-timeout S          no token progress for S seconds = hang (120)\n"         \
     "  --grace S                  teardown grace after SIGTERM (10)\n"                   \
     "  --api completions|chat     endpoint to drive (completions)\n"                     \
-    "  --api-key-env NAME         send the bearer token from variable NAME (never stored)\n" \
+    "  --api-key-env NAME         send the bearer token from variable NAME (never stored)\n"
+#define MP_OPTS_HELP_CHECKS                                                              \
     "  --no-diagnose              do not rerun crashes with CUDA_LAUNCH_BLOCKING=1\n"     \
-    "  --no-quality               skip the greedy output check after the load phases\n"  \
+    "  --no-quality               skip the greedy output check after the load phases\n"
+#define MP_OPTS_HELP_DEDUPE                                                              \
     "  --no-dedupe                (qualify) test every candidate in full; by default a\n" \
     "                             candidate whose log shows the configuration of one\n" \
-    "                             tested already is stopped at once and shares its result\n" \
+    "                             tested already is stopped at once and shares its result\n"
+#define MP_OPTS_HELP_DIAG                                                                \
     "  --diagnose-max-requests N  cap on the launch-blocking run (2000)\n"               \
     "  --diagnose-budget D        time the launch-blocking run may take (1h; s/m/h); a\n" \
-    "                             run over it says so first and stops there\n"          \
+    "                             run over it says so first and stops there\n"
+#define MP_OPTS_HELP_TAIL                                                                \
     "  --knowledge FILE           vLLM knob/log knowledge to use instead of the built-in\n" \
     "  --model-dir DIR            checkpoint folder: its quantization joins the fingerprint\n" \
     "  --objective O              what \"fastest\" means for the recommendation (not\n" \
@@ -56,6 +68,10 @@
     "  --json                     print the report JSON on stdout\n"                     \
     "  --quiet                    no progress or summary on stderr\n"                    \
     "  -h, --help                 this help\n"
+#define MP_COMMON_OPTS_HELP                                                              \
+    MP_OPTS_HELP_CANDS MP_OPTS_HELP_SEQ_CONC MP_OPTS_HELP_TOKENS MP_OPTS_HELP_PREFILL    \
+    MP_OPTS_HELP_RUN MP_OPTS_HELP_CHECKS MP_OPTS_HELP_DEDUPE MP_OPTS_HELP_DIAG          \
+    MP_OPTS_HELP_TAIL
 
 /* qualify only: scale-out (src/sched, docs/scale-out.md) */
 #define MP_SCHED_OPTS_HELP                                                               \
@@ -73,6 +89,8 @@
 struct mp_opts {
     struct mp_candidate *cands;
     size_t ncands;
+    size_t ncands_given; /* how many --candidate were parsed (0: cands is the preset's) */
+    char *preset;        /* --preset NAME as given, or NULL */
     char *only;
     char *out_dir;
     int port;

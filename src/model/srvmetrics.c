@@ -57,10 +57,17 @@ bool mp_srvm_lat_delta(struct mp_srvm_lat *l, const double *le, const double *cu
     return true;
 }
 
+bool mp_srvm_queued_rule(int scrapes, int waiting_scrapes)
+{
+    return waiting_scrapes >= MP_SRVM_QUEUED_MIN_SCRAPES && waiting_scrapes <= scrapes &&
+           (long long)waiting_scrapes * MP_SRVM_QUEUED_SHARE_DIV >= (long long)scrapes;
+}
+
 void mp_srvm_set_flags(struct mp_server_metrics *m)
 {
     m->preempted = m->state == MP_SRVM_OK && m->preemptions > 0;
-    m->queued = m->state == MP_SRVM_OK && m->waiting_max > 0;
+    m->queued = m->state == MP_SRVM_OK && m->waiting_max > 0 &&
+                (!m->waiting_counted || mp_srvm_queued_rule(m->scrapes, m->waiting_scrapes));
 }
 
 const char *mp_srvm_state_name(enum mp_srvm_state s)

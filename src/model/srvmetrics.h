@@ -45,9 +45,14 @@ struct mp_server_metrics {
     char itl_metric[48];     /* vllm:inter_token_latency_seconds | vllm:time_per_output_token_seconds */
     char kv_metric[40];      /* vllm:kv_cache_usage_perc | vllm:gpu_cache_usage_perc */
     char preempt_metric[40]; /* vllm:num_preemptions_total | vllm:num_preemptions */
+    /* scrapes of the phase that saw vllm:num_requests_waiting > 0; counted
+     * only when waiting_counted (false for a collector that does not count
+     * them and for phases stored without the count) */
+    int waiting_scrapes;
+    bool waiting_counted;
     /* the phase measured the KV cache or the scheduler, not the kernel */
     bool preempted;          /* preemptions > 0 */
-    bool queued;             /* waiting_max > 0: some scrape saw requests waiting */
+    bool queued;             /* requests waited (mp_srvm_queued_rule) */
 };
 
 /* Prometheus' histogram_quantile: q in [0, 1] over n cumulative bucket
@@ -65,7 +70,20 @@ bool mp_srvm_lat_delta(struct mp_srvm_lat *l, const double *le, const double *cu
                        const double *cum_b, size_t n, double sum_a, double sum_b,
                        double count_a, double count_b);
 
-/* Set preempted / queued from the numbers. */
+/* The queued rule (docs/metrics.md "server_metrics"): requests waiting in
+ * one scrape is no evidence that the phase measured the scheduler - a burst
+ * of arrivals at high concurrency waits for the next engine step, and a
+ * scrape about once a second can catch it. A phase is queued when requests
+ * waited in at least MP_SRVM_QUEUED_MIN_SCRAPES of its scrapes and in at
+ * least 1/MP_SRVM_QUEUED_SHARE_DIV of them (exactly a quarter counts):
+ * waiting >= 2 && 4 * waiting >= scrapes. */
+#define MP_SRVM_QUEUED_MIN_SCRAPES 2
+#define MP_SRVM_QUEUED_SHARE_DIV 4
+bool mp_srvm_queued_rule(int scrapes, int waiting_scrapes);
+
+/* Set preempted (preemptions > 0) and queued from the numbers: queued by
+ * mp_srvm_queued_rule when waiting_counted, else (no count: a phase stored
+ * before it) when any scrape saw requests waiting (waiting_max > 0). */
 void mp_srvm_set_flags(struct mp_server_metrics *m);
 
 /* "ok", "unreadable", "not scraped" */

@@ -41,15 +41,28 @@ char *mp_prompt_sized(size_t i, int tokens)
     if (tokens <= 0)
         return xstrdup(q);
     static const char head[] = "Read these notes, then answer the question after them.\n\n";
-    size_t want = (size_t)tokens * 4, ql = strlen(q);
+    size_t want = (size_t)tokens * 4, ql = strlen(q), hl = sizeof(head) - 1;
+    /* shorter than the preamble and the question together: the question
+     * alone, or with the preamble when that is nearer; shorter than the
+     * question: the question cut at the end of the word that reaches want
+     * bytes (its first word at least), so a small N is honoured instead of
+     * growing to the preamble's ~30 tokens */
+    if (want <= ql) {
+        size_t n = want;
+        while (n < ql && q[n] != ' ')
+            n++;
+        return xstrndup(q, n);
+    }
+    if (want < hl + 2 + ql && want - ql <= hl + 2 + ql - want)
+        return xstrdup(q);
     struct buf b = BUF_INIT;
     buf_adds(&b, head);
     for (size_t k = i; b.len + ql + 2 < want; k++) {
         buf_adds(&b, notes[k % MP_ARRAY_SIZE(notes)]);
         buf_addc(&b, ' ');
     }
-    if (b.len + ql + 2 > want && b.len > sizeof(head) - 1) {
-        size_t keep = want > ql + 2 + sizeof(head) - 1 ? want - ql - 2 : sizeof(head) - 1;
+    if (b.len + ql + 2 > want && b.len > hl) {
+        size_t keep = want > ql + 2 + hl ? want - ql - 2 : hl;
         if (keep < b.len)
             b.len = keep, b.data[b.len] = '\0';
     }

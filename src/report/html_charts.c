@@ -18,7 +18,9 @@
 #include "verdict/diagnose.h"
 #include "xalloc.h"
 
-/* `--percentiles`' default (docs/metrics.md). */
+/* A phase's colour in the charts: the sequential phase and the default
+ * concurrency steps (4, 8) their own, any other concurrency step one more,
+ * the rest grey. */
 
 static const char *phase_color(const char *name)
 {

@@ -19,6 +19,7 @@
 #include "quality/quality.h"
 #include "secret.h"
 #include "version.h"
+#include "verdict/recommend.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
 
@@ -698,7 +699,8 @@ void mp_report_summary(const struct mp_report *rep, struct buf *out)
             term_add(out, knobs);
             buf_adds(out, ")");
         }
-        buf_adds(out, "\n");
+        buf_printf(out, ", by %s (--objective %s)\n", mp_verdict_objective_label(rep->objective),
+                   mp_objective_name(rep->objective));
         free(knobs);
     } else if (mp_report_is_resolve_map(rep)) {
         buf_adds(out, "resolution only: no load was driven, nothing is recommended\n");

@@ -117,10 +117,7 @@ int mp_verdict_pick(const struct mp_report *rep)
     return best;
 }
 
-/* "fastest of 3 stable candidates: 14.5 tok/s sequential, 70.2 tok/s best
- * concurrency; MoE backend X; 0 failures in ..." - the objective's measure
- * first; the default objective's sentence is the one reports always had. */
-static char *why_of(const struct mp_report *rep, const struct mp_cand_report *c)
+const char *mp_verdict_objective_label(enum mp_objective obj)
 {
     static const char *const label[MP_OBJ_COUNT] = {
         [MP_OBJ_SEQUENTIAL] = "sequential tok/s",
@@ -128,6 +125,16 @@ static char *why_of(const struct mp_report *rep, const struct mp_cand_report *c)
         [MP_OBJ_TTFT] = "median TTFT",
         [MP_OBJ_TPOT] = "median TPOT",
     };
+    return (unsigned)obj < MP_OBJ_COUNT ? label[obj] : "?";
+}
+
+/* "fastest of 3 stable candidates by sequential tok/s (--objective
+ * sequential): 14.5 tok/s sequential, 70.2 tok/s best concurrency; MoE
+ * backend X; 0 failures in ..." - the objective named in every case (the
+ * only stable candidate too: "the only stable candidate (objective: ...)"),
+ * then its measure first. */
+static char *why_of(const struct mp_report *rep, const struct mp_cand_report *c)
+{
     const struct mp_attempt_result *p = mp_cand_primary(c);
     enum mp_objective obj = rep->objective;
     double s = mp_verdict_seq_tok_s(p), cc = mp_verdict_best_conc_tok_s(p);
@@ -136,14 +143,11 @@ static char *why_of(const struct mp_report *rep, const struct mp_cand_report *c)
         nstable += rep->c[i].verdict == MP_V_STABLE;
     struct buf w = BUF_INIT;
     if (nstable == 1)
-        buf_adds(&w, "the only one");
-    else if (obj == MP_OBJ_SEQUENTIAL)
-        buf_adds(&w, "fastest");
+        buf_printf(&w, "the only stable candidate (objective: %s, --objective %s)",
+                   mp_verdict_objective_label(obj), mp_objective_name(obj));
     else
-        buf_printf(&w, "fastest by %s", label[obj]);
-    buf_printf(&w, " of %zu stable candidate%s", nstable, nstable == 1 ? "" : "s");
-    if (nstable == 1 && obj != MP_OBJ_SEQUENTIAL)
-        buf_printf(&w, " (objective %s)", mp_objective_name(obj));
+        buf_printf(&w, "fastest of %zu stable candidates by %s (--objective %s)", nstable,
+                   mp_verdict_objective_label(obj), mp_objective_name(obj));
     const char *sep = ": ";
     double first = obj == MP_OBJ_TTFT ? mp_verdict_median_ttft_ms(p)
                    : obj == MP_OBJ_TPOT ? mp_verdict_median_tpot_ms(p)

@@ -34,6 +34,10 @@ double mp_verdict_best_conc_tok_s(const struct mp_attempt_result *a);
 double mp_verdict_median_ttft_ms(const struct mp_attempt_result *a);
 double mp_verdict_median_tpot_ms(const struct mp_attempt_result *a);
 
+/* What objective obj ranks by, in words ("sequential tok/s", "best
+ * concurrency tok/s", "median TTFT", "median TPOT"); "?" out of range. */
+const char *mp_verdict_objective_label(enum mp_objective obj);
+
 /* Compare two candidates by their first normal attempts under objective
  * obj: > 0 when a ranks before b, < 0 when after, 0 when they tie on every
  * measure and in the number of knobs. */
@@ -44,8 +48,9 @@ int mp_verdict_rank(const struct mp_cand_report *a, const struct mp_cand_report 
  * no candidate is stable (the earlier one wins a full tie). */
 int mp_verdict_pick(const struct mp_report *rep);
 
-/* Set rep->recommended and rep->recommendation_why (what the pick measured,
- * its MoE backend and the 95 % bound on its failure rate), or with none
+/* Set rep->recommended and rep->recommendation_why (the objective it was
+ * ranked by, named as label and option in every case, what the pick
+ * measured, its MoE backend and the 95 % bound on its failure rate), or with none
  * the sentences of rep->learned (async races, garbage output, untested
  * candidates, the output check's note, unfinished candidates). Replaces
  * what was there. */

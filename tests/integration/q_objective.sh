@@ -10,8 +10,9 @@ WO="$W/objective.ini"
 CANDS=(--candidate 'marlin: --moe-backend marlin' --candidate 'cutlass: --moe-backend cutlass')
 FAST=(--quiet --seq 3 --conc 4:8 --max-tokens 16 --grace 3)
 
-# the default: sequential tok/s, the sentence reports always had
-qualify seq "$WO" "${FAST[@]}" "${CANDS[@]}"
+# the default: sequential tok/s, named as the objective like any other (#16);
+# without --quiet, so the terminal summary on stderr can be read
+qualify seq "$WO" "${FAST[@]:1}" "${CANDS[@]}"
 [ "$Q_RC" -eq 0 ] || { cat "$Q_TMP/seq.stderr"; fail "default: exit $Q_RC, want 0"; }
 SEQ=$Q_DIR
 check "$SEQ/report.json" \
@@ -20,10 +21,14 @@ check "$SEQ/report.json" \
     'c["cutlass"]["throughput"]["concurrency"][0]["tok_s"] > 3 * c["marlin"]["throughput"]["concurrency"][0]["tok_s"]' \
     'r["recommendation"]["candidate"] == "marlin"' \
     'r["recommendation"]["objective"] == "sequential"' \
-    'r["recommendation"]["why"].startswith("fastest of 2 stable candidates: ")' \
+    'r["recommendation"]["why"].startswith("fastest of 2 stable candidates by sequential tok/s (--objective sequential): ")' \
     || fail "default objective"
-grep -q 'fastest of 2 stable candidates: [0-9.]* tok/s sequential' "$SEQ/report.md" || fail "report.md: default sentence"
-grep -q 'fastest by' "$SEQ/report.md" && fail "report.md: the default names no objective"
+grep -q 'fastest of 2 stable candidates by sequential tok/s (--objective sequential): [0-9.]* tok/s sequential' \
+    "$SEQ/report.md" || fail "report.md: the default sentence names no objective"
+grep -q 'fastest of 2 stable candidates by sequential tok/s (--objective sequential): [0-9.]* tok/s sequential' \
+    "$SEQ/report.html" || fail "report.html: the default sentence names no objective"
+grep -q '^recommendation: marlin (--moe-backend marlin), by sequential tok/s (--objective sequential)$' \
+    "$Q_TMP/seq.stderr" || { cat "$Q_TMP/seq.stderr"; fail "terminal summary: no objective"; }
 
 # the same run ranked by another objective, without rewriting it
 "$MOEPROBE" report --no-write --format json --objective throughput "$SEQ" >"$Q_TMP/thr.json" \
@@ -31,7 +36,7 @@ grep -q 'fastest by' "$SEQ/report.md" && fail "report.md: the default names no o
 check "$Q_TMP/thr.json" \
     'r["recommendation"]["candidate"] == "cutlass"' \
     'r["recommendation"]["objective"] == "throughput"' \
-    'r["recommendation"]["why"].startswith("fastest by best concurrency tok/s of 2 stable candidates: ")' \
+    'r["recommendation"]["why"].startswith("fastest of 2 stable candidates by best concurrency tok/s (--objective throughput): ")' \
     || fail "report --objective throughput"
 "$MOEPROBE" report --no-write --format json "$SEQ" >"$Q_TMP/seq-again.json" || fail "report: exit $?"
 check "$Q_TMP/seq-again.json" 'r["recommendation"]["candidate"] == "marlin"' \
@@ -43,7 +48,7 @@ qualify thr "$WO" "${FAST[@]}" --objective throughput "${CANDS[@]}"
 THR=$Q_DIR
 check "$THR/report.json" 'r["recommendation"]["candidate"] == "cutlass"' \
     'r["recommendation"]["objective"] == "throughput"' || fail "qualify --objective throughput"
-grep -q '^\*\*cutlass\*\* (`--moe-backend cutlass`): fastest by best concurrency tok/s of 2 stable candidates: [0-9.]* tok/s best concurrency, [0-9.]* tok/s sequential' \
+grep -q '^\*\*cutlass\*\* (`--moe-backend cutlass`): fastest of 2 stable candidates by best concurrency tok/s (--objective throughput): [0-9.]* tok/s best concurrency, [0-9.]* tok/s sequential' \
     "$THR/report.md" || { grep -A2 Recommendation "$THR/report.md"; fail "report.md: the sentence names the objective"; }
 # rendered again from the store alone: the run's objective, byte for byte
 cp "$THR/report.md" "$Q_TMP/thr-first.md"

@@ -11,7 +11,10 @@
 #    flagged preempted and queued, report.md says it measured the KV cache
 #    and flags its row of the "Server's view" table;
 #  - a world with max_num_seqs 2: queued, not preempted;
-#  - a vLLM 0.10 era engine: the time-per-output-token name is used;
+#  - a vLLM 0.10 era engine: the time-per-output-token name is used, and
+#    of the KV-cache gauge's two names the new one; a 0.9 era engine: the
+#    gauge's old name, vllm:gpu_cache_usage_perc (the fallback); refengine's
+#    /metrics names per era;
 #  - an engine without vllm:* series (--disable-log-stats) and one whose
 #    /metrics is a 404: server_metrics is null with the reason, the run goes
 #    on as before, and report.md has no "Server's view" table.
@@ -152,7 +155,60 @@ srvm old "$W/srvm-old.ini" --seq 2 --conc 2:2 --max-tokens 8
 check "$Q_DIR/report.json" \
     '[p for p in c["auto"]["throughput"]["phases"] if p["phase"] == "sequential"][0]["server_metrics"]["metric_names"]["itl"] == "vllm:time_per_output_token_seconds"' \
     '[p for p in c["auto"]["throughput"]["phases"] if p["phase"] == "sequential"][0]["server_metrics"]["itl_ms"]["n"] == 14' \
+    '[p for p in c["auto"]["throughput"]["phases"] if p["phase"] == "sequential"][0]["server_metrics"]["metric_names"]["kv_cache_usage"] == "vllm:kv_cache_usage_perc"' \
     || fail "old era: names"
+
+# 4b. before 0.10 the KV-cache gauge has only its old name: moeprobe falls
+# back to vllm:gpu_cache_usage_perc (and to time per output token)
+srvm v09 "$W/srvm-v09.ini" --seq 1 --conc 2:4 --max-tokens 16
+check "$Q_DIR/report.json" \
+    'all(p["server_metrics"]["metric_names"]["kv_cache_usage"] == "vllm:gpu_cache_usage_perc" for p in c["auto"]["throughput"]["phases"] if p["phase"] != "warmup")' \
+    'all(p["server_metrics"]["metric_names"]["itl"] == "vllm:time_per_output_token_seconds" for p in c["auto"]["throughput"]["phases"] if p["phase"] != "warmup")' \
+    '0 < [p for p in c["auto"]["throughput"]["phases"] if p["phase"] == "concurrency-2"][0]["server_metrics"]["kv_cache_usage_max"] <= 1' \
+    || fail "0.9 era: the fallback to vllm:gpu_cache_usage_perc"
+
+# 4c. refengine's /metrics names per era (reference/vllm-api.md 5.4): the
+# KV-cache gauge's old name alone before 0.10, beside the new one in 0.10.x,
+# gone from 0.11; time per output token before 0.12, inter-token latency
+# from 0.11
+python3 - "$REFENGINE" "$W/srvm-old.ini" "$Q_TMP" <<'PY' || fail "refengine /metrics eras"
+import os, re, subprocess, sys, time, urllib.request
+refengine, base, tmp = sys.argv[1:4]
+text = open(base).read()
+eras = {  # version: (gpu_cache, kv_cache, time_per_output_token, inter_token_latency)
+    "0.9.2": (True, False, True, False),
+    "0.10.1": (True, True, True, False),
+    "0.11.0": (False, True, True, True),
+    "0.12.0": (False, True, False, True),
+    "0.19.0": (False, True, False, True),
+}
+names = ("vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc",
+         "vllm:time_per_output_token_seconds", "vllm:inter_token_latency_seconds")
+for ver, want in eras.items():
+    world = os.path.join(tmp, f"era-{ver}.ini")
+    open(world, "w").write(re.sub(r"(?m)^version = .*$", f"version = {ver}", text))
+    log = open(os.path.join(tmp, f"era-{ver}.log"), "w+")
+    p = subprocess.Popen([refengine, "--world", world, "--port", "0"], stdout=log,
+                         stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        port, deadline = None, time.monotonic() + 20
+        while port is None and time.monotonic() < deadline and p.poll() is None:
+            log.seek(0)
+            m = re.findall(r"Starting vLLM (?:API )?server(?: \d+)? on http://[^ ]+:([0-9]+)", log.read())
+            if m and "Application startup complete." in open(log.name).read():
+                port = int(m[-1])
+            else:
+                time.sleep(0.05)
+        assert port, (ver, "not ready", open(log.name).read()[-2000:])
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+        got = tuple(bool(re.search("^" + re.escape(n) + r"(_bucket|_count|_sum)?\{", body, re.M))
+                    for n in names)
+        assert got == want, (ver, dict(zip(names, got)))
+        print(f"era {ver}: " + ", ".join(n for n, g in zip(names, got) if g))
+    finally:
+        p.terminate()
+        p.wait(timeout=20)
+PY
 
 # 5. no vllm:* series (vLLM with --disable-log-stats): null with the reason
 srvm nostats "$W/srvm-normal.ini" --seq 2 --conc 2:2 --max-tokens 4 -- --disable-log-stats

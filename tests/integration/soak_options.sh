@@ -3,7 +3,9 @@
 # candidate under steady load, and refuses the others naming them (#16):
 # --only picks the one candidate among several --candidate (also written
 # --candidate=...), several without --only and an --only naming none or two
-# are usage errors, --conc LEVEL:REQUESTS is refused pointing at
+# are usage errors (counted from the parsed options: --cand is --candidate),
+# an explicit --preset of several candidates without --only is refused, an
+# abbreviated --cand is soaked, --conc LEVEL:REQUESTS is refused pointing at
 # --concurrency, --seq N adds a sequential phase of N requests before the
 # soak phase, --prefill-check N runs its long-prompt phase before it;
 # report.md is titled a soak report and shows the soak phase's
@@ -31,6 +33,13 @@ usage several "pick one with --only NAME" --candidate 'a: ' --candidate 'b: SOME
 usage nomatch "--only 'zz' matches no candidate" --candidate 'a: ' --candidate 'b: X=1' --only zz
 usage twomatch "--only 'a,b' names more than one candidate" --candidate 'a: ' --candidate 'b: X=1' --only a,b
 usage conc "give the level as --concurrency N" --conc 4:16
+# what was given is read from the parsed options, not counted in argv: an
+# abbreviation getopt accepts counts like the full name, and an explicit
+# --preset of several candidates needs --only as several --candidate do
+usage severalabbr "pick one with --only NAME" --cand 'a: ' --cand 'b: X=1'
+usage presetall "--preset sm12x-nvfp4 has 5 candidates" --preset sm12x-nvfp4
+usage presetabbr "--preset sm12x-nvfp4 has 5 candidates" --pres=sm12x-nvfp4
+grep -q -- "pick one with --only NAME" "$T/presetall.err" || fail "--preset refusal does not point at --only"
 grep -q -- "--conc LEVEL:REQUESTS" "$T/conc.err" || fail "--conc refusal does not name --conc"
 
 # --only picks b; --seq 3 adds a sequential phase before the soak phase
@@ -79,3 +88,8 @@ usage badmodel "model-dir" --model-dir /nonexistent
 [ "$(q preset "SELECT name || ' ' || args FROM candidates")" = 'cutlass ["--moe-backend","cutlass"]' ] ||
     fail "soak --only cutlass ran: $(q preset "SELECT name || ' ' || args FROM candidates")"
 echo "ok: --only/--candidate=/--seq honoured ($nsoak soak requests), several candidates, a bad --only and --conc refused"
+# an abbreviated --cand is the candidate soaked, not dropped for the bare command
+"$MOEPROBE" soak --duration 1s --concurrency 2 --max-tokens 16 --quiet --out "$T/abbr" \
+    --cand 'x: --moe-backend cutlass' "${ENGINE[@]}" >/dev/null 2>"$T/abbr.err" || fail "soak --cand x: exit $?"
+[ "$(q abbr "SELECT name || ' ' || args FROM candidates")" = 'x ["--moe-backend","cutlass"]' ] ||
+    fail "soak --cand x ran: $(q abbr "SELECT name || ' ' || args FROM candidates")"

@@ -24,9 +24,18 @@ static void test_sized_prompt(void **st)
             assert_string_equal(p, again); /* deterministic */
             const char *q = mp_prompts[i % MP_NPROMPTS];
             size_t n = strlen(p), ql = strlen(q);
+            size_t want = (size_t)sizes[k] * 4;
+            if (want <= ql) {
+                /* shorter than the question: its start, cut at a word's end */
+                assert_true(n >= want && n <= ql);
+                assert_memory_equal(p, q, n);
+                assert_true(n == ql || q[n] == ' ');
+                free(p);
+                free(again);
+                continue;
+            }
             assert_true(n >= ql);
             assert_string_equal(p + n - ql, q); /* the question comes last */
-            size_t want = (size_t)sizes[k] * 4;
             if (want > ql + 64) /* long enough for notes: within a few bytes of 4 a token */
                 assert_true(n >= want - 4 && n <= want + 4);
             for (size_t c = 0; c < n; c++)
@@ -42,6 +51,52 @@ static void test_sized_prompt(void **st)
     char *s = mp_prompt_sized(3, 0);
     assert_string_equal(s, mp_prompts[3]);
     free(s);
+}
+
+/* A small --input-tokens N is honoured (#16): --input-tokens 10 used to
+ * give the preamble and the question, ~30 tokens, whatever N was. Every N
+ * from 1 to 60 gives a prompt within a word (or half the preamble) of 4
+ * bytes a token, never the whole preamble when the question alone is
+ * nearer. */
+static void test_small_prompt(void **st)
+{
+    (void)st;
+    static const size_t hl = sizeof("Read these notes, then answer the question after them.\n\n") - 1;
+    for (int tokens = 1; tokens <= 60; tokens++) {
+        for (size_t i = 0; i < MP_NPROMPTS; i++) {
+            char *p = mp_prompt_sized(i, tokens);
+            const char *q = mp_prompts[i];
+            size_t n = strlen(p), ql = strlen(q), want = (size_t)tokens * 4;
+            assert_true(n > 0);
+            if (want <= ql) { /* a word is at most 18 bytes in these prompts */
+                assert_true(n >= want && n < want + 19);
+            } else if (want < hl + 2 + ql) { /* the question alone or with the preamble: the nearer */
+                size_t d = n > want ? n - want : want - n;
+                assert_true(d <= (hl + 2) / 2 + 1);
+                assert_true(n == ql || n == hl + 2 + ql);
+            } else {
+                assert_true(n >= want - 4 && n <= want + 4);
+            }
+            free(p);
+        }
+    }
+    /* the case of the issue: 10 tokens, 40 bytes, is the question's first words */
+    char *p = mp_prompt_sized(0, 10);
+    assert_string_equal(p, "Explain in detail how a mixture-of-experts");
+    free(p);
+    /* the boundaries, with the 64-byte question 5: 13 tokens is its first 52
+     * bytes (a word's end), 16 exactly the question, 17 the question alone
+     * (nearer than with the preamble) */
+    assert_int_equal(strlen(mp_prompts[5]), 64);
+    p = mp_prompt_sized(5, 16);
+    assert_string_equal(p, mp_prompts[5]);
+    free(p);
+    p = mp_prompt_sized(5, 13); /* 52 bytes: cut after "exact" */
+    assert_string_equal(p, "Give a recipe for a simple vegetable soup with exact");
+    free(p);
+    p = mp_prompt_sized(5, 17);
+    assert_string_equal(p, mp_prompts[5]);
+    free(p);
 }
 
 static void test_prefill_phase(void **st)
@@ -67,6 +122,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sized_prompt),
+        cmocka_unit_test(test_small_prompt),
         cmocka_unit_test(test_prefill_phase),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
