@@ -94,6 +94,9 @@ void mp_srvm_observe(struct mp_server_metrics *m, const struct mp_srvm_snap *sn)
 {
     if (m->scrapes++ == 0)
         m->kv_usage_max = m->waiting_max = m->running_max = -1;
+    m->waiting_counted = true;
+    if (!isnan(sn->waiting) && sn->waiting > 0)
+        m->waiting_scrapes++;
     max_in(&m->kv_usage_max, sn->kv);
     max_in(&m->waiting_max, sn->waiting);
     max_in(&m->running_max, sn->running);

@@ -47,6 +47,8 @@ static char *to_json(const struct mp_server_metrics *m)
         add_num(o, "kv_usage_max", m->kv_usage_max);
         add_num(o, "waiting_max", m->waiting_max);
         add_num(o, "running_max", m->running_max);
+        if (m->waiting_counted)
+            cJSON_AddNumberToObject(o, "waiting_scrapes", m->waiting_scrapes);
         cJSON_AddStringToObject(o, "itl_metric", m->itl_metric);
         cJSON_AddStringToObject(o, "kv_metric", m->kv_metric);
         cJSON_AddStringToObject(o, "preempt_metric", m->preempt_metric);
@@ -137,6 +139,9 @@ static void from_json(struct mp_server_metrics *m, bool ok, const char *text)
     m->kv_usage_max = num(o, "kv_usage_max", -1);
     m->waiting_max = num(o, "waiting_max", -1);
     m->running_max = num(o, "running_max", -1);
+    double ws = num(o, "waiting_scrapes", -1);
+    m->waiting_counted = ws >= 0 && ws <= 1e9;
+    m->waiting_scrapes = m->waiting_counted ? (int)ws : 0;
     str(o, "itl_metric", m->itl_metric, sizeof(m->itl_metric));
     str(o, "kv_metric", m->kv_metric, sizeof(m->kv_metric));
     str(o, "preempt_metric", m->preempt_metric, sizeof(m->preempt_metric));

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "model/srvmetrics.h"
+#include "run/srvmetrics.h"
 
 static void test_queued_rule(void **st)
 {
@@ -90,11 +91,41 @@ static void test_set_flags(void **st)
     assert_false(m.queued);
 }
 
+/* The collector counts the scrapes that saw requests waiting (a series
+ * the engine does not export counts none), so the rule above decides. */
+static void test_observe_counts(void **st)
+{
+    (void)st;
+    struct mp_server_metrics m;
+    memset(&m, 0, sizeof(m));
+    struct mp_srvm_snap sn;
+    memset(&sn, 0, sizeof(sn));
+    const double waiting[] = {0, 3, 0, 0, 2, 0, 0, 0}; /* 2 of 8: exactly a quarter */
+    for (size_t i = 0; i < sizeof(waiting) / sizeof(waiting[0]); i++) {
+        sn.waiting = waiting[i];
+        mp_srvm_observe(&m, &sn);
+    }
+    assert_int_equal(m.scrapes, 8);
+    assert_true(m.waiting_counted);
+    assert_int_equal(m.waiting_scrapes, 2);
+    m.state = MP_SRVM_OK;
+    mp_srvm_set_flags(&m);
+    assert_true(m.queued);
+    sn.waiting = 0; /* a ninth scrape without waiting: 2 of 9 */
+    mp_srvm_observe(&m, &sn);
+    mp_srvm_set_flags(&m);
+    assert_false(m.queued);
+    sn.waiting = __builtin_nan(""); /* not exported: not a waiting scrape */
+    mp_srvm_observe(&m, &sn);
+    assert_int_equal(m.waiting_scrapes, 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queued_rule),
         cmocka_unit_test(test_set_flags),
+        cmocka_unit_test(test_observe_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
