@@ -56,7 +56,9 @@ extern const char *const mp_prompts[MP_NPROMPTS + 1];
 /* Prompt i of about `tokens` tokens (caller frees): mp_prompts[i %
  * MP_NPROMPTS] after a fixed preamble of notes, cut to 4 bytes a token (what
  * tokenizers give English text on average; the engine's usage says the real
- * count). The same i and tokens always give the same text, so healthy
+ * count). A budget below preamble + question gives the question alone (or
+ * with the preamble, whichever is nearer); one below the question gives the
+ * question cut at the end of a word. The same i and tokens always give the same text, so healthy
  * backends still agree. tokens <= 0: the prompt itself. */
 char *mp_prompt_sized(size_t i, int tokens);
 

@@ -291,3 +291,8 @@ void mp_rep_diagnosis_phases(const struct mp_report *rep, char *out, size_t n)
         }
     }
 }
+
+const char *mp_rep_fixed_prompt_cell(const struct mp_workload *w)
+{
+    return w->chat ? "~15 + chat template" : "~15";
+}

@@ -148,7 +148,7 @@ void mp_html_workload(const struct mp_report *rep, struct buf *b)
     if (w->input_tokens > 0)
         buf_printf(b, "prompts of about %d tokens, ", w->input_tokens);
     else
-        buf_adds(b, "the fixed short prompts (~15 tokens), ");
+        buf_printf(b, "the fixed short prompts (%s tokens), ", mp_rep_fixed_prompt_cell(w));
     buf_printf(b, "%d output tokens a request%s, temperature %g; stall timeout %.0f s, "
                   "ready timeout %.0f s.</p>\n",
                w->max_tokens, w->ignore_eos ? " (EOS ignored)" : "", w->temperature,
@@ -179,7 +179,7 @@ void mp_html_workload(const struct mp_report *rep, struct buf *b)
         else if (ph->input_tokens > 0)
             buf_printf(b, "</td><td class=n>%d", ph->input_tokens);
         else
-            buf_adds(b, "</td><td class=n>~15");
+            buf_printf(b, "</td><td class=n>%s", mp_rep_fixed_prompt_cell(&rep->workload));
         buf_printf(b, "</td><td class=n>%d%s</td><td class=n>", ph->max_tokens,
                    quality ? " (greedy, EOS honoured)" : ph->ignore_eos ? "" : " (EOS honoured)");
         if (ph->duration_s > 0)

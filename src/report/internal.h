@@ -101,6 +101,10 @@ size_t mp_rep_workload_phases(const struct mp_report *rep, struct mp_rep_wphase 
  * into out ("" when none ran). */
 void mp_rep_diagnosis_phases(const struct mp_report *rep, char *out, size_t n);
 
+/* The length of the fixed prompts as a table cell: "~15", or "~15 + chat
+ * template" with --api chat (the template's tokens come on top). */
+const char *mp_rep_fixed_prompt_cell(const struct mp_workload *w);
+
 /* The input tokens of workload phase i (its own, else the workload's);
  * 0 = the fixed ~15-token prompts. */
 int mp_rep_phase_input_tokens(const struct mp_workload *w, size_t i);

@@ -232,7 +232,8 @@ static void md_workload(const struct mp_report *rep, struct buf *out)
         buf_printf(out, "about %d tokens each (the engine's count is in report.json "
                         "`total_input_tokens`).\n\n", w->input_tokens);
     else
-        buf_adds(out, "the eight fixed ~15-token prompts.\n\n");
+        buf_printf(out, "the eight fixed ~15-token prompts%s.\n\n",
+                   w->chat ? " (plus the chat template's tokens)" : "");
     buf_adds(out, "| phase | concurrency | requests | duration | input tokens | output tokens |\n"
                   "|---|---:|---:|---:|---:|---:|\n");
     /* every phase an attempt ran: the workload's, the diagnosis' continuation, the output check */
@@ -260,7 +261,7 @@ static void md_workload(const struct mp_report *rep, struct buf *out)
         else if (s->input_tokens > 0)
             buf_printf(out, " | %d", s->input_tokens);
         else
-            buf_adds(out, " | ~15");
+            buf_printf(out, " | %s", mp_rep_fixed_prompt_cell(w));
         buf_printf(out, " | %d%s |\n", s->max_tokens,
                    !strcmp(s->name, "quality") ? " (greedy, EOS honoured)"
                    : s->ignore_eos            ? ""

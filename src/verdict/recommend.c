@@ -29,19 +29,16 @@ double mp_verdict_best_conc_tok_s(const struct mp_attempt_result *a)
     return best;
 }
 
-/* p50 of one metric over the load phases (not warm-up, not the output
- * check's greedy prompts); <0 without samples. */
+/* p50 of one metric over the load phases (mp_phase_is_load: not the
+ * warm-up, the output check's greedy prompts or long prefill, the same
+ * phases as the attempt's latency_ms); <0 without samples. */
 static double load_p50(const struct mp_attempt_result *a, bool tpot)
 {
-    struct mp_hist h = MP_HIST_INIT;
-    for (size_t i = 0; a && i < a->nphases; i++) {
-        const struct mp_phase_result *ph = &a->phases[i];
-        if (!strcmp(ph->name, "warmup") || !strcmp(ph->name, "quality"))
-            continue;
-        mp_hist_merge(&h, tpot ? &ph->m.tpot_ms : &ph->m.ttft_ms);
-    }
-    double v = h.n ? mp_hist_percentile(&h, 50) : -1;
-    mp_hist_free(&h);
+    struct mp_phase_metrics m;
+    mp_attempt_metrics(a, &m);
+    const struct mp_hist *h = tpot ? &m.tpot_ms : &m.ttft_ms;
+    double v = h->n ? mp_hist_percentile(h, 50) : -1;
+    mp_phase_metrics_release(&m);
     return v;
 }
 

@@ -320,6 +320,18 @@ static void test_markdown(void **state)
     near(v[3], 100); /* TTFT p95 of 10..100 */
     buf_release(&b);
 
+    /* with --api chat the fixed prompts carry the chat template's tokens too */
+    rep.workload.chat = true;
+    mp_report_markdown(&rep, &b);
+    assert_non_null(strstr(b.data, "| concurrency-4 | 4 | 16 | — | ~15 + chat template |"));
+    assert_non_null(strstr(b.data, "~15-token prompts (plus the chat template's tokens)."));
+    buf_reset(&b);
+    mp_report_html(&rep, &b);
+    assert_non_null(strstr(b.data, "<td class=n>~15 + chat template</td>"));
+    assert_non_null(strstr(b.data, "the fixed short prompts (~15 + chat template tokens)"));
+    buf_release(&b);
+    rep.workload.chat = false;
+
     rep.has_workload = false;
     mp_report_markdown(&rep, &b);
     assert_non_null(strstr(b.data, "does not record the workload"));

@@ -589,6 +589,11 @@ static void build(struct mp_report *rep, const struct rc *c, size_t n, enum mp_o
         struct mp_phase_result *q = phase(a, "quality", 1, 4, 1);
         mp_hist_add(&q->m.ttft_ms, 0.001); /* nor the output check's prompts */
         mp_hist_add(&q->m.tpot_ms, 0.001);
+        struct mp_phase_result *lp = phase(a, "prefill-8192", 1, 3, 1);
+        for (int r = 0; r < 20; r++) { /* nor long prefill: outnumbering the load samples */
+            mp_hist_add(&lp->m.ttft_ms, 5e4);
+            mp_hist_add(&lp->m.tpot_ms, 5e4);
+        }
         for (int r = 0; r < 3 && c[i].ttft >= 0; r++) {
             /* two load phases: median over both */
             mp_hist_add(&(s ? s : p)->m.ttft_ms, c[i].ttft);
@@ -670,7 +675,7 @@ static void test_recommend_objectives(void **st)
     PICK(MP_OBJ_TPOT, "a", {"a:", 1, 1, -1, 4, 0}, {"b: X=1", 900, 900, -1, 4, 0});
     /* a candidate without latency samples loses to one with */
     PICK(MP_OBJ_TTFT, "b", {"a:", 900, 900, -1, -1, 0}, {"b: X=1", 1, 1, 500, -1, 0});
-    /* the median is over the load phases only (not warm-up or quality) */
+    /* the median is over the load phases only (not warm-up, quality or prefill-N) */
     struct mp_report rep;
     build(&rep, two, 2, MP_OBJ_TTFT);
     NEAR(mp_verdict_median_ttft_ms(mp_cand_primary(&rep.c[0])), 30, 0.4);
