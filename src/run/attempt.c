@@ -259,6 +259,9 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         if (!strncmp(o->cand->env.v[i], "CUDA_VISIBLE_DEVICES=", 21))
             visible = o->cand->env.v[i] + 21;
     a.gpu = mp_gpu_sampler_open(NULL, visible);
+    /* its own thread: an NVML call that blocks never delays the loop, which
+     * stamps token events; without a thread, capture.c samples each turn */
+    (void)mp_gpu_sampler_start(a.gpu, 1.0);
     a.srvm = mp_srvm_open(base_url, o->wl->api_key); /* server metrics (run/srvmetrics.h) */
     /* Ready probes use a model-less loadgen; generation gets the served model name. */
     a.lg = mp_lg_new(&lgc);

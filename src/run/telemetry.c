@@ -1,10 +1,14 @@
 #include "run/telemetry.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "xalloc.h"
 
 #define MAX_DEV 16
@@ -35,6 +39,13 @@ struct mp_gpu_sampler {
     unsigned long long reasons;
     size_t stride; /* keep the values of every stride-th sample (>= 1) */
     bool load;     /* under load (mp_gpu_set_load): only then is it sampled */
+    /* the sampling thread (mp_gpu_sampler_start); mu guards every field
+     * above once it runs, cv wakes it (load turned on, close) */
+    bool threaded, stop;
+    double interval_s;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
 };
 
 /* Keep x of sample number at when keep is set (the sample falls on the
@@ -157,6 +168,24 @@ struct mp_gpu_sampler *mp_gpu_sampler_open(const struct mp_gpu_api *api, const c
         mp_gpu_sampler_close(s);
         return NULL;
     }
+    /* NVML's first reads of a device set it up (about 6 ms on an H200,
+     * docs/metrics.md "Timing"; later samples take 5-20 us): pay that here,
+     * at the engine's spawn, not in a phase's first turn, where it would
+     * delay the stamps of token events already in flight */
+    for (size_t i = 0; i < s->ndev; i++) {
+        unsigned u;
+        unsigned long long mem[3], r;
+        if (s->api.clock)
+            (void)s->api.clock(s->dev[i], 1, &u);
+        if (s->api.temperature)
+            (void)s->api.temperature(s->dev[i], 0, &u);
+        if (s->api.power)
+            (void)s->api.power(s->dev[i], &u);
+        if (s->api.memory)
+            (void)s->api.memory(s->dev[i], mem);
+        if (s->api.throttle)
+            (void)s->api.throttle(s->dev[i], &r);
+    }
     return s;
 }
 
@@ -164,35 +193,56 @@ void mp_gpu_set_load(struct mp_gpu_sampler *s, bool on)
 {
     if (!s)
         return;
+    if (s->threaded)
+        pthread_mutex_lock(&s->mu);
     if (on && !s->load)
-        s->sampled = false; /* the next mp_gpu_sample takes one */
+        s->sampled = false; /* the next sample is taken at once */
     s->load = on;
+    if (s->threaded) {
+        pthread_cond_signal(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+    }
 }
 
-void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s)
+/* One reading of every device: what NVML said (ok[k][i] false where a call
+ * failed). No lock: only the NVML calls, which may take milliseconds. */
+struct reading {
+    double v[4][MAX_DEV]; /* clock, temperature, power, memory used */
+    bool ok[4][MAX_DEV];
+    unsigned long long reasons;
+};
+
+static void read_devices(const struct mp_gpu_sampler *s, struct reading *r)
 {
-    if (!s || !s->load || (s->sampled && now_s - s->last_s < interval_s))
-        return;
-    s->sampled = true;
-    s->last_s = now_s;
-    size_t at = s->samples++;
-    bool keep = at % s->stride == 0;
+    memset(r, 0, sizeof(*r));
     for (size_t i = 0; i < s->ndev; i++) {
         void *d = s->dev[i];
         unsigned u;
-        unsigned long long mem[3], r;
+        unsigned long long mem[3], t;
         if (s->api.clock && s->api.clock(d, 1, &u) == 0)
-            push(&s->clock, u, at, keep);
+            r->v[0][i] = u, r->ok[0][i] = true;
         if (s->api.temperature && s->api.temperature(d, 0, &u) == 0)
-            push(&s->temp, u, at, keep);
+            r->v[1][i] = u, r->ok[1][i] = true;
         if (s->api.power && s->api.power(d, &u) == 0)
-            push(&s->power, u / 1000.0, at, keep);
+            r->v[2][i] = u / 1000.0, r->ok[2][i] = true;
         if (s->api.memory && s->api.memory(d, mem) == 0)
-            push(&s->mem, (double)(mem[2] >> 20), at, keep);
-        if (s->api.throttle && s->api.throttle(d, &r) == 0)
-            s->reasons |= r & ~1ULL; /* bit 0 is "GPU idle": not a throttle */
+            r->v[3][i] = (double)(mem[2] >> 20), r->ok[3][i] = true;
+        if (s->api.throttle && s->api.throttle(d, &t) == 0)
+            r->reasons |= t & ~1ULL; /* bit 0 is "GPU idle": not a throttle */
     }
+}
+
+/* Fold one reading into the series (the caller holds mu when threaded). */
+static void record(struct mp_gpu_sampler *s, const struct reading *r)
+{
+    size_t at = s->samples++;
+    bool keep = at % s->stride == 0;
     struct series *all[] = {&s->clock, &s->temp, &s->power, &s->mem};
+    for (size_t i = 0; i < s->ndev; i++)
+        for (size_t k = 0; k < MP_ARRAY_SIZE(all); k++)
+            if (r->ok[k][i])
+                push(all[k], r->v[k][i], at, keep);
+    s->reasons |= r->reasons;
     bool full = false;
     for (size_t k = 0; k < MP_ARRAY_SIZE(all); k++)
         full = full || all[k]->n >= MAX_SAMPLES;
@@ -201,6 +251,83 @@ void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s)
         for (size_t k = 0; k < MP_ARRAY_SIZE(all); k++)
             thin(all[k], s->stride);
     }
+}
+
+void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s)
+{
+    if (!s || s->threaded || !s->load || (s->sampled && now_s - s->last_s < interval_s))
+        return;
+    s->sampled = true;
+    s->last_s = now_s;
+    struct reading r;
+    read_devices(s, &r);
+    record(s, &r);
+}
+
+/* The sampling thread: a reading when load turns on, then every interval
+ * while it stays on; the NVML calls run without the lock, so the loop
+ * thread (set_load, summary) never waits for NVML. */
+static void *sampler_main(void *arg)
+{
+    struct mp_gpu_sampler *s = arg;
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop) {
+        double now = (double)mp_now_ns() / 1e9;
+        if (s->load && (!s->sampled || now - s->last_s >= s->interval_s)) {
+            s->sampled = true;
+            s->last_s = now;
+            pthread_mutex_unlock(&s->mu);
+            struct reading r;
+            read_devices(s, &r);
+            pthread_mutex_lock(&s->mu);
+            record(s, &r);
+            continue;
+        }
+        if (!s->load) {
+            pthread_cond_wait(&s->cv, &s->mu);
+            continue;
+        }
+        double wake = s->last_s + s->interval_s;
+        struct timespec ts = {(time_t)wake, (long)((wake - (double)(time_t)wake) * 1e9)};
+        int e = pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        (void)e; /* a wake-up, a timeout or EINTR: the loop decides again */
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+int mp_gpu_sampler_start(struct mp_gpu_sampler *s, double interval_s)
+{
+    if (!s || s->threaded || !(interval_s > 0))
+        return -EINVAL;
+    pthread_condattr_t ca;
+    if (pthread_condattr_init(&ca) != 0)
+        return -ENOMEM;
+    int e = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* mp_now_ns' clock */
+    if (e == 0)
+        e = pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (e != 0)
+        return -e;
+    if ((e = pthread_mutex_init(&s->mu, NULL)) != 0) {
+        pthread_cond_destroy(&s->cv);
+        return -e;
+    }
+    s->interval_s = interval_s;
+    s->stop = false;
+    /* the thread takes no signal: every signal stays the loop thread's */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    e = pthread_create(&s->thread, NULL, sampler_main, s);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e != 0) {
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->cv);
+        return -e;
+    }
+    s->threaded = true;
+    return 0;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -224,24 +351,40 @@ static void stat_of(const struct series *s, struct mp_gpu_stat *out)
     free(v);
 }
 
-bool mp_gpu_summary(const struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out)
+bool mp_gpu_summary(struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out)
 {
     memset(out, 0, sizeof(*out));
-    if (!s || !s->samples)
+    if (!s)
         return false;
-    out->samples = s->samples;
-    stat_of(&s->clock, &out->sm_clock_mhz);
-    stat_of(&s->temp, &out->temperature_c);
-    stat_of(&s->power, &out->power_w);
-    stat_of(&s->mem, &out->memory_used_mib);
-    out->throttle_reasons = s->reasons;
-    return true;
+    if (s->threaded)
+        pthread_mutex_lock(&s->mu);
+    bool any = s->samples > 0;
+    if (any) {
+        out->samples = s->samples;
+        stat_of(&s->clock, &out->sm_clock_mhz);
+        stat_of(&s->temp, &out->temperature_c);
+        stat_of(&s->power, &out->power_w);
+        stat_of(&s->mem, &out->memory_used_mib);
+        out->throttle_reasons = s->reasons;
+    }
+    if (s->threaded)
+        pthread_mutex_unlock(&s->mu);
+    return any;
 }
 
 void mp_gpu_sampler_close(struct mp_gpu_sampler *s)
 {
     if (!s)
         return;
+    if (s->threaded) { /* at most one NVML reading's wait */
+        pthread_mutex_lock(&s->mu);
+        s->stop = true;
+        pthread_cond_signal(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->thread, NULL);
+        pthread_mutex_destroy(&s->mu);
+        pthread_cond_destroy(&s->cv);
+    }
     if (s->api.shutdown)
         s->api.shutdown();
     if (s->lib)

@@ -8,7 +8,15 @@
  * engine's environment as moeprobe gives it), else every device NVML lists.
  * NVML numbers devices in PCI order; CUDA does too only with
  * CUDA_DEVICE_ORDER=PCI_BUS_ID, which a one-GPU machine (DGX Spark) never
- * notices. Loop-thread only. */
+ * notices.
+ *
+ * The NVML calls of a sample take 5-20 us, but one in a few thousand takes
+ * 20-30 ms, and the first reads of a device about 6 ms (H200, driver 580;
+ * bench/nvml_sample_bench.c, docs/metrics.md "Timing"). Sampled on the
+ * loop thread, which stamps token events, such a call would delay those
+ * stamps; mp_gpu_sampler_start moves the sampling to a thread of its own.
+ * Every function here is called from one thread (the loop's); the sampling
+ * thread only reads NVML and records under the sampler's lock. */
 #ifndef MP_TELEMETRY_H
 #define MP_TELEMETRY_H
 
@@ -44,10 +52,19 @@ struct mp_gpu_sampler *mp_gpu_sampler_open(const struct mp_gpu_api *api, const c
  * next sample at once, so every phase has at least one. NULL is accepted. */
 void mp_gpu_set_load(struct mp_gpu_sampler *s, bool on);
 /* Take one sample of every device while under load (at most every
- * interval_s seconds of now_s; earlier calls do nothing). NULL is accepted. */
+ * interval_s seconds of now_s; earlier calls do nothing), on the calling
+ * thread. Does nothing once the sampler has its own thread. NULL is
+ * accepted. */
 void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s);
+/* Sample on a thread of its own from now on: at once whenever load turns
+ * on, then every interval_s seconds while it stays on. Returns 0, or a
+ * negative errno (EINVAL: NULL, already started or interval <= 0; a
+ * pthread error): then the caller keeps calling mp_gpu_sample. */
+int mp_gpu_sampler_start(struct mp_gpu_sampler *s, double interval_s);
 /* Summarise the samples so far. Returns false (out zeroed) without any. */
-bool mp_gpu_summary(const struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out);
-void mp_gpu_sampler_close(struct mp_gpu_sampler *s); /* accepts NULL */
+bool mp_gpu_summary(struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out);
+/* Stop the thread (waiting at most for one reading), shut NVML down, free.
+ * Accepts NULL. */
+void mp_gpu_sampler_close(struct mp_gpu_sampler *s);
 
 #endif

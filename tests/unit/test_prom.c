@@ -309,7 +309,12 @@ static void t_snap_delta(void **st)
     assert_true(m.itl.p50_ms > 10 && m.itl.p50_ms <= 25);
     assert_true(m.gen_tokens == 24 && m.prompt_tokens == 0 && m.preemptions == 3);
     assert_true(m.waiting_max == 2 && m.kv_usage_max == 0 && m.running_max == 0);
-    assert_true(m.preempted && m.queued);
+    /* requests waited in one of the two scrapes: a single scrape is no queue */
+    assert_true(m.preempted && !m.queued);
+    assert_int_equal(m.waiting_scrapes, 1);
+    mp_srvm_observe(&m, &b); /* a second scrape that saw them waiting: 2 of 3 */
+    mp_srvm_set_flags(&m);
+    assert_true(m.queued);
     buf_release(&t);
 
     /* an older era: time per output token and gpu_cache_usage_perc */

@@ -1,15 +1,20 @@
 /* test_telemetry.c - GPU telemetry through an injected NVML: min/median/max,
  * the devices CUDA_VISIBLE_DEVICES names, throttle reasons, the sampling
- * interval, no NVML. */
+ * interval, no NVML; the sampling thread, whose blocking NVML call never
+ * holds up the loop thread. */
 #include "compat.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "run/telemetry.h"
 
@@ -187,6 +192,85 @@ static void test_startup_excluded(void **st)
     n_dev = 2;
 }
 
+/* The threaded fake: its clock call announces itself and then blocks
+ * until the test opens the gate, as a slow NVML call would. */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
+static int g_calls;     /* clock calls begun */
+static bool g_open;     /* the gate: calls return */
+static pthread_t g_caller;
+
+static int f_clock_gated(void *d, int type, unsigned *mhz)
+{
+    (void)d;
+    (void)type;
+    pthread_mutex_lock(&g_mu);
+    g_calls++;
+    g_caller = pthread_self();
+    pthread_cond_broadcast(&g_cv);
+    while (!g_open)
+        pthread_cond_wait(&g_cv, &g_mu);
+    pthread_mutex_unlock(&g_mu);
+    *mhz = 1500;
+    return 0;
+}
+
+/* Wait (at most 10 s: a failure, not a timing) until n clock calls began. */
+static bool wait_calls(int n)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    pthread_mutex_lock(&g_mu);
+    int e = 0;
+    while (g_calls < n && e == 0)
+        e = pthread_cond_timedwait(&g_cv, &g_mu, &until);
+    bool ok = g_calls >= n;
+    pthread_mutex_unlock(&g_mu);
+    return ok;
+}
+
+static void test_thread(void **st)
+{
+    (void)st;
+    alarm(60); /* a deadlock (a lock held across NVML) fails the test instead of hanging it */
+    n_dev = 1;
+    g_calls = 0;
+    g_open = true;
+    struct mp_gpu_api ga = api;
+    ga.clock = f_clock_gated;
+    struct mp_gpu_sampler *s = mp_gpu_sampler_open(&ga, "0");
+    assert_non_null(s);
+    /* open's set-up reading ran on this thread */
+    assert_int_equal(g_calls, 1);
+    assert_true(pthread_equal(g_caller, pthread_self()));
+    assert_int_equal(mp_gpu_sampler_start(s, 3600.0), 0);
+    assert_int_equal(mp_gpu_sampler_start(s, 1.0), -EINVAL); /* once */
+    pthread_mutex_lock(&g_mu);
+    g_open = false; /* from now on a reading blocks in NVML */
+    pthread_mutex_unlock(&g_mu);
+    /* load on: the thread reads at once, by itself (no mp_gpu_sample call) */
+    mp_gpu_set_load(s, true);
+    assert_true(wait_calls(2));
+    assert_false(pthread_equal(g_caller, pthread_self()));
+    /* while that reading blocks, the loop thread is never held up */
+    mp_gpu_sample(s, 1e9, 1.0); /* a no-op once threaded: it would block here */
+    struct mp_gpu_telemetry t;
+    assert_false(mp_gpu_summary(s, &t)); /* the blocked reading is not recorded yet */
+    mp_gpu_set_load(s, false);
+    assert_int_equal(g_calls, 2);
+    pthread_mutex_lock(&g_mu);
+    g_open = true;
+    pthread_cond_broadcast(&g_cv);
+    pthread_mutex_unlock(&g_mu);
+    /* load on again: a new reading at once though the interval is an hour */
+    mp_gpu_set_load(s, true);
+    assert_true(wait_calls(3));
+    mp_gpu_sampler_close(s); /* joins the thread */
+    alarm(0);
+    n_dev = 2;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_long_attempt),
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_startup_excluded),
+        cmocka_unit_test(test_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
