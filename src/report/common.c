@@ -228,17 +228,25 @@ static const struct mp_phase_result *find_phase(const struct mp_report *rep, con
     return NULL;
 }
 
+/* The next entry of out, zeroed, with its name and shape. */
+static struct mp_rep_wphase *wphase_add(struct mp_rep_wphase *out, size_t *n, const char *name,
+                                        int level, int requests)
+{
+    struct mp_rep_wphase *e = &out[(*n)++];
+    memset(e, 0, sizeof(*e));
+    snprintf(e->name, sizeof(e->name), "%s", name);
+    e->level = level;
+    e->requests = requests;
+    return e;
+}
+
 size_t mp_rep_workload_phases(const struct mp_report *rep, struct mp_rep_wphase *out, size_t cap)
 {
     const struct mp_workload *w = &rep->workload;
     size_t n = 0;
     for (size_t i = 0; i < w->nphases && i < MP_MAX_PHASES && n < cap; i++) {
         const struct mp_phase_spec *s = &w->phases[i];
-        struct mp_rep_wphase *e = &out[n++];
-        memset(e, 0, sizeof(*e));
-        snprintf(e->name, sizeof(e->name), "%s", s->name);
-        e->level = s->level;
-        e->requests = s->requests;
+        struct mp_rep_wphase *e = wphase_add(out, &n, s->name, s->level, s->requests);
         e->duration_s = s->duration_s;
         e->input_tokens = mp_rep_phase_input_tokens(w, i);
         e->max_tokens = w->max_tokens;
@@ -249,11 +257,7 @@ size_t mp_rep_workload_phases(const struct mp_report *rep, struct mp_rep_wphase 
     if (!ext)
         ext = find_phase(rep, "extended", false);
     if (ext && n < cap) {
-        struct mp_rep_wphase *e = &out[n++];
-        memset(e, 0, sizeof(*e));
-        snprintf(e->name, sizeof(e->name), "extended");
-        e->level = ext->level;
-        e->requests = -1;
+        struct mp_rep_wphase *e = wphase_add(out, &n, "extended", ext->level, -1);
         e->input_tokens = w->input_tokens > 0 ? w->input_tokens : 0;
         e->max_tokens = w->max_tokens;
         e->ignore_eos = w->ignore_eos;
@@ -264,11 +268,7 @@ size_t mp_rep_workload_phases(const struct mp_report *rep, struct mp_rep_wphase 
     if (!q)
         q = find_phase(rep, "quality", true);
     if (q && n < cap) {
-        struct mp_rep_wphase *e = &out[n++];
-        memset(e, 0, sizeof(*e));
-        snprintf(e->name, sizeof(e->name), "quality");
-        e->level = 1;
-        e->requests = q->planned;
+        struct mp_rep_wphase *e = wphase_add(out, &n, "quality", 1, q->planned);
         e->max_tokens = MP_QUALITY_MAX_TOKENS;
         e->ignore_eos = false;
         e->diagnosis_only = !q_normal;
