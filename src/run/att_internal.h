@@ -40,6 +40,7 @@ struct att {
     struct mp_proc *proc;
     struct mp_logscan *ls;
     struct mp_lg *lg;
+    struct mp_loop *loop;      /* the attempt's one loop (owned) */
     FILE *logf, *timesf, *reqf;
     int64_t t_spawn;
     long log_bytes;
@@ -102,6 +103,10 @@ void mp_att_check_exit(struct att *a);
 void mp_att_follow_log(struct att *a);
 /* One turn of the event loop: wait for transfers, engine output, signals. */
 void mp_att_pump(struct att *a, int timeout_ms);
+/* Watch the signalfd and the engine's output on the attempt's loop (once
+ * spawned), and stop (before teardown reads the output itself). */
+void mp_att_watch(struct att *a);
+void mp_att_unwatch(struct att *a);
 
 /* ---- record.c ---- */
 /* Record the first failure (class, message) of the attempt. */

@@ -26,6 +26,7 @@
 #include "escape.h"
 #include "http/lgstats.h"
 #include "http/loadgen.h"
+#include "loop.h"
 #include "knowledge/knowledge.h"
 #include "logs/announce.h"
 #include "logs/logscan.h"
@@ -149,6 +150,12 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     a.follow_fd = -1;
     mp_lines_init(&a.follow, MP_ATT_FOLLOW_LINE_MAX);
     a.mask = o->store ? mp_store_mask(o->store) : NULL;
+    a.loop = mp_loop_new();
+    if (!a.loop) {
+        r->fail_message = xasprintf("cannot create an event loop: %s", strerror(errno));
+        r->outcome = MP_OUT_ERROR;
+        return -errno;
+    }
     struct mp_launch launch;
     memset(&launch, 0, sizeof(launch));
     int rc = 0;
@@ -264,7 +271,8 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     (void)mp_gpu_sampler_start(a.gpu, 1.0);
     a.srvm = mp_srvm_open(base_url, o->wl->api_key); /* server metrics (run/srvmetrics.h) */
     /* Ready probes use a model-less loadgen; generation gets the served model name. */
-    a.lg = mp_lg_new(&lgc);
+    a.lg = mp_lg_new_on(a.loop, &lgc);
+    mp_att_watch(&a);
     a.argv = launch.argv.v;
     a.argc = launch.argv.n;
     a.container = launch.container_runtime != NULL;
@@ -301,7 +309,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         check_delivery(&a, &launch, marker);
         mp_lg_free(a.lg);
         lgc.model = a.model;
-        a.lg = mp_lg_new(&lgc);
+        a.lg = mp_lg_new_on(a.loop, &lgc);
         int64_t t_work = mp_now_ns();
         r->outcome = mp_att_run_workload(&a);
         if (r->outcome == MP_OUT_CLEAN && o->nquality)
@@ -315,6 +323,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     memset(&td, 0, sizeof(td));
     int64_t t_td = mp_now_ns();
     a.died_early = a.exited;
+    mp_att_unwatch(&a);
     if (a.proc)
         mp_proc_teardown(a.proc, o->wl->grace_s, mp_att_on_line, &a, &td);
     else
@@ -376,6 +385,7 @@ out:
     free(a.req_fail_msg);
     free(a.nondefault);
     mp_lg_free(a.lg);
+    mp_loop_free(a.loop);
     mp_proc_free(a.proc);
     if (a.follow_fd >= 0)
         close(a.follow_fd);

@@ -339,7 +339,7 @@ enum mp_outcome mp_att_run_workload(struct att *a)
             if (expired && done == started)
                 break; /* duration over and nothing in flight */
             while (!a->failed && !expired && started < sp.requests &&
-                   (int)mp_lg_inflight(a->lg) < sp.level) {
+                   (int)mp_lg_inflight_gen(a->lg) < sp.level) {
                 int pidx = (int)(a->gen_started % PROMPT_COUNT);
                 int ntok = sp.input_tokens > 0 ? sp.input_tokens : wl->input_tokens;
                 if (mp_lg_start(a->lg, prompt_for(a, pidx, ntok), pidx) < 0) {
@@ -394,7 +394,7 @@ enum mp_outcome mp_att_run_quality(struct att *a, const struct mp_lg_config *bas
     qc.ignore_eos = false;
     qc.max_tokens = o->quality_max_tokens > 0 ? o->quality_max_tokens : MP_QUALITY_MAX_TOKENS;
     struct mp_lg *main_lg = a->lg;
-    a->lg = mp_lg_new(&qc);
+    a->lg = mp_lg_new_on(a->loop, &qc);
     r->nquality = o->nquality;
     r->quality_texts = xcalloc(o->nquality + 1, sizeof(*r->quality_texts));
     struct mp_phase_result *ph = &r->phases[r->nphases++];
