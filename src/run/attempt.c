@@ -34,8 +34,8 @@
 #include "run/delivery.h"
 #include "run/launch.h"
 #include "run/ports.h"
-#include "run/srvmetrics.h"
-#include "run/telemetry.h"
+#include "observe/srvmetrics.h"
+#include "observe/telemetry.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -222,7 +222,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     }
     struct mp_lg_config lgc = {
         .base_url = base_url,
-        .model = "",
+        .model = NULL, /* per request: the served model's name, once ready */
         .chat = o->wl->chat,
         .max_tokens = o->wl->max_tokens,
         .ignore_eos = true,
@@ -269,9 +269,10 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     /* its own thread: an NVML call that blocks never delays the loop, which
      * stamps token events; without a thread, capture.c samples each turn */
     (void)mp_gpu_sampler_start(a.gpu, 1.0);
-    a.srvm = mp_srvm_open(base_url, o->wl->api_key); /* server metrics (run/srvmetrics.h) */
-    /* Ready probes use a model-less loadgen; generation gets the served model name. */
+    /* one loadgen for the attempt: probes, the load (with the served model's
+     * name once it is known) and the /metrics scrapes */
     a.lg = mp_lg_new_on(a.loop, &lgc);
+    a.srvm = mp_srvm_new(a.lg); /* server metrics (observe/srvmetrics.h) */
     mp_att_watch(&a);
     a.argv = launch.argv.v;
     a.argc = launch.argv.n;
@@ -307,13 +308,10 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     } else {
         mp_att_copy_resolved(&a);
         check_delivery(&a, &launch, marker);
-        mp_lg_free(a.lg);
-        lgc.model = a.model;
-        a.lg = mp_lg_new_on(a.loop, &lgc);
         int64_t t_work = mp_now_ns();
         r->outcome = mp_att_run_workload(&a);
         if (r->outcome == MP_OUT_CLEAN && o->nquality)
-            r->outcome = mp_att_run_quality(&a, &lgc);
+            r->outcome = mp_att_run_quality(&a);
         r->workload_s = (double)(mp_now_ns() - t_work) / 1e9;
     }
     mp_att_clear_progress(&a);
@@ -378,7 +376,7 @@ out:
         fclose(a.reqf);
     mp_gpu_summary(a.gpu, &r->gpu);
     mp_gpu_sampler_close(a.gpu);
-    mp_srvm_close(a.srvm);
+    mp_srvm_free(a.srvm);
     for (size_t i = 0; i < PROMPT_COUNT; i++)
         free(a.sized[i]);
     free(a.req_fail_class);

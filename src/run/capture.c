@@ -33,8 +33,8 @@
 #include "run/delivery.h"
 #include "run/launch.h"
 #include "run/ports.h"
-#include "run/srvmetrics.h"
-#include "run/telemetry.h"
+#include "observe/srvmetrics.h"
+#include "observe/telemetry.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -221,5 +221,14 @@ void mp_att_pump(struct att *a, int timeout_ms)
         mp_att_ev_ok(a, fflush(a->timesf) == 0, "server.times");
     mp_att_check_exit(a);
     mp_gpu_sample(a->gpu, (double)mp_now_ns() / 1e9, 1.0);
-    mp_srvm_tick(a->srvm); /* server metrics: a scrape a second during a phase, never blocking */
+}
+
+bool mp_att_next_result(struct att *a, struct mp_lg_result *res)
+{
+    while (mp_lg_next_result(a->lg, res) == 1) {
+        if (!mp_srvm_take(a->srvm, res))
+            return true;
+        mp_lg_result_release(res); /* a /metrics scrape: the scraper's */
+    }
+    return false;
 }

@@ -34,7 +34,7 @@
 #include "run/delivery.h"
 #include "run/launch.h"
 #include "run/ports.h"
-#include "run/telemetry.h"
+#include "observe/telemetry.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
