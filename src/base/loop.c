@@ -96,10 +96,8 @@ static int watch(struct mp_loop *l, int fd, enum slot_kind kind, unsigned events
     memset(&ev, 0, sizeof(ev));
     ev.events = to_epoll(events);
     ev.data.u64 = ((uint64_t)s->gen << 32) | (uint32_t)fd;
-    if (s->kind && s->want == events) {
-        s->kind = kind;
-        return 0;
-    }
+    /* always told to the kernel, even with unchanged events: the fd may have
+     * been closed and its number reused since it was watched */
     int op = s->kind ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
     if (epoll_ctl(l->epfd, op, fd, &ev) != 0) {
         /* the fd was closed and reopened behind our back (ENOENT), or it
