@@ -34,7 +34,7 @@
 #include "engine/delivery.h"
 #include "engine/launch.h"
 #include "engine/ports.h"
-#include "run/telemetry.h"
+#include "observe/telemetry.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
