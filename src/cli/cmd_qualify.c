@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/opts.h"
+#include "cli/resume.h"
 #include "cli/session.h"
 #include "err.h"
 #include "quality/quality.h"
@@ -185,7 +186,7 @@ static bool is_path_opt(const char *w, size_t *eq)
  * in too). A server command after '--' must be the run's own (it may fill
  * in what the store masked); another one is refused. Returns 0 (no
  * --resume, or *out filled), or an exit code (message printed). */
-static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *out, char **cwd)
+int mp_cli_resume_args(int argc, char **argv, const char *sub, struct mp_strv *out, char **cwd)
 {
     const char *dir = NULL;
     int dashdash = argc;
@@ -307,7 +308,7 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     struct mp_strv rargv = MP_STRV_INIT;
     bool *done = NULL;
     char *run_cwd = NULL; /* a resumed run: where it was started */
-    int rc = resume_args(argc, argv, sub, &rargv, &run_cwd);
+    int rc = mp_cli_resume_args(argc, argv, sub, &rargv, &run_cwd);
     if (rc) {
         mp_strv_release(&rargv);
         free(run_cwd);

@@ -230,7 +230,7 @@ unsigned long mp_bisect_required(const struct mp_stats_attempt *bad, size_t nbad
     }
     unsigned long req = mp_stats_required_n(*p_bad);
     snprintf(why, n, "the bad build failed %lu time%s in %lu requests (p = %.3g per request): "
-             "(1 - p)^%lu <= 0.05, so a probe needs %lu clean requests for a build as bad to "
+             "(1 - p)^%lu ≤ 0.05, so a probe needs %lu clean requests for a build as bad to "
              "have failed in it with 95 %% probability", est.failures,
              est.failures == 1 ? "" : "s", est.trials, *p_bad, req, req);
     return req;
