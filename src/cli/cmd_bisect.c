@@ -69,7 +69,7 @@ static const char bisect_help[] =
     "            2 usage or input error; 3 internal or I/O error; 128+N killed by signal N\n";
 
 struct bisect_args {
-    const char *good, *bad, *builds_file, *by, *resume;
+    const char *good, *bad, *builds_file, *by;
     struct mp_strv builds;
     unsigned long probe_requests;
 };
@@ -93,7 +93,6 @@ static int split_args(int argc, char **argv, struct bisect_args *ba, struct mp_s
                             : !strcmp(a, "--bad")     ? &ba->bad
                             : !strcmp(a, "--builds")  ? &ba->builds_file
                             : !strcmp(a, "--by")      ? &ba->by
-                            : !strcmp(a, "--resume")  ? &ba->resume
                                                       : NULL;
         if (slot || !strcmp(a, "--build") || !strcmp(a, "--probe-requests")) {
             if (need_value(argc, argv, i) < 0)
@@ -114,9 +113,7 @@ static int split_args(int argc, char **argv, struct bisect_args *ba, struct mp_s
             }
             continue;
         }
-        if (!strcmp(a, "--resume") || !strncmp(a, "--resume=", 9))
-            ba->resume = a + 9;
-        mp_strv_push(rest, a);
+        mp_strv_push(rest, a); /* --resume too: the shared parser's */
     }
     for (; i < argc; i++)
         mp_strv_push(rest, argv[i]);
@@ -541,9 +538,9 @@ static int resume_state(struct bisect_run *br)
 }
 
 /* A new run: its arguments and the bisection's settings. */
-static int record_new(struct bisect_run *br, struct mp_strv *args)
+static int record_new(struct bisect_run *br, int argc, char **argv)
 {
-    if (mp_session_record_run(br->ss, args->v + 1, args->n - 1, &br->rep) < 0)
+    if (mp_session_record_run(br->ss, argv + 1, (size_t)(argc - 1), &br->rep) < 0)
         return MP_EXIT_INTERNAL;
     struct mp_store_bisect sb = {.good = (char *)br->ba->good, .bad = (char *)br->ba->bad,
                                  .builds = br->ba->builds,
@@ -621,7 +618,7 @@ int cmd_bisect(int argc, char **argv)
     o.cmd = good_cmd;
     ec = mp_session_begin(&ss, "bisect", &o, o.resume ? MP_SESSION_RESUME : 0, br.cand, 1, &br.rep);
     if (!ec)
-        ec = o.resume ? resume_state(&br) : record_new(&br, &rest);
+        ec = o.resume ? resume_state(&br) : record_new(&br, argc, argv);
     if (!ec) {
         mp_session_runctx(&ss, &br.ctx);
         br.ctx.plan_said = true; /* bisect says its own plan */

@@ -498,3 +498,20 @@ int mp_bisect_render(struct mp_store *st, const struct mp_report *rep, struct bu
     mp_store_bisect_release(&sb);
     return rc;
 }
+
+int mp_bisect_render_dir(const char *run_dir, const struct mp_report *rep, struct buf *json,
+                         struct buf *md, struct buf *html)
+{
+    if (!rep->subcommand || strcmp(rep->subcommand, "bisect") != 0)
+        return -ENOENT;
+    struct mp_store *st = NULL;
+    struct mp_diag d = MP_DIAG_INIT;
+    int rc = mp_store_open(run_dir, MP_STORE_READONLY, &st, &d);
+    if (rc < 0) {
+        mp_error("%s", d.msg[0] ? d.msg : mp_strerror(rc));
+        return rc;
+    }
+    rc = mp_bisect_render(st, rep, json, md, html);
+    mp_store_close(st);
+    return rc;
+}

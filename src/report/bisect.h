@@ -69,4 +69,10 @@ void mp_bisect_html(const struct mp_report *rep, const struct mp_bisect_model *m
 int mp_bisect_render(struct mp_store *st, const struct mp_report *rep, struct buf *json,
                      struct buf *md, struct buf *html);
 
+/* mp_bisect_render on the store of run_dir (opened read-only) when rep is
+ * a bisect run (rep->subcommand "bisect"): 0 rendered; -ENOENT not a
+ * bisect run (render it as a qualify run); <0 (message printed). */
+int mp_bisect_render_dir(const char *run_dir, const struct mp_report *rep, struct buf *json,
+                         struct buf *md, struct buf *html);
+
 #endif
