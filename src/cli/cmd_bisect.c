@@ -27,7 +27,7 @@
 #include "verdict/stats.h"
 #include "xalloc.h"
 
-static const char bisect_help[] =
+static const char bisect_head[] =
     "usage: moeprobe bisect --good G --bad B [--builds FILE | --build X ...]\n"
     "                       [--candidate 'NAME: KNOBS'] [--by verdict|resolved|throughput:PCT]\n"
     "                       [--probe-requests N] [options] -- SERVER COMMAND WITH {build}...\n"
@@ -43,20 +43,9 @@ static const char bisect_help[] =
     "a build failing as often as it did would have failed with 95 % probability), then\n"
     "the good one, then the middle of what is left (binary search). Without a list\n"
     "(only --good and --bad) both builds are compared side by side.\n"
-    "\n"
-    "bisect options:\n"
-    "  --good G, --bad B          the builds known good and bad (both in the list)\n"
-    "  --builds FILE              builds oldest first, one per line (# comments)\n"
-    "  --build X                  a build (repeatable, oldest first): the list inline\n"
-    "  --by verdict               same as good = the same verdict class and resolved\n"
-    "                             MoE backend (default)\n"
-    "  --by resolved              ... the same resolved MoE backend and dense kernel\n"
-    "  --by throughput:PCT        ... sequential tok/s at most PCT % below the good build's\n"
-    "  --probe-requests N         clean requests each probe must serve (default: derived\n"
-    "                             from the bad build's measured failure rate)\n"
-    "  --resume RUNDIR            continue an interrupted bisection\n"
-    "\n"
-    MP_COMMON_OPTS_HELP
+    "\n";
+
+static const char bisect_tail[] =
     "\n"
     "Reports (report.json = `bisect --json`, report.md, report.html) name the first bad\n"
     "and last good build, the difference between them (engine version, resolved\n"
@@ -68,57 +57,12 @@ static const char bisect_help[] =
     "            could not be probed, or unprobeable builds hide the change);\n"
     "            2 usage or input error; 3 internal or I/O error; 128+N killed by signal N\n";
 
+/* bisect's own options, as parsed into struct mp_opts */
 struct bisect_args {
     const char *good, *bad, *builds_file, *by;
     struct mp_strv builds;
     unsigned long probe_requests;
 };
-
-static int need_value(int argc, char **argv, int i)
-{
-    if (i + 1 >= argc || !strcmp(argv[i + 1], "--"))
-        return mp_error("bisect: %s needs a value", argv[i]), -1;
-    return 0;
-}
-
-/* Take bisect's own options out of argv (before '--'); the rest goes to
- * the shared parser in *rest. 0 or -1 (message printed). */
-static int split_args(int argc, char **argv, struct bisect_args *ba, struct mp_strv *rest)
-{
-    int i = 0;
-    mp_strv_push(rest, argv[0]);
-    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        const char *a = argv[i];
-        const char **slot = !strcmp(a, "--good")      ? &ba->good
-                            : !strcmp(a, "--bad")     ? &ba->bad
-                            : !strcmp(a, "--builds")  ? &ba->builds_file
-                            : !strcmp(a, "--by")      ? &ba->by
-                                                      : NULL;
-        if (slot || !strcmp(a, "--build") || !strcmp(a, "--probe-requests")) {
-            if (need_value(argc, argv, i) < 0)
-                return -1;
-            const char *v = argv[++i];
-            if (slot) {
-                *slot = v;
-            } else if (a[7] == '\0') { /* --build */
-                mp_strv_push(&ba->builds, v);
-            } else {
-                char *end;
-                errno = 0;
-                unsigned long n = strtoul(v, &end, 10);
-                if (errno || *end || !*v || v[0] == '-' || n == 0 || n > 10000000)
-                    return mp_error("bisect: --probe-requests takes a count of 1 or more, not "
-                                    "'%s'", v), -1;
-                ba->probe_requests = n;
-            }
-            continue;
-        }
-        mp_strv_push(rest, a); /* --resume too: the shared parser's */
-    }
-    for (; i < argc; i++)
-        mp_strv_push(rest, argv[i]);
-    return 0;
-}
 
 /* --builds FILE: one build per line, oldest first; '#' comments, blank
  * lines skipped, surrounding blanks trimmed. 0 or -1 (message printed). */
@@ -482,15 +426,21 @@ static int write_bisect_reports(struct bisect_run *br, bool *answer)
 }
 
 /* Parse everything: bisect's options, the shared ones (argv as resumed). */
-static int parse_all(int argc, char **argv, struct bisect_args *ba, struct mp_opts *o,
-                     struct mp_strv *rest)
+static int parse_all(int argc, char **argv, struct bisect_args *ba, struct mp_opts *o)
 {
-    if (split_args(argc, argv, ba, rest) < 0)
-        return MP_EXIT_USAGE;
-    int rc = mp_opts_parse(o, (int)rest->n, mp_strv_array(rest), bisect_help);
+    int rc = mp_opts_parse(o, MP_CMD_BISECT, argc, argv, bisect_head, bisect_tail);
     if (rc > 0)
         return -1; /* --help */
-    if (rc < 0 || settle_builds(ba) < 0)
+    if (rc < 0)
+        return MP_EXIT_USAGE;
+    ba->good = o->good;
+    ba->bad = o->bad;
+    ba->builds_file = o->builds_file;
+    ba->by = o->by;
+    ba->probe_requests = o->probe_requests;
+    for (size_t i = 0; i < o->builds.n; i++)
+        mp_strv_push(&ba->builds, o->builds.v[i]);
+    if (settle_builds(ba) < 0)
         return MP_EXIT_USAGE;
     char why[200];
     struct mp_bisect_cfg cfg;
@@ -576,7 +526,7 @@ int cmd_bisect(int argc, char **argv)
 {
     struct bisect_args ba = {0};
     struct mp_opts o;
-    struct mp_strv rargv = MP_STRV_INIT, rest = MP_STRV_INIT;
+    struct mp_strv rargv = MP_STRV_INIT;
     char *run_cwd = NULL;
     struct mp_session ss = MP_SESSION_INIT;
     struct bisect_run br = {.o = &o, .ba = &ba, .ss = &ss};
@@ -593,7 +543,7 @@ int cmd_bisect(int argc, char **argv)
         argc = (int)rargv.n;
         argv = mp_strv_array(&rargv);
     }
-    ec = parse_all(argc, argv, &ba, &o, &rest);
+    ec = parse_all(argc, argv, &ba, &o);
     mp_report_init(&br.rep, o.out_dir ? o.out_dir : ".");
     if (ec) {
         ec = ec < 0 ? MP_EXIT_OK : ec;
@@ -648,7 +598,6 @@ out:
     mp_opts_release(&o);
     mp_strv_release(&ba.builds);
     mp_strv_release(&rargv);
-    mp_strv_release(&rest);
     free(run_cwd);
     return ec;
 }
