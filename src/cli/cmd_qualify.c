@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/coverage.h"
 #include "cli/opts.h"
 #include "cli/resume.h"
 #include "cli/session.h"
@@ -422,6 +423,10 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         /* secrets are masked by the store */
         if (mp_session_record_run(&ss, argv + 1, (size_t)(argc - 1), &rep) < 0)
             goto out;
+        /* the engine build's kernels against this GPU (docs/inspect.md) */
+        if ((exit_code = mp_cli_engine_coverage(&ss, &o, &rep, &rep)) != 0)
+            goto out;
+        exit_code = MP_EXIT_INTERNAL;
         done = xcalloc(rep.n + 1, sizeof(*done));
     }
 

@@ -211,6 +211,7 @@ static bool pattern_matches(const char *pat, const char *rel)
 /* ---------- the scan ---------- */
 
 struct scan {
+    const char *const *top;   /* patterns for the top level, or NULL */
     struct mp_engine_kernels *out;
     size_t cap;
     dev_t *devs;
@@ -299,6 +300,13 @@ static void scan_dir(struct scan *s, const char *path, const char *rel, int dept
     while ((de = readdir(dp)) != NULL && s->out->files < SCAN_MAX_FILES) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
             continue;
+        if (depth == 0 && s->top) {
+            bool want = false;
+            for (size_t i = 0; s->top[i] && !want; i++)
+                want = fnmatch(s->top[i], de->d_name, 0) == 0;
+            if (!want)
+                continue;
+        }
         char *p = xasprintf("%s/%s", path, de->d_name);
         char *r = *rel ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
         struct stat st;
@@ -378,6 +386,13 @@ int mp_engine_scan(const char *dir, unsigned sm, const char *sm_source,
                    const struct mp_kernel_libs *map, struct mp_engine_kernels *out,
                    struct mp_diag *d)
 {
+    return mp_engine_scan_top(dir, NULL, sm, sm_source, map, out, d);
+}
+
+int mp_engine_scan_top(const char *dir, const char *const *top, unsigned sm,
+                       const char *sm_source, const struct mp_kernel_libs *map,
+                       struct mp_engine_kernels *out, struct mp_diag *d)
+{
     memset(out, 0, sizeof(*out));
     out->dir = xstrdup(dir);
     out->sm = sm;
@@ -393,7 +408,7 @@ int mp_engine_scan(const char *dir, unsigned sm, const char *sm_source,
         return mp_diag_set(d, -ENOTDIR, 0, "not a directory (give the folder that holds the "
                            "engine: site-packages, a vLLM install, an unpacked image layer)");
     }
-    struct scan s = {.out = out};
+    struct scan s = {.out = out, .top = top};
     scan_dir(&s, dir, "", 0);
     free(s.devs);
     free(s.inos);

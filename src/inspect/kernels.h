@@ -103,6 +103,12 @@ struct mp_engine_kernels {
 int mp_engine_scan(const char *dir, unsigned sm, const char *sm_source,
                    const struct mp_kernel_libs *map, struct mp_engine_kernels *out,
                    struct mp_diag *d);
+/* The same, descending at the top of dir only into the entries that match
+ * one of top's fnmatch patterns (NULL-terminated; NULL: all), e.g.
+ * {"vllm", "flashinfer*", NULL} in a site-packages. */
+int mp_engine_scan_top(const char *dir, const char *const *top, unsigned sm,
+                       const char *sm_source, const struct mp_kernel_libs *map,
+                       struct mp_engine_kernels *out, struct mp_diag *d);
 void mp_engine_kernels_release(struct mp_engine_kernels *k);
 
 /* The `inspect --engine --json` object (DESIGN.md), pretty-printed + "\n". */

@@ -1,8 +1,8 @@
 /* bisect.c - `moeprobe bisect` in the store (schema v12): the search's
  * settings (table bisect, one row) and each probe (table bisect_probes,
  * one row per build probed, pointing at the candidate row whose attempts
- * are its evidence), and the engine's kernel coverage in the fingerprint
- * (fingerprint.engine_kernels, `inspect --engine`'s JSON). */
+ * are its evidence), and the engine's kernel coverage that joins the
+ * fingerprint (table engine_kernels, `inspect --engine`'s JSON). */
 #include "store/internal.h"
 
 #include <cjson/cJSON.h>
@@ -23,7 +23,7 @@ const char mp_store_bisect_schema[] =
     " step INTEGER PRIMARY KEY, build TEXT NOT NULL, pos INTEGER NOT NULL,"
     " candidate_pos INTEGER NOT NULL,"
     " outcome TEXT CHECK (outcome IN ('good','bad','skip')), why TEXT, required INTEGER);"
-    "ALTER TABLE fingerprint ADD COLUMN engine_kernels TEXT;";
+    "CREATE TABLE engine_kernels(id INTEGER PRIMARY KEY CHECK (id = 1), json TEXT NOT NULL);";
 
 void mp_store_bisect_release(struct mp_store_bisect *b)
 {
@@ -193,7 +193,8 @@ int mp_store_set_engine_kernels(struct mp_store *s, const char *json)
     if (s->version < MP_STORE_BISECT_VERSION)
         return 0;
     sqlite3_stmt *st = NULL;
-    if (mp_store_prep(s, &st, "UPDATE fingerprint SET engine_kernels = ? WHERE id = 1") < 0)
+    if (mp_store_prep(s, &st, json ? "INSERT OR REPLACE INTO engine_kernels(id, json) VALUES (1, ?)"
+                                   : "DELETE FROM engine_kernels WHERE ?1 IS NULL") < 0)
         return MP_EDB;
     mp_store_bind_text(s, st, 1, json);
     return mp_store_step_done(s, st, "record the engine's kernels");
@@ -205,7 +206,7 @@ int mp_store_load_engine_kernels(struct mp_store *s, char **json)
     if (s->version < MP_STORE_BISECT_VERSION)
         return 0;
     sqlite3_stmt *st = NULL;
-    if (mp_store_prep(s, &st, "SELECT engine_kernels FROM fingerprint WHERE id = 1") < 0)
+    if (mp_store_prep(s, &st, "SELECT json FROM engine_kernels WHERE id = 1") < 0)
         return MP_EDB;
     int r = sqlite3_step(st);
     if (r == SQLITE_ROW) {

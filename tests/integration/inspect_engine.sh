@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: quick
 # inspect_engine.sh - `moeprobe inspect --engine` on the nvcc-built objects
 # of tests/data/engine (make.sh made them): the --json contract, sm_120 vs
 # sm_121 by CUDA's rules (Marlin's arch-specific sm_120a library runs on
