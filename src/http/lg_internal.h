@@ -111,6 +111,8 @@ short lg_from_poll(short revents);
 /* lgresp.c */
 size_t lg_gen_write(char *ptr, size_t size, size_t nmemb, void *ud); /* CURLOPT_WRITEFUNCTION */
 size_t lg_get_write(char *ptr, size_t size, size_t nmemb, void *ud);
+/* A finished transfer's easy handle back to the pool (LG_POOL_MAX), or cleaned up. */
+void lg_easy_recycle(struct mp_lg *lg, CURL *e);
 /* Finish r: outcome from cc and what arrived, release its transfer, queue it as done. */
 void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted);
 /* Finish every request libcurl reports done. */
@@ -119,8 +121,5 @@ void lg_drain(struct mp_lg *lg);
 void lg_finish_held(struct mp_lg *lg, int64_t now);
 /* Milliseconds until the next such request is due (rounded up), or -1 when none waits. */
 int lg_held_timeout_ms(const struct mp_lg *lg, int64_t now);
-
-/* loadgen.c */
-void lg_easy_recycle(struct mp_lg *lg, CURL *e); /* back to the pool, or cleaned up */
 
 #endif

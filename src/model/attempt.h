@@ -154,7 +154,7 @@ struct mp_attempt_result {
     char *same_why;            /* ... and why that is safe (knobs that differ) */
     /* knob delivery, one entry per knob of the candidate (and per extra
      * variable such as CUDA_LAUNCH_BLOCKING=1), checked once the engine was
-     * ready (run/delivery.h) */
+     * ready (engine/delivery.h) */
     struct mp_knob_dlv *dlv;
     size_t ndlv;
     /* workload */

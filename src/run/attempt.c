@@ -30,9 +30,9 @@
 #include "logs/announce.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
-#include "run/delivery.h"
-#include "run/launch.h"
-#include "run/ports.h"
+#include "engine/delivery.h"
+#include "engine/launch.h"
+#include "engine/ports.h"
 #include "run/srvmetrics.h"
 #include "run/telemetry.h"
 #include "store/store.h"
@@ -50,7 +50,7 @@ void mp_att_copy_resolved(struct att *a)
     mp_resolved_from_log(&a->r->res, mp_logscan_result(a->ls));
 }
 
-/* Once ready: did the knobs reach the engine? (run/delivery.h) */
+/* Once ready: did the knobs reach the engine? (engine/delivery.h) */
 static void check_delivery(struct att *a, const struct mp_launch *l, const char *marker)
 {
     if (a->o->attach_url || !a->proc)
