@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/coverage.h"
 #include "cli/opts.h"
+#include "cli/resume.h"
 #include "cli/session.h"
 #include "err.h"
 #include "quality/quality.h"
@@ -184,7 +186,7 @@ static bool is_path_opt(const char *w, size_t *eq)
  * in too). A server command after '--' must be the run's own (it may fill
  * in what the store masked); another one is refused. Returns 0 (no
  * --resume, or *out filled), or an exit code (message printed). */
-static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *out, char **cwd)
+int mp_cli_resume_args(int argc, char **argv, const char *sub, struct mp_strv *out, char **cwd)
 {
     const char *dir = NULL;
     int dashdash = argc;
@@ -306,7 +308,7 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     struct mp_strv rargv = MP_STRV_INIT;
     bool *done = NULL;
     char *run_cwd = NULL; /* a resumed run: where it was started */
-    int rc = resume_args(argc, argv, sub, &rargv, &run_cwd);
+    int rc = mp_cli_resume_args(argc, argv, sub, &rargv, &run_cwd);
     if (rc) {
         mp_strv_release(&rargv);
         free(run_cwd);
@@ -421,6 +423,10 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         /* secrets are masked by the store */
         if (mp_session_record_run(&ss, argv + 1, (size_t)(argc - 1), &rep) < 0)
             goto out;
+        /* the engine build's kernels against this GPU (docs/inspect.md) */
+        if ((exit_code = mp_cli_engine_coverage(&ss, &o, &rep, &rep)) != 0)
+            goto out;
+        exit_code = MP_EXIT_INTERNAL;
         done = xcalloc(rep.n + 1, sizeof(*done));
     }
 
