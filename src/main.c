@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "store/store.h"
 #include "version.h"
 #include "err.h"
 
@@ -79,7 +80,10 @@ int main(int argc, char **argv)
                 mp_error("cannot initialise libcurl");
                 return MP_EXIT_INTERNAL;
             }
+            /* every message from here on goes through the one mask */
+            mp_store_mask_process_init(argv + 2, (size_t)(argc - 2));
             int rc = commands[i].fn(argc - 1, argv + 1);
+            mp_store_mask_process_end();
             curl_global_cleanup();
             return rc;
         }

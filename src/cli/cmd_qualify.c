@@ -327,6 +327,9 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         free(run_cwd);
         return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
     }
+    /* the terminal (and a scale-out run's task logs) mask what the files mask */
+    mp_store_mask_add_cands(mp_store_mask_process(), o.cands, o.ncands);
+    mp_store_mask_add(mp_store_mask_process(), o.api_key);
     /* a serial run's --resume is ours (the store); scale-out runs resume in src/sched */
     bool serial_resume = o.resume && !o.gpus && !o.slurm && !o.slurm_script;
     struct mp_sched_cfg scfg;
