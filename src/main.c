@@ -2,9 +2,12 @@
 #include "compat.h"
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "store/store.h"
@@ -53,8 +56,31 @@ static const struct command commands[] = {
     {"inspect", cmd_inspect}, {"report", cmd_report},
 };
 
+/* Started with stdin, stdout or stderr closed (`>&-`), the first file we
+ * open would become that descriptor: the report would be printed into
+ * RUNDIR/lock. Put /dev/null there first (open returns the lowest free
+ * descriptor, so the holes fill in order). Returns false when even that
+ * fails (nothing can be said: there is no stderr). */
+static bool fill_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (n < 0)
+            return false;
+        if (n != fd) { /* cannot happen: every lower descriptor is open */
+            close(n);
+            return false;
+        }
+    }
+    return true;
+}
+
 int main(int argc, char **argv)
 {
+    if (!fill_std_fds())
+        return MP_EXIT_INTERNAL;
     mp_progname = "moeprobe";
     /* a file-size limit (ulimit -f) must be a write error (EFBIG) that is
      * reported with the file's name, not a silent death by SIGXFSZ; engines
