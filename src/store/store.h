@@ -60,9 +60,26 @@ void mp_store_mask_init(struct mp_store_mask *m, const struct mp_candidate *cand
 /* Add the secret values of an argument vector (the server command):
  * mp_secret_scan_args's findings. */
 void mp_store_mask_add_args(struct mp_store_mask *m, char *const *argv, size_t argc);
-/* Add one value (>= 4 bytes; shorter ones are ignored). */
+/* Add one value (>= 4 bytes; shorter ones are ignored). The adders accept
+ * m == NULL (nothing to add to: no process mask in unit tests). */
 void mp_store_mask_add(struct mp_store_mask *m, const char *value);
+/* Add the candidates' secret env knobs and secret flag values. */
+void mp_store_mask_add_cands(struct mp_store_mask *m, const struct mp_candidate *cands,
+                             size_t ncands);
+/* Add every value src knows to dst (src may be NULL). */
+void mp_store_mask_merge(struct mp_store_mask *dst, const struct mp_store_mask *src);
 void mp_store_mask_release(struct mp_store_mask *m);
+
+/* The process's mask: what moeprobe shows on the terminal (every
+ * mp_term_dup/mp_term_write text, with MP_MASK_WORDS: escape.h's
+ * mp_term_set_mask) and what the scheduler copies into task logs. main
+ * makes it once (mp_store_mask_process_init: the secret values of our
+ * environment and of the server command after argv's "--"); a run adds the values its store's mask learns
+ * (mp_store_mask_merge), so every channel masks the same values.
+ * mp_store_mask_process() is NULL before init and after end. */
+void mp_store_mask_process_init(char *const *argv, size_t argc);
+struct mp_store_mask *mp_store_mask_process(void);
+void mp_store_mask_process_end(void);
 
 enum {
     MP_MASK_WORDS = 1, /* also NAME=VALUE words and --flag=VALUE (commands, knobs) */
