@@ -59,7 +59,7 @@ struct mp_gpu_stat {
     size_t n;
 };
 
-/* What the GPU did during an attempt (run/telemetry.h); samples = 0: not
+/* What the GPU did during an attempt (observe/telemetry.h); samples = 0: not
  * sampled (no NVML). */
 struct mp_gpu_telemetry {
     size_t samples;

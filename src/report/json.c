@@ -465,6 +465,11 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
         if (ck)
             cJSON_AddItemToObject(fp, "checkpoint", ck);
     }
+    if (rep->engine_kernels_json) { /* docs/inspect.md: the kernel coverage check */
+        cJSON *ek = cJSON_Parse(rep->engine_kernels_json);
+        if (ek)
+            cJSON_AddItemToObject(fp, "engine_kernels", ek);
+    }
     cJSON_AddItemToObject(root, "started", jstr(rep->started));
     cJSON_AddItemToObject(root, "finished", jstr(rep->finished));
     cJSON_AddItemToObject(root, "wall_seconds", jnum_or_null(mp_rep_iso_span(rep->started, rep->finished)));

@@ -83,4 +83,8 @@ extern const char mp_store_srvm_schema[];
 int mp_store_srvm_write(struct mp_store *s, int64_t attempt_id, const struct mp_attempt_result *r);
 int mp_store_srvm_load(struct mp_store *s, int64_t attempt_id, struct mp_attempt_result *r);
 
+/* bisect tables and fingerprint.engine_kernels (bisect.c) */
+#define MP_STORE_BISECT_VERSION 13
+extern const char mp_store_bisect_schema[];
+
 #endif

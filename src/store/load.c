@@ -243,6 +243,11 @@ static int load_fp(struct mp_store *s, struct mp_report *rep)
         if (mp_store_read_end(s, st, sr, "read the checkpoint") < 0)
             return MP_EDB;
     }
+    char *ek = NULL;
+    if (mp_store_load_engine_kernels(s, &ek) < 0)
+        return MP_EDB;
+    mp_report_set_engine_kernels_json(rep, ek);
+    free(ek);
     return 0;
 }
 
