@@ -36,6 +36,7 @@
 #include "engine/ports.h"
 #include "observe/srvmetrics.h"
 #include "observe/telemetry.h"
+#include "run/crashinfo.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -122,6 +123,63 @@ static void classify_failure(struct att *a)
         r->fail_class = xstrdup(a->req_fail_class);
 }
 
+/* ---- GPU faults beyond the traceback (run/crashinfo.h): the hooks ---- */
+
+/* The core-dump variables of this attempt, after CUDA_LAUNCH_BLOCKING=1. */
+static void crash_env(const struct mp_attempt_opts *o, struct mp_crash_env *ce,
+                      struct mp_strv *extra)
+{
+    struct mp_crash_env_in in = {
+        .dir = o->dir, .run_dir = o->run_dir, .exception_dump = o->coredump_exception,
+        .allowed = !o->no_coredump, .keep = o->keep_coredumps, .cmd = o->cmd, .ncmd = o->ncmd,
+        .cand = o->cand,
+    };
+    mp_crash_env_build(&in, ce);
+    if (o->launch_blocking)
+        mp_strv_push(extra, "CUDA_LAUNCH_BLOCKING=1");
+    for (size_t i = 0; i < ce->env.n; i++)
+        mp_strv_push(extra, ce->env.v[i]);
+}
+
+static void hang_pump(void *ud, int ms)
+{
+    mp_att_pump(ud, ms);
+}
+
+static bool hang_gone(void *ud)
+{
+    const struct att *a = ud;
+    return a->exited || a->signo;
+}
+
+/* A hang: its evidence joins the failure's message; the dump (pipes). */
+static void crash_hang(struct att *a, const char *base_url, const struct mp_crash_env *ce)
+{
+    struct mp_crash_hang_in in = {base_url, a->o->wl->api_key, a->o->dir, ce->pipes,
+                                  a->o->wl->stall_timeout_s};
+    struct mp_crash_hang_io io = {hang_pump, hang_gone, a};
+    const char *ev = mp_crash_on_hang(&in, &io, &a->r->fault);
+    if (ev && a->req_fail_msg) {
+        char *m = xasprintf("%s; %s", a->req_fail_msg, ev);
+        free(a->req_fail_msg);
+        a->req_fail_msg = m;
+    }
+}
+
+/* The attempt's end: dump lines, Xids (NVML, kernel log), dump files. */
+static void crash_collect(struct att *a, const struct mp_crash_env *ce)
+{
+    struct mp_gpu_xid_event ev[MP_GPU_MAX_XID_EVENTS];
+    const char *why = NULL;
+    size_t n = mp_gpu_xid_events(a->gpu, ev, MP_ARRAY_SIZE(ev), &why);
+    struct mp_crash_collect_in in = {
+        .dir = a->o->dir, .leader = a->proc ? mp_proc_pid(a->proc) : 0, .t_spawn_ns = a->t_spawn,
+        .t_end_ns = mp_now_ns(), .ev = ev, .nev = MP_MIN(n, MP_ARRAY_SIZE(ev)), .nvml_why = why,
+        .keep = a->o->keep_coredumps, .run_dir = a->o->run_dir, .coredump_words = ce->words,
+    };
+    mp_crash_collect(&in, a->r);
+}
+
 static FILE *open_in(const char *dir, const char *name, struct mp_attempt_result *r)
 {
     char path[4096];
@@ -190,6 +248,9 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     }
 
     const char *blocking_env[] = {"CUDA_LAUNCH_BLOCKING=1", NULL};
+    struct mp_crash_env ce;
+    memset(&ce, 0, sizeof(ce));
+    struct mp_strv extra = MP_STRV_INIT;
     char cname[128];
     mp_launch_container_name(cname, sizeof(cname), (long)getpid(), o->cand->name, o->index,
                              o->launch_blocking);
@@ -197,8 +258,10 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         r->command = xasprintf("(attached to %s%s%s)", o->attach_url,
                                o->attach_log ? ", log " : "", o->attach_log ? o->attach_log : "");
     } else {
+        crash_env(o, &ce, &extra);
         mp_launch_build(&launch, o->cmd, o->ncmd, o->cand, o->port,
-                        o->launch_blocking ? blocking_env : NULL, cname);
+                        extra.n ? (const char *const *)mp_strv_array(&extra) : NULL, cname);
+        mp_crash_env_unlist(&ce, &launch.env_knobs); /* instruments, not knobs */
         r->command = mp_launch_display(&launch);
         mp_proc_new_marker(marker, sizeof(marker));
     }
@@ -310,6 +373,8 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         check_delivery(&a, &launch, marker);
         int64_t t_work = mp_now_ns();
         r->outcome = mp_att_run_workload(&a);
+        if (r->outcome == MP_OUT_HANG)
+            crash_hang(&a, base_url, &ce);
         if (r->outcome == MP_OUT_CLEAN && o->nquality)
             r->outcome = mp_att_run_quality(&a);
         r->workload_s = (double)(mp_now_ns() - t_work) / 1e9;
@@ -366,6 +431,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         r->fail_message = xasprintf("cannot write the evidence store: %s", mp_store_errmsg(o->store));
         rc = MP_EDB;
     }
+    crash_collect(&a, &ce);
 
 out:
     if (a.logf && fclose(a.logf) != 0 && rc == 0)
@@ -390,6 +456,8 @@ out:
     mp_lines_release(&a.follow);
     mp_logscan_free(a.ls);
     mp_launch_release(&launch);
+    mp_crash_env_release(&ce);
+    mp_strv_release(&extra);
     r->wall_s = (double)(mp_now_ns() - t_begin) / 1e9;
     if (signo_out)
         *signo_out = a.signo;

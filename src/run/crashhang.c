@@ -23,7 +23,7 @@
 #include "logs/demangle.h"
 #include "logs/gpufault.h"
 #include "proc/proc.h"
-#include "run/srvmetrics.h"
+#include "observe/srvmetrics.h"
 #include "xalloc.h"
 
 #define CONFIRM_S 2.0          /* between the two looks at /health and /metrics */

@@ -20,7 +20,7 @@
  *     (the evidence), then a dump through each pipe the engine's processes
  *     opened and the kernels its warps were in (cuda-gdb on the dump).
  *  3. at the end, mp_crash_collect: the core-dump lines of server.log, the
- *     Xids of NVML events (run/telemetry.h) and of the kernel log
+ *     Xids of NVML events (observe/telemetry.h) and of the kernel log
  *     (proc/kmsg.h) within the attempt's window and of its processes, into
  *     r->fault; a crash whose traceback the dump replaced gets its class and
  *     message from the dump. Dump files are deleted unless kept.
@@ -34,7 +34,7 @@
 
 #include "model/attempt.h"
 #include "model/candidate.h"
-#include "run/telemetry.h"
+#include "observe/telemetry.h"
 #include "strv.h"
 
 #define MP_CD_MIN_FREE (4ULL << 30)  /* free bytes needed to write a dump file */
@@ -74,7 +74,7 @@ struct mp_crash_collect_in {
     const char *dir;
     pid_t leader;                 /* the engine's first process, 0 = none (attached) */
     int64_t t_spawn_ns, t_end_ns; /* the attempt's window (mp_now_ns) */
-    const struct mp_gpu_xid_event *ev; /* NVML Xid events (run/telemetry.h) */
+    const struct mp_gpu_xid_event *ev; /* NVML Xid events (observe/telemetry.h) */
     size_t nev;
     const char *nvml_why;         /* why there are no NVML events (NULL: subscribed) */
     bool keep;                    /* --keep-coredumps */
