@@ -53,6 +53,7 @@ struct mp_gpu_sampler {
     struct mp_gpu_xid_event ev[MP_GPU_MAX_XID_EVENTS];
     size_t nev;
     unsigned dev_index[MAX_DEV]; /* NVML index of dev[i] */
+    unsigned drain_req, drain_done; /* mp_gpu_xid_events asks the thread to drain */
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -356,6 +357,16 @@ static void *sampler_main(void *arg)
             continue;
         }
         double wake = s->last_s + s->interval_s;
+        if (s->evset && s->drain_req != s->drain_done) {
+            unsigned want = s->drain_req, before;
+            do { /* whatever NVML holds now, without waiting */
+                before = (unsigned)s->nev;
+                wait_xid(s, 0);
+            } while (s->nev != before && !s->stop);
+            s->drain_done = want;
+            pthread_cond_broadcast(&s->cv);
+            continue;
+        }
         if (s->evset) {
             /* wait for an Xid instead, at most until the next sample and
              * XID_WAIT_S (a load turned on is seen within it) */
@@ -459,8 +470,29 @@ size_t mp_gpu_xid_events(struct mp_gpu_sampler *s, struct mp_gpu_xid_event *out,
             *why = "no NVML";
         return 0;
     }
-    if (s->threaded)
+    if (s->threaded && s->evset) { /* the thread drains what NVML holds (bounded wait) */
         pthread_mutex_lock(&s->mu);
+        unsigned want = ++s->drain_req;
+        pthread_cond_broadcast(&s->cv);
+        struct timespec dl;
+        clock_gettime(CLOCK_MONOTONIC, &dl);
+        dl.tv_nsec += 500000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        while ((int)(s->drain_done - want) < 0 &&
+               pthread_cond_timedwait(&s->cv, &s->mu, &dl) == 0)
+            ;
+    } else if (s->threaded) {
+        pthread_mutex_lock(&s->mu);
+    } else if (s->evset) {
+        size_t before;
+        do {
+            before = s->nev;
+            wait_xid(s, 0);
+        } while (s->nev != before);
+    }
     size_t n = s->nev;
     for (size_t i = 0; i < n && i < max && i < MP_GPU_MAX_XID_EVENTS; i++)
         out[i] = s->ev[i];

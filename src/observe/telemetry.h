@@ -90,7 +90,8 @@ void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s);
 int mp_gpu_sampler_start(struct mp_gpu_sampler *s, double interval_s);
 /* The Xid events received so far (the sampler subscribes to them for every
  * GPU it samples when it opens, and waits for them on its thread, or polls
- * at each mp_gpu_sample): up to max copied into out, the number received
+ * at each mp_gpu_sample; this call first takes what NVML holds already,
+ * waiting at most 0.5 s for the thread): up to max copied into out, the number received
  * returned (may exceed max). *why (may be NULL) is NULL when the
  * subscription holds, else why there is none ("nvmlDeviceRegisterEvents
  * returned 3 (not supported)"). NULL s: 0 and why "no NVML". */

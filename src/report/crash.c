@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "logs/gpufault.h"
 #include "model/gpufault.h"
 #include "xalloc.h"
 
@@ -60,7 +61,7 @@ static bool kernel_note(struct em *e, const struct mp_cand_report *c)
     if (!mp_cand_kernel(c, &ck))
         return false;
     const struct mp_kernel_fault *k = ck.k;
-    t(e, ck.surfaced_only ? "surfaced in " : "in ");
+    t(e, ck.surfaced_only ? ", surfaced in " : " in ");
     code(e, k->short_name ? k->short_name : k->name, 160);
     if (k->family_label) {
         t(e, " (");
@@ -78,7 +79,11 @@ char *mp_rep_kernel_note(const struct mp_cand_report *c)
         buf_release(&b);
         return NULL;
     }
-    return buf_detach(&b, NULL);
+    /* without the verdict before it: "surfaced in ...", "in ..." */
+    char *s = buf_detach(&b, NULL);
+    size_t skip = strspn(s, ", ");
+    memmove(s, s + skip, strlen(s + skip) + 1);
+    return s;
 }
 
 void mp_rep_kernel_note_md(struct buf *out, const struct mp_cand_report *c, unsigned md_flags)
@@ -87,7 +92,6 @@ void mp_rep_kernel_note_md(struct buf *out, const struct mp_cand_report *c, unsi
     if (!mp_cand_kernel(c, &ck))
         return;
     struct em e = {out, true, md_flags};
-    buf_addc(out, ' ');
     kernel_note(&e, c);
 }
 
@@ -128,7 +132,7 @@ static void kernel_line(struct em *e, const struct mp_report *rep, const struct 
 {
     const struct mp_kernel_fault *k = ck->k;
     t(e, ck->surfaced_only ? "the fault surfaced in kernel " : "faulting kernel ");
-    code(e, k->name, 600);
+    code(e, k->name, 400);
     if (k->family_label)
         tf(e, " (%s)", k->family_label);
     else
@@ -160,28 +164,50 @@ static void kernel_line(struct em *e, const struct mp_report *rep, const struct 
         tf(e, "; dump file %s", k->dump_state ? k->dump_state : "written");
 }
 
-static void xid_line(struct em *e, const struct mp_report *rep, const struct mp_attempt_result *a,
-                     const struct mp_xid_record *x)
+/* one attempt's Xids in one sentence: "Xid 13 (Graphics Engine Exception,
+ * application) x2 and Xid 31 (...) x2 through the kernel log and NVML, the
+ * first naming a process quoted" */
+static void xid_summary(struct em *e, const struct mp_report *rep, const struct mp_attempt_result *a)
 {
-    tf(e, "the driver reported Xid %d", x->xid);
-    if (x->detail) {
-        t(e, " (");
-        t(e, x->detail);
+    const struct mp_gpu_fault *g = &a->fault;
+    int seen[16];
+    size_t nseen = 0;
+    const struct mp_xid_record *quote = NULL;
+    tf(e, "%s: the driver reported ", rel(rep, a->dir));
+    for (size_t i = 0; i < g->nx; i++) {
+        const struct mp_xid_record *x = &g->x[i];
+        bool dup = false;
+        for (size_t k = 0; k < nseen; k++)
+            dup = dup || seen[k] == x->xid;
+        /* quoted: the first kernel-log line naming a process, else the first */
+        bool kl = x->source && !strcmp(x->source, "kmsg");
+        if (kl && (!quote || (x->pid > 0 && quote->pid <= 0)))
+            quote = x;
+        if (dup || nseen >= MP_ARRAY_SIZE(seen))
+            continue;
+        seen[nseen++] = x->xid;
+        size_t kmsg = 0, nvml = 0;
+        for (size_t j = i; j < g->nx; j++) {
+            if (g->x[j].xid != x->xid)
+                continue;
+            kmsg += g->x[j].source && !strcmp(g->x[j].source, "kmsg");
+            nvml += g->x[j].source && !strcmp(g->x[j].source, "nvml");
+        }
+        struct mp_xid_info info;
+        mp_gf_xid(x->xid, &info);
+        tf(e, "%sXid %d (%s, %s", nseen > 1 ? "; " : "", x->xid,
+           info.meaning ? info.meaning : "not in the catalog", x->cause ? x->cause : "unknown");
+        if (kmsg)
+            tf(e, "; kernel log x%zu", kmsg);
+        if (nvml)
+            tf(e, "; NVML event x%zu", nvml);
+        if (x->t_s >= 0)
+            tf(e, "; %.1f s in", x->t_s);
         t(e, ")");
     }
-    tf(e, ", cause %s, through %s", x->cause ? x->cause : "unknown",
-       x->source && !strcmp(x->source, "kmsg") ? "the kernel log" : "an NVML event");
-    if (x->pid > 0)
-        tf(e, ", process %ld", x->pid);
-    if (x->process)
-        tf(e, " (%s)", x->process);
-    if (x->t_s >= 0)
-        tf(e, ", %.1f s into %s", x->t_s, rel(rep, a->dir));
-    else
-        tf(e, ", in %s", rel(rep, a->dir));
-    if (x->evidence && x->source && !strcmp(x->source, "kmsg")) {
+    if (quote && quote->evidence) {
         t(e, ": ");
-        code(e, x->evidence, 300);
+        code(e, quote->evidence, 300);
     }
 }
 
@@ -208,9 +234,9 @@ static void details(const struct mp_report *rep, const struct mp_cand_report *c,
     for (size_t j = 0; j < c->nattempts; j++) {
         const struct mp_attempt_result *a = &c->attempts[j];
         const struct mp_gpu_fault *g = &a->fault;
-        for (size_t i = 0; i < g->nx; i++) {
+        if (g->nx) {
             LINE_BEGIN();
-            xid_line(&e, rep, a, &g->x[i]);
+            xid_summary(&e, rep, a);
             LINE_END();
         }
         if (g->other_xids && failed(a)) {
@@ -245,10 +271,12 @@ static void details(const struct mp_report *rep, const struct mp_cand_report *c,
         }
         if (g->coredump && !strncmp(g->coredump, "on", 2)) {
             dumps_on++;
-            on_how = g->coredump;
+            const char *comma = strrchr(g->coredump, ',');
+            on_how = comma ? comma + 2 : NULL; /* "deleted after parsing" / "kept" */
         } else if (g->coredump) {
             dumps_off++;
-            off_why = g->coredump;
+            const char *colon = strstr(g->coredump, ": ");
+            off_why = colon ? colon + 2 : g->coredump;
         }
     }
     bool any_failed = false;
@@ -256,15 +284,19 @@ static void details(const struct mp_report *rep, const struct mp_cand_report *c,
         any_failed = any_failed || failed(&c->attempts[j]);
     if (any_failed && (dumps_on || dumps_off)) {
         LINE_BEGIN();
-        tf(&e, "GPU core dumps: %zu run(s) with, %zu without", dumps_on, dumps_off);
-        if (off_why) {
+        tf(&e, "GPU core dump on exception: in %zu run(s)", dumps_on);
+        if (on_how) {
             t(&e, " (");
-            t(&e, off_why);
+            t(&e, on_how);
             t(&e, ")");
         }
-        if (on_how) {
-            t(&e, "; ");
-            t(&e, on_how);
+        tf(&e, ", not in %zu", dumps_off);
+        if (off_why) {
+            char why[300];
+            snprintf(why, sizeof(why), "%.*s", (int)strcspn(off_why, ";"), off_why);
+            t(&e, " (");
+            t(&e, why);
+            t(&e, ")");
         }
         LINE_END();
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -27,7 +28,7 @@
     "skip_nonrelocated_elf_images,skip_global_memory,skip_shared_memory,skip_local_memory,"      \
     "skip_constbank_memory"
 #define MAX_PIDS 64
-#define WINDOW_SLACK_US 2000000LL /* kernel-log time vs our clock */
+#define WINDOW_AFTER_US 1000000LL /* a kernel-log line may come this late */
 
 /* ---------------- launch ---------------- */
 
@@ -385,7 +386,19 @@ struct kctx {
     const struct mp_crash_collect_in *in;
     struct scan *s;
     struct mp_attempt_result *r;
+    int64_t raw_off_ns; /* CLOCK_MONOTONIC_RAW - CLOCK_MONOTONIC now */
 };
+
+/* The kernel stamps its log with local_clock(), a clock since boot that NTP
+ * does not slew; CLOCK_MONOTONIC is slewed and drifts from it by seconds a
+ * day, CLOCK_MONOTONIC_RAW is not: the window is compared in the raw clock. */
+static int64_t raw_offset_ns(void)
+{
+    struct timespec m, r;
+    clock_gettime(CLOCK_MONOTONIC, &m);
+    clock_gettime(CLOCK_MONOTONIC_RAW, &r);
+    return ((int64_t)r.tv_sec - m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec);
+}
 
 static void on_kmsg(void *ud, const char *line, size_t len)
 {
@@ -396,8 +409,8 @@ static void on_kmsg(void *ud, const char *line, size_t len)
     struct mp_xid_line xl;
     if (ts < 0 || !mp_xid_parse(line + off, len - off, &xl))
         return;
-    long long from = x->in->t_spawn_ns / 1000 - WINDOW_SLACK_US;
-    long long to = x->in->t_end_ns / 1000 + WINDOW_SLACK_US;
+    long long from = (x->in->t_spawn_ns + x->raw_off_ns) / 1000;
+    long long to = (x->in->t_end_ns + x->raw_off_ns) / 1000 + WINDOW_AFTER_US;
     if (ts < from || ts > to)
         return; /* another time: another run, or an earlier boot's */
     if (xl.pid > 0 && !has_pid(x->s, xl.pid)) {
@@ -415,7 +428,7 @@ static void on_kmsg(void *ud, const char *line, size_t len)
         .pci = xl.pci[0] ? xl.pci : NULL,
         .detail = xl.detail[0] ? xl.detail : (char *)info.meaning,
         .cause = (char *)mp_xid_cause_name(info.cause),
-        .t_s = (double)(ts * 1000 - x->in->t_spawn_ns) / 1e9,
+        .t_s = (double)(ts * 1000 - x->raw_off_ns - x->in->t_spawn_ns) / 1e9,
         .evidence = ev,
     };
     mp_gpu_fault_add_xid(&x->r->fault, &rec);
@@ -512,7 +525,7 @@ void mp_crash_collect(const struct mp_crash_collect_in *in, struct mp_attempt_re
         add_kernels(in, s, r);
         classify_from_dump(r);
         char why[320];
-        struct kctx x = {in, s, r};
+        struct kctx x = {in, s, r, raw_offset_ns()};
         free(g->kmsg);
         g->kmsg = mp_kmsg_read("NVRM: Xid", on_kmsg, &x, why, sizeof(why)) < 0 ? xstrdup(why)
                                                                                : NULL;
