@@ -54,11 +54,34 @@ static const char *rel(const struct mp_report *rep, const char *dir)
     return dir ? dir : "";
 }
 
-/* "in `X` (label)" / "surfaced in `X` (label)" */
+/* the first kernel a hang's dump found the warps in, or NULL */
+static const struct mp_kernel_fault *hang_kernel(const struct mp_cand_report *c)
+{
+    for (size_t j = 0; j < c->nattempts; j++)
+        for (size_t i = 0; i < c->attempts[j].fault.nk; i++) {
+            const struct mp_kernel_fault *k = &c->attempts[j].fault.k[i];
+            if (!k->exception && k->name)
+                return k;
+        }
+    return NULL;
+}
+
+/* "in `X` (label)" / "surfaced in `X` (label)" / "warps in `X`" (a hang) */
 static bool kernel_note(struct em *e, const struct mp_cand_report *c)
 {
     struct mp_cand_kernel ck;
-    if (!mp_cand_kernel(c, &ck))
+    const struct mp_kernel_fault *hk;
+    if (!mp_cand_kernel(c, &ck) && c->verdict == MP_V_HANG && (hk = hang_kernel(c))) {
+        t(e, ", warps in ");
+        code(e, hk->short_name ? hk->short_name : hk->name, 160);
+        if (hk->family_label) {
+            t(e, " (");
+            t(e, hk->family_label);
+            t(e, ")");
+        }
+        return true;
+    }
+    if (!ck.k)
         return false;
     const struct mp_kernel_fault *k = ck.k;
     t(e, ck.surfaced_only ? ", surfaced in " : " in ");
@@ -88,9 +111,6 @@ char *mp_rep_kernel_note(const struct mp_cand_report *c)
 
 void mp_rep_kernel_note_md(struct buf *out, const struct mp_cand_report *c, unsigned md_flags)
 {
-    struct mp_cand_kernel ck;
-    if (!mp_cand_kernel(c, &ck))
-        return;
     struct em e = {out, true, md_flags};
     kernel_note(&e, c);
 }
@@ -229,7 +249,8 @@ static void details(const struct mp_report *rep, const struct mp_cand_report *c,
         kernel_line(&e, rep, &ck);
         LINE_END();
     }
-    size_t dumps_on = 0, dumps_off = 0;
+    size_t dumps_on = 0, dumps_off = 0, nkmsg = 0, nnvml = 0;
+    const char *kmsg_why = NULL, *nvml_why = NULL; /* the first run's: the others' are alike */
     const char *off_why = NULL, *on_how = NULL;
     for (size_t j = 0; j < c->nattempts; j++) {
         const struct mp_attempt_result *a = &c->attempts[j];
@@ -246,16 +267,12 @@ static void details(const struct mp_report *rep, const struct mp_cand_report *c,
             LINE_END();
         }
         if (failed(a) && g->kmsg) {
-            LINE_BEGIN();
-            tf(&e, "%s: ", rel(rep, a->dir));
-            t(&e, g->kmsg);
-            LINE_END();
+            kmsg_why = kmsg_why ? kmsg_why : g->kmsg;
+            nkmsg++;
         }
         if (failed(a) && g->nvml) {
-            LINE_BEGIN();
-            tf(&e, "%s: NVML Xid events: ", rel(rep, a->dir));
-            t(&e, g->nvml);
-            LINE_END();
+            nvml_why = nvml_why ? nvml_why : g->nvml;
+            nnvml++;
         }
         if (g->hang) {
             LINE_BEGIN();
@@ -278,6 +295,19 @@ static void details(const struct mp_report *rep, const struct mp_cand_report *c,
             const char *colon = strstr(g->coredump, ": ");
             off_why = colon ? colon + 2 : g->coredump;
         }
+    }
+    if (kmsg_why) {
+        LINE_BEGIN();
+        t(&e, kmsg_why);
+        tf(&e, " (%zu failed run(s))", nkmsg);
+        LINE_END();
+    }
+    if (nvml_why) {
+        LINE_BEGIN();
+        t(&e, "NVML Xid events: ");
+        t(&e, nvml_why);
+        tf(&e, " (%zu failed run(s))", nnvml);
+        LINE_END();
     }
     bool any_failed = false;
     for (size_t j = 0; j < c->nattempts; j++)

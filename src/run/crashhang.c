@@ -277,8 +277,11 @@ static void dump_hang(const struct mp_crash_hang_in *in, const struct mp_crash_h
         if (kernels_of(files[i], &names, why, sizeof(why))) {
             buf_printf(&s, "; process %ld's warps were in ", pids[i]);
             for (size_t k = 0; k < names.n; k++) {
-                buf_printf(&s, "%s%s", k ? ", " : "", names.v[k]);
                 add_hang_kernel(g, names.v[k], pids[i], files[i], NULL);
+                const struct mp_kernel_fault *hk = &g->k[g->nk - 1];
+                buf_printf(&s, "%s%.300s", k ? ", " : "", hk->name);
+                if (hk->family_label)
+                    buf_printf(&s, " (%s)", hk->family_label);
             }
         } else {
             buf_printf(&s, "; process %ld: %s", pids[i], why);
