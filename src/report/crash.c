@@ -236,103 +236,124 @@ static bool failed(const struct mp_attempt_result *a)
     return a->outcome == MP_OUT_CRASH || a->outcome == MP_OUT_HANG;
 }
 
+/* The details' sentences: a Markdown list item each, or a plain string each. */
+struct out_lines {
+    bool md;
+    struct buf *mdout;
+    struct mp_strv *plain;
+    struct buf b;
+    struct em e;
+};
+
+static void line_begin(struct out_lines *l)
+{
+    if (l->md)
+        buf_adds(l->mdout, "- ");
+    else
+        buf_reset(&l->b);
+}
+
+static void line_end(struct out_lines *l)
+{
+    if (l->md)
+        buf_adds(l->mdout, "\n");
+    else
+        mp_strv_push(l->plain, l->b.data);
+}
+
+/* what is said once for all runs: the first run's reason (the others' are alike) */
+struct summary {
+    size_t dumps_on, dumps_off, nkmsg, nnvml;
+    const char *kmsg_why, *nvml_why, *off_why, *on_how;
+    bool any_failed;
+};
+
+static void attempt_lines(struct out_lines *l, const struct mp_report *rep,
+                          const struct mp_attempt_result *a, struct summary *sm)
+{
+    const struct mp_gpu_fault *g = &a->fault;
+    struct em *e = &l->e;
+    if (g->nx) {
+        line_begin(l);
+        xid_summary(e, rep, a);
+        line_end(l);
+    }
+    if (g->other_xids && failed(a)) {
+        line_begin(l);
+        tf(e, "%u kernel-log Xid line(s) during %s named another process (not counted)",
+           g->other_xids, rel(rep, a->dir));
+        line_end(l);
+    }
+    const char *both[][2] = {{g->hang, ""}, {g->hang_dump, "GPU core dump on the hang: "}};
+    for (size_t i = 0; i < MP_ARRAY_SIZE(both); i++) {
+        if (!both[i][0])
+            continue;
+        line_begin(l);
+        tf(e, "%s: %s", rel(rep, a->dir), both[i][1]);
+        t(e, both[i][0]);
+        line_end(l);
+    }
+    sm->any_failed = sm->any_failed || failed(a);
+    if (failed(a) && g->kmsg && !sm->nkmsg++)
+        sm->kmsg_why = g->kmsg;
+    if (failed(a) && g->nvml && !sm->nnvml++)
+        sm->nvml_why = g->nvml;
+    if (g->coredump && !strncmp(g->coredump, "on", 2)) {
+        sm->dumps_on++;
+        const char *comma = strrchr(g->coredump, ',');
+        sm->on_how = comma ? comma + 2 : NULL; /* "deleted after parsing" / "kept" */
+    } else if (g->coredump) {
+        sm->dumps_off++;
+        const char *colon = strstr(g->coredump, ": ");
+        sm->off_why = colon ? colon + 2 : g->coredump;
+    }
+}
+
+static void summary_lines(struct out_lines *l, const struct summary *sm)
+{
+    struct em *e = &l->e;
+    if (sm->kmsg_why) {
+        line_begin(l);
+        t(e, sm->kmsg_why);
+        tf(e, " (%zu failed run(s))", sm->nkmsg);
+        line_end(l);
+    }
+    if (sm->nvml_why) {
+        line_begin(l);
+        t(e, "NVML Xid events: ");
+        t(e, sm->nvml_why);
+        tf(e, " (%zu failed run(s))", sm->nnvml);
+        line_end(l);
+    }
+    if (!sm->any_failed || !(sm->dumps_on || sm->dumps_off))
+        return;
+    line_begin(l);
+    tf(e, "GPU core dump on exception: in %zu run(s)", sm->dumps_on);
+    if (sm->on_how)
+        tf(e, " (%s)", sm->on_how);
+    tf(e, ", not in %zu", sm->dumps_off);
+    if (sm->off_why)
+        tf(e, " (%.*s)", (int)strcspn(sm->off_why, ";"), sm->off_why);
+    line_end(l);
+}
+
 static void details(const struct mp_report *rep, const struct mp_cand_report *c, bool md,
                     struct buf *mdout, struct mp_strv *plain)
 {
-    struct buf b = BUF_INIT;
-    struct em e = {md ? mdout : &b, md, 0};
-#define LINE_BEGIN() (md ? (void)buf_adds(mdout, "- ") : (void)buf_reset(&b))
-#define LINE_END() (md ? (void)buf_adds(mdout, "\n") : mp_strv_push(plain, b.data))
+    struct out_lines l = {md, mdout, plain, BUF_INIT, {NULL, md, 0}};
+    l.e.b = md ? mdout : &l.b;
     struct mp_cand_kernel ck;
     if (mp_cand_kernel(c, &ck)) {
-        LINE_BEGIN();
-        kernel_line(&e, rep, &ck);
-        LINE_END();
+        line_begin(&l);
+        kernel_line(&l.e, rep, &ck);
+        line_end(&l);
     }
-    size_t dumps_on = 0, dumps_off = 0, nkmsg = 0, nnvml = 0;
-    const char *kmsg_why = NULL, *nvml_why = NULL; /* the first run's: the others' are alike */
-    const char *off_why = NULL, *on_how = NULL;
-    for (size_t j = 0; j < c->nattempts; j++) {
-        const struct mp_attempt_result *a = &c->attempts[j];
-        const struct mp_gpu_fault *g = &a->fault;
-        if (g->nx) {
-            LINE_BEGIN();
-            xid_summary(&e, rep, a);
-            LINE_END();
-        }
-        if (g->other_xids && failed(a)) {
-            LINE_BEGIN();
-            tf(&e, "%u kernel-log Xid line(s) during %s named another process (not counted)",
-               g->other_xids, rel(rep, a->dir));
-            LINE_END();
-        }
-        if (failed(a) && g->kmsg) {
-            kmsg_why = kmsg_why ? kmsg_why : g->kmsg;
-            nkmsg++;
-        }
-        if (failed(a) && g->nvml) {
-            nvml_why = nvml_why ? nvml_why : g->nvml;
-            nnvml++;
-        }
-        if (g->hang) {
-            LINE_BEGIN();
-            tf(&e, "%s: ", rel(rep, a->dir));
-            t(&e, g->hang);
-            LINE_END();
-        }
-        if (g->hang_dump) {
-            LINE_BEGIN();
-            tf(&e, "%s: GPU core dump on the hang: ", rel(rep, a->dir));
-            t(&e, g->hang_dump);
-            LINE_END();
-        }
-        if (g->coredump && !strncmp(g->coredump, "on", 2)) {
-            dumps_on++;
-            const char *comma = strrchr(g->coredump, ',');
-            on_how = comma ? comma + 2 : NULL; /* "deleted after parsing" / "kept" */
-        } else if (g->coredump) {
-            dumps_off++;
-            const char *colon = strstr(g->coredump, ": ");
-            off_why = colon ? colon + 2 : g->coredump;
-        }
-    }
-    if (kmsg_why) {
-        LINE_BEGIN();
-        t(&e, kmsg_why);
-        tf(&e, " (%zu failed run(s))", nkmsg);
-        LINE_END();
-    }
-    if (nvml_why) {
-        LINE_BEGIN();
-        t(&e, "NVML Xid events: ");
-        t(&e, nvml_why);
-        tf(&e, " (%zu failed run(s))", nnvml);
-        LINE_END();
-    }
-    bool any_failed = false;
+    struct summary sm;
+    memset(&sm, 0, sizeof(sm));
     for (size_t j = 0; j < c->nattempts; j++)
-        any_failed = any_failed || failed(&c->attempts[j]);
-    if (any_failed && (dumps_on || dumps_off)) {
-        LINE_BEGIN();
-        tf(&e, "GPU core dump on exception: in %zu run(s)", dumps_on);
-        if (on_how) {
-            t(&e, " (");
-            t(&e, on_how);
-            t(&e, ")");
-        }
-        tf(&e, ", not in %zu", dumps_off);
-        if (off_why) {
-            char why[300];
-            snprintf(why, sizeof(why), "%.*s", (int)strcspn(off_why, ";"), off_why);
-            t(&e, " (");
-            t(&e, why);
-            t(&e, ")");
-        }
-        LINE_END();
-    }
-#undef LINE_BEGIN
-#undef LINE_END
-    buf_release(&b);
+        attempt_lines(&l, rep, &c->attempts[j], &sm);
+    summary_lines(&l, &sm);
+    buf_release(&l.b);
 }
 
 void mp_rep_crash_details_md(struct buf *out, const struct mp_report *rep,
