@@ -1,4 +1,4 @@
-/* bisect.c - `moeprobe bisect` in the store (schema v12): the search's
+/* bisect.c - `moeprobe bisect` in the store (schema v13): the search's
  * settings (table bisect, one row) and each probe (table bisect_probes,
  * one row per build probed, pointing at the candidate row whose attempts
  * are its evidence), and the engine's kernel coverage that joins the
