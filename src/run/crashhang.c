@@ -264,10 +264,20 @@ static void dump_hang(const struct mp_crash_hang_in *in, const struct mp_crash_h
     memset(last, 0xff, sizeof(last));
     size_t nready = 0;
     int64_t until = mp_now_ns() + (int64_t)(MP_CD_HANG_WAIT_S * 1e9);
-    while (nready < np && mp_now_ns() < until && pump_for(io, 0.5))
-        for (size_t i = 0; i < np; i++)
-            if (!ready[i] && (ready[i] = dump_ready(in->dir, pids[i], files[i], PATH_MAX, &last[i])))
-                nready++;
+    while (nready < np && mp_now_ns() < until) {
+        bool alive = pump_for(io, 0.5);
+        for (size_t i = 0; i < np; i++) {
+            if (ready[i])
+                continue;
+            /* done: its size held for a look, or its writer is gone (a driver
+             * may end the process once the dump is written) */
+            ready[i] = dump_ready(in->dir, pids[i], files[i], PATH_MAX, &last[i]) ||
+                       (!alive && last[i] > 0);
+            nready += ready[i];
+        }
+        if (!alive)
+            break;
+    }
     buf_printf(&s, "triggered through %zu pipe(s), %zu dump(s) written", np, nready);
     for (size_t i = 0; i < np; i++) {
         if (!ready[i])
