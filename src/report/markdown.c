@@ -102,6 +102,11 @@ static void md_fingerprint(const struct mp_report *rep, struct buf *out)
     if (wall >= 0)
         buf_printf(out, "| run | %.0f s wall time, %zu engine start%s |\n", wall, starts,
                    starts == 1 ? "" : "s");
+    if (rep->engine_kernels_summary) {
+        buf_adds(out, "| engine kernels | ");
+        md_cell(out, rep->engine_kernels_summary, 600);
+        buf_adds(out, " |\n");
+    }
     if (rep->checkpoint_summary) {
         buf_adds(out, "| checkpoint | ");
         mp_rmd_cell(out, rep->checkpoint_summary, 400);

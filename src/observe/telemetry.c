@@ -1,4 +1,4 @@
-#include "run/telemetry.h"
+#include "observe/telemetry.h"
 
 #include <dlfcn.h>
 #include <errno.h>

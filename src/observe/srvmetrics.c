@@ -1,9 +1,8 @@
 /* srvmetrics.c - see srvmetrics.h. */
 #include "compat.h"
 
-#include "run/srvmetrics.h"
+#include "observe/srvmetrics.h"
 
-#include <curl/curl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,8 @@
 #include "buf.h"
 #include "clock.h"
 #include "err.h"
+#include "http/loadgen.h"
+#include "loop.h"
 #include "xalloc.h"
 
 #define EDGE_TIMEOUT_MS 2000L /* a phase's first and last scrape */
@@ -142,101 +143,73 @@ void mp_srvm_delta(struct mp_server_metrics *m, const struct mp_srvm_snap *a,
 /* ---------- scraping ---------- */
 
 struct mp_srvm {
-    CURL *easy;
-    CURLM *multi;           /* the scrape during a phase */
-    struct curl_slist *hdrs;
-    struct buf body;        /* capped at MP_PROM_MAX_INPUT; toobig: it passed that */
-    bool running;           /* a transfer is in the multi handle */
+    struct mp_lg *lg;           /* borrowed: the attempt's load generator */
+    struct mp_loop_timer tick;  /* the next scrape of the phase's middle */
     bool in_phase;
-    int64_t last_ns;        /* start of the last scrape */
+    long edge_id;               /* the first or last scrape in flight, 0 = none */
+    long tick_id;               /* a scrape of the middle in flight, 0 = none */
+    int64_t last_ns;            /* start of the last scrape of the middle (or of the first) */
     struct mp_server_metrics cur;
     struct mp_srvm_snap first;
     bool have_first;
     char first_why[160];
+    struct mp_server_metrics out; /* the phase's result, once its last scrape is in */
 };
 
-static size_t on_body(char *d, size_t sz, size_t nm, void *ud)
-{
-    struct mp_srvm *s = ud;
-    size_t n = sz * nm;
-    if (!buf_add(&s->body, d, n))
-        return 0; /* past MP_PROM_MAX_INPUT (body.toobig): aborts the transfer */
-    return n;
-}
+static void on_tick(struct mp_loop *l, struct mp_loop_timer *t, void *ud);
 
-struct mp_srvm *mp_srvm_open(const char *base_url, const char *api_key)
+struct mp_srvm *mp_srvm_new(struct mp_lg *lg)
 {
-    CURL *e = curl_easy_init();
-    CURLM *m = curl_multi_init();
-    if (!e || !m) {
-        if (e)
-            curl_easy_cleanup(e);
-        if (m)
-            curl_multi_cleanup(m);
-        return NULL;
-    }
     struct mp_srvm *s = xcalloc(1, sizeof(*s));
-    s->easy = e;
-    s->multi = m;
-    s->body = (struct buf)BUF_INIT;
-    buf_set_max(&s->body, MP_PROM_MAX_INPUT);
-    char *url = xasprintf("%s/metrics", base_url);
-    curl_easy_setopt(e, CURLOPT_URL, url); /* libcurl copies strings */
-    free(url);
-    if (api_key && *api_key) {
-        char *h = xasprintf("Authorization: Bearer %s", api_key);
-        s->hdrs = curl_slist_append(NULL, h);
-        explicit_bzero(h, strlen(h));
-        free(h);
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, s->hdrs);
-    }
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
-    curl_easy_setopt(e, CURLOPT_PROXY, "");
-    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, s);
-    /* prometheus_client compresses only when asked */
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, NULL);
+    s->lg = lg;
+    mp_loop_timer_init(&s->tick, on_tick, s);
     return s;
 }
 
-/* After a transfer: 0 and *sn, or <0 with why. */
-static int finish(struct mp_srvm *s, CURLcode cc, struct mp_srvm_snap *sn, char *why, size_t whyn)
+void mp_srvm_free(struct mp_srvm *s)
 {
-    long code = 0;
-    curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (!s)
+        return;
+    mp_loop_timer_stop(mp_lg_loop(s->lg), &s->tick);
+    free(s);
+}
+
+static long scrape(struct mp_srvm *s, long timeout_ms)
+{
+    long id = mp_lg_get_max(s->lg, "/metrics", (double)timeout_ms / 1000.0, MP_PROM_MAX_INPUT,
+                            MP_SRVM_TAG);
+    return id > 0 ? id : 0;
+}
+
+/* A scrape's result: 0 and *sn, or <0 with why. */
+static int finish(const struct mp_lg_result *res, struct mp_srvm_snap *sn, char *why, size_t whyn)
+{
     int rc = MP_EHTTP;
-    if (s->body.toobig)
+    if (res->text_cut)
         snprintf(why, whyn, "/metrics is larger than %zu bytes", (size_t)MP_PROM_MAX_INPUT);
-    else if (cc != CURLE_OK)
-        snprintf(why, whyn, "/metrics could not be read: %s", curl_easy_strerror(cc));
-    else if (code != 200)
-        snprintf(why, whyn, "/metrics answered HTTP %ld", code);
+    else if (res->outcome == MP_LG_HTTP_ERROR || (res->outcome == MP_LG_OK && res->http_status != 200))
+        snprintf(why, whyn, "/metrics answered HTTP %d", res->http_status);
+    else if (res->outcome != MP_LG_OK)
+        snprintf(why, whyn, "/metrics could not be read: %.120s", res->error);
     else
-        rc = mp_srvm_snap_read(sn, s->body.data, s->body.len, why, whyn);
-    buf_reset(&s->body); /* and its toobig */
+        rc = mp_srvm_snap_read(sn, res->text ? res->text : "", res->text_len, why, whyn);
     return rc;
 }
 
-static void stop_running(struct mp_srvm *s)
+static void arm_tick(struct mp_srvm *s, int64_t at)
 {
-    if (s->running) {
-        curl_multi_remove_handle(s->multi, s->easy);
-        s->running = false;
-        buf_reset(&s->body); /* and its toobig */
-    }
+    mp_loop_timer_start(mp_lg_loop(s->lg), &s->tick, MP_MAX(at, mp_now_ns()));
 }
 
-static int scrape_now(struct mp_srvm *s, struct mp_srvm_snap *sn, char *why, size_t whyn)
+static void on_tick(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
 {
-    stop_running(s);
-    curl_easy_setopt(s->easy, CURLOPT_TIMEOUT_MS, EDGE_TIMEOUT_MS);
+    struct mp_srvm *s = ud;
+    (void)l;
+    (void)t;
+    if (!s->in_phase || s->tick_id || s->edge_id)
+        return;
     s->last_ns = mp_now_ns();
-    CURLcode cc = curl_easy_perform(s->easy);
-    return finish(s, cc, sn, why, whyn);
+    s->tick_id = scrape(s, TICK_TIMEOUT_MS);
 }
 
 void mp_srvm_phase_begin(struct mp_srvm *s)
@@ -245,76 +218,99 @@ void mp_srvm_phase_begin(struct mp_srvm *s)
         return;
     memset(&s->cur, 0, sizeof(s->cur));
     s->in_phase = true;
-    s->have_first = scrape_now(s, &s->first, s->first_why, sizeof(s->first_why)) == 0;
-    s->last_ns -= TICK_INTERVAL_NS - TICK_FIRST_NS;
-    if (s->have_first)
-        mp_srvm_observe(&s->cur, &s->first);
+    s->have_first = false;
+    s->first_why[0] = '\0';
+    s->last_ns = mp_now_ns();
+    s->edge_id = scrape(s, EDGE_TIMEOUT_MS);
+    if (!s->edge_id)
+        snprintf(s->first_why, sizeof(s->first_why), "/metrics could not be read: no transfer");
 }
 
-void mp_srvm_tick(struct mp_srvm *s)
-{
-    if (!s || !s->in_phase || !s->have_first)
-        return; /* an engine whose first scrape failed is not asked again */
-    if (!s->running) {
-        if (mp_now_ns() - s->last_ns < TICK_INTERVAL_NS)
-            return;
-        curl_easy_setopt(s->easy, CURLOPT_TIMEOUT_MS, TICK_TIMEOUT_MS);
-        if (curl_multi_add_handle(s->multi, s->easy) != CURLM_OK)
-            return;
-        s->running = true;
-        s->last_ns = mp_now_ns();
-    }
-    int still = 0;
-    curl_multi_perform(s->multi, &still); /* never waits */
-    CURLMsg *msg;
-    int left;
-    while ((msg = curl_multi_info_read(s->multi, &left)) != NULL) {
-        if (msg->msg != CURLMSG_DONE)
-            continue;
-        CURLcode cc = msg->data.result;
-        curl_multi_remove_handle(s->multi, s->easy);
-        s->running = false;
-        struct mp_srvm_snap sn;
-        char why[160];
-        if (finish(s, cc, &sn, why, sizeof(why)) == 0)
-            mp_srvm_observe(&s->cur, &sn);
-        /* a failed scrape in the middle costs one sample, not the phase */
-        break;
-    }
-}
-
-void mp_srvm_phase_end(struct mp_srvm *s, struct mp_server_metrics *out)
+void mp_srvm_phase_end(struct mp_srvm *s)
 {
     if (!s)
         return;
     s->in_phase = false;
+    mp_loop_timer_stop(mp_lg_loop(s->lg), &s->tick);
+    if (s->tick_id) {
+        mp_lg_cancel(s->lg, s->tick_id); /* its result comes back aborted: ignored */
+        s->tick_id = 0;
+    }
+    memset(&s->out, 0, sizeof(s->out));
+    if (s->edge_id) { /* stopped before its first scrape came back */
+        mp_lg_cancel(s->lg, s->edge_id);
+        s->edge_id = 0;
+        snprintf(s->first_why, sizeof(s->first_why),
+                 "the phase ended before its first /metrics scrape came back");
+    }
     if (!s->have_first) {
-        memset(out, 0, sizeof(*out));
-        out->state = MP_SRVM_UNREADABLE;
-        snprintf(out->reason, sizeof(out->reason), "%s", s->first_why);
+        s->out.state = MP_SRVM_UNREADABLE;
+        snprintf(s->out.reason, sizeof(s->out.reason), "%s", s->first_why);
         return;
     }
+    s->edge_id = scrape(s, EDGE_TIMEOUT_MS);
+    if (!s->edge_id) {
+        s->out.state = MP_SRVM_UNREADABLE;
+        snprintf(s->out.reason, sizeof(s->out.reason), "at the phase's end: /metrics could not be read");
+    }
+}
+
+bool mp_srvm_waiting(const struct mp_srvm *s)
+{
+    return s && s->edge_id != 0;
+}
+
+/* The phase's first scrape is in: its snapshot, and the first scrape of
+ * the middle 250 ms after it was sent (short phases get one too). */
+static void took_first(struct mp_srvm *s, const struct mp_lg_result *res)
+{
+    s->have_first = finish(res, &s->first, s->first_why, sizeof(s->first_why)) == 0;
+    if (!s->have_first)
+        return; /* an engine whose first scrape failed is not asked again */
+    mp_srvm_observe(&s->cur, &s->first);
+    if (s->in_phase)
+        arm_tick(s, s->last_ns + TICK_FIRST_NS);
+}
+
+static void took_last(struct mp_srvm *s, const struct mp_lg_result *res)
+{
     struct mp_srvm_snap last;
     char why[128];
-    if (scrape_now(s, &last, why, sizeof(why)) != 0) {
-        memset(out, 0, sizeof(*out));
-        out->state = MP_SRVM_UNREADABLE;
-        snprintf(out->reason, sizeof(out->reason), "at the phase's end: %s", why);
+    if (finish(res, &last, why, sizeof(why)) != 0) {
+        s->out.state = MP_SRVM_UNREADABLE;
+        snprintf(s->out.reason, sizeof(s->out.reason), "at the phase's end: %s", why);
         return;
     }
     mp_srvm_observe(&s->cur, &last);
     mp_srvm_delta(&s->cur, &s->first, &last);
-    *out = s->cur;
+    s->out = s->cur;
 }
 
-void mp_srvm_close(struct mp_srvm *s)
+bool mp_srvm_take(struct mp_srvm *s, const struct mp_lg_result *res)
 {
-    if (!s)
-        return;
-    stop_running(s);
-    curl_multi_cleanup(s->multi);
-    curl_easy_cleanup(s->easy);
-    curl_slist_free_all(s->hdrs);
-    buf_release(&s->body);
-    free(s);
+    if (!s || res->user_tag != MP_SRVM_TAG)
+        return false;
+    if (res->id == s->edge_id) {
+        s->edge_id = 0;
+        if (s->in_phase)
+            took_first(s, res);
+        else
+            took_last(s, res);
+    } else if (res->id == s->tick_id) {
+        s->tick_id = 0;
+        struct mp_srvm_snap sn;
+        char why[160];
+        if (finish(res, &sn, why, sizeof(why)) == 0)
+            mp_srvm_observe(&s->cur, &sn);
+        /* a failed scrape in the middle costs one sample, not the phase */
+        if (s->in_phase)
+            arm_tick(s, s->last_ns + TICK_INTERVAL_NS);
+    }
+    return true; /* ours (a dropped one's result too) */
+}
+
+void mp_srvm_result(struct mp_srvm *s, struct mp_server_metrics *out)
+{
+    if (s)
+        *out = s->out;
 }

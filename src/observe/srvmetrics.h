@@ -1,7 +1,7 @@
 /* srvmetrics.h - the engine's /metrics around each load phase: scraped at
  * the phase's start, about once a second during it and at its end, turned
  * into a struct mp_server_metrics (model/srvmetrics.h) of deltas and
- * maxima. Loop-thread only, like the NVML sampler (run/telemetry.h): the
+ * maxima. Loop-thread only, like the NVML sampler (observe/telemetry.h): the
  * scrapes at a phase's ends block (short timeouts: they run between the
  * phase's requests, not during them); the ones during a phase never block:
  * their transfer advances a step on each turn of the attempt's loop
@@ -39,20 +39,33 @@ void mp_srvm_delta(struct mp_server_metrics *m, const struct mp_srvm_snap *a,
                    const struct mp_srvm_snap *b);
 
 struct mp_srvm;
+struct mp_lg;
+struct mp_lg_result;
 
-/* A scraper of base_url + "/metrics" (base_url without a trailing '/');
- * api_key may be NULL. Returns NULL only when libcurl cannot make a
- * handle (phases then stay MP_SRVM_NONE). */
-struct mp_srvm *mp_srvm_open(const char *base_url, const char *api_key);
-/* A phase starts: one blocking scrape. NULL accepted (does nothing). */
+/* The user_tag of the scrapes' results. */
+#define MP_SRVM_TAG (-1000000)
+
+/* A scraper of lg's base URL + "/metrics" (borrowed lg: it must outlive
+ * the scraper; its loop runs the timer). Never NULL. */
+struct mp_srvm *mp_srvm_new(struct mp_lg *lg);
+void mp_srvm_free(struct mp_srvm *s); /* accepts NULL; leaves lg's transfers to lg */
+
+/* A phase starts: its first scrape is sent (wait for it: mp_srvm_waiting).
+ * NULL accepted (does nothing). */
 void mp_srvm_phase_begin(struct mp_srvm *s);
-/* During a phase, every turn of the loop: starts a scrape when the last one
- * is over a second old, advances a running one without waiting. */
-void mp_srvm_tick(struct mp_srvm *s);
-/* The phase is over: one blocking scrape, then *out (overwritten): OK with
+/* The phase is over: a scrape of the phase's middle still running is
+ * dropped and its last scrape is sent (wait for it, then mp_srvm_result).
+ * NULL accepted. */
+void mp_srvm_phase_end(struct mp_srvm *s);
+/* A phase's first or last scrape is in flight (false for NULL). */
+bool mp_srvm_waiting(const struct mp_srvm *s);
+/* Hand over a load-generator result: true when it was one of the
+ * scraper's (user_tag MP_SRVM_TAG; consumed, the caller releases res),
+ * false for any other. NULL s: false. */
+bool mp_srvm_take(struct mp_srvm *s, const struct mp_lg_result *res);
+/* After mp_srvm_phase_end and its scrape: *out (overwritten) is OK with
  * the deltas, or UNREADABLE with the reason when either end could not be
  * read. NULL s: *out is left as it is. */
-void mp_srvm_phase_end(struct mp_srvm *s, struct mp_server_metrics *out);
-void mp_srvm_close(struct mp_srvm *s); /* accepts NULL */
+void mp_srvm_result(struct mp_srvm *s, struct mp_server_metrics *out);
 
 #endif
