@@ -104,7 +104,7 @@ static void md_fingerprint(const struct mp_report *rep, struct buf *out)
                    starts == 1 ? "" : "s");
     if (rep->engine_kernels_summary) {
         buf_adds(out, "| engine kernels | ");
-        md_cell(out, rep->engine_kernels_summary, 600);
+        mp_rmd_cell(out, rep->engine_kernels_summary, 600);
         buf_adds(out, " |\n");
     }
     if (rep->checkpoint_summary) {
