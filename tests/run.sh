@@ -40,6 +40,9 @@ root=$(cd "$here/.." && pwd)
 : "${MOEPROBE:=$BUILD/bin/moeprobe}"
 : "${REFENGINE:=$BUILD/bin/refengine}"
 : "${MOEPROBE_TEST_TIMEOUT_MULTIPLIER:=1}"
+# the scripts may change directory: relative paths are made absolute
+abs() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+BUILD=$(abs "$BUILD") MOEPROBE=$(abs "$MOEPROBE") REFENGINE=$(abs "$REFENGINE")
 export MOEPROBE REFENGINE BUILD ROOT="$root" MOEPROBE_TEST_TIMEOUT_MULTIPLIER
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
