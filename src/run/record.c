@@ -4,39 +4,15 @@
  * attempt's first failure (see att_internal.h). */
 #include "run/att_internal.h"
 
-#include <arpa/inet.h>
-#include <cjson/cJSON.h>
-#include <curl/curl.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <math.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "buf.h"
 #include "clock.h"
-#include "err.h"
-#include "escape.h"
 #include "http/lgstats.h"
-#include "http/loadgen.h"
-#include "knowledge/knowledge.h"
-#include "logs/announce.h"
-#include "logs/logscan.h"
-#include "proc/proc.h"
-#include "run/delivery.h"
-#include "run/launch.h"
-#include "run/ports.h"
-#include "observe/telemetry.h"
 #include "store/store.h"
-#include "verdict/stats.h"
 #include "xalloc.h"
 
 static double mp_att_ms(int64_t ns)
@@ -127,7 +103,7 @@ static void write_request(struct att *a, const struct mp_lg_result *res, const c
             .error = err,
         };
         if (mp_store_add_request(a->o->store, a->o->store_attempt, &rq) < 0)
-            a->io_err = true;
+            mp_att_io_error(a);
     }
     free(err);
 }
