@@ -167,6 +167,7 @@ struct att {
     long fail_req_line;        /* requests.jsonl line of the first failed request */
     bool died_early;           /* the engine was gone before teardown began */
     long nlines;               /* engine log lines so far */
+    long lines_at_exit;        /* ... when its main process exited */
     char *const *argv;         /* the final command (borrowed from the launch) */
     size_t argc;
     bool container;            /* launched as a container run */

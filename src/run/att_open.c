@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -322,6 +323,31 @@ static void teardown_facts(struct att *a)
     }
 }
 
+/* Why the engine was not ready when its main process exited: its exit; for
+ * a status 0 with processes of it left running outside its group, or its
+ * log still growing after the exit, that it daemonized (#30 item 10). */
+static char *exit_before_ready(const struct att *a)
+{
+    const struct mp_attempt_result *r = a->r;
+    const char *desc = r->exit_desc ? r->exit_desc : "exited";
+    bool zero = a->died_early && a->exit_status != -1 && WIFEXITED(a->exit_status) &&
+                WEXITSTATUS(a->exit_status) == 0;
+    long after = a->nlines - a->lines_at_exit;
+    if (!zero || (r->escapees_killed == 0 && after <= 0))
+        return xasprintf("the engine %s before it became ready", desc);
+    struct buf b = BUF_INIT;
+    buf_adds(&b, "the engine's main process exited with status 0 before it became ready, while");
+    if (r->escapees_killed > 0)
+        buf_printf(&b, " %d process%s it started kept running outside its process group "
+                       "(killed at teardown)%s",
+                   r->escapees_killed, r->escapees_killed == 1 ? "" : "es", after > 0 ? " and" : "");
+    if (after > 0)
+        buf_printf(&b, " its log went on (%ld line%s after the exit)", after, after == 1 ? "" : "s");
+    buf_adds(&b, ": it daemonized, or a wrapper such as `docker run -d` returned at once; "
+                 "moeprobe supervises the process it starts, so run the engine in the foreground");
+    return buf_detach(&b, NULL);
+}
+
 void att_summarise(struct att *a)
 {
     const struct mp_attempt_opts *o = a->o;
@@ -333,7 +359,7 @@ void att_summarise(struct att *a)
     mp_att_copy_resolved(a);
     if (a->exited && r->outcome == MP_OUT_STARTUP_FAILURE && !a->req_fail_msg) {
         a->req_fail_class = xstrdup("process-exit");
-        a->req_fail_msg = xasprintf("the engine %s before it became ready", r->exit_desc ? r->exit_desc : "exited");
+        a->req_fail_msg = exit_before_ready(a);
     }
     classify_failure(a);
     if (!r->ndlv)

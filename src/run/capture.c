@@ -149,6 +149,7 @@ void mp_att_check_exit(struct att *a)
     }
     a->exited = true;
     a->exit_status = st;
+    a->lines_at_exit = a->nlines;
     att_raise(a, EV_EXIT);
 }
 
