@@ -113,6 +113,8 @@ int lg_shard_pick(struct mp_lg *lg); /* the shard for the next request */
 /* lgresp.c */
 size_t lg_gen_write(char *ptr, size_t size, size_t nmemb, void *ud); /* CURLOPT_WRITEFUNCTION */
 size_t lg_get_write(char *ptr, size_t size, size_t nmemb, void *ud);
+/* A finished transfer's easy handle back to the pool (LG_POOL_MAX), or cleaned up. */
+void lg_easy_recycle(struct mp_lg *lg, CURL *e);
 /* Finish r: outcome from cc and what arrived, release its transfer, queue it as done. */
 void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted);
 /* Finish every request libcurl reports done. */
@@ -121,8 +123,5 @@ void lg_drain(struct mp_lg *lg);
 void lg_finish_held(struct mp_lg *lg, int64_t now);
 /* (Re)arm held_timer for the first such request still waiting (stop it when none). */
 void lg_arm_held(struct mp_lg *lg);
-
-/* loadgen.c */
-void lg_easy_recycle(struct mp_lg *lg, CURL *e); /* back to the pool, or cleaned up */
 
 #endif

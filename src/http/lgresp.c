@@ -302,6 +302,20 @@ static void complete_fields(struct lg_req *r)
     r->res.outcome = MP_LG_OK;
 }
 
+void lg_easy_recycle(struct mp_lg *lg, CURL *e)
+{
+    if (!e)
+        return;
+    if (lg->npool < LG_POOL_MAX) {
+        /* no curl_easy_reset: the constant options stay, the per-request ones are set again */
+        if (!lg->pool)
+            lg->pool = xcalloc(LG_POOL_MAX, sizeof(*lg->pool));
+        lg->pool[lg->npool++] = e;
+    } else {
+        curl_easy_cleanup(e);
+    }
+}
+
 void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted)
 {
     int64_t now = mp_now_ns();

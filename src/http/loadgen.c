@@ -138,20 +138,6 @@ static void req_put(struct mp_lg *lg, struct lg_req *r)
     lg->nspare++;
 }
 
-void lg_easy_recycle(struct mp_lg *lg, CURL *e)
-{
-    if (!e)
-        return;
-    if (lg->npool < LG_POOL_MAX) {
-        /* no curl_easy_reset: the constant options stay, the per-request ones are set again */
-        if (!lg->pool)
-            lg->pool = xcalloc(LG_POOL_MAX, sizeof(*lg->pool));
-        lg->pool[lg->npool++] = e;
-    } else {
-        curl_easy_cleanup(e);
-    }
-}
-
 void mp_lg_free(struct mp_lg *lg)
 {
     if (!lg)

@@ -296,7 +296,7 @@ void mp_proc_new_marker(char *out, size_t outsz);
  * core dumped", "exit status unknown" (status -1). */
 void mp_proc_describe_status(int status, char *out, size_t n);
 
-/* Block SIGINT/SIGTERM/SIGHUP/SIGCHLD, ignore SIGPIPE, and return a
+/* Block SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGCHLD, ignore SIGPIPE, and return a
  * signalfd for them (the run loop watches it), or -errno (the mask is then
  * restored). *old receives the previous mask to restore. */
 int mp_signals_setup(sigset_t *old);

@@ -194,7 +194,7 @@ void att_timers_init(struct att *a);
  * *spawn_failed when the server command could not be started). */
 int att_open(struct att *a, const struct mp_attempt_opts *o, struct mp_attempt_result *r,
              bool *spawn_failed);
-/* Once ready: did the knobs reach the engine? (run/delivery.h) */
+/* Once ready: did the knobs reach the engine? (engine/delivery.h) */
 void att_check_delivery(struct att *a);
 /* After teardown: the attempt's summary into *r (exit, resolved, failure,
  * delivery, the evidence files' last flush). */

@@ -20,8 +20,8 @@
 #include "observe/srvmetrics.h"
 #include "observe/telemetry.h"
 #include "proc/proc.h"
-#include "run/delivery.h"
-#include "run/launch.h"
+#include "engine/delivery.h"
+#include "engine/launch.h"
 #include "store/store.h"
 #include "xalloc.h"
 

@@ -49,7 +49,7 @@
  * scoring): a row of mp_att_passes[] (phases.c). On a hang, before
  * teardown (a dump of the engine's stacks): on_hang() below. Stopping at
  * the selection lines: starting_selected() below. What the engine is given
- * at launch (core-dump variables): run/launch.c. */
+ * at launch (core-dump variables): engine/launch.c. */
 #include "run/att_internal.h"
 
 #include <errno.h>

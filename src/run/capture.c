@@ -17,7 +17,7 @@
 #include "logs/announce.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
-#include "run/ports.h"
+#include "engine/ports.h"
 #include "store/store.h"
 #include "xalloc.h"
 
@@ -94,10 +94,14 @@ void mp_att_on_line(void *ud, const char *line, size_t len, bool truncated)
         a->nondefault_line = a->nlines;
     }
     if (a->o->progress) {
-        size_t n = MP_MIN(len, sizeof(a->last_line) - 1);
+        /* masked whole, then cut: no part of a secret reaches the live line */
+        size_t ml = 0;
+        char *m = mp_term_mask(line, len, &ml);
+        size_t n = MP_MIN(ml, sizeof(a->last_line) - 1);
         for (size_t i = 0; i < n; i++) /* shown on a terminal: printable ASCII only */
-            a->last_line[i] = (line[i] >= 0x20 && line[i] < 0x7f) ? line[i] : '?';
+            a->last_line[i] = (m[i] >= 0x20 && m[i] < 0x7f) ? m[i] : '?';
         a->last_line[n] = '\0';
+        free(m);
     }
     if (a->state == ST_STARTING) { /* where it listens, and its selections, before ready */
         check_announce(a, line, len);

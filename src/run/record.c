@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "escape.h"
 #include "http/lgstats.h"
 #include "store/store.h"
 #include "xalloc.h"
@@ -28,7 +29,9 @@ void mp_att_set_fail(struct att *a, const char *cls, const char *msg)
     a->t_fail = mp_now_ns();
     a->req_fail_class = xstrdup(cls);
     a->req_fail_msg = xstrdup(msg);
-    mp_att_note(a, "failed: %s: %.300s", cls, msg);
+    char *shown = mp_term_mask(msg, strlen(msg), NULL); /* masked whole, then cut */
+    mp_att_note(a, "failed: %s: %.300s", cls, shown);
+    free(shown);
     a->r->ok_before_failure = a->r->req_ok;
     a->r->fail_request_line = a->fail_req_line;
     if (a->cur_phase >= 0 && (size_t)a->cur_phase < a->r->nphases)

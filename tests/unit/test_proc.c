@@ -25,6 +25,7 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1034,6 +1035,10 @@ static void test_fingerprint_smi_through_proc(void **state)
     assert_string_equal(fp.cuda, "13.0");
     assert_int_equal(x.gpu_memory_mib, 97871);
     assert_string_equal(x.gpu_source, "nvidia-smi");
+    /* host_arch is the machine name only (DESIGN.md: x86_64, aarch64) */
+    struct utsname un;
+    assert_int_equal(uname(&un), 0);
+    assert_string_equal(fp.host_arch, un.machine);
     char *blk = xasprintf("%s/sigblk", dir);
     f = fopen(blk, "r");
     assert_non_null(f);

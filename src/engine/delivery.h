@@ -20,8 +20,8 @@
  *    the value -> verified; with another value -> missing; absent (the value
  *    may be the default) or no such line -> unverified.
  * Knob texts and evidence have secret values redacted (base/secret.h). */
-#ifndef MP_RUN_DELIVERY_H
-#define MP_RUN_DELIVERY_H
+#ifndef MP_ENGINE_DELIVERY_H
+#define MP_ENGINE_DELIVERY_H
 
 #include "compat.h"
 
@@ -29,7 +29,7 @@
 
 #include "model/attempt.h"
 #include "model/candidate.h"
-#include "run/launch.h"
+#include "engine/launch.h"
 
 struct mp_delivery_ctx {
     const struct mp_candidate *cand;   /* its flag knobs are checked */

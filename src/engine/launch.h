@@ -1,6 +1,6 @@
 /* launch.h - how the engine is started for one attempt: the candidate's
  * knobs applied to the server command where they reach the engine (see
- * run/shape.h: the spawned process's environment, `env NAME=VALUE...` after
+ * engine/shape.h: the spawned process's environment, `env NAME=VALUE...` after
  * sudo's options, `-e NAME=VALUE` after a docker-like `run`, `--env
  * NAME=VALUE` after apptainer's `exec`/`run`), and port substitution. Pure:
  * builds vectors, starts nothing. */
@@ -10,7 +10,7 @@
 #include "compat.h"
 
 #include "model/candidate.h"
-#include "run/shape.h"
+#include "engine/shape.h"
 
 struct mp_launch {
     struct mp_strv argv;     /* final command */

@@ -19,8 +19,8 @@
  * options that take one; `--opt=value` is one word; an unknown `--opt` takes
  * the next word unless that word is the subcommand). Anything else is a
  * host command (`vllm serve`, `srun ... vllm serve`, `bash -c '...'`). */
-#ifndef MP_RUN_SHAPE_H
-#define MP_RUN_SHAPE_H
+#ifndef MP_ENGINE_SHAPE_H
+#define MP_ENGINE_SHAPE_H
 
 #include "compat.h"
 

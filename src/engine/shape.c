@@ -1,5 +1,5 @@
-/* shape.c - command-shape recognition (run/shape.h). */
-#include "run/shape.h"
+/* shape.c - command-shape recognition (engine/shape.h). */
+#include "engine/shape.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
-/* delivery.c - knob delivery checks (run/delivery.h). */
-#include "run/delivery.h"
+/* delivery.c - knob delivery checks (engine/delivery.h). */
+#include "engine/delivery.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>

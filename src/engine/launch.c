@@ -1,5 +1,5 @@
-/* launch.c - the engine's command line for one candidate (run/launch.h). */
-#include "run/launch.h"
+/* launch.c - the engine's command line for one candidate (engine/launch.h). */
+#include "engine/launch.h"
 
 #include <ctype.h>
 #include <stdio.h>

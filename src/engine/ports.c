@@ -1,4 +1,4 @@
-#include "run/ports.h"
+#include "engine/ports.h"
 
 #include <stdio.h>
 #include <stdlib.h>
