@@ -29,6 +29,9 @@ enum mp_outcome {
  * disk, file-size limit, I/O error; outcome MP_OUT_ERROR): no verdict is
  * drawn from it. */
 #define MP_FAIL_EVIDENCE "evidence-incomplete"
+/* fail_class of an attempt whose server command could not be started (its
+ * record; the caller learns it from MP_ECOMMAND, never from this string). */
+#define MP_FAIL_SPAWN "spawn"
 
 /* "clean", "startup-failure", "crashed", "hang", "interrupted", "error",
  * "same-config", "resolved". */

@@ -723,8 +723,10 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     int rc = att_open(&a, o, r, &spawn_failed);
     if (rc < 0) {
         set_outcome(&a, MP_OUT_ERROR);
-        if (spawn_failed)
-            r->fail_class = xstrdup("spawn");
+        if (spawn_failed) {
+            r->fail_class = xstrdup(MP_FAIL_SPAWN); /* stored: the record says why */
+            rc = MP_ECOMMAND;
+        }
     } else {
         mp_loop_hook_add(a.loop, hook, &a);
         enter(&a, ST_STARTING);
