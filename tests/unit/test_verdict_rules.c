@@ -141,7 +141,7 @@ static void fill_row(struct mp_report *rep, const struct vrow *r)
     a->same_as = r->outcome == MP_OUT_SAME_CONFIG ? xstrdup("auto") : NULL;
     struct mp_diagnosis *dg = &rep->c[i].diag;
     dg->done = r->done;
-    dg->launch_blocking = r->lb;
+    dg->launch_blocking = mp_lb_from_name(r->lb);
     dg->requests_clean = r->clean;
     dg->requests_required = r->required;
     dg->throughput_ratio = r->ratio;
@@ -192,7 +192,7 @@ static void test_decide_primary(void **st)
     struct mp_attempt_result *a = att(&rep, j, MP_OUT_CRASH, false, "M");
     a->cuda_fault = a->engine_died = true;
     rep.c[j].diag.done = true;
-    rep.c[j].diag.launch_blocking = "crashed";
+    rep.c[j].diag.launch_blocking = MP_LB_CRASHED;
     rep.c[j].diag.pinned_site = xstrdup("k");
     rep.c[j].diag.launch_site = xstrdup("k");
     assert_int_equal(mp_verdict_decide(&rep.c[j], &why), MP_V_KERNEL_FAULT);
@@ -427,10 +427,7 @@ static void test_read_blocked(void **st)
         dg->note = xstrdup("stale");
         mp_verdict_read_blocked(b, 47, rows[k].capped, rows[k].over, dg);
         assert_int_equal(dg->requests_clean, rows[k].ok);
-        if (rows[k].lb)
-            assert_string_equal(dg->launch_blocking, rows[k].lb);
-        else
-            assert_null(dg->launch_blocking);
+        assert_int_equal(dg->launch_blocking, mp_lb_from_name(rows[k].lb));
         assert_true(dg->confidence == rows[k].conf);
         if (rows[k].note ? !dg->note || !strstr(dg->note, rows[k].note) : dg->note != NULL)
             fail_msg("%s: note '%s', want '%s'", rows[k].what, dg->note, rows[k].note);
