@@ -153,7 +153,8 @@ struct att {
     bool failed;               /* first failure recorded */
     bool hang;                 /* no token progress for stall_timeout_s */
     int64_t t_fail;
-    char *req_fail_class, *req_fail_msg;
+    enum mp_seen seen;         /* the first failure moeprobe saw (model/attempt.h) */
+    char *seen_msg;            /* ... its message */
     bool settle_up;            /* SETTLING: /health answered 200 after the failure */
     int64_t last_draw;
     const struct mp_store_mask *mask; /* secret values to mask in files, or NULL */
@@ -226,8 +227,8 @@ void mp_att_unwatch_signals(struct att *a);
 void mp_att_flush(struct att *a);
 
 /* ---- record.c ---- */
-/* Record the first failure (class, message) of the attempt. */
-void mp_att_set_fail(struct att *a, const char *cls, const char *msg);
+/* Record the first failure (what moeprobe saw, its message) of the attempt. */
+void mp_att_set_fail(struct att *a, enum mp_seen seen, const char *msg);
 /* A finished generation request: requests.jsonl, the store, the phase's
  * counts and metric histograms, the first failure. */
 void mp_att_handle_result(struct att *a, struct mp_lg_result *res);

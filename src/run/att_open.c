@@ -10,12 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "err.h"
-#include "knowledge/knowledge.h"
 #include "logs/logscan.h"
 #include "observe/srvmetrics.h"
 #include "observe/telemetry.h"
@@ -243,58 +241,39 @@ int att_open(struct att *a, const struct mp_attempt_opts *o, struct mp_attempt_r
     return 0;
 }
 
-/* Fill fail_* from the log (the engine's own words) or the request failure. */
-static void classify_failure(struct att *a)
+/* What the failure is judged from (verdict/classify.h): what moeprobe saw,
+ * how the engine's main process ended, and the log's own words. */
+static void record_obs(struct att *a)
 {
-    struct mp_attempt_result *r = a->r;
+    struct mp_attempt_obs *o = &a->r->obs;
     const struct mp_logresult *lr = mp_logscan_result(a->ls);
-    if (r->outcome == MP_OUT_STARTUP_FAILURE && a->req_fail_class &&
-        !strcmp(a->req_fail_class, "port-mismatch")) {
-        r->fail_class = xstrdup(a->req_fail_class);
-        r->fail_message = xstrdup(a->req_fail_msg);
-        r->fail_line = a->announce_line;
-    } else if (r->outcome == MP_OUT_STARTUP_FAILURE) {
-        if (lr->startup_error) {
-            r->fail_message = xstrdup(lr->startup_error);
-            r->fail_line = lr->startup_error_line;
-        } else if (lr->has_crash && lr->crash.message) {
-            r->fail_message = xstrdup(lr->crash.message);
-            r->fail_line = lr->crash.line;
-        } else if (lr->n_error_lines > 0) {
-            /* nothing recognised: quote what it said last */
-            struct buf q = BUF_INIT;
-            buf_printf(&q, "%s; its last error lines: ",
-                       a->req_fail_msg ? a->req_fail_msg : "the engine never became ready");
-            mp_logresult_quote_errors(lr, "server.log", &q);
-            r->fail_message = buf_detach(&q, NULL);
-            r->fail_line = lr->error_lines[lr->n_error_lines - 1].line;
-        }
-        r->fail_class = xstrdup(lr->has_crash && lr->crash.cls ? lr->crash.cls : "startup");
-    } else if (r->outcome == MP_OUT_CRASH || r->outcome == MP_OUT_HANG) {
-        /* Only a CUDA fault in the log may be diagnosed with launch
-         * blocking; without one, an engine that died crashed, and one that
-         * stayed up answered wrongly (the first bad response is the
-         * evidence). */
-        r->cuda_fault = lr->has_crash && mp_kn_class_name_is_cuda_fault(lr->crash.cls);
-        r->engine_died = a->died_early || (lr->has_crash && lr->crash.engine_dead);
-        if (r->outcome == MP_OUT_CRASH && lr->has_crash && (r->cuda_fault || r->engine_died)) {
-            r->fail_class = xstrdup(lr->crash.cls ? lr->crash.cls : "cuda-other");
-            r->fail_message = dup_or_null(lr->crash.message);
-            r->fail_line = lr->crash.line;
-            r->engine_dead = lr->crash.engine_dead;
-            for (size_t i = 0; i < lr->crash.nsites; i++)
-                mp_strv_push(&r->sites, lr->crash.sites[i]);
-            free(r->launch_site);
-            r->launch_site = dup_or_null(lr->crash.launch_site);
-        } else {
-            r->fail_class = dup_or_null(a->req_fail_class);
-            r->fail_message = dup_or_null(a->req_fail_msg);
-        }
+    mp_attempt_obs_release(o);
+    o->recorded = true;
+    o->seen = a->seen;
+    o->seen_message = dup_or_null(a->seen_msg);
+    o->announce_line = a->announce_line;
+    o->died_early = a->died_early;
+    o->exited = a->exited;
+    o->exit_status = a->exited ? a->exit_status : -1;
+    o->lines_after_exit = a->died_early ? a->nlines - a->lines_at_exit : 0;
+    o->crash = lr->has_crash;
+    if (lr->has_crash) {
+        o->crash_class = dup_or_null(lr->crash.cls);
+        o->crash_message = dup_or_null(lr->crash.message);
+        o->crash_launch_site = dup_or_null(lr->crash.launch_site);
+        o->crash_line = lr->crash.line;
+        o->crash_engine_dead = lr->crash.engine_dead;
+        for (size_t i = 0; i < lr->crash.nsites; i++)
+            mp_strv_push(&o->crash_sites, lr->crash.sites[i]);
     }
-    if (!r->fail_message && r->outcome != MP_OUT_CLEAN && a->req_fail_msg)
-        r->fail_message = xstrdup(a->req_fail_msg);
-    if (!r->fail_class && r->outcome != MP_OUT_CLEAN && a->req_fail_class)
-        r->fail_class = xstrdup(a->req_fail_class);
+    o->startup_error = dup_or_null(lr->startup_error);
+    o->startup_error_line = lr->startup_error_line;
+    if (lr->n_error_lines > 0) {
+        struct buf q = BUF_INIT;
+        mp_logresult_quote_errors(lr, "server.log", &q);
+        o->error_quote = buf_detach(&q, NULL);
+        o->last_error_line = lr->error_lines[lr->n_error_lines - 1].line;
+    }
 }
 
 /* The teardown's account, and how the engine's main process ended. */
@@ -323,31 +302,6 @@ static void teardown_facts(struct att *a)
     }
 }
 
-/* Why the engine was not ready when its main process exited: its exit; for
- * a status 0 with processes of it left running outside its group, or its
- * log still growing after the exit, that it daemonized (#30 item 10). */
-static char *exit_before_ready(const struct att *a)
-{
-    const struct mp_attempt_result *r = a->r;
-    const char *desc = r->exit_desc ? r->exit_desc : "exited";
-    bool zero = a->died_early && a->exit_status != -1 && WIFEXITED(a->exit_status) &&
-                WEXITSTATUS(a->exit_status) == 0;
-    long after = a->nlines - a->lines_at_exit;
-    if (!zero || (r->escapees_killed == 0 && after <= 0))
-        return xasprintf("the engine %s before it became ready", desc);
-    struct buf b = BUF_INIT;
-    buf_adds(&b, "the engine's main process exited with status 0 before it became ready, while");
-    if (r->escapees_killed > 0)
-        buf_printf(&b, " %d process%s it started kept running outside its process group "
-                       "(killed at teardown)%s",
-                   r->escapees_killed, r->escapees_killed == 1 ? "" : "es", after > 0 ? " and" : "");
-    if (after > 0)
-        buf_printf(&b, " its log went on (%ld line%s after the exit)", after, after == 1 ? "" : "s");
-    buf_adds(&b, ": it daemonized, or a wrapper such as `docker run -d` returned at once; "
-                 "moeprobe supervises the process it starts, so run the engine in the foreground");
-    return buf_detach(&b, NULL);
-}
-
 void att_summarise(struct att *a)
 {
     const struct mp_attempt_opts *o = a->o;
@@ -357,11 +311,13 @@ void att_summarise(struct att *a)
     if (a->ls)
         mp_logscan_finish(a->ls);
     mp_att_copy_resolved(a);
-    if (a->exited && r->outcome == MP_OUT_STARTUP_FAILURE && !a->req_fail_msg) {
-        a->req_fail_class = xstrdup("process-exit");
-        a->req_fail_msg = exit_before_ready(a);
+    record_obs(a); /* a failure is judged from these: verdict/classify.h (run/runner.c) */
+    if (r->outcome != MP_OUT_CLEAN && r->outcome != MP_OUT_STARTUP_FAILURE &&
+        r->outcome != MP_OUT_CRASH && r->outcome != MP_OUT_HANG && a->seen) {
+        /* moeprobe's own words for what stopped it (an I/O error, a signal) */
+        r->fail_class = xstrdup(mp_seen_name(a->seen));
+        r->fail_message = dup_or_null(a->seen_msg);
     }
-    classify_failure(a);
     if (!r->ndlv)
         mp_delivery_unverified(o->cand, o->launch_blocking ? blocking_env : NULL,
                                o->attach_url ? "attached to a server moeprobe did not start"
@@ -399,8 +355,7 @@ int att_close(struct att *a, int rc)
     mp_srvm_free(a->srvm);
     for (size_t i = 0; i < PROMPT_COUNT; i++)
         free(a->sized[i]);
-    free(a->req_fail_class);
-    free(a->req_fail_msg);
+    free(a->seen_msg);
     free(a->nondefault);
     mp_proc_stop_end(a->stop, NULL);
     mp_lg_free(a->lg);

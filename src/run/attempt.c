@@ -190,7 +190,7 @@ static void enter(struct att *a, enum att_state st)
 
 static void never_ready(struct att *a)
 {
-    if (a->req_fail_class) { /* it said why already (an unreachable port) */
+    if (a->seen) { /* it said why already (an unreachable port) */
         att_stop(a, MP_OUT_STARTUP_FAILURE);
         return;
     }
@@ -263,10 +263,10 @@ static void starting_port_elsewhere(struct att *a)
 
 static void starting_mismatch(struct att *a)
 {
-    if (a->req_fail_class)
+    if (a->seen)
         return;
-    a->req_fail_class = xstrdup("port-mismatch");
-    a->req_fail_msg = xstrdup(a->mismatch_why);
+    a->seen = MP_SEEN_PORT_MISMATCH;
+    a->seen_msg = xstrdup(a->mismatch_why);
     never_ready(a);
 }
 
@@ -282,9 +282,9 @@ static void any_io_error(struct att *a)
 
 static void last_words_over(struct att *a)
 {
-    if (!a->req_fail_class && !a->exited && !(a->events & MP_LOGEV_FATAL)) {
-        a->req_fail_class = xstrdup("ready-timeout");
-        a->req_fail_msg = xasprintf("the engine did not become ready within %.0f s",
+    if (!a->seen && !a->exited && !(a->events & MP_LOGEV_FATAL)) {
+        a->seen = MP_SEEN_READY_TIMEOUT;
+        a->seen_msg = xasprintf("the engine did not become ready within %.0f s",
                                     a->o->wl->ready_timeout_s);
     }
     att_stop(a, MP_OUT_STARTUP_FAILURE);
@@ -353,13 +353,13 @@ static void serving_time_up(struct att *a)
 
 static void serving_fatal(struct att *a)
 {
-    mp_att_set_fail(a, "engine-fatal", "the engine logged a fatal error");
+    mp_att_set_fail(a, MP_SEEN_ENGINE_FATAL, "the engine logged a fatal error");
     close_phase(a);
 }
 
 static void serving_exit(struct att *a)
 {
-    mp_att_set_fail(a, "process-exit", "the engine exited during the workload");
+    mp_att_set_fail(a, MP_SEEN_PROCESS_EXIT, "the engine exited during the workload");
     close_phase(a);
 }
 
@@ -397,7 +397,7 @@ static void opening_scraped(struct att *a)
 
 static void opening_failure(struct att *a)
 {
-    mp_att_set_fail(a, (a->events & MP_LOGEV_FATAL) && !a->exited ? "engine-fatal" : "process-exit",
+    mp_att_set_fail(a, (a->events & MP_LOGEV_FATAL) && !a->exited ? MP_SEEN_ENGINE_FATAL : MP_SEEN_PROCESS_EXIT,
                     (a->events & MP_LOGEV_FATAL) && !a->exited ? "the engine logged a fatal error"
                                                                : "the engine exited during the workload");
     close_phase(a);
@@ -422,12 +422,12 @@ static void closing_scraped(struct att *a)
 
 static void closing_fatal(struct att *a)
 {
-    mp_att_set_fail(a, "engine-fatal", "the engine logged a fatal error");
+    mp_att_set_fail(a, MP_SEEN_ENGINE_FATAL, "the engine logged a fatal error");
 }
 
 static void closing_exit(struct att *a)
 {
-    mp_att_set_fail(a, "process-exit", "the engine exited during the workload");
+    mp_att_set_fail(a, MP_SEEN_PROCESS_EXIT, "the engine exited during the workload");
 }
 
 /* A signal while a phase closes: what was found stands. */
@@ -473,13 +473,13 @@ static void checking_recheck(struct att *a)
 
 static void checking_fatal(struct att *a)
 {
-    mp_att_set_fail(a, "engine-fatal", "the engine logged a fatal error");
+    mp_att_set_fail(a, MP_SEEN_ENGINE_FATAL, "the engine logged a fatal error");
     pass_over(a);
 }
 
 static void checking_exit(struct att *a)
 {
-    mp_att_set_fail(a, "process-exit", "the engine exited during the workload");
+    mp_att_set_fail(a, MP_SEEN_PROCESS_EXIT, "the engine exited during the workload");
     pass_over(a);
 }
 

@@ -244,7 +244,7 @@ void mp_att_fill(struct att *a)
         struct mp_lg_gen g = {.prompt = prompt_for(a, pidx, ntok), .model = a->model,
                               .ignore_eos = -1, .user_tag = pidx};
         if (mp_lg_start_gen(a->lg, &g) < 0) {
-            mp_att_set_fail(a, "client-error", "could not start a request");
+            mp_att_set_fail(a, MP_SEEN_CLIENT_ERROR, "could not start a request");
             break;
         }
         a->gen_started++;
@@ -295,8 +295,8 @@ bool mp_att_stalled(struct att *a, const char *phase)
     if (!last || (double)(mp_now_ns() - last) / 1e9 <= a->o->wl->stall_timeout_s)
         return false;
     a->hang = true;
-    a->req_fail_class = xstrdup("hang");
-    a->req_fail_msg = xasprintf("no token progress for %.0f s with %zu request(s) in flight",
+    a->seen = MP_SEEN_HANG;
+    a->seen_msg = xasprintf("no token progress for %.0f s with %zu request(s) in flight",
                                 a->o->wl->stall_timeout_s, mp_lg_inflight_gen(a->lg));
     a->r->fail_phase = xstrdup(phase);
     a->r->ok_before_failure = a->r->req_ok;
@@ -321,7 +321,7 @@ static void quality_send(struct att *a)
         .user_tag = -1 - (int)a->pass_i,
     };
     if (mp_lg_start_gen(a->lg, &g) < 0)
-        mp_att_set_fail(a, "client-error", "could not start a request");
+        mp_att_set_fail(a, MP_SEEN_CLIENT_ERROR, "could not start a request");
 }
 
 /* The output check: greedy completions of fixed prompts, one at a time, as

@@ -21,14 +21,15 @@ static double mp_att_ms(int64_t ns)
     return (double)ns / 1e6;
 }
 
-void mp_att_set_fail(struct att *a, const char *cls, const char *msg)
+void mp_att_set_fail(struct att *a, enum mp_seen seen, const char *msg)
 {
+    const char *cls = mp_seen_name(seen);
     if (a->failed)
         return;
     a->failed = true;
     a->t_fail = mp_now_ns();
-    a->req_fail_class = xstrdup(cls);
-    a->req_fail_msg = xstrdup(msg);
+    a->seen = seen;
+    a->seen_msg = xstrdup(msg);
     char *shown = mp_term_mask(msg, strlen(msg), NULL); /* masked whole, then cut */
     mp_att_note(a, "failed: %s: %.300s", cls, shown);
     free(shown);
@@ -38,24 +39,30 @@ void mp_att_set_fail(struct att *a, const char *cls, const char *msg)
         a->r->fail_phase = xstrdup(a->r->phases[a->cur_phase].name);
 }
 
-static const char *mp_att_outcome_class(enum mp_lg_outcome oc)
+/* What a failed request's outcome was (its name is requests.jsonl's outcome). */
+static enum mp_seen seen_of(enum mp_lg_outcome oc)
 {
     switch (oc) {
     case MP_LG_HTTP_ERROR:
-        return "http-error";
+        return MP_SEEN_HTTP_ERROR;
     case MP_LG_STREAM_ERROR:
-        return "stream-error";
+        return MP_SEEN_STREAM_ERROR;
     case MP_LG_CUT:
-        return "stream-cut";
+        return MP_SEEN_STREAM_CUT;
     case MP_LG_PROTOCOL:
-        return "protocol-error";
+        return MP_SEEN_PROTOCOL;
     case MP_LG_CONNECT:
-        return "connection-refused";
+        return MP_SEEN_CONNECT;
     case MP_LG_TIMEOUT:
-        return "request-timeout";
+        return MP_SEEN_TIMEOUT;
     default:
-        return "request-failed";
+        return MP_SEEN_REQUEST_FAILED;
     }
+}
+
+static const char *mp_att_outcome_class(enum mp_lg_outcome oc)
+{
+    return mp_seen_name(seen_of(oc));
 }
 
 /* One finished request into requests.jsonl and the store: one line / row per request, never
@@ -134,6 +141,6 @@ void mp_att_handle_result(struct att *a, struct mp_lg_result *res)
             snprintf(msg, sizeof(msg), "HTTP %d: %s", res->http_status, res->error);
         else
             snprintf(msg, sizeof(msg), "%s", res->error[0] ? res->error : mp_att_outcome_class(res->outcome));
-        mp_att_set_fail(a, mp_att_outcome_class(res->outcome), msg);
+        mp_att_set_fail(a, seen_of(res->outcome), msg);
     }
 }

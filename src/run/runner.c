@@ -11,6 +11,7 @@
 #include "proc/proc.h"
 #include "report/report.h"
 #include "store/store.h"
+#include "verdict/classify.h"
 #include "verdict/diagnose.h"
 #include "verdict/sameconf.h"
 #include "verdict/stats.h"
@@ -276,6 +277,7 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     rc = mp_attempt_run(&o, &r, &signo);
     if (signo)
         ctx->signo = signo;
+    mp_verdict_classify(&r); /* its failure, judged from what it recorded */
     if (!ctx->quiet && rc != MP_ECOMMAND)
         say_attempt(label, &r);
     say_failure(rc, label, &r);
