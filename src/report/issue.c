@@ -263,7 +263,7 @@ static void blocking_result(const struct mp_cand_report *c, struct buf *out)
         buf_adds(out, "\n");
         return;
     }
-    if (!strcmp(d->launch_blocking, "crashed"))
+    if (d->launch_blocking == MP_LB_CRASHED)
         buf_printf(out, "- with `CUDA_LAUNCH_BLOCKING=1`: crashed too, after %lu request(s)",
                    d->requests_clean);
     else

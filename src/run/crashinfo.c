@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "engine/shape.h"
+#include "knowledge/knowledge.h"
 #include "lines.h"
 #include "logs/coredump.h"
 #include "logs/demangle.h"
@@ -367,19 +368,27 @@ static void add_kernels(const struct mp_crash_collect_in *in, struct scan *s,
 
 /* a crash whose traceback the dump replaced (the process aborted in the
  * driver) takes its class, message and line from the dump */
-static void classify_from_dump(struct mp_attempt_result *r)
+/* Where the dump replaced the traceback, the dump's exception is the log's
+ * crash: the judgement (verdict/classify.h) reads r->obs, on this run and
+ * on every reload, so the dump's finding goes there, not into fail_*. A
+ * CUDA fault the log already shows (a traceback) stands. */
+static void crash_from_dump(struct mp_attempt_result *r)
 {
     const struct mp_kernel_fault *k = mp_gpu_fault_exception(&r->fault);
-    if (!k || r->outcome != MP_OUT_CRASH || r->cuda_fault)
+    struct mp_attempt_obs *o = &r->obs;
+    if (!k || !o->recorded || (o->crash && mp_kn_class_name_is_cuda_fault(o->crash_class)))
         return;
-    r->cuda_fault = true;
-    r->engine_died = r->engine_dead = true;
-    free(r->fail_class);
-    r->fail_class = xstrdup(k->crash_class ? k->crash_class : "cuda-other");
-    free(r->fail_message);
-    r->fail_message = xasprintf("%s in kernel %s (GPU core dump; it replaces the Python traceback)",
-                                k->exception, k->short_name ? k->short_name : "(not named)");
-    r->fail_line = k->line;
+    free(o->crash_class);
+    free(o->crash_message);
+    free(o->crash_launch_site);
+    mp_strv_release(&o->crash_sites);
+    o->crash = true;
+    o->crash_class = xstrdup(k->crash_class ? k->crash_class : "cuda-other");
+    o->crash_message = xasprintf("%s in kernel %s (GPU core dump; it replaces the Python traceback)",
+                                 k->exception, k->short_name ? k->short_name : "(not named)");
+    o->crash_launch_site = NULL;
+    o->crash_line = k->line;
+    o->crash_engine_dead = true; /* the process aborted on the exception */
 }
 
 struct kctx {
@@ -523,7 +532,7 @@ void mp_crash_collect(const struct mp_crash_collect_in *in, struct mp_attempt_re
         add_pid(s, in->leader);
         scan_log(in->dir, s);
         add_kernels(in, s, r);
-        classify_from_dump(r);
+        crash_from_dump(r);
         char why[320];
         struct kctx x = {in, s, r, raw_offset_ns()};
         free(g->kmsg);

@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "logs/coredump.h"
 #include "run/crashinfo.h"
+#include "verdict/classify.h"
 #include "strv.h"
 #include "xalloc.h"
 
@@ -221,7 +222,9 @@ static void test_collect(void **st)
     struct mp_attempt_result r;
     memset(&r, 0, sizeof(r));
     r.outcome = MP_OUT_CRASH;
-    r.fail_class = xstrdup("engine-dead");
+    r.obs.recorded = true; /* the log had no traceback: the engine just went away */
+    r.obs.seen = MP_SEEN_PROCESS_EXIT;
+    r.obs.died_early = true;
     struct mp_crash_collect_in in = {.dir = tmp, .leader = 4240, .t_spawn_ns = t0,
                                      .t_end_ns = t0 + 1000000000, .ev = ev, .nev = 2,
                                      .coredump_words = "on: x, deleted after parsing"};
@@ -238,10 +241,16 @@ static void test_collect(void **st)
     assert_false(exists(core));
     assert_false(exists("core_9.1")); /* the sweep: no dump is left */
     assert_false(exists("pipe_4242"));
-    /* the traceback was replaced by the dump: class and message from it */
+    /* the traceback was replaced by the dump: the log's crash is the dump's,
+     * and the judgement takes class and message from it */
+    assert_true(r.obs.crash && r.obs.crash_engine_dead);
+    assert_string_equal(r.obs.crash_class, "misaligned-address");
+    assert_int_equal(r.obs.crash_line, 5);
+    mp_verdict_classify(&r);
     assert_true(r.cuda_fault && r.engine_died);
     assert_string_equal(r.fail_class, "misaligned-address");
     assert_non_null(strstr(r.fail_message, "CUDBG_EXCEPTION_WARP_MISALIGNED_ADDRESS"));
+    assert_non_null(strstr(r.fail_message, "Marlin"));
     assert_int_equal(r.fail_line, 5);
     /* Xids: 2 NVML events, the 13 (no pid) and the engine's 31; not the
      * other process's 31, not the 79 before the window nor the 48 after it */
@@ -302,8 +311,11 @@ static void test_keep(void **st)
     struct mp_attempt_result r;
     memset(&r, 0, sizeof(r));
     r.outcome = MP_OUT_CRASH;
-    r.cuda_fault = true; /* a traceback said so already: kept as it is */
-    r.fail_class = xstrdup("illegal-address");
+    r.obs.recorded = true; /* a traceback said so already: kept as it is */
+    r.obs.crash = true;
+    r.obs.crash_class = xstrdup("illegal-address");
+    r.obs.crash_message = xstrdup("CUDA error: an illegal memory access was encountered");
+    r.obs.crash_line = 2;
     struct mp_crash_collect_in in = {.dir = tmp, .keep = true};
     mp_crash_collect(&in, &r);
     assert_int_equal(r.fault.nk, 1);
@@ -312,7 +324,8 @@ static void test_keep(void **st)
     assert_false(r.fault.k[0].demangled);
     assert_string_equal(r.fault.k[0].dump_state, "kept");
     assert_true(exists("core_7.1"));
-    assert_string_equal(r.fail_class, "illegal-address");
+    assert_string_equal(r.obs.crash_message, "CUDA error: an illegal memory access was encountered");
+    assert_int_equal(r.obs.crash_line, 2);
     mp_attempt_result_release(&r);
     unsetenv("MOEPROBE_KMSG");
 }
