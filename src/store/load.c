@@ -96,6 +96,9 @@ static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void
         cJSON_Delete(j);
         break;
     }
+    case MP_COL_OBS:
+        mp_store_obs_read((struct mp_attempt_obs *)(void *)p, (const char *)sqlite3_column_text(st, i));
+        break;
     }
 }
 
