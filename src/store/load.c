@@ -60,6 +60,27 @@ static void gpu_from_json(struct mp_gpu_telemetry *g, const char *text)
     cJSON_Delete(j);
 }
 
+/* diagnoses.policy (v14): how the diagnosis ran; NULL or damaged: not
+ * recorded (the stored diagnosis stands). */
+static void policy_from_json(struct mp_diag_policy *p, const char *text)
+{
+    memset(p, 0, sizeof(*p));
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    if (cJSON_IsObject(j)) {
+        const cJSON *cap = cJSON_GetObjectItemCaseSensitive(j, "cap");
+        const cJSON *bud = cJSON_GetObjectItemCaseSensitive(j, "budget_s");
+        const cJSON *conc = cJSON_GetObjectItemCaseSensitive(j, "concurrency");
+        p->recorded = true;
+        p->diagnose = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "diagnose"));
+        p->skipped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "skipped"));
+        p->notes = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "notes"));
+        p->cap = cJSON_IsNumber(cap) && cap->valuedouble > 0 ? (unsigned long)cap->valuedouble : 0;
+        p->budget_s = cJSON_IsNumber(bud) && bud->valuedouble > 0 ? bud->valuedouble : 0;
+        p->concurrency = cJSON_IsNumber(conc) && conc->valuedouble >= 1 ? (int)conc->valuedouble : 1;
+    }
+    cJSON_Delete(j);
+}
+
 static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void *base)
 {
     char *p = (char *)base + c->off;
@@ -427,13 +448,17 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         }
         /* diagnosis */
         if (mp_store_prep(s, &st,
-                          s->version >= 4
+                          s->version >= 14
                               ? "SELECT done, launch_blocking, requests_clean, requests_required,"
                                 " confidence, throughput_ratio, pinned_site, reasoning, note,"
-                                " launch_site FROM diagnoses WHERE candidate_id = ?"
+                                " launch_site, policy FROM diagnoses WHERE candidate_id = ?"
+                          : s->version >= 4
+                              ? "SELECT done, launch_blocking, requests_clean, requests_required,"
+                                " confidence, throughput_ratio, pinned_site, reasoning, note,"
+                                " launch_site, NULL FROM diagnoses WHERE candidate_id = ?"
                               : "SELECT done, launch_blocking, requests_clean, requests_required,"
                                 " confidence, throughput_ratio, pinned_site, reasoning, note,"
-                                " NULL FROM diagnoses WHERE candidate_id = ?") < 0) {
+                                " NULL, NULL FROM diagnoses WHERE candidate_id = ?") < 0) {
             rc = MP_EDB;
             break;
         }
@@ -452,6 +477,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             dg->reasoning = col_str(st, 7);
             dg->note = col_str(st, 8);
             dg->launch_site = col_str(st, 9);
+            policy_from_json(&rep->c[i].policy, (const char *)sqlite3_column_text(st, 10));
         }
         if (mp_store_read_end(s, st, sr, "read the diagnoses") < 0)
             rc = MP_EDB;

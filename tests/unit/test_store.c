@@ -583,7 +583,7 @@ static void test_observations_rejudged(void **state)
     mp_strv_push(&r.obs.crash_sites, "schedule");
     assert_int_equal(mp_store_attempt_finish(s, id, &r), 0);
     mp_attempt_result_release(&r);
-    assert_int_equal(mp_store_candidate_done(s, 0, NULL), 0);
+    assert_int_equal(mp_store_candidate_done(s, 0, NULL, NULL), 0);
     mp_candidate_release(&c);
     mp_store_close(s);
     struct mp_report rep;
