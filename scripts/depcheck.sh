@@ -48,6 +48,7 @@ module_of() { # path under src/ -> module name
 # attempt rewrite, knowledge's explain split and extras, firstday's options
 # table. Delete a line when its circle is gone.
 known_circles='src/run: attempt.c phases.c
+src/run: att_open.c attempt.c capture.c phases.c record.c
 src/knowledge: explain.c xsummary.c xvalues.c
 src/knowledge: extra.c knowledge.c
 src/cli: optparse.c opts.c'

@@ -426,7 +426,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             struct mp_diagnosis *dg = &rep->c[i].diag;
             dg->done = sqlite3_column_int(st, 0) != 0;
             const char *lb = (const char *)sqlite3_column_text(st, 1);
-            dg->launch_blocking = !lb ? NULL : !strcmp(lb, "clean") ? "clean" : "crashed";
+            dg->launch_blocking = !lb ? MP_LB_NONE : !strcmp(lb, "clean") ? MP_LB_CLEAN : MP_LB_CRASHED;
             dg->requests_clean = (unsigned long)sqlite3_column_int64(st, 2);
             dg->requests_required = (unsigned long)sqlite3_column_int64(st, 3);
             dg->confidence = sqlite3_column_double(st, 4);

@@ -495,7 +495,7 @@ int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diag
         if (rc == 0) {
             sqlite3_bind_int64(st, 1, id);
             sqlite3_bind_int(st, 2, dg->done);
-            mp_store_bind_text(s, st, 3, dg->launch_blocking);
+            mp_store_bind_text(s, st, 3, mp_lb_name(dg->launch_blocking));
             sqlite3_bind_int64(st, 4, (sqlite3_int64)dg->requests_clean);
             sqlite3_bind_int64(st, 5, (sqlite3_int64)dg->requests_required);
             sqlite3_bind_double(st, 6, dg->confidence);
