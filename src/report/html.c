@@ -188,6 +188,11 @@ static void header(const struct mp_report *rep, struct buf *b)
     esc(b, rep->finished);
     if (rep->interrupted)
         buf_adds(b, " <span class=bad>(interrupted)</span>");
+    if (rep->resumes > 0) {
+        char rw[64];
+        buf_printf(b, " <span>(%s)</span>",
+                   mp_rep_resumed_words(rep->resumes, rw, sizeof(rw)));
+    }
     buf_adds(b, "</p>\n");
     if (rep->checkpoint_summary) {
         buf_adds(b, "<details><summary>checkpoint: ");

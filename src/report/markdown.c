@@ -377,9 +377,14 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
     for (size_t i = 0; i < rep->n; i++)
         starts += mp_rep_cand_cost(&rep->c[i]).starts;
     double wall = mp_rep_iso_span(rep->started, rep->finished);
+    char rw[64];
     if (wall >= 0)
-        buf_printf(out, "| run | %.0f s wall time, %zu engine start%s |\n", wall, starts,
-                   starts == 1 ? "" : "s");
+        buf_printf(out, "| run | %.0f s wall time, %zu engine start%s%s%s |\n", wall, starts,
+                   starts == 1 ? "" : "s", rep->resumes > 0 ? ", " : "",
+                   rep->resumes > 0 ? mp_rep_resumed_words(rep->resumes, rw, sizeof(rw)) : "");
+    else if (rep->resumes > 0)
+        buf_printf(out, "| run | %zu engine start%s, %s |\n", starts, starts == 1 ? "" : "s",
+                   mp_rep_resumed_words(rep->resumes, rw, sizeof(rw)));
     if (rep->checkpoint_summary) {
         buf_adds(out, "| checkpoint | ");
         md_cell(out, rep->checkpoint_summary, 400);
@@ -630,8 +635,10 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
             buf_adds(out, "\n");
         }
         struct mp_rep_cost k = mp_rep_cand_cost(c);
-        buf_printf(out, "- cost: %zu engine start%s, %.1f s of engine time, %.1f s driving load\n",
-                   k.starts, k.starts == 1 ? "" : "s", k.engine_s, k.workload_s);
+        buf_printf(out, "- cost: %zu engine start%s", k.starts, k.starts == 1 ? "" : "s");
+        if (k.cut)
+            buf_printf(out, " (%zu cut short by the interruption)", k.cut);
+        buf_printf(out, ", %.1f s of engine time, %.1f s driving load\n", k.engine_s, k.workload_s);
         const struct mp_attempt_result *gp = mp_cand_primary(c);
         if (gp && gp->gpu.samples && gp->gpu.sm_clock_mhz.n) {
             const struct mp_gpu_telemetry *g = &gp->gpu;

@@ -292,7 +292,7 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
     /* evidence from normal mode, sharpened while that pays */
     struct mp_diag_plan plan;
     struct mp_stats_async est;
-    for (int extra = 0;; extra++) {
+    for (int extra = mp_verdict_reruns_done(c);; extra++) { /* a resume continues the budget */
         struct mp_stats_attempt *obs = xcalloc(c->nattempts + 1, sizeof(*obs));
         size_t n_att = mp_verdict_diag_evidence(c, obs);
         struct mp_diag_cost_in in = {

@@ -13,6 +13,8 @@
 #include "model/workload.h"
 #include "store/store.h"
 
+struct mp_cand_report;
+
 struct mp_store {
     sqlite3 *db;
     int lock_fd;
@@ -74,6 +76,13 @@ int mp_store_load_metrics(struct mp_store *s, int64_t attempt, struct mp_attempt
 /* The stored workload into rep->workload / has_workload (false: none, or a
  * store older than v9). 0 or MP_EDB. */
 int mp_store_load_workload(struct mp_store *s, struct mp_report *rep);
+
+/* resume.c: the candidate's engine starts that an interruption cut short
+ * and the load did not take as results (c->cut_*; see model/report.h);
+ * interrupted: the run is still interrupted (its interrupted attempts with
+ * a summary were loaded). 0 or MP_EDB. */
+int mp_store_load_cut(struct mp_store *s, int64_t cand_id, bool interrupted,
+                      struct mp_cand_report *c);
 
 /* Server metrics per phase (srvmetrics.c): the table comes with this schema
  * version; write / load return 0 or MP_EDB and do nothing before it. */
