@@ -33,6 +33,9 @@ static const char usage[] =
     "  explain  [--engine-version V] [--json] -- COMMAND WITH KNOBS...\n"
     "                                            what each knob does, without running it\n"
     "  inspect  [--json] MODEL_DIR               what in the checkpoint decides backend support\n"
+    "  inspect  [--json] --engine DIR [--sm 121] which GPU architectures the engine's kernels carry\n"
+    "  bisect   --good G --bad B [--builds FILE] [options] -- SERVER COMMAND WITH {build}...\n"
+    "                                            the first build on which a candidate breaks\n"
     "  report   [--format md|json|html|csv] RUNDIR\n"
     "                                            render a run's report again (from RUNDIR/moeprobe.db)\n"
     "  report   --compare RUNDIR RUNDIR...       runs of the same GPU and model side by side\n"
@@ -53,7 +56,7 @@ struct command {
 static const struct command commands[] = {
     {"qualify", cmd_qualify}, {"diagnose", cmd_diagnose}, {"resolve", cmd_resolve}, {"minimize", cmd_minimize},
     {"soak", cmd_soak},       {"scan", cmd_scan},         {"explain", cmd_explain},
-    {"inspect", cmd_inspect}, {"report", cmd_report},
+    {"inspect", cmd_inspect}, {"report", cmd_report},   {"bisect", cmd_bisect},
 };
 
 /* Started with stdin, stdout or stderr closed (`>&-`), the first file we

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/coverage.h"
 #include "cli/opts.h"
+#include "cli/resume.h"
 #include "cli/session.h"
 #include "err.h"
 #include "quality/quality.h"
@@ -22,7 +24,7 @@
 #include "secret.h"
 #include "xalloc.h"
 
-static const char qualify_help[] =
+static const char qualify_head[] =
     "usage: moeprobe qualify [options] -- SERVER COMMAND...\n"
     "\n"
     "Starts the engine once per candidate knob set, reads which MoE backend each\n"
@@ -41,9 +43,8 @@ static const char qualify_help[] =
     "appended to it. Once the engine is ready every knob is looked for in the\n"
     "engine's own environment and arguments (candidates[].knob_delivery); a\n"
     "candidate with a knob that did not arrive is 'not-delivered'.\n"
-    "\n"
-    MP_COMMON_OPTS_HELP
-    MP_SCHED_OPTS_HELP
+    "\n";
+static const char qualify_tail[] =
     "\n"
     "example:\n"
     "  moeprobe qualify -- vllm serve nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4 --port {port}\n"
@@ -67,22 +68,22 @@ static const char qualify_help[] =
     "            --resume); 3 internal or I/O error (also: the evidence\n"
     "            store cannot be written); 128+N killed by signal N\n";
 
-static const char diagnose_help[] =
+static const char diagnose_head[] =
     "usage: moeprobe diagnose [options] -- SERVER COMMAND...\n"
     "\n"
     "Runs one candidate (the first --candidate, or the knobs in the command itself\n"
     "when none is given) normally; if it crashes, decides between an async race and\n"
     "a faulty kernel by rerunning with CUDA_LAUNCH_BLOCKING=1 until it has served the\n"
     "number of requests that the normal-mode failure rate requires (95 % confidence).\n"
-    "\n"
-    MP_COMMON_OPTS_HELP
+    "\n";
+static const char diagnose_tail[] =
     "\n"
     "exit codes: 0 a diagnosis was reached (async-race, kernel-fault) or the candidate\n"
     "            is stable; 1 any other verdict (crashed, startup-failure, hang,\n"
     "            garbage-output, server-error, not-delivered);\n"
     "            2 usage or input error; 3 internal or I/O error; 128+N killed by signal N\n";
 
-static const char resolve_help[] =
+static const char resolve_head[] =
     "usage: moeprobe resolve [options] -- SERVER COMMAND...\n"
     "\n"
     "Which road leads where, in minutes: starts the engine once per candidate and\n"
@@ -94,8 +95,8 @@ static const char resolve_help[] =
     "unsupported explicit backend); a failure later in start-up (weights, profile,\n"
     "CUDA graphs) is not seen. report.json/md/html go into the run directory as for\n"
     "qualify; the Markdown to stdout (the JSON with --json).\n"
-    "\n"
-    MP_COMMON_OPTS_HELP
+    "\n";
+static const char resolve_tail[] =
     "\n"
     "exit codes: 0 every candidate was started and its result read; 2 usage or input\n"
     "            error; 3 internal or I/O error; 128+N killed by signal N\n";
@@ -204,7 +205,7 @@ static bool is_path_opt(const char *w, size_t *eq)
  * in too). A server command after '--' must be the run's own (it may fill
  * in what the store masked); another one is refused. Returns 0 (no
  * --resume, or *out filled), or an exit code (message printed). */
-static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *out, char **cwd)
+int mp_cli_resume_args(int argc, char **argv, const char *sub, struct mp_strv *out, char **cwd)
 {
     const char *dir = NULL;
     int dashdash = argc;
@@ -368,7 +369,7 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     struct mp_strv rargv = MP_STRV_INIT;
     bool *done = NULL;
     char *run_cwd = NULL; /* a resumed run: where it was started */
-    int rc = resume_args(argc, argv, sub, &rargv, &run_cwd);
+    int rc = mp_cli_resume_args(argc, argv, sub, &rargv, &run_cwd);
     if (rc) {
         mp_strv_release(&rargv);
         free(run_cwd);
@@ -378,8 +379,12 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         argc = (int)rargv.n;
         argv = mp_strv_array(&rargv);
     }
-    rc = mp_opts_parse(&o, argc, argv,
-                       resolve ? resolve_help : diagnose_only ? diagnose_help : qualify_help);
+    if (resolve)
+        rc = mp_opts_parse(&o, MP_CMD_RESOLVE, argc, argv, resolve_head, resolve_tail);
+    else if (diagnose_only)
+        rc = mp_opts_parse(&o, MP_CMD_DIAGNOSE, argc, argv, diagnose_head, diagnose_tail);
+    else
+        rc = mp_opts_parse(&o, MP_CMD_QUALIFY, argc, argv, qualify_head, qualify_tail);
     if (rc == 0)
         rc = mp_cli_run_dir_check(sub, o.resume ? o.resume : o.out_dir, o.resume != NULL) ? -1 : 0;
     if (rc != 0) {
@@ -486,6 +491,10 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         /* secrets are masked by the store */
         if (mp_session_record_run(&ss, argv + 1, (size_t)(argc - 1), &rep) < 0)
             goto out;
+        /* the engine build's kernels against this GPU (docs/inspect.md) */
+        if ((exit_code = mp_cli_engine_coverage(&ss, &o, &rep, &rep)) != 0)
+            goto out;
+        exit_code = MP_EXIT_INTERNAL;
         done = xcalloc(rep.n + 1, sizeof(*done));
     }
 

@@ -40,7 +40,7 @@ struct mp_diagnosis;
 struct mp_attempt_result;
 
 #define MP_STORE_DB_NAME "moeprobe.db"
-#define MP_STORE_SCHEMA_VERSION 11
+#define MP_STORE_SCHEMA_VERSION 13
 
 /* ---- the secret mask ---- */
 
@@ -207,6 +207,58 @@ int mp_store_attempt_finish(struct mp_store *s, int64_t id, const struct mp_atte
 /* One minimization test (minimize). */
 int mp_store_add_minimize_test(struct mp_store *s, unsigned test_no, const char *knobs,
                                const char *candidate, bool passed);
+
+/* ---- bisect (schema v13; store/bisect.c) ---- */
+
+enum mp_store_probe_outcome {
+    MP_STORE_PROBE_OPEN = 0, /* started, not judged (the run stopped in it) */
+    MP_STORE_PROBE_GOOD,
+    MP_STORE_PROBE_BAD,
+    MP_STORE_PROBE_SKIP,
+};
+/* One probe: a build, run as candidate row cand_pos (its attempts are the
+ * evidence). Owned strings when loaded. */
+struct mp_store_probe {
+    long step;                 /* 1-based order of the probes */
+    char *build;
+    long pos;                  /* index in the bisection's builds */
+    long cand_pos;             /* candidates.pos of its candidate row */
+    enum mp_store_probe_outcome outcome;
+    char *why;                 /* why good/bad/skip, or NULL */
+    unsigned long required;    /* clean requests it was asked for (0: the workload) */
+};
+/* The bisection's settings and its probes (loaded: owned). */
+struct mp_store_bisect {
+    char *good, *bad;
+    struct mp_strv builds;     /* oldest first, as given */
+    char *by;                  /* "verdict", "resolved", "throughput" */
+    double pct;                /* --by throughput:PCT */
+    char *candidate;           /* the candidate's name */
+    unsigned long probe_requests; /* --probe-requests (0: derived) */
+    unsigned long required;    /* clean requests per probe, once known */
+    bool required_set;
+    char *required_why;
+    double p_bad;              /* the bad build's per-request failure rate (0: none) */
+    struct mp_store_probe *probes;
+    size_t nprobes;
+};
+void mp_store_bisect_release(struct mp_store_bisect *b);
+/* Record the bisection's settings (replacing them). 0, -ENOENT (a store
+ * older than v13), MP_EDB. */
+int mp_store_bisect_begin(struct mp_store *s, const struct mp_store_bisect *b);
+/* The clean requests per probe and how they were chosen. 0 or MP_EDB. */
+int mp_store_bisect_set_required(struct mp_store *s, unsigned long required, double p_bad,
+                                 const char *why);
+/* Insert or replace probe p (by step). 0 or MP_EDB. */
+int mp_store_bisect_probe(struct mp_store *s, const struct mp_store_probe *p);
+/* Load the bisection into *b (zeroed first). 0, -ENOENT (no bisection
+ * here, or a store older than v13), MP_EDB. */
+int mp_store_bisect_load(struct mp_store *s, struct mp_store_bisect *b);
+/* `inspect --engine`'s compact JSON for the fingerprint (NULL clears);
+ * nothing on a store older than v13. 0 or MP_EDB. */
+int mp_store_set_engine_kernels(struct mp_store *s, const char *json);
+/* ... and back (*json: caller frees; NULL when none). 0 or MP_EDB. */
+int mp_store_load_engine_kernels(struct mp_store *s, char **json);
 
 /* ---- resume ---- */
 
