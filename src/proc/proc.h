@@ -287,6 +287,27 @@ unsigned long long mp_proc_starttime(pid_t pid);
  * of processes (or groups) signalled. */
 int mp_proc_end_leftover(pid_t pid, unsigned long long start, const char *marker);
 
+/* ---- the engine's processes, as seen (seen.c) ----
+ * Called with each process of p's tree seen for the first time: a
+ * descendant of its leader, or (while p is the only engine alive here) an
+ * orphan reparented to us that started after p - a daemon that left the
+ * group and cleared its environment included. */
+typedef void (*mp_proc_seen_cb)(void *ud, pid_t pid, unsigned long long start);
+/* Look at /proc now (one scan; the same bookkeeping teardown uses for
+ * escapees without the marker) and call cb for every process of p's tree
+ * first seen since the count `from` a previous call returned (0 the first
+ * time; the leader itself is not reported: it is known from the spawn).
+ * Returns the new count. Non-blocking; loop thread only. */
+size_t mp_proc_watch(struct mp_proc *p, size_t from, mp_proc_seen_cb cb, void *ud);
+/* This boot's id (/proc/sys/kernel/random/boot_id, read once), "" when
+ * unreadable: a start time is a clock-tick count since boot, so a recorded
+ * process is only ever matched within the boot it was seen in. */
+const char *mp_proc_boot_id(void);
+/* End a process a dead run recorded: SIGKILL pid when it is still that
+ * process (boot_id equal to this boot's, non-empty; start time equal).
+ * Returns true when it was signalled. */
+bool mp_proc_end_seen(pid_t pid, unsigned long long start, const char *boot_id);
+
 /* Write a fresh unique marker "<pid>-<16 random hex digits>" into out
  * (outsz >= MP_PROC_MARKER_SIZE recommended; truncated otherwise). */
 void mp_proc_new_marker(char *out, size_t outsz);

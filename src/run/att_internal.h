@@ -89,6 +89,10 @@ struct att {
     char last_line[96];        /* the engine's last log line (live line during start-up) */
     char *nondefault;          /* the engine's "non-default args" line (knob delivery) */
     long nondefault_line;
+    /* the engine's processes recorded in the store (procwatch.c) */
+    size_t procs_known;        /* mp_proc_watch's count so far */
+    int64_t procs_at;          /* last look, 0 = none */
+    bool procs_ready;          /* looked once the engine was ready */
 };
 
 /* ---- capture.c ---- */
@@ -107,6 +111,13 @@ void mp_att_pump(struct att *a, int timeout_ms);
  * spawned), and stop (before teardown reads the output itself). */
 void mp_att_watch(struct att *a);
 void mp_att_unwatch(struct att *a);
+
+/* ---- procwatch.c ---- */
+/* Record in the store every process of the engine's tree first seen since
+ * the last look (a look at most every 0.5 s, and once when the engine is
+ * ready), so that a --resume after a kill -9 can end them (store.h "engine
+ * processes"). A failed write sets io_err. */
+void mp_att_watch_procs(struct att *a);
 
 /* ---- record.c ---- */
 /* Record the first failure (class, message) of the attempt. */

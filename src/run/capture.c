@@ -224,6 +224,7 @@ void mp_att_pump(struct att *a, int timeout_ms)
     if (a->logf && !a->ev_errno && mp_att_ev_ok(a, fflush(a->logf) == 0, "server.log"))
         mp_att_ev_ok(a, fflush(a->timesf) == 0, "server.times");
     mp_att_check_exit(a);
+    mp_att_watch_procs(a); /* the engine's processes into the store, as they appear */
     mp_gpu_sample(a->gpu, (double)mp_now_ns() / 1e9, 1.0);
 }
 

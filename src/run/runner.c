@@ -359,5 +359,9 @@ int mp_run_end_dead_run(struct mp_store *st, int *killed)
     for (size_t i = 0; i < n; i++)
         *killed += mp_proc_end_leftover(l[i].pid, l[i].start, l[i].marker);
     mp_store_leftovers_free(l, n);
+    int k = mp_run_end_seen_procs(st); /* what escaped group and marker, as recorded */
+    if (k < 0)
+        return MP_EDB;
+    *killed += k;
     return mp_store_mark_interrupted(st);
 }

@@ -95,5 +95,6 @@ int mp_store_srvm_load(struct mp_store *s, int64_t attempt_id, struct mp_attempt
 /* bisect tables and fingerprint.engine_kernels (bisect.c) */
 #define MP_STORE_BISECT_VERSION 13
 extern const char mp_store_bisect_schema[];
+extern const char mp_store_procs_schema[];   /* v14: resume.c */
 
 #endif

@@ -1,9 +1,76 @@
 /* resume.c - what the store keeps so that an interrupted run is continued
- * honestly: the engine starts an interruption cut short (counted in the
- * cost and in the diagnosis budget, never results). See internal.h. */
+ * honestly: the engine processes moeprobe saw (ended by a later moeprobe
+ * after a kill -9: store.h "engine processes"), and the engine starts an
+ * interruption cut short (counted in the cost and in the diagnosis budget,
+ * never results: internal.h). */
 #include "store/internal.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "model/report.h"
+#include "vec.h"
+#include "xalloc.h"
+
+/* Version 14: the engine processes seen (pid + start time + boot id). */
+const char mp_store_procs_schema[] =
+    "CREATE TABLE engine_procs("
+    " attempt_id INTEGER NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,"
+    " pid INTEGER NOT NULL, start INTEGER NOT NULL, boot_id TEXT, seen TEXT,"
+    " PRIMARY KEY (attempt_id, pid, start));";
+
+int mp_store_add_engine_procs(struct mp_store *s, int64_t attempt, const struct mp_store_proc *p,
+                              size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (mp_store_begin(s) < 0)
+        return MP_EDB;
+    char now[32];
+    mp_store_now_iso(now, sizeof(now));
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        sqlite3_stmt *st = NULL;
+        rc = mp_store_prep(s, &st, "INSERT OR IGNORE INTO engine_procs(attempt_id, pid, start,"
+                                   " boot_id, seen) VALUES (?,?,?,?,?)");
+        if (rc < 0)
+            break;
+        sqlite3_bind_int64(st, 1, attempt);
+        sqlite3_bind_int64(st, 2, p[i].pid);
+        sqlite3_bind_int64(st, 3, (sqlite3_int64)p[i].start);
+        sqlite3_bind_text(st, 4, p[i].boot_id, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 5, now, -1, SQLITE_TRANSIENT);
+        rc = mp_store_step_done(s, st, "record an engine process");
+    }
+    return mp_store_commit(s, rc);
+}
+
+int mp_store_engine_procs(struct mp_store *s, struct mp_store_proc **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *st = NULL;
+    if (mp_store_prep(s, &st, "SELECT DISTINCT pid, start, boot_id FROM engine_procs") < 0)
+        return MP_EDB;
+    size_t cap = 0;
+    int sr;
+    while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+        mp_grow(*out, cap, *n + 1);
+        struct mp_store_proc *e = &(*out)[(*n)++];
+        e->pid = (pid_t)sqlite3_column_int64(st, 0);
+        e->start = (unsigned long long)sqlite3_column_int64(st, 1);
+        const char *b = (const char *)sqlite3_column_text(st, 2);
+        snprintf(e->boot_id, sizeof(e->boot_id), "%s", b ? b : "");
+    }
+    if (mp_store_read_end(s, st, sr, "read the engine processes") < 0) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+        return MP_EDB;
+    }
+    return 0;
+}
 
 /* The first normal-mode attempt among c's loaded ones (its index), or -1. */
 static int first_normal(const struct mp_cand_report *c)

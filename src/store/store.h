@@ -40,7 +40,7 @@ struct mp_diagnosis;
 struct mp_attempt_result;
 
 #define MP_STORE_DB_NAME "moeprobe.db"
-#define MP_STORE_SCHEMA_VERSION 13
+#define MP_STORE_SCHEMA_VERSION 14
 
 /* ---- the secret mask ---- */
 
@@ -275,6 +275,25 @@ int mp_store_running_attempts(struct mp_store *s, struct mp_store_leftover **out
 void mp_store_leftovers_free(struct mp_store_leftover *l, size_t n);
 /* Mark every attempt still "running" as "interrupted". 0 or MP_EDB. */
 int mp_store_mark_interrupted(struct mp_store *s);
+
+/* ---- engine processes (schema v14; store/resume.c) ----
+ * Every process of an engine's tree that moeprobe saw while the attempt
+ * ran (descendants of its leader, orphans reparented to us: proc.h's
+ * mp_proc_watch), by pid, start time (/proc/PID/stat field 22) and boot id,
+ * written as they are seen, so that a later moeprobe on the run directory
+ * can end those still alive after a kill -9 - a daemon that left the group
+ * and cleared its environment included - and never a recycled pid. */
+struct mp_store_proc {
+    pid_t pid;
+    unsigned long long start;
+    char boot_id[40];          /* /proc/sys/kernel/random/boot_id, "" unknown */
+};
+/* Record n processes of attempt (duplicates ignored), one transaction.
+ * 0 or MP_EDB. */
+int mp_store_add_engine_procs(struct mp_store *s, int64_t attempt, const struct mp_store_proc *p,
+                              size_t n);
+/* Every recorded process of the run (caller frees *out). 0 or MP_EDB. */
+int mp_store_engine_procs(struct mp_store *s, struct mp_store_proc **out, size_t *n);
 
 /* ---- reading back ---- */
 
