@@ -16,6 +16,7 @@
 #include "cli/resume.h"
 #include "cli/session.h"
 #include "err.h"
+#include "escape.h"
 #include "quality/quality.h"
 #include "report/report.h"
 #include "run/runner.h"
@@ -448,6 +449,16 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     struct mp_store *store = ss.store;
     if (resume_dir) {
         int killed = 0;
+        char *io_why = NULL; /* the run stopped on an I/O error: say so */
+        if (mp_store_io_stop(store, &io_why) < 0)
+            goto store_failed;
+        if (io_why && !o.quiet) {
+            char *shown = mp_term_dup(io_why);
+            fprintf(stderr, "moeprobe: resuming %s: the run was stopped by an I/O error (%s)\n",
+                    o.out_dir, shown);
+            free(shown);
+        }
+        free(io_why);
         if (mp_run_end_dead_run(store, &killed) < 0)
             goto store_failed;
         if (killed && !o.quiet)
@@ -524,8 +535,10 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         }
         if (r < 0) {
             exit_code = r == MP_EUSAGE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
-            if (r != MP_EUSAGE) /* an I/O error: keep what was recorded */
+            if (r != MP_EUSAGE) { /* an I/O error: say so in the store, keep what was recorded */
+                mp_store_record_io_stop(store);
                 mp_session_reports(&ss, o.json, o.quiet, NULL);
+            }
             goto out;
         }
         if (ctx.signo)

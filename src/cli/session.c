@@ -147,6 +147,7 @@ int mp_session_store_failed(const struct mp_session *s)
 {
     mp_error("cannot write the evidence store in '%s': %s", s->o->out_dir,
              mp_store_errmsg(s->store));
+    mp_store_record_io_stop(s->store); /* best effort: no attempt left "running" */
     return MP_EXIT_INTERNAL;
 }
 

@@ -110,6 +110,8 @@ struct mp_report {
     size_t npercentiles;
     bool interrupted;               /* stopped by a signal (run.interrupted) */
     int resumes;                    /* times it was continued with --resume (run.resumes) */
+    char *stopped_by;               /* interrupted by an I/O error of the evidence store
+                                     * (run.interrupted = 2): what it was (owned), else NULL */
     char *subcommand;               /* the run's command ("qualify", "soak", ...) or NULL */
 };
 

@@ -477,6 +477,8 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
     cJSON_AddItemToObject(root, "wall_seconds", jnum_or_null(mp_rep_iso_span(rep->started, rep->finished)));
     if (rep->interrupted)
         cJSON_AddBoolToObject(root, "interrupted", true);
+    if (rep->interrupted && rep->stopped_by) /* not a signal: the store could not be written */
+        cJSON_AddStringToObject(root, "interrupted_by", rep->stopped_by);
     if (rep->resumes > 0) /* the run was interrupted and continued with --resume */
         cJSON_AddNumberToObject(root, "resumes", rep->resumes);
     if (mp_report_incomplete(rep)) {

@@ -41,10 +41,16 @@ static void md_incomplete_banner(const struct mp_report *rep, struct buf *out)
     if (!mp_report_incomplete(rep))
         return;
     size_t nunf = mp_report_nunfinished(rep);
-    buf_adds(out, rep->interrupted ? "> **This run was interrupted** (by a signal) before it "
-                                     "finished"
-                                   : "> **This run did not finish** (moeprobe was killed, or "
-                                     "the run is still going)");
+    if (rep->interrupted && rep->stopped_by) {
+        buf_adds(out, "> **This run was stopped by an I/O error** before it finished (");
+        mp_md_text(out, rep->stopped_by, 400, 0);
+        buf_adds(out, ")");
+    } else {
+        buf_adds(out, rep->interrupted ? "> **This run was interrupted** (by a signal) before it "
+                                         "finished"
+                                       : "> **This run did not finish** (moeprobe was killed, or "
+                                         "the run is still going)");
+    }
     if (nunf) {
         buf_printf(out, ": %zu of %zu candidate%s unfinished: ", nunf, rep->n,
                    rep->n == 1 ? " is" : "s are");

@@ -347,6 +347,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
     rep->finished = col_str(st, 1);
     rep->interrupted = sqlite3_column_int(st, 2) != 0;
     rep->resumes = sqlite3_column_int(st, 5);
+    bool io_stop = sqlite3_column_int(st, 2) == 2; /* stopped by an I/O error (resume.c) */
     free(rep->subcommand);
     rep->subcommand = col_str(st, 4);
     char *ver = col_str(st, 3);
@@ -355,6 +356,10 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         rep->moeprobe_version = ver;
     }
     sqlite3_finalize(st);
+    free(rep->stopped_by);
+    rep->stopped_by = NULL;
+    if (io_stop && mp_store_io_stop(s, &rep->stopped_by) < 0)
+        return MP_EDB;
     if ((rc = load_fp(s, rep)) < 0 || (rc = mp_store_load_workload(s, rep)) < 0 ||
         (rc = load_report_opts(s, rep)) < 0)
         return rc;

@@ -112,3 +112,62 @@ int mp_store_load_cut(struct mp_store *s, int64_t cand_id, bool interrupted,
     }
     return mp_store_read_end(s, st, sr, "read the interrupted attempts");
 }
+
+/* run.interrupted: 1 = a signal, 2 = an I/O error of the store */
+
+/* Inside the transaction: the running attempts and the run. 0 or MP_EDB. */
+static int stop_rows(struct mp_store *s, const char *why, const char *now)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = mp_store_prep(s, &st, "UPDATE attempts SET status = 'interrupted', outcome = 'interrupted',"
+                                   " fail_class = 'io-error', fail_message = ?, finished = ?"
+                                   " WHERE status = 'running'");
+    if (rc == 0) {
+        sqlite3_bind_text(st, 1, why, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 2, now, -1, SQLITE_TRANSIENT);
+        rc = mp_store_step_done(s, st, "record the I/O error");
+    }
+    if (rc == 0)
+        rc = mp_store_prep(s, &st, "UPDATE run SET interrupted = 2, finished = ? WHERE id = 1");
+    if (rc == 0) {
+        sqlite3_bind_text(st, 1, now, -1, SQLITE_TRANSIENT);
+        rc = mp_store_step_done(s, st, "record the I/O error");
+    }
+    return rc;
+}
+
+int mp_store_record_io_stop(struct mp_store *s)
+{
+    if (!s || s->readonly || !s->failed)
+        return 0;
+    char why[640];
+    snprintf(why, sizeof(why), "the evidence store could not be written: %s", s->err);
+    s->failed = false; /* for this one transaction */
+    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    char now[32];
+    mp_store_now_iso(now, sizeof(now));
+    int rc = mp_store_begin(s);
+    if (rc == 0) {
+        rc = stop_rows(s, why, now);
+        rc = mp_store_commit(s, rc);
+    }
+    s->failed = true;
+    return rc;
+}
+
+int mp_store_io_stop(struct mp_store *s, char **why)
+{
+    *why = NULL;
+    sqlite3_stmt *st = NULL;
+    if (mp_store_prep(s, &st, "SELECT a.fail_message FROM run r JOIN attempts a ON"
+                              " a.fail_class = 'io-error' WHERE r.id = 1 AND r.interrupted = 2"
+                              " ORDER BY a.id DESC LIMIT 1") < 0)
+        return MP_EDB;
+    int sr = sqlite3_step(st);
+    if (sr == SQLITE_ROW) {
+        const char *m = (const char *)sqlite3_column_text(st, 0);
+        *why = xstrdup(m ? m : "an I/O error");
+        sr = SQLITE_DONE;
+    }
+    return mp_store_read_end(s, st, sr, "read why the run stopped");
+}

@@ -275,6 +275,20 @@ int mp_store_running_attempts(struct mp_store *s, struct mp_store_leftover **out
 void mp_store_leftovers_free(struct mp_store_leftover *l, size_t n);
 /* Mark every attempt still "running" as "interrupted". 0 or MP_EDB. */
 int mp_store_mark_interrupted(struct mp_store *s);
+/* After the store failed on a write (full disk, file-size limit, I/O
+ * error): try once to record why the run stops - every attempt still
+ * "running" becomes "interrupted" (outcome interrupted, fail_class
+ * "io-error", fail_message naming the error) and the run interrupted by an
+ * I/O error (run.interrupted = 2, finished now) - after a TRUNCATE
+ * checkpoint of the -wal (which frees what a file-size limit counted
+ * against it). The store stays failed. 0, or MP_EDB when even that could
+ * not be written (a disk without a free byte): the attempt then stays
+ * "running", as after a kill -9, until a --resume. */
+int mp_store_record_io_stop(struct mp_store *s);
+/* Why an interrupted run stopped, when it was an I/O error
+ * (run.interrupted = 2): the stopped attempt's message into *why (owned),
+ * else NULL. 0 or MP_EDB. */
+int mp_store_io_stop(struct mp_store *s, char **why);
 
 /* ---- engine processes (schema v14; store/resume.c) ----
  * Every process of an engine's tree that moeprobe saw while the attempt
