@@ -247,10 +247,34 @@ static void unshard_message(const struct mp_lg *lg, const char *msg, char *out, 
     snprintf(out, cap, "%.*s%s%s", (int)(p - msg), msg, lg->real_host, q + 8);
 }
 
+/* The errno of moeprobe's own resources behind a failed transfer, or 0:
+ * our socket() failing (lgsock.c), connect() failing with a local cause
+ * (CURLINFO_OS_ERRNO: EADDRNOTAVAIL when the local ports are exhausted), or
+ * libcurl out of memory. */
+static int local_cause(struct lg_req *r, CURLcode cc)
+{
+    if (cc == CURLE_OUT_OF_MEMORY)
+        return ENOMEM;
+    if (cc != CURLE_COULDNT_CONNECT)
+        return 0;
+    long oe = 0;
+    if (curl_easy_getinfo(r->easy, CURLINFO_OS_ERRNO, &oe) == CURLE_OK &&
+        mp_errno_is_local_resource((int)oe))
+        return (int)oe;
+    return r->lg->local_errno;
+}
+
 static void curl_failure(struct lg_req *r, CURLcode cc)
 {
     char msg[CURL_ERROR_SIZE + 64];
     unshard_message(r->lg, r->errbuf[0] ? r->errbuf : curl_easy_strerror(cc), msg, sizeof(msg));
+    int local = local_cause(r, cc);
+    if (local) {
+        r->res.outcome = MP_LG_LOCAL;
+        set_error(r, "moeprobe's own limit: it cannot open a connection: %s (%s)", strerror(local),
+                  msg);
+        return;
+    }
     switch (cc) {
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:

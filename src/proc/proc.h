@@ -308,6 +308,27 @@ const char *mp_proc_boot_id(void);
  * Returns true when it was signalled. */
 bool mp_proc_end_seen(pid_t pid, unsigned long long start, const char *boot_id);
 
+/* ---- descriptors (limits.c) ----
+ * moeprobe's connections are its own resource: running out of them is
+ * moeprobe's failure, never the engine's. */
+/* Raise the soft RLIMIT_NOFILE to the hard limit (main, once, at start)
+ * and remember the old soft limit: every process mp_proc_spawn starts gets
+ * it back, so an engine runs with the limit it was given. Returns the soft
+ * limit now in force (~0UL: unlimited; 0: unknown). */
+unsigned long mp_proc_raise_nofile(void);
+/* Descriptors moeprobe keeps beyond one per request in flight: the store
+ * and its -wal/-shm, the evidence files, the engine's pipe, the loop, the
+ * signalfd, /health and /metrics connections, helpers (about 20 measured
+ * with 100..400 requests in flight; docs/store.md). */
+#define MP_PROC_FD_RESERVE 64
+struct mp_proc_fd_room {
+    unsigned long need;   /* streams + descriptors open now + MP_PROC_FD_RESERVE */
+    unsigned long limit;  /* soft RLIMIT_NOFILE (~0UL: unlimited) */
+    unsigned long hard;   /* hard RLIMIT_NOFILE */
+};
+/* Can this process hold `streams` requests in flight at once? Fills *room. */
+bool mp_proc_fd_fits(long streams, struct mp_proc_fd_room *room);
+
 /* Write a fresh unique marker "<pid>-<16 random hex digits>" into out
  * (outsz >= MP_PROC_MARKER_SIZE recommended; truncated otherwise). */
 void mp_proc_new_marker(char *out, size_t outsz);

@@ -93,6 +93,7 @@ struct att {
     size_t procs_known;        /* mp_proc_watch's count so far */
     int64_t procs_at;          /* last look, 0 = none */
     bool procs_ready;          /* looked once the engine was ready */
+    char *local_err;           /* moeprobe's own resources ran out (MP_LG_LOCAL), or NULL */
 };
 
 /* ---- capture.c ---- */

@@ -360,6 +360,14 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         r->fail_message = xasprintf("cannot write '%s/%s': %s", o->dir, a.ev_file,
                                     strerror(a.ev_errno));
         rc = -a.ev_errno;
+    } else if (a.local_err) {
+        /* moeprobe's limit, not the engine's failure: no verdict from it (exit 3) */
+        r->outcome = MP_OUT_ERROR;
+        free(r->fail_class);
+        free(r->fail_message);
+        r->fail_class = xstrdup(MP_FAIL_EVIDENCE);
+        r->fail_message = xasprintf("%s; not the engine's failure", a.local_err);
+        rc = MP_ELIMIT;
     } else if (a.io_err) {
         r->outcome = MP_OUT_ERROR;
         free(r->fail_message);
@@ -382,6 +390,7 @@ out:
     free(a.req_fail_class);
     free(a.req_fail_msg);
     free(a.nondefault);
+    free(a.local_err);
     mp_lg_free(a.lg);
     mp_loop_free(a.loop);
     mp_proc_free(a.proc);

@@ -76,6 +76,8 @@ static const char *mp_att_outcome_class(enum mp_lg_outcome oc)
         return "connection-refused";
     case MP_LG_TIMEOUT:
         return "request-timeout";
+    case MP_LG_LOCAL:
+        return "moeprobe-limit";
     default:
         return "request-failed";
     }
@@ -143,6 +145,14 @@ void mp_att_handle_result(struct att *a, struct mp_lg_result *res)
      * with the events) */
     if (ph)
         mp_lg_phase_add(ph, res);
+    if (res->outcome == MP_LG_LOCAL) {
+        /* moeprobe's own descriptors, memory or ports ran out: nothing about
+         * the engine. The attempt stops (io_err) and draws no verdict. */
+        if (!a->local_err)
+            a->local_err = xstrdup(res->error);
+        a->io_err = true;
+        return;
+    }
     if (res->outcome == MP_LG_OK) {
         r->req_ok++;
         int pidx = res->user_tag;
