@@ -96,8 +96,8 @@ static int on_event(void *ud, const struct mp_sse_event *ev)
         snip[n] = '\0';
         r->protocol_error = true;
         r->res.protocol_pos = (int)MP_MIN(c.err_pos, (size_t)INT32_MAX);
-        set_error(r, "malformed JSON in SSE event %llu at byte %zu: %s",
-                  (unsigned long long)r->sse.events, c.err_pos, snip);
+        set_error(r, "malformed JSON in SSE event %llu at byte %zu (%s): %s",
+                  (unsigned long long)r->sse.events, c.err_pos, c.err_why ? c.err_why : "?", snip);
         mp_sse_chunk_release(&c);
         return 1; /* stop: the transfer is aborted */
     }
@@ -371,10 +371,16 @@ void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted)
         }
     } else {
         if (cc == CURLE_OK && res->http_status == 200 && !r->done_seen && !r->protocol_error) {
-            r->now = now; /* a last event without its blank line */
+            r->now = now;
             if (mp_sse_finish(&r->sse, on_event, r) == MP_ELIMIT) {
                 r->protocol_error = true;
                 set_error(r, "SSE event larger than %zu bytes", (size_t)MP_SSE_DEFAULT_MAX_EVENT);
+            } else if (r->sse.unterminated) {
+                /* the body ended inside an event: a cut (SSE discards it), not bad JSON */
+                set_error(r, "stream cut inside SSE event %llu: the body ended after %llu bytes of "
+                             "it, before the blank line that ends an event",
+                          (unsigned long long)r->sse.events + 1,
+                          (unsigned long long)r->sse.unterminated);
             }
         }
         if (res->http_status != 200 && res->http_status != 0) {
