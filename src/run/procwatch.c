@@ -37,15 +37,15 @@ void mp_att_watch_procs(struct att *a)
     if (!a->proc || !a->o->store || a->io_err)
         return;
     int64_t now = mp_now_ns();
-    bool ready_look = !a->before_ready && !a->procs_ready;
+    bool ready_look = a->ready && !a->procs_ready;
     if (!ready_look && a->procs_at && now - a->procs_at < WATCH_EVERY_NS)
         return;
     a->procs_at = now;
-    a->procs_ready = a->procs_ready || !a->before_ready;
+    a->procs_ready = a->procs_ready || a->ready;
     struct seen s = {NULL, 0, 0};
     a->procs_known = mp_proc_watch(a->proc, a->procs_known, on_seen, &s);
     if (s.n && mp_store_add_engine_procs(a->o->store, a->o->store_attempt, s.v, s.n) < 0)
-        a->io_err = true;
+        mp_att_io_error(a);
     free(s.v);
 }
 
