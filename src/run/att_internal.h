@@ -235,8 +235,8 @@ void mp_att_flush(struct att *a);
 /* Record in the store every process of the engine's tree first seen since
  * the last look (a look at most every 0.5 s, and once when the engine is
  * ready), so that a --resume after a kill -9 can end them (store.h "engine
- * processes"). A failed write sets io_err. */
-void mp_att_watch_procs(struct att *a);
+ * processes"). Returns false when the store could not be written. */
+bool mp_att_watch_procs(struct att *a);
 
 /* ---- record.c ---- */
 /* Record the first failure (what moeprobe saw, its message) of the attempt. */

@@ -32,21 +32,21 @@ static void on_seen(void *ud, pid_t pid, unsigned long long start)
     snprintf(e->boot_id, sizeof(e->boot_id), "%s", mp_proc_boot_id());
 }
 
-void mp_att_watch_procs(struct att *a)
+bool mp_att_watch_procs(struct att *a)
 {
     if (!a->proc || !a->o->store || a->io_err)
-        return;
+        return true;
     int64_t now = mp_now_ns();
     bool ready_look = a->ready && !a->procs_ready;
     if (!ready_look && a->procs_at && now - a->procs_at < WATCH_EVERY_NS)
-        return;
+        return true;
     a->procs_at = now;
     a->procs_ready = a->procs_ready || a->ready;
     struct seen s = {NULL, 0, 0};
     a->procs_known = mp_proc_watch(a->proc, a->procs_known, on_seen, &s);
-    if (s.n && mp_store_add_engine_procs(a->o->store, a->o->store_attempt, s.v, s.n) < 0)
-        mp_att_io_error(a);
+    bool ok = !s.n || mp_store_add_engine_procs(a->o->store, a->o->store_attempt, s.v, s.n) == 0;
     free(s.v);
+    return ok;
 }
 
 int mp_run_end_seen_procs(struct mp_store *st)
