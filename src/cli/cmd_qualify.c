@@ -531,6 +531,9 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     if (!o.no_quality && !resolve)
         ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
     bool input_error = false;
+    struct mp_diag_policy policy; /* recorded with each candidate: its diagnosis is derived */
+    mp_run_diag_policy(&ctx, !resolve && !o.no_diagnose, !resolve && o.no_diagnose, !resolve,
+                       &policy);
     for (size_t i = 0; i < rep.n && !ctx.signo; i++) {
         if (done[i])
             continue;
@@ -554,29 +557,18 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         }
         if (ctx.signo)
             break;
-        if (resolve) {
-            /* the selections are the result: nothing to diagnose */
-        } else if (!o.no_diagnose && a && a->outcome == MP_OUT_CRASH) {
-            if (mp_diagnose(&ctx, &rep, i) < 0) {
-                exit_code = MP_EXIT_INTERNAL;
-                goto out;
-            }
-        } else if (a && a->outcome == MP_OUT_SAME_CONFIG) {
-            free(rep.c[i].diag.note);
-            rep.c[i].diag.note = xasprintf("not tested again: the same configuration as '%s'",
-                                           a->same_as ? a->same_as : "?");
-        } else if (a && a->outcome != MP_OUT_CRASH) {
-            mp_diagnose(&ctx, &rep, i); /* notes why it is not diagnosed */
-        }
-        if (o.no_diagnose && a && a->outcome == MP_OUT_CRASH) {
-            free(rep.c[i].diag.note);
-            rep.c[i].diag.note = xstrdup("diagnosis skipped (--no-diagnose)");
+        /* the selections are the result of resolve: nothing to diagnose */
+        if (!resolve && !o.no_diagnose && a && a->outcome == MP_OUT_CRASH &&
+            mp_diagnose(&ctx, &rep, i) < 0) {
+            exit_code = MP_EXIT_INTERNAL;
+            goto out;
         }
         if (ctx.signo)
             break;
+        mp_run_candidate_diagnosis(&rep, i, &policy); /* what it means: verdict/diagnose.h */
         if (mp_session_fingerprint(&ss, &rep) < 0)
             goto out;
-        if (mp_store_candidate_done(store, i, &rep.c[i].diag) < 0)
+        if (mp_store_candidate_done(store, i, &rep.c[i].diag, &policy) < 0)
             goto store_failed;
         done[i] = true;
     }

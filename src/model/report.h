@@ -42,11 +42,31 @@ struct mp_diagnosis {
     char *note;                    /* why the result is crashed/inconclusive, or NULL */
 };
 
+/* Free the diagnosis' strings; *dg becomes empty (throughput_ratio -1). */
+void mp_diagnosis_reset(struct mp_diagnosis *dg);
+
+/* How a candidate's diagnosis ran: recorded with the candidate, so that its
+ * diagnosis is derived from its attempts again (verdict/diagnose.h
+ * mp_verdict_diagnosis), by this moeprobe or a newer one. */
+struct mp_diag_policy {
+    bool recorded;             /* false: an older store (its stored diagnosis stands) */
+    bool diagnose;             /* a crash with CUDA-fault evidence gets the
+                                * CUDA_LAUNCH_BLOCKING=1 run */
+    bool skipped;              /* --no-diagnose: a crash's note says so */
+    bool notes;                /* every other outcome says why it is not diagnosed
+                                * (qualify, diagnose; not soak, resolve, bisect) */
+    unsigned long cap;         /* --diagnose-max-requests, 0 = none */
+    double budget_s;           /* --diagnose-budget, 0 = none */
+    int concurrency;           /* the workload's highest level (the blocked run's) */
+};
+
 struct mp_cand_report {
     struct mp_candidate cand;
     struct mp_attempt_result *attempts; /* normal and blocked, in run order */
     size_t nattempts;
-    struct mp_diagnosis diag;
+    struct mp_diagnosis diag;       /* derived from the attempts under policy (finalize) when
+                                     * policy.recorded, else as stored */
+    struct mp_diag_policy policy;
     /* derived by finalize */
     enum mp_verdict verdict;        /* MP_V_NONE if not run, unfinished or without a verdict
                                      * (mp_verdict_name gives DESIGN's word) */

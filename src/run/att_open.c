@@ -30,12 +30,6 @@ static char *dup_or_null(const char *s)
     return s ? xstrdup(s) : NULL;
 }
 
-void mp_att_copy_resolved(struct att *a)
-{
-    mp_resolved_release(&a->r->res);
-    mp_resolved_from_log(&a->r->res, mp_logscan_result(a->ls));
-}
-
 void att_check_delivery(struct att *a)
 {
     if (a->o->attach_url || !a->proc)

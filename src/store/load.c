@@ -60,6 +60,27 @@ static void gpu_from_json(struct mp_gpu_telemetry *g, const char *text)
     cJSON_Delete(j);
 }
 
+/* diagnoses.policy (v14): how the diagnosis ran; NULL or damaged: not
+ * recorded (the stored diagnosis stands). */
+static void policy_from_json(struct mp_diag_policy *p, const char *text)
+{
+    memset(p, 0, sizeof(*p));
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    if (cJSON_IsObject(j)) {
+        const cJSON *cap = cJSON_GetObjectItemCaseSensitive(j, "cap");
+        const cJSON *bud = cJSON_GetObjectItemCaseSensitive(j, "budget_s");
+        const cJSON *conc = cJSON_GetObjectItemCaseSensitive(j, "concurrency");
+        p->recorded = true;
+        p->diagnose = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "diagnose"));
+        p->skipped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "skipped"));
+        p->notes = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "notes"));
+        p->cap = cJSON_IsNumber(cap) && cap->valuedouble > 0 ? (unsigned long)cap->valuedouble : 0;
+        p->budget_s = cJSON_IsNumber(bud) && bud->valuedouble > 0 ? bud->valuedouble : 0;
+        p->concurrency = cJSON_IsNumber(conc) && conc->valuedouble >= 1 ? (int)conc->valuedouble : 1;
+    }
+    cJSON_Delete(j);
+}
+
 static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void *base)
 {
     char *p = (char *)base + c->off;
@@ -96,6 +117,9 @@ static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void
         cJSON_Delete(j);
         break;
     }
+    case MP_COL_OBS:
+        mp_store_obs_read((struct mp_attempt_obs *)(void *)p, (const char *)sqlite3_column_text(st, i));
+        break;
     }
 }
 
@@ -313,6 +337,43 @@ static int load_report_opts(struct mp_store *s, struct mp_report *rep)
     return mp_store_read_end(s, st, sr, "read the report options");
 }
 
+/* Candidate id's diagnoses row into c (none: c's stays empty), with the
+ * policy it was derived under (v14). 0 or MP_EDB. */
+static int read_diagnosis(struct mp_store *s, int64_t id, struct mp_cand_report *c)
+{
+    sqlite3_stmt *st = NULL;
+    if (mp_store_prep(s, &st,
+                      s->version >= 14
+                          ? "SELECT done, launch_blocking, requests_clean, requests_required,"
+                            " confidence, throughput_ratio, pinned_site, reasoning, note,"
+                            " launch_site, policy FROM diagnoses WHERE candidate_id = ?"
+                      : s->version >= 4
+                          ? "SELECT done, launch_blocking, requests_clean, requests_required,"
+                            " confidence, throughput_ratio, pinned_site, reasoning, note,"
+                            " launch_site, NULL FROM diagnoses WHERE candidate_id = ?"
+                          : "SELECT done, launch_blocking, requests_clean, requests_required,"
+                            " confidence, throughput_ratio, pinned_site, reasoning, note,"
+                            " NULL, NULL FROM diagnoses WHERE candidate_id = ?") < 0)
+        return MP_EDB;
+    sqlite3_bind_int64(st, 1, id);
+    int sr = sqlite3_step(st);
+    if (sr == SQLITE_ROW) {
+        struct mp_diagnosis *dg = &c->diag;
+        dg->done = sqlite3_column_int(st, 0) != 0;
+        dg->launch_blocking = mp_lb_from_name((const char *)sqlite3_column_text(st, 1));
+        dg->requests_clean = (unsigned long)sqlite3_column_int64(st, 2);
+        dg->requests_required = (unsigned long)sqlite3_column_int64(st, 3);
+        dg->confidence = sqlite3_column_double(st, 4);
+        dg->throughput_ratio = sqlite3_column_double(st, 5);
+        dg->pinned_site = col_str(st, 6);
+        dg->reasoning = col_str(st, 7);
+        dg->note = col_str(st, 8);
+        dg->launch_site = col_str(st, 9);
+        policy_from_json(&c->policy, (const char *)sqlite3_column_text(st, 10));
+    }
+    return mp_store_read_end(s, st, sr, "read the diagnoses") < 0 ? MP_EDB : 0;
+}
+
 int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
 {
     sqlite3_stmt *st = NULL;
@@ -415,36 +476,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             rc = MP_EDB;
             break;
         }
-        /* diagnosis */
-        if (mp_store_prep(s, &st,
-                          s->version >= 4
-                              ? "SELECT done, launch_blocking, requests_clean, requests_required,"
-                                " confidence, throughput_ratio, pinned_site, reasoning, note,"
-                                " launch_site FROM diagnoses WHERE candidate_id = ?"
-                              : "SELECT done, launch_blocking, requests_clean, requests_required,"
-                                " confidence, throughput_ratio, pinned_site, reasoning, note,"
-                                " NULL FROM diagnoses WHERE candidate_id = ?") < 0) {
-            rc = MP_EDB;
-            break;
-        }
-        sqlite3_bind_int64(st, 1, ids[i]);
-        sr = sqlite3_step(st);
-        if (sr == SQLITE_ROW) {
-            struct mp_diagnosis *dg = &rep->c[i].diag;
-            dg->done = sqlite3_column_int(st, 0) != 0;
-            const char *lb = (const char *)sqlite3_column_text(st, 1);
-            dg->launch_blocking = !lb ? MP_LB_NONE : !strcmp(lb, "clean") ? MP_LB_CLEAN : MP_LB_CRASHED;
-            dg->requests_clean = (unsigned long)sqlite3_column_int64(st, 2);
-            dg->requests_required = (unsigned long)sqlite3_column_int64(st, 3);
-            dg->confidence = sqlite3_column_double(st, 4);
-            dg->throughput_ratio = sqlite3_column_double(st, 5);
-            dg->pinned_site = col_str(st, 6);
-            dg->reasoning = col_str(st, 7);
-            dg->note = col_str(st, 8);
-            dg->launch_site = col_str(st, 9);
-        }
-        if (mp_store_read_end(s, st, sr, "read the diagnoses") < 0)
-            rc = MP_EDB;
+        if (rc == 0)
+            rc = read_diagnosis(s, ids[i], &rep->c[i]);
     }
     free(ids);
     if (rc < 0 || !done_out)

@@ -13,7 +13,7 @@
 #include "vec.h"
 #include "xalloc.h"
 
-/* Version 14: the engine processes seen (pid + start time + boot id). */
+/* Version 15: the engine processes seen (pid + start time + boot id). */
 const char mp_store_procs_schema[] =
     "CREATE TABLE engine_procs("
     " attempt_id INTEGER NOT NULL REFERENCES attempts(id) ON DELETE CASCADE,"

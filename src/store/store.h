@@ -40,7 +40,7 @@ struct mp_diagnosis;
 struct mp_attempt_result;
 
 #define MP_STORE_DB_NAME "moeprobe.db"
-#define MP_STORE_SCHEMA_VERSION 14
+#define MP_STORE_SCHEMA_VERSION 15
 
 /* ---- the secret mask ---- */
 
@@ -171,8 +171,13 @@ int mp_store_set_fingerprint(struct mp_store *s, const struct mp_fingerprint *fp
 
 /* Make sure candidate number pos (report index) is stored; 0 or MP_EDB. */
 int mp_store_candidate(struct mp_store *s, size_t pos, const struct mp_candidate *c);
-/* Mark candidate pos finished, with its diagnosis (may be NULL). */
-int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diagnosis *dg);
+/* Mark candidate pos finished, with its diagnosis (may be NULL: none) and
+ * the policy it was derived under (may be NULL: not recorded; a loaded
+ * candidate with a policy gets its diagnosis derived again, the stored one
+ * is for older readers). */
+struct mp_diag_policy;
+int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diagnosis *dg,
+                            const struct mp_diag_policy *pol);
 /* Next free attempt number of candidate pos (counts every stored attempt,
  * interrupted ones included, so directories are never reused). */
 int mp_store_next_index(struct mp_store *s, size_t pos, int *index);
@@ -290,7 +295,7 @@ int mp_store_record_io_stop(struct mp_store *s);
  * else NULL. 0 or MP_EDB. */
 int mp_store_io_stop(struct mp_store *s, char **why);
 
-/* ---- engine processes (schema v14; store/resume.c) ----
+/* ---- engine processes (schema v15; store/resume.c) ----
  * Every process of an engine's tree that moeprobe saw while the attempt
  * ran (descendants of its leader, orphans reparented to us: proc.h's
  * mp_proc_watch), by pid, start time (/proc/PID/stat field 22) and boot id,
