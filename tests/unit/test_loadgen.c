@@ -868,6 +868,35 @@ static void t_keepalive(void **state)
     srv_stop(s);
 }
 
+/* Closed loop at 24 in flight: every finished request is replaced at once, 10 rounds, and the
+ * connections are kept: 24 accepts for 240 requests (finishing a turn's transfers one socket at
+ * a time let libcurl's cache shrink and reconnect: far more accepts). */
+static void t_keepalive_concurrent(void **state)
+{
+    (void)state;
+    struct srv *s = srv_start();
+    struct mp_lg *lg = lg_for(s, false, 0);
+    int started = 0, done = 0;
+    for (; started < 24; started++)
+        assert_true(mp_lg_get(lg, "/health", 5, started) > 0);
+    int64_t safety = mp_now_ns() + (int64_t)30 * 1000000000;
+    while (done < 240 && mp_now_ns() < safety) {
+        assert_int_equal(mp_lg_poll(lg, 1000), 0);
+        struct mp_lg_result r;
+        while (mp_lg_next_result(lg, &r) == 1) {
+            assert_int_equal(r.outcome, MP_LG_OK);
+            mp_lg_result_release(&r);
+            done++;
+            if (started < 240)
+                assert_true(mp_lg_get(lg, "/health", 5, started++) > 0);
+        }
+    }
+    assert_int_equal(done, 240);
+    assert_int_equal(atomic_load(&s->accepts), 24);
+    mp_lg_free(lg);
+    srv_stop(s);
+}
+
 /* The server closes connections while they idle in libcurl's cache (their sockets stay in the
  * epoll set between requests): every next request still succeeds, on a new connection, and the
  * client does not spin on the dead socket or confuse a reused fd number with it. */
@@ -974,7 +1003,7 @@ int main(void)
         cmocka_unit_test(t_complete),
         cmocka_unit_test(t_arrival_stamps),
         cmocka_unit_test(t_cancel_and_extra_fds),
-        cmocka_unit_test(t_keepalive),
+        cmocka_unit_test(t_keepalive), cmocka_unit_test(t_keepalive_concurrent),
         cmocka_unit_test(t_server_closes_idle),
         cmocka_unit_test(t_host_header),
         cmocka_unit_test(t_concurrent),
