@@ -49,6 +49,7 @@ struct lg_req {
 
 struct mp_lg {
     CURLM *multi;
+    int local_errno;   /* our socket() failed for lack of our own resources (lgsock.c), 0 = no */
     char *url_gen;
     char *base_url;
     /* connection-cache shards: shard i sends to http://mp-sNN.invalid:PORT, pinned to the real

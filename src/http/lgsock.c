@@ -34,8 +34,11 @@ curl_socket_t lg_opensocket(void *clientp, curlsocktype purpose, struct curl_soc
     struct mp_lg *lg = clientp;
     (void)purpose;
     curl_socket_t fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
-    if (fd == CURL_SOCKET_BAD)
+    if (fd == CURL_SOCKET_BAD) {
+        if (mp_errno_is_local_resource(errno))
+            lg->local_errno = errno; /* libcurl says only "could not connect" */
         return fd;
+    }
     *lg_fd_state(lg, fd) = LGFD_OWNED;
     return fd;
 }

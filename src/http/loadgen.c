@@ -31,6 +31,7 @@ const char *mp_lg_outcome_name(enum mp_lg_outcome o)
     case MP_LG_CONNECT: return "connect";
     case MP_LG_TIMEOUT: return "timeout";
     case MP_LG_ABORTED: return "aborted";
+    case MP_LG_LOCAL: return "local";
     }
     return "unknown";
 }

@@ -37,6 +37,7 @@ void mp_report_release(struct mp_report *rep)
     free(rep->started);
     free(rep->finished);
     free(rep->subcommand);
+    free(rep->stopped_by);
     free(rep->recommendation_why);
     mp_strv_release(&rep->learned);
     mp_report_derived_release(rep);

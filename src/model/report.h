@@ -76,6 +76,14 @@ struct mp_cand_report {
      * (candidates.done = 0 in the store): no verdict, whatever its attempts
      * show so far; "finished": false in report.json. */
     bool unfinished;
+    /* Engines of this candidate that an interruption cut short and that are
+     * not among attempts[] (a resume redid them; a kill -9 left them
+     * 'running'): counted in its cost, never results (store: attempts whose
+     * status is not 'done' and that were not loaded). cut_reruns: of them,
+     * normal-mode ones started after a finished normal attempt - extra
+     * normal runs of the diagnosis, which count against its budget. */
+    unsigned cut_starts, cut_reruns;
+    double cut_engine_s;
 };
 
 /* Candidates that reached the same resolved backends by different roads. */
@@ -132,6 +140,9 @@ struct mp_report {
     double percentiles[MP_REPORT_MAX_PCT];
     size_t npercentiles;
     bool interrupted;               /* stopped by a signal (run.interrupted) */
+    int resumes;                    /* times it was continued with --resume (run.resumes) */
+    char *stopped_by;               /* interrupted by an I/O error of the evidence store
+                                     * (run.interrupted = 2): what it was (owned), else NULL */
     char *subcommand;               /* the run's command ("qualify", "soak", ...) or NULL */
 };
 

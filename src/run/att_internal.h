@@ -184,6 +184,11 @@ struct att {
     char *nondefault;          /* the engine's "non-default args" line (knob delivery) */
     long nondefault_line;
     int64_t t_begin, t_work, t_teardown;
+    /* the engine's processes recorded in the store (procwatch.c) */
+    size_t procs_known;        /* mp_proc_watch's count so far */
+    int64_t procs_at;          /* last look, 0 = none */
+    bool procs_ready;          /* looked once the engine was ready */
+    char *local_err;           /* moeprobe's own resources ran out (MP_LG_LOCAL), or NULL */
 };
 
 /* ---- attempt.c ---- */
@@ -231,6 +236,13 @@ void mp_att_unwatch_engine(struct att *a);
 void mp_att_unwatch_signals(struct att *a);
 /* The evidence files are current on disk (once a turn). */
 void mp_att_flush(struct att *a);
+
+/* ---- procwatch.c ---- */
+/* Record in the store every process of the engine's tree first seen since
+ * the last look (a look at most every 0.5 s, and once when the engine is
+ * ready), so that a --resume after a kill -9 can end them (store.h "engine
+ * processes"). Returns false when the store could not be written. */
+bool mp_att_watch_procs(struct att *a);
 
 /* ---- record.c ---- */
 /* Record the first failure (what moeprobe saw, its message) of the attempt. */

@@ -185,6 +185,8 @@ static void on_tick(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
     mp_att_follow_log(a);
     if (a->pidfd < 0)
         mp_att_check_exit(a);
+    if (!mp_att_watch_procs(a)) /* the engine's processes into the store, as they appear */
+        mp_att_io_error(a);
     if (a->state != ST_DONE)
         mp_loop_timer_start(l, t, mp_now_ns() + 100000000LL);
 }

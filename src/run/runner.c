@@ -318,7 +318,7 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
     /* evidence from normal mode, sharpened while that pays */
     struct mp_diag_plan plan;
     struct mp_stats_async est;
-    for (int extra = 0;; extra++) {
+    for (int extra = mp_verdict_reruns_done(c);; extra++) { /* a resume continues the budget */
         struct mp_stats_attempt *obs = xcalloc(c->nattempts + 1, sizeof(*obs));
         size_t n_att = mp_verdict_diag_evidence(c, obs);
         struct mp_diag_cost_in in = {
@@ -395,5 +395,9 @@ int mp_run_end_dead_run(struct mp_store *st, int *killed)
     for (size_t i = 0; i < n; i++)
         *killed += mp_proc_end_leftover(l[i].pid, l[i].start, l[i].marker);
     mp_store_leftovers_free(l, n);
+    int k = mp_run_end_seen_procs(st); /* what escaped group and marker, as recorded */
+    if (k < 0)
+        return MP_EDB;
+    *killed += k;
     return mp_store_mark_interrupted(st);
 }

@@ -80,8 +80,12 @@ void mp_run_diag_policy(const struct mp_runctx *ctx, bool diagnose, bool skipped
 void mp_run_candidate_diagnosis(struct mp_report *rep, size_t ci, const struct mp_diag_policy *pol);
 
 /* `--resume`: end what a dead run left (the engines of the attempts the
- * store still has "running", ended by proc/) and mark those attempts
- * interrupted. *killed gets the number of processes signalled. 0 or MP_EDB. */
+ * store still has "running", ended by proc/, and every engine process it
+ * recorded: mp_run_end_seen_procs) and mark those attempts interrupted. *killed gets the number of processes signalled. 0 or MP_EDB. */
 int mp_run_end_dead_run(struct mp_store *st, int *killed);
+/* End every engine process the store recorded (procwatch.c: pid, start
+ * time and boot id must all match: a recycled pid is never hit) that is
+ * still alive. Returns how many were signalled, or MP_EDB. */
+int mp_run_end_seen_procs(struct mp_store *st);
 
 #endif

@@ -13,6 +13,8 @@
 #include "model/workload.h"
 #include "store/store.h"
 
+struct mp_cand_report;
+
 struct mp_store {
     sqlite3 *db;
     int lock_fd;
@@ -86,6 +88,13 @@ int mp_store_load_metrics(struct mp_store *s, int64_t attempt, struct mp_attempt
  * store older than v9). 0 or MP_EDB. */
 int mp_store_load_workload(struct mp_store *s, struct mp_report *rep);
 
+/* resume.c: the candidate's engine starts that an interruption cut short
+ * and the load did not take as results (c->cut_*; see model/report.h);
+ * interrupted: the run is still interrupted (its interrupted attempts with
+ * a summary were loaded). 0 or MP_EDB. */
+int mp_store_load_cut(struct mp_store *s, int64_t cand_id, bool interrupted,
+                      struct mp_cand_report *c);
+
 /* Server metrics per phase (srvmetrics.c): the table comes with this schema
  * version; write / load return 0 or MP_EDB and do nothing before it. */
 #define MP_STORE_SRVM_VERSION 10
@@ -96,5 +105,6 @@ int mp_store_srvm_load(struct mp_store *s, int64_t attempt_id, struct mp_attempt
 /* bisect tables and fingerprint.engine_kernels (bisect.c) */
 #define MP_STORE_BISECT_VERSION 13
 extern const char mp_store_bisect_schema[];
+extern const char mp_store_procs_schema[];   /* v15: resume.c */
 
 #endif

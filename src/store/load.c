@@ -379,8 +379,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
     sqlite3_stmt *st = NULL;
     int rc = 0;
     bool *done = NULL;
-    if (mp_store_prep(s, &st, "SELECT started, finished, interrupted, moeprobe_version, subcommand"
-                              " FROM run WHERE id = 1") < 0)
+    if (mp_store_prep(s, &st, "SELECT started, finished, interrupted, moeprobe_version, subcommand,"
+                              " resumes FROM run WHERE id = 1") < 0)
         return MP_EDB;
     int sr = sqlite3_step(st);
     if (sr != SQLITE_ROW) {
@@ -393,6 +393,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
     rep->started = col_str(st, 0);
     rep->finished = col_str(st, 1);
     rep->interrupted = sqlite3_column_int(st, 2) != 0;
+    rep->resumes = sqlite3_column_int(st, 5);
+    bool io_stop = sqlite3_column_int(st, 2) == 2; /* stopped by an I/O error (resume.c) */
     free(rep->subcommand);
     rep->subcommand = col_str(st, 4);
     char *ver = col_str(st, 3);
@@ -401,6 +403,10 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         rep->moeprobe_version = ver;
     }
     sqlite3_finalize(st);
+    free(rep->stopped_by);
+    rep->stopped_by = NULL;
+    if (io_stop && mp_store_io_stop(s, &rep->stopped_by) < 0)
+        return MP_EDB;
     if ((rc = load_fp(s, rep)) < 0 || (rc = mp_store_load_workload(s, rep)) < 0 ||
         (rc = load_report_opts(s, rep)) < 0)
         return rc;
@@ -465,7 +471,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             sqlite3_finalize(st);
             break;
         }
-        if (mp_store_read_end(s, st, sr, "read the attempts") < 0) {
+        if (mp_store_read_end(s, st, sr, "read the attempts") < 0 ||
+            mp_store_load_cut(s, ids[i], rep->interrupted, &rep->c[i]) < 0) {
             rc = MP_EDB;
             break;
         }

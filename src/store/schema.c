@@ -183,7 +183,8 @@ static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema
                                          mp_store_srvm_schema /* v10: store/srvmetrics.c */,
                                          schema_v11, schema_v12,
                                          mp_store_bisect_schema /* v13: store/bisect.c */,
-                                         schema_v14};
+                                         schema_v14,
+                                         mp_store_procs_schema /* v15: store/resume.c */};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {

@@ -84,6 +84,14 @@ bool mp_verdict_rerun_first(const struct mp_diag_plan *plan, int reruns)
     return plan->sharpen && reruns < MP_VERDICT_MAX_RERUNS;
 }
 
+int mp_verdict_reruns_done(const struct mp_cand_report *c)
+{
+    int normal = 0;
+    for (size_t j = 0; j < c->nattempts; j++)
+        normal += !c->attempts[j].launch_blocking;
+    return (normal > 1 ? normal - 1 : 0) + (int)c->cut_reruns;
+}
+
 /* Median per-request decode rate of a phase in the given mode, the best
  * attempt's; <0 when unknown. */
 /* The best req_tok_s_p50 of phase `phase` over c's attempts of one kind,

@@ -41,6 +41,10 @@ void mp_verdict_diag_measure(const struct mp_cand_report *c, double *start_s, do
  * the plan says it saves more blocked time than it costs (plan->sharpen)
  * and fewer than MP_VERDICT_MAX_RERUNS were made already (reruns). */
 bool mp_verdict_rerun_first(const struct mp_diag_plan *plan, int reruns);
+/* The extra normal runs c has had so far: its normal-mode attempts after
+ * the first, and those an interruption cut short (c->cut_reruns), so that
+ * a resumed run does not start the budget again. */
+int mp_verdict_reruns_done(const struct mp_cand_report *c);
 
 /* Blocked / normal median per-request decode rate of c, from the
  * "sequential" phase, else the "warmup" phase, that both modes ran (the

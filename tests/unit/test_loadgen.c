@@ -177,6 +177,8 @@ static void build(struct conn *c, const char *req)
         sse_head(c); tokens(c, 2, 0, 0, true); sse_tail(c);
     } else if (strstr(req, "SCN_noblank")) { /* [DONE] without its blank line, then a clean end */
         sse_head(c); tokens(c, 2, 0, 0, true); raw(c, 0, "c\r\ndata: [DONE]\r\n"); sse_tail(c);
+    } else if (strstr(req, "SCN_midevent")) { /* a clean end of the body inside an event */
+        sse_head(c); tokens(c, 2, 0, 0, false); raw(c, 0, "f\r\ndata: {\"choices\r\n"); sse_tail(c);
     } else if (strstr(req, "SCN_chat")) {
         sse_head(c);
         event(c, 0, "{\"id\":\"chatcmpl-9814ea0f38ec847a\",\"object\":\"chat.completion.chunk\",\"created\":1,"
@@ -484,8 +486,17 @@ static void t_chat_and_nousage(void **state)
     assert_false(r.usage_seen);
     assert_int_equal(r.output_tokens, 4);
     mp_lg_result_release(&r);
+    /* [DONE] whose event is never ended by a blank line: SSE never dispatches it */
     run_one("SCN_noblank", false, 0, &r);
-    assert_int_equal(r.outcome, MP_LG_OK);
+    assert_int_equal(r.outcome, MP_LG_CUT);
+    assert_non_null(strstr(r.error, "stream cut inside SSE event 3"));
+    mp_lg_result_release(&r);
+    /* the body ends inside an event: a cut (stream-cut), not malformed JSON */
+    run_one("SCN_midevent", false, 0, &r);
+    assert_int_equal(r.outcome, MP_LG_CUT);
+    assert_int_equal(r.chunks, 2);
+    assert_non_null(strstr(r.error, "stream cut inside SSE event 3"));
+    assert_null(strstr(r.error, "JSON"));
     mp_lg_result_release(&r);
 }
 
