@@ -41,7 +41,7 @@ static bool in_set(char *const *set, size_t n, const char *s)
  * kernel (a core dump, "This kernel only supports sm120"). */
 static bool signature_holds(const struct mp_kn_issue *is, const struct mp_ki_facts *f)
 {
-    if (is->nclasses && !in_set(is->classes, is->nclasses, f->crash_class))
+    if (is->nclasses && !in_set(is->classes, is->nclasses, f->crash_class ? f->crash_class : "none"))
         return false;
     if (is->message && !re_any(is->message, f->messages, f->nmessages))
         return false;

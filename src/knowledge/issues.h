@@ -30,7 +30,7 @@ struct mp_kn_issue {
     char *workaround;  /* or NULL */
     char *note;        /* or NULL */
     /* signature */
-    char **classes;    /* crash classes, any of; none named = any (or no crash) */
+    char **classes;    /* crash classes, any of ("none": no crash); none named = any */
     size_t nclasses;
     pcre2_code *message, *unless, *kernel;
     char *message_src, *unless_src, *kernel_src;

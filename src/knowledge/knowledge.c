@@ -158,6 +158,8 @@ void mp_knowledge_free(struct mp_knowledge *k)
         free(s->era);
         free(s->code);
         free(s->text);
+        free(s->what);
+        free(s->tally);
         pcre2_code_free(s->re);
         for (size_t j = 0; j < s->nsets; j++)
             free(s->sets[j].group);
@@ -392,6 +394,7 @@ static const char *const field_names[MP_KN_NFIELDS] = {
     "engine_version",    "model",         "quantization",     "moe_backend", "moe_candidates",
     "linear_kernel",     "attention_backend", "moe_backend_flag", "unknown_env",
     "linear_kernels",    "unquantized_moe_backend", "unquantized_moe_candidates",
+    "moe_kind",          "other",         "device",
 };
 
 /* Expand {Q} (any quote: ' " or a curly quote) in a regex. */
@@ -433,9 +436,11 @@ static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
     static const char *const keys[] = {"id",       "literal", "also",     "exclude", "era",
                                        "regex",    "event",   "class",    "severity", "code",
                                        "text",     "set",     "map",      "ignore",  "priority",
-                                       "anchor",   "min_level", "weak",  NULL};
-    static const char *const events[] = {"info",      "warning", "resolved", "fatal",
-                                         "ready",     "traceback", "frame",  NULL};
+                                       "anchor",   "min_level", "weak",  "what",    "tally",
+                                       NULL};
+    static const char *const events[] = {"info",  "warning",  "resolved", "fatal",
+                                         "ready", "traceback", "frame",   "drafter",
+                                         "autotune-begin", "autotune-end", NULL};
     char where[160];
     const cJSON *idj = cJSON_GetObjectItemCaseSensitive(o, "id");
     snprintf(where, sizeof(where), "signature '%s'", cJSON_IsString(idj) ? idj->valuestring : "?");
@@ -458,13 +463,16 @@ static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
     s->era = get_str(c, o, "era", where);
     s->code = get_str(c, o, "code", where);
     s->text = get_str(c, o, "text", where);
+    s->what = get_str(c, o, "what", where);
+    s->tally = get_str(c, o, "tally", where);
     char *ev = get_str(c, o, "event", where);
     s->event = -1;
     for (int i = 0; events[i]; i++)
         if (ev && !strcmp(ev, events[i]))
             s->event = i;
     if (s->event < 0)
-        kfail(c, where, "'event' must be info|warning|resolved|fatal|ready|traceback|frame (got '%s')",
+        kfail(c, where, "'event' must be info|warning|resolved|fatal|ready|traceback|frame|drafter|"
+                        "autotune-begin|autotune-end (got '%s')",
               ev);
     free(ev);
     char *cls = get_str(c, o, "class", where);
@@ -527,6 +535,9 @@ static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
             }
         }
     }
+    for (size_t i = 0; i < s->nsets; i++)
+        if (s->sets[i].field == MP_KN_F_OTHER && !s->what)
+            kfail(c, where, "'set' of 'other' needs 'what' (what was selected)%s", "");
     char *re = get_str(c, o, "regex", where);
     if (re) {
         char *x = expand_regex(re);

@@ -218,6 +218,7 @@ unsigned mp_logscan_finish(struct mp_logscan *s)
         add_finding(s, 0, "long-lines", 0,
                     xasprintf("%ld line(s) longer than %u bytes; only their first %u bytes were read",
                               s->truncated, MP_LOGSCAN_MAX_LINE, MP_LOGSCAN_MAX_LINE));
+    mp_logs_finish_more(s);
     return ev;
 }
 
@@ -281,6 +282,7 @@ const struct mp_logresult *mp_logscan_result(const struct mp_logscan *cs)
     r->n_error_lines = s->nerr;
     r->nul_bytes = s->nul_bytes;
     r->nul_line = s->nul_bytes ? s->nul_line : 0;
+    mp_logs_result_more(s, r);
     return r;
 }
 
