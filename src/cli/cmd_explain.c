@@ -11,7 +11,7 @@
 #include "err.h"
 #include "escape.h"
 #include "knowledge/knowledge.h"
-#include "run/shape.h"
+#include "engine/shape.h"
 #include "strv.h"
 #include "xalloc.h"
 
@@ -198,7 +198,7 @@ int cmd_explain(int argc, char **argv)
     struct mp_shape sh;
     mp_shape_parse(argv + i, (size_t)(argc - i), &sh);
     if (sh.kind == MP_SHAPE_DOCKER) {
-        /* any docker-like run (run/shape.h): past wrappers and global options */
+        /* any docker-like run (engine/shape.h): past wrappers and global options */
         container = true;
         int img = i + (int)sh.image;
         i += (int)sh.run + 1;
