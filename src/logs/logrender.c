@@ -296,6 +296,26 @@ static char *dup_or_null(const char *s)
     return s ? xstrdup(s) : NULL;
 }
 
+/* The drafter, the other selections, tallies, device and fatal messages. */
+static void resolved_more_from_log(struct mp_resolved *out, const struct mp_logresult *r)
+{
+    out->moe_kind = dup_or_null(r->moe_kind);
+    out->device = dup_or_null(r->device);
+    out->drafter.loaded_line = r->drafter.loaded_line;
+    out->drafter.line = r->drafter.line;
+    out->drafter.moe_backend = dup_or_null(r->drafter.moe_backend);
+    out->drafter.moe_kind = dup_or_null(r->drafter.moe_kind);
+    for (size_t i = 0; i < r->drafter.n_moe_candidates; i++)
+        mp_strv_push(&out->drafter.moe_candidates, r->drafter.moe_candidates[i]);
+    for (size_t i = 0; i < r->n_other; i++)
+        mp_resolved_add_sel(out, r->other[i].what, r->other[i].value, r->other[i].line);
+    for (size_t i = 0; i < r->n_tallies; i++)
+        mp_resolved_add_tally(out, r->tallies[i].name, r->tallies[i].count,
+                              r->tallies[i].first_line);
+    for (size_t i = 0; i < r->n_fatal_messages; i++)
+        mp_strv_push(&out->fatal_messages, r->fatal_messages[i]);
+}
+
 void mp_resolved_from_log(struct mp_resolved *out, const struct mp_logresult *r)
 {
     memset(out, 0, sizeof(*out));
@@ -320,4 +340,5 @@ void mp_resolved_from_log(struct mp_resolved *out, const struct mp_logresult *r)
         mp_strv_push(&out->moe_candidates, r->moe_candidates[i]);
     for (size_t i = 0; i < r->n_unknown_env; i++)
         mp_strv_push(&out->unknown_env, r->unknown_env[i]);
+    resolved_more_from_log(out, r);
 }

@@ -96,6 +96,10 @@ static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void
         cJSON_Delete(j);
         break;
     }
+    case MP_COL_RESMORE: /* damaged text: nothing known */
+        mp_resolved_more_from_json((struct mp_resolved *)(void *)p,
+                                   (const char *)sqlite3_column_text(st, i));
+        break;
     }
 }
 
