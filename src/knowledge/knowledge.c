@@ -431,6 +431,71 @@ pcre2_code *mp_kn_compile(const char *re, char *msg, size_t n)
     return code;
 }
 
+/* A signature's 'set': field -> regex group (or "=VALUE"). */
+static void parse_sig_sets(struct kctx *c, const cJSON *o, const char *where, struct mp_kn_sig *s)
+{
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(o, "set");
+    if (set) {
+        if (!cJSON_IsObject(set)) {
+            kfail(c, where, "'set' must be an object field -> group%s", "");
+        } else {
+            const cJSON *it;
+            cJSON_ArrayForEach(it, set)
+            {
+                int f = -1;
+                for (int i = 0; i < MP_KN_NFIELDS; i++)
+                    if (!strcmp(it->string, field_names[i]))
+                        f = i;
+                if (f < 0 || !cJSON_IsString(it)) {
+                    kfail(c, where, "'set' names an unknown field '%s'", it->string);
+                    break;
+                }
+                if (s->nsets == MP_ARRAY_SIZE(s->sets)) {
+                    kfail(c, where, "'set' has too many fields%s", "");
+                    break;
+                }
+                s->sets[s->nsets].field = f;
+                s->sets[s->nsets].group = xstrdup(it->valuestring);
+                s->nsets++;
+            }
+        }
+    }
+}
+
+/* A signature's 'regex', compiled; every group 'set' names must exist. */
+static void parse_sig_regex(struct kctx *c, const cJSON *o, const char *where, struct mp_kn_sig *s)
+{
+    char *re = get_str(c, o, "regex", where);
+    if (re) {
+        char *x = expand_regex(re);
+        int err;
+        PCRE2_SIZE off;
+        s->re = pcre2_compile((PCRE2_SPTR)x, PCRE2_ZERO_TERMINATED, 0, &err, &off, NULL);
+        if (!s->re) {
+            PCRE2_UCHAR msg[120];
+            pcre2_get_error_message(err, msg, sizeof(msg));
+            char m2[200];
+            snprintf(m2, sizeof(m2), "regex does not compile at offset %zu: %s", (size_t)off,
+                     (const char *)msg);
+            kfail(c, where, "%s", m2);
+        } else {
+            pcre2_jit_compile(s->re, PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
+            pcre2_pattern_info(s->re, PCRE2_INFO_CAPTURECOUNT, &s->re_ncap);
+            for (size_t i = 0; i < s->nsets; i++) {
+                const char *g = s->sets[i].group;
+                if (g[0] != '=' && pcre2_substring_number_from_name(s->re, (PCRE2_SPTR)g) < 0)
+                    kfail(c, where, "'set' uses group '%s' that the regex does not define", g);
+            }
+        }
+        free(x);
+        free(re);
+    } else {
+        for (size_t i = 0; i < s->nsets; i++)
+            if (s->sets[i].group[0] != '=')
+                kfail(c, where, "'set' needs a regex for group '%s'", s->sets[i].group);
+    }
+}
+
 static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
 {
     static const char *const keys[] = {"id",       "literal", "also",     "exclude", "era",
@@ -509,64 +574,11 @@ static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
     s->weak = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "weak"));
     s->map = get_map(c, o, "map", where, &s->nmap);
     s->ignore = get_strv(c, o, "ignore", where, &s->nignore);
-    const cJSON *set = cJSON_GetObjectItemCaseSensitive(o, "set");
-    if (set) {
-        if (!cJSON_IsObject(set)) {
-            kfail(c, where, "'set' must be an object field -> group%s", "");
-        } else {
-            const cJSON *it;
-            cJSON_ArrayForEach(it, set)
-            {
-                int f = -1;
-                for (int i = 0; i < MP_KN_NFIELDS; i++)
-                    if (!strcmp(it->string, field_names[i]))
-                        f = i;
-                if (f < 0 || !cJSON_IsString(it)) {
-                    kfail(c, where, "'set' names an unknown field '%s'", it->string);
-                    break;
-                }
-                if (s->nsets == MP_ARRAY_SIZE(s->sets)) {
-                    kfail(c, where, "'set' has too many fields%s", "");
-                    break;
-                }
-                s->sets[s->nsets].field = f;
-                s->sets[s->nsets].group = xstrdup(it->valuestring);
-                s->nsets++;
-            }
-        }
-    }
+    parse_sig_sets(c, o, where, s);
     for (size_t i = 0; i < s->nsets; i++)
         if (s->sets[i].field == MP_KN_F_OTHER && !s->what)
             kfail(c, where, "'set' of 'other' needs 'what' (what was selected)%s", "");
-    char *re = get_str(c, o, "regex", where);
-    if (re) {
-        char *x = expand_regex(re);
-        int err;
-        PCRE2_SIZE off;
-        s->re = pcre2_compile((PCRE2_SPTR)x, PCRE2_ZERO_TERMINATED, 0, &err, &off, NULL);
-        if (!s->re) {
-            PCRE2_UCHAR msg[120];
-            pcre2_get_error_message(err, msg, sizeof(msg));
-            char m2[200];
-            snprintf(m2, sizeof(m2), "regex does not compile at offset %zu: %s", (size_t)off,
-                     (const char *)msg);
-            kfail(c, where, "%s", m2);
-        } else {
-            pcre2_jit_compile(s->re, PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
-            pcre2_pattern_info(s->re, PCRE2_INFO_CAPTURECOUNT, &s->re_ncap);
-            for (size_t i = 0; i < s->nsets; i++) {
-                const char *g = s->sets[i].group;
-                if (g[0] != '=' && pcre2_substring_number_from_name(s->re, (PCRE2_SPTR)g) < 0)
-                    kfail(c, where, "'set' uses group '%s' that the regex does not define", g);
-            }
-        }
-        free(x);
-        free(re);
-    } else {
-        for (size_t i = 0; i < s->nsets; i++)
-            if (s->sets[i].group[0] != '=')
-                kfail(c, where, "'set' needs a regex for group '%s'", s->sets[i].group);
-    }
+    parse_sig_regex(c, o, where, s);
 }
 
 static void parse_backend(struct kctx *c, const cJSON *o, struct mp_kn_backend *b)

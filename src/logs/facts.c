@@ -12,37 +12,21 @@
 #include "strv.h"
 #include "xalloc.h"
 
-/* "AREA:NAME" with AREA lower-cased and blanks as '-' ("Mxfp8 MoE" ->
- * "mxfp8-moe"). */
-static void kernel(struct mp_strv *out, const char *area, const char *name)
-{
-    if (!name || !name[0])
-        return;
-    char *a = xstrdup(area);
-    for (char *p = a; *p; p++)
-        *p = *p == ' ' ? '-' : (char)tolower((unsigned char)*p);
-    char *x = xasprintf("%s:%s", a, name);
-    if (!mp_strv_has(out, x))
-        mp_strv_push(out, x);
-    free(x);
-    free(a);
-}
-
 static void moe_kernels(const struct mp_logresult *r, struct mp_strv *k)
 {
-    kernel(k, "moe", r->moe_backend);
+    mp_ki_kernel(k, "moe", r->moe_backend);
     if (r->moe_kind) {
         char *area = xasprintf("%s moe", r->moe_kind);
-        kernel(k, area, r->moe_backend);
+        mp_ki_kernel(k, area, r->moe_backend);
         free(area);
     }
-    kernel(k, "unquantized-moe", r->unquantized_moe_backend);
-    kernel(k, "drafter-moe", r->drafter.moe_backend);
+    mp_ki_kernel(k, "unquantized-moe", r->unquantized_moe_backend);
+    mp_ki_kernel(k, "drafter-moe", r->drafter.moe_backend);
     if (r->moe_backend_flag) {
         char *f = xstrdup(r->moe_backend_flag);
         for (char *p = f; *p; p++)
             *p = *p == '-' ? '_' : (char)tolower((unsigned char)*p);
-        kernel(k, "flag", f);
+        mp_ki_kernel(k, "flag", f);
         free(f);
     }
 }
@@ -52,12 +36,12 @@ void mp_logresult_facts(const struct mp_logresult *r, struct mp_ki_facts *f, str
 {
     memset(f, 0, sizeof(*f));
     moe_kernels(r, k);
-    kernel(k, "linear", r->linear_kernel);
+    mp_ki_kernel(k, "linear", r->linear_kernel);
     for (size_t i = 0; i < r->n_linear_kernels; i++)
-        kernel(k, r->linear_kernels[i].method, r->linear_kernels[i].kernel);
-    kernel(k, "attention", r->attention_backend);
+        mp_ki_kernel(k, r->linear_kernels[i].method, r->linear_kernels[i].kernel);
+    mp_ki_kernel(k, "attention", r->attention_backend);
     for (size_t i = 0; i < r->n_other; i++)
-        kernel(k, r->other[i].what, r->other[i].value);
+        mp_ki_kernel(k, r->other[i].what, r->other[i].value);
     if (r->has_crash && r->crash.message)
         mp_strv_push(msgs, r->crash.message);
     for (size_t i = 0; i < r->n_fatal_messages; i++)

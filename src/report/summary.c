@@ -1,6 +1,7 @@
 /* summary.c - the terminal summary a run prints at its end
  * (mp_report_summary): a line per candidate, the recommendation or what was
- * learned, and how to continue an unfinished run. */
+ * learned, how to continue an unfinished run, and the known issues each
+ * candidate's failure or resolution matches (report/resolved.h). */
 #include "report/report.h"
 
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "verdict/recommend.h"
 
 #include "report/internal.h"
+#include "report/resolved.h"
 
 /* Append s for the terminal (escape.h): controls shown, not sent. */
 static void term_add(struct buf *b, const char *s)
@@ -25,6 +27,25 @@ static void term_pad(struct buf *b, const char *s, size_t width)
     term_add(b, s);
     for (size_t n = b->len - before; n < width; n++)
         buf_addc(b, ' ');
+}
+
+/* "NAME: matches known issue ID (...)" for each candidate's known issues. */
+static void summary_known_issues(const struct mp_report *rep, struct buf *out)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        struct mp_ki_hits h;
+        mp_rep_cand_known_issues(rep, &rep->c[i], &h);
+        for (size_t j = 0; j < h.n; j++) {
+            struct buf line = BUF_INIT;
+            mp_ki_hit_line(&h.v[j], &line);
+            term_add(out, rep->c[i].cand.name);
+            buf_adds(out, ": ");
+            term_add(out, line.data);
+            buf_adds(out, "\n");
+            buf_release(&line);
+        }
+        mp_ki_hits_release(&h);
+    }
 }
 
 void mp_report_summary(const struct mp_report *rep, struct buf *out)
@@ -79,4 +100,5 @@ void mp_report_summary(const struct mp_report *rep, struct buf *out)
                    cmd ? cmd : "start it again with a new --out DIR");
         free(cmd);
     }
+    summary_known_issues(rep, out);
 }

@@ -331,6 +331,79 @@ static int load_report_opts(struct mp_store *s, struct mp_report *rep)
     return mp_store_read_end(s, st, sr, "read the report options");
 }
 
+/* The diagnosis of candidate cid into *dg (left as it is when none). */
+static int load_diagnosis(struct mp_store *s, int64_t cid, struct mp_diagnosis *dg)
+{
+    sqlite3_stmt *st = NULL;
+    if (mp_store_prep(s, &st,
+                      s->version >= 4
+                          ? "SELECT done, launch_blocking, requests_clean, requests_required,"
+                            " confidence, throughput_ratio, pinned_site, reasoning, note,"
+                            " launch_site FROM diagnoses WHERE candidate_id = ?"
+                          : "SELECT done, launch_blocking, requests_clean, requests_required,"
+                            " confidence, throughput_ratio, pinned_site, reasoning, note,"
+                            " NULL FROM diagnoses WHERE candidate_id = ?") < 0)
+        return MP_EDB;
+    sqlite3_bind_int64(st, 1, cid);
+    int sr = sqlite3_step(st);
+    if (sr == SQLITE_ROW) {
+        dg->done = sqlite3_column_int(st, 0) != 0;
+        const char *lb = (const char *)sqlite3_column_text(st, 1);
+        dg->launch_blocking = !lb ? NULL : !strcmp(lb, "clean") ? "clean" : "crashed";
+        dg->requests_clean = (unsigned long)sqlite3_column_int64(st, 2);
+        dg->requests_required = (unsigned long)sqlite3_column_int64(st, 3);
+        dg->confidence = sqlite3_column_double(st, 4);
+        dg->throughput_ratio = sqlite3_column_double(st, 5);
+        dg->pinned_site = col_str(st, 6);
+        dg->reasoning = col_str(st, 7);
+        dg->note = col_str(st, 8);
+        dg->launch_site = col_str(st, 9);
+    }
+    return mp_store_read_end(s, st, sr, "read the diagnoses") < 0 ? MP_EDB : 0;
+}
+
+/* The finished attempts of candidate i (store id cid) into rep. */
+static int load_attempts(struct mp_store *s, struct mp_report *rep, size_t i, int64_t cid)
+{
+    /* finished ones; running ones are not evidence */
+    struct buf sql = BUF_INIT;
+    buf_adds(&sql, "SELECT id, idx, launch_blocking, dir, outcome");
+    for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
+        buf_printf(&sql, ", %s", mp_store_attempt_cols[k].name);
+    /* interrupted attempts with a summary count only while the run is
+     * (still) interrupted; a resume redoes them */
+    buf_printf(&sql, " FROM attempts WHERE candidate_id = ? AND (status = 'done'%s) ORDER BY id",
+               rep->interrupted ? " OR (status = 'interrupted' AND outcome IS NOT NULL)" : "");
+    sqlite3_stmt *st = NULL;
+    int rc = mp_store_prep(s, &st, sql.data);
+    buf_release(&sql);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, cid);
+    int sr = SQLITE_DONE;
+    while (rc == 0 && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+        struct mp_attempt_result r;
+        memset(&r, 0, sizeof(r));
+        int64_t aid = sqlite3_column_int64(st, 0);
+        r.index = sqlite3_column_int(st, 1);
+        r.launch_blocking = sqlite3_column_int(st, 2) != 0;
+        r.dir = attempt_dir(rep->run_dir, (const char *)sqlite3_column_text(st, 3));
+        r.outcome = mp_outcome_from_name((const char *)sqlite3_column_text(st, 4));
+        for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
+            read_col(st, (int)k + 5, &mp_store_attempt_cols[k], &r);
+        rc = load_attempt_details(s, aid, &r);
+        if (rc == 0)
+            rc = mp_store_load_evidence(s, aid, &r);
+        mp_report_add_attempt(rep, i, &r);
+        mp_attempt_result_release(&r);
+    }
+    if (rc < 0) {
+        sqlite3_finalize(st);
+        return rc;
+    }
+    return mp_store_read_end(s, st, sr, "read the attempts") < 0 ? MP_EDB : 0;
+}
+
 int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
 {
     sqlite3_stmt *st = NULL;
@@ -388,74 +461,9 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         rc = MP_EDB;
 
     for (size_t i = 0; i < rep->n && rc == 0; i++) {
-        /* attempts (finished ones; running ones are not evidence) */
-        struct buf sql = BUF_INIT;
-        buf_adds(&sql, "SELECT id, idx, launch_blocking, dir, outcome");
-        for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
-            buf_printf(&sql, ", %s", mp_store_attempt_cols[k].name);
-        /* interrupted attempts with a summary count only while the run is
-         * (still) interrupted; a resume redoes them */
-        buf_printf(&sql, " FROM attempts WHERE candidate_id = ? AND (status = 'done'%s) ORDER BY id",
-                   rep->interrupted ? " OR (status = 'interrupted' AND outcome IS NOT NULL)" : "");
-        rc = mp_store_prep(s, &st, sql.data);
-        buf_release(&sql);
-        if (rc < 0)
+        if ((rc = load_attempts(s, rep, i, ids[i])) < 0)
             break;
-        sqlite3_bind_int64(st, 1, ids[i]);
-        while (rc == 0 && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-            struct mp_attempt_result r;
-            memset(&r, 0, sizeof(r));
-            int64_t aid = sqlite3_column_int64(st, 0);
-            r.index = sqlite3_column_int(st, 1);
-            r.launch_blocking = sqlite3_column_int(st, 2) != 0;
-            r.dir = attempt_dir(rep->run_dir, (const char *)sqlite3_column_text(st, 3));
-            r.outcome = mp_outcome_from_name((const char *)sqlite3_column_text(st, 4));
-            for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
-                read_col(st, (int)k + 5, &mp_store_attempt_cols[k], &r);
-            rc = load_attempt_details(s, aid, &r);
-            if (rc == 0)
-                rc = mp_store_load_evidence(s, aid, &r);
-            mp_report_add_attempt(rep, i, &r);
-            mp_attempt_result_release(&r);
-        }
-        if (rc < 0) {
-            sqlite3_finalize(st);
-            break;
-        }
-        if (mp_store_read_end(s, st, sr, "read the attempts") < 0) {
-            rc = MP_EDB;
-            break;
-        }
-        /* diagnosis */
-        if (mp_store_prep(s, &st,
-                          s->version >= 4
-                              ? "SELECT done, launch_blocking, requests_clean, requests_required,"
-                                " confidence, throughput_ratio, pinned_site, reasoning, note,"
-                                " launch_site FROM diagnoses WHERE candidate_id = ?"
-                              : "SELECT done, launch_blocking, requests_clean, requests_required,"
-                                " confidence, throughput_ratio, pinned_site, reasoning, note,"
-                                " NULL FROM diagnoses WHERE candidate_id = ?") < 0) {
-            rc = MP_EDB;
-            break;
-        }
-        sqlite3_bind_int64(st, 1, ids[i]);
-        sr = sqlite3_step(st);
-        if (sr == SQLITE_ROW) {
-            struct mp_diagnosis *dg = &rep->c[i].diag;
-            dg->done = sqlite3_column_int(st, 0) != 0;
-            const char *lb = (const char *)sqlite3_column_text(st, 1);
-            dg->launch_blocking = !lb ? NULL : !strcmp(lb, "clean") ? "clean" : "crashed";
-            dg->requests_clean = (unsigned long)sqlite3_column_int64(st, 2);
-            dg->requests_required = (unsigned long)sqlite3_column_int64(st, 3);
-            dg->confidence = sqlite3_column_double(st, 4);
-            dg->throughput_ratio = sqlite3_column_double(st, 5);
-            dg->pinned_site = col_str(st, 6);
-            dg->reasoning = col_str(st, 7);
-            dg->note = col_str(st, 8);
-            dg->launch_site = col_str(st, 9);
-        }
-        if (mp_store_read_end(s, st, sr, "read the diagnoses") < 0)
-            rc = MP_EDB;
+        rc = load_diagnosis(s, ids[i], &rep->c[i].diag);
     }
     free(ids);
     if (rc < 0 || !done_out)

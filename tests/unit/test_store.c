@@ -564,11 +564,10 @@ static int64_t count_rows(const char *path, const char *sql)
     return n;
 }
 
-static void test_metrics_v9(void **state)
+/* A v8 store at path: one run, candidate "old" with a clean attempt, a
+ * warmup request and three sequential ones (one failed). */
+static void write_v8_store(const char *path)
 {
-    (void)state;
-    char *dir = tmpdir();
-    char *path = xasprintf("%s/%s", dir, MP_STORE_DB_NAME);
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(mp_db_migrate(db, 8, NULL), 0);
@@ -610,6 +609,14 @@ static void test_metrics_v9(void **state)
     }
     sqlite3_finalize(st);
     sqlite3_close(db);
+}
+
+static void test_metrics_v9(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *path = xasprintf("%s/%s", dir, MP_STORE_DB_NAME);
+    write_v8_store(path);
     for (int pass = 0; pass < 2; pass++) {
         /* pass 0: read-only, a v8 store as it is; pass 1: migrated to v9 */
         struct mp_report rep;
