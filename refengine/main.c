@@ -88,6 +88,9 @@ struct cli {
     const char *moe_backend;
     bool moe_from_flag;
     char *kc_moe_backend;   /* from --kernel-config (owned) */
+    bool autotune_off;      /* --kernel-config '{"enable_flashinfer_autotune": false}' */
+    char spec_method[64];   /* --speculative-config's method ("" = none) */
+    long spec_tokens;       /* its num_speculative_tokens */
     const char *linear_backend;
     const char *attention_backend;
     const char *served_model_name;
@@ -101,6 +104,34 @@ static void cli_free(struct cli *c)
 {
     free(c->args);
     free(c->kc_moe_backend);
+}
+
+static void kernel_config(struct cli *c, const char *val)
+{
+    cJSON *j = cJSON_Parse(val);
+    const cJSON *mb = j ? cJSON_GetObjectItemCaseSensitive(j, "moe_backend") : NULL;
+    if (cJSON_IsString(mb)) {
+        free(c->kc_moe_backend);
+        c->kc_moe_backend = xstrdup(mb->valuestring);
+    }
+    const cJSON *at = j ? cJSON_GetObjectItemCaseSensitive(j, "enable_flashinfer_autotune") : NULL;
+    if (cJSON_IsBool(at))
+        c->autotune_off = cJSON_IsFalse(at);
+    cJSON_Delete(j);
+}
+
+/* --speculative-config '{"method": "mtp", "num_speculative_tokens": 2}':
+ * the method vLLM reports ("qwen3_next_mtp" and the like became "mtp"). */
+static void speculative_config(struct cli *c, const char *val)
+{
+    cJSON *j = cJSON_Parse(val);
+    const cJSON *m = j ? cJSON_GetObjectItemCaseSensitive(j, "method") : NULL;
+    const cJSON *n = j ? cJSON_GetObjectItemCaseSensitive(j, "num_speculative_tokens") : NULL;
+    if (cJSON_IsString(m))
+        snprintf(c->spec_method, sizeof(c->spec_method), "%s",
+                 strstr(m->valuestring, "mtp") ? "mtp" : m->valuestring);
+    c->spec_tokens = cJSON_IsNumber(n) ? (long)n->valuedouble : 1;
+    cJSON_Delete(j);
 }
 
 static bool is_int(const char *s)
@@ -204,13 +235,9 @@ static int parse_cli(int argc, char **argv, struct cli *c)
         } else if (!strcmp(key, "disable_log_stats")) {
             c->disable_log_stats = true;
         } else if (!strcmp(key, "kernel_config") && val) {
-            cJSON *j = cJSON_Parse(val);
-            const cJSON *mb = j ? cJSON_GetObjectItemCaseSensitive(j, "moe_backend") : NULL;
-            if (cJSON_IsString(mb)) {
-                free(c->kc_moe_backend);
-                c->kc_moe_backend = xstrdup(mb->valuestring);
-            }
-            cJSON_Delete(j);
+            kernel_config(c, val);
+        } else if (!strcmp(key, "speculative_config") && val) {
+            speculative_config(c, val);
         }
         struct arg *g = &c->args[c->nargs++];
         snprintf(g->key, sizeof(g->key), "%s", key);
@@ -223,6 +250,38 @@ static int parse_cli(int argc, char **argv, struct cli *c)
     return 0;
 }
 
+/* repr() of a flat JSON object as Python prints the dict json.loads gives;
+ * false (nothing written) when v is not one. */
+static bool py_dict(struct buf *b, const char *v)
+{
+    cJSON *j = cJSON_Parse(v);
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return false;
+    }
+    buf_adds(b, "{");
+    const cJSON *it;
+    bool first = true;
+    cJSON_ArrayForEach(it, j)
+    {
+        buf_printf(b, "%s'%s': ", first ? "" : ", ", it->string);
+        first = false;
+        if (cJSON_IsString(it))
+            buf_printf(b, "'%s'", it->valuestring);
+        else if (cJSON_IsBool(it))
+            buf_adds(b, cJSON_IsTrue(it) ? "True" : "False");
+        else if (cJSON_IsNumber(it) && it->valuedouble == (double)(long long)it->valuedouble)
+            buf_printf(b, "%lld", (long long)it->valuedouble);
+        else if (cJSON_IsNumber(it))
+            buf_printf(b, "%g", it->valuedouble);
+        else
+            buf_adds(b, "None");
+    }
+    buf_adds(b, "}");
+    cJSON_Delete(j);
+    return true;
+}
+
 /* Python repr of a value as vLLM's argparse would have typed it */
 static void py_value(struct buf *b, const char *key, const char *v)
 {
@@ -232,6 +291,9 @@ static void py_value(struct buf *b, const char *key, const char *v)
         buf_printf(b, "['%s']", v);
     } else if (is_int(v) || is_float(v)) {
         buf_adds(b, v);
+    } else if ((!strcmp(key, "speculative_config") || !strcmp(key, "kernel_config")) &&
+               py_dict(b, v)) {
+        /* argparse's json.loads: a dict */
     } else if (!strcmp(key, "moe_backend") || !strcmp(key, "linear_backend")) {
         buf_adds(b, "'");
         for (const char *p = v; *p; p++)
@@ -340,8 +402,12 @@ static void print_engine_init(const struct re_log *lg, const struct world *w, co
                               const char *model, const char *served, uint64_t seed)
 {
     struct buf b = BUF_INIT;
+    char spec[400] = "None";
+    if (c->spec_method[0])
+        snprintf(spec, sizeof(spec), "SpeculativeConfig(method='%s', model='%s', num_spec_tokens=%ld)",
+                 c->spec_method, model, c->spec_tokens);
     buf_printf(&b,
-               "Initializing a V1 LLM engine (v%s) with config: model='%s', speculative_config=None, "
+               "Initializing a V1 LLM engine (v%s) with config: model='%s', speculative_config=%s, "
                "tokenizer='%s', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, "
                "tokenizer_revision=None, trust_remote_code=False, dtype=torch.bfloat16, "
                "max_seq_len=%ld, download_dir=None, load_format=auto, tensor_parallel_size=1, "
@@ -349,7 +415,7 @@ static void print_engine_init(const struct re_log *lg, const struct world *w, co
                "quantization=%s, enforce_eager=False, kv_cache_dtype=auto, device_config=cuda, "
                "seed=%llu, served_model_name=%s, enable_prefix_caching=True, "
                "enable_chunked_prefill=True",
-               w->version, model, model, c->max_model_len, w->quantization,
+               w->version, model, spec, model, c->max_model_len, w->quantization,
                (unsigned long long)seed, served);
     if (re_ver_ge(w, 0, 17, 0)) {
         char mb[64] = "auto";
@@ -360,9 +426,10 @@ static void print_engine_init(const struct re_log *lg, const struct world *w, co
                                                  : (char)tolower((unsigned char)c->moe_backend[i]);
             mb[i] = 0;
         }
-        buf_printf(&b, ", kernel_config=KernelConfig(%senable_flashinfer_autotune=True, moe_backend='%s'%s)",
+        buf_printf(&b, ", kernel_config=KernelConfig(%senable_flashinfer_autotune=%s, moe_backend='%s'%s)",
                    re_ver_ge(w, 0, 19, 1) ? "ir_op_priority=IrOpPriorityConfig(rms_norm=['native']), " : "",
-                   mb, re_ver_ge(w, 0, 22, 0) ? ", linear_backend='auto'" : ""); /* PR #39538: v0.22.0 */
+                   c->autotune_off ? "False" : "True", mb,
+                   re_ver_ge(w, 0, 22, 0) ? ", linear_backend='auto'" : ""); /* PR #39538: v0.22.0 */
     }
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "core.py",
            !re_ver_ge(w, 0, 15, 0) ? 93 : (!re_ver_ge(w, 0, 19, 1) ? 105 : 107), "%s", b.data);
@@ -623,6 +690,20 @@ static void site_key_of(char *out, size_t n, const char *world_path, const char 
     free(rp);
 }
 
+/* What the resolution reads: the flags and this process' environment. */
+static void inputs_of(const struct cli *c, struct re_inputs *in)
+{
+    *in = (struct re_inputs){
+        .moe_backend = c->moe_backend,
+        .moe_backend_from_flag = c->moe_from_flag,
+        .linear_backend = c->linear_backend,
+        .attention_backend = c->attention_backend,
+        .env = (const char *const *)environ,
+        .drafter = !strcmp(c->spec_method, "mtp"),
+        .autotune_off = c->autotune_off,
+    };
+}
+
 int main(int argc, char **argv)
 {
     mp_progname = "refengine";
@@ -652,13 +733,8 @@ int main(int argc, char **argv)
     const char *model = c.model_tag ? c.model_tag : w.model;
     const char *served = c.served_model_name ? c.served_model_name : model;
 
-    struct re_inputs in = {
-        .moe_backend = c.moe_backend,
-        .moe_backend_from_flag = c.moe_from_flag,
-        .linear_backend = c.linear_backend,
-        .attention_backend = c.attention_backend,
-        .env = (const char *const *)environ,
-    };
+    struct re_inputs in;
+    inputs_of(&c, &in);
     re_resolve(&w, &in, &res);
     have_res = true;
     if (res.status == RE_ERR_ARGPARSE) {

@@ -46,6 +46,7 @@ static void print_weights_loaded(void)
     double tw = re_srv_weights_done(w);
     re_log(srv.cfg->log, RE_PROC_ENGINE, RE_INFO, "default_loader.py", 291,
            "Loading weights took %.2f seconds", tw - w->select_seconds);
+    re_log_lines(srv.cfg->log, &srv.cfg->res->load_lines); /* prepare/finalize, the drafter */
     re_log(srv.cfg->log, RE_PROC_ENGINE, RE_INFO, "gpu_model_runner.py", 3659,
            "Model loading took 61.3264 GiB memory and %.6f seconds", tw);
 }
@@ -75,6 +76,7 @@ static void print_ready(void)
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "kv_cache_utils.py", 1296,
            "Maximum concurrency for %ld tokens per request: %.2fx", cfg->max_model_len,
            (double)kvt / (double)cfg->max_model_len);
+    re_log_lines(lg, &cfg->res->tune_lines); /* the FlashInfer autotuner in the warm-up */
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "core.py", 259,
            "init engine (profile, create kv cache, warmup model) took %.2f seconds",
            ld - re_srv_weights_done(w));
@@ -98,6 +100,29 @@ static void print_ready(void)
     re_log_uvicorn(lg, false, "INFO", "Started server process [%d]", (int)getpid());
     re_log_uvicorn(lg, false, "INFO", "Waiting for application startup.");
     re_log_uvicorn(lg, false, "INFO", "Application startup complete.");
+}
+
+/* The MTP drafter's own MoE fails in the profile run (the world's
+ * drafter_startup_error, e.g. FlashInfer CUTLASS without the activation on
+ * SM121: "RuntimeError: Invalid activation type.", vllm PR #39825); the
+ * frames below the dummy run are not imitated. */
+static bool drafter_fails(void)
+{
+    return srv.cfg->res->drafter && srv.cfg->w->drafter_startup_error[0];
+}
+
+static void drafter_crash(void)
+{
+    re_log(srv.cfg->log, RE_PROC_ENGINE, RE_ERROR, "core.py", 1100,
+           "EngineCore failed to start.\nTraceback (most recent call last):\n"
+           "  File \"" PY "/v1/engine/core.py\", line 1090, in run_engine_core\n"
+           "    engine_core = EngineCoreProc(*args, engine_index=dp_rank, **kwargs)\n"
+           "  File \"" PY "/v1/engine/core.py\", line 124, in __init__\n"
+           "    num_gpu_blocks, num_cpu_blocks, kv_cache_config = self._initialize_kv_caches(\n"
+           "  File \"" PY "/v1/worker/gpu_model_runner.py\", line 4188, in profile_run\n"
+           "    hidden_states, last_hidden_states = self._dummy_run(\n"
+           "%s",
+           srv.cfg->w->drafter_startup_error);
 }
 
 static void startup_crash(void)
@@ -174,10 +199,13 @@ void re_srv_on_misc(void)
         print_weights_loaded();
         srv.misc = MISC_LOADING;
         double rest = w->load_seconds - re_srv_weights_done(w);
-        re_srv_arm_misc(srv.be->failure == WF_STARTUP_CRASH ? rest * 0.25 : rest);
+        re_srv_arm_misc(srv.be->failure == WF_STARTUP_CRASH || drafter_fails() ? rest * 0.25 : rest);
     } else if (srv.misc == MISC_LOADING) {
-        if (srv.be->failure == WF_STARTUP_CRASH) {
-            startup_crash();
+        if (srv.be->failure == WF_STARTUP_CRASH || drafter_fails()) {
+            if (drafter_fails())
+                drafter_crash();
+            else
+                startup_crash();
             re_srv_print_startup_failed();
             srv.exit_code = 1;
             srv.stopping = true;

@@ -198,6 +198,23 @@ static bool cap_get(const struct capctx *c, const char *name, const char **p, si
     return true;
 }
 
+/* A tallying signature's count: its regex group "count" (a number the
+ * line states), else 1. */
+static long tally_count(const struct capctx *c)
+{
+    const char *p;
+    size_t n;
+    if (!cap_get(c, "count", &p, &n) || n == 0 || n > 7)
+        return 1;
+    long v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return 1;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v;
+}
+
 static char *render_template(const struct capctx *c, const char *tpl)
 {
     struct buf b = BUF_INIT;
@@ -606,7 +623,7 @@ static unsigned scan_line(struct mp_logscan *s, const char *p, size_t len)
         bool set_backend = false;
         apply_sets(s, sig, &c, &set_backend);
         if (sig->tally)
-            mp_logs_tally(s, sig->tally);
+            mp_logs_tally_add(s, sig->tally, tally_count(&c));
         if (sig->severity >= 0)
             sig_finding(s, sig, &c);
         on_event(s, sig, &c, msg, msglen, set_backend, &a);

@@ -5,10 +5,12 @@
 #include "compat.h"
 
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "logs/scan_int.h"
+#include "buf.h"
 #include "xalloc.h"
 
 bool mp_logs_drafter_field(const struct mp_logscan *s, int f)
@@ -57,16 +59,23 @@ void mp_logs_add_other(struct mp_logscan *s, char *what, const char *v, size_t n
 
 void mp_logs_tally(struct mp_logscan *s, const char *name)
 {
+    mp_logs_tally_add(s, name, 1);
+}
+
+void mp_logs_tally_add(struct mp_logscan *s, const char *name, long n)
+{
+    if (n < 0 || n > 1000000)
+        n = 1; /* a number the line cannot mean: the line itself counts */
     for (size_t i = 0; i < s->ntally; i++) {
         if (!strcmp(s->tally_name[i], name)) {
-            s->tally_n[i]++;
+            s->tally_n[i] = s->tally_n[i] > LONG_MAX - n ? LONG_MAX : s->tally_n[i] + n;
             return;
         }
     }
     if (s->ntally == MAX_TALLY)
         return;
     s->tally_name[s->ntally] = xstrdup(name);
-    s->tally_n[s->ntally] = 1;
+    s->tally_n[s->ntally] = n;
     s->tally_line[s->ntally] = s->lineno;
     s->ntally++;
 }
@@ -105,17 +114,27 @@ static void autotuner_findings(struct mp_logscan *s)
     long first = 0;
     long skipped = tally_of(s, "autotuner-skipped", &first);
     long failed = tally_of(s, "autotuner-failed", &first);
+    long unsup = tally_of(s, "autotuner-unsupported", &first);
     long tma = tally_of(s, "autotuner-tma-descriptor", &first);
     long ws = tally_of(s, "tma-ws-grouped-gemm", &first);
-    if (!skipped && !failed && !tma && !ws)
+    if (!skipped && !failed && !tma && !ws && !unsup)
         return;
+    const struct { long n; const char *what; } part[] = {
+        {skipped, "tactic(s) skipped after failing to profile"},
+        {unsup, "tactic(s) the autotuner called unsupported"},
+        {failed, "profiling failure(s)"},
+        {ws, "'Failed to initialize cutlass TMA WS grouped gemm'"},
+        {tma, "TMA descriptor error(s) while tuning"},
+    };
+    struct buf b = BUF_INIT;
+    for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+        if (part[i].n)
+            buf_printf(&b, "%s%ld %s", b.len ? ", " : "", part[i].n, part[i].what);
     add_finding(s, 1, "autotuner-tactics", first,
-                xasprintf("FlashInfer autotuner: %ld tactic(s) skipped after failing to profile, "
-                          "%ld profiling failure(s), %ld 'Failed to initialize cutlass TMA WS "
-                          "grouped gemm', %ld TMA descriptor error(s) while tuning (first at line "
-                          "%ld): those kernel variants do not run on this GPU and the autotuner "
-                          "kept others, which can be slower",
-                          skipped, failed, ws, tma, first));
+                xasprintf("FlashInfer autotuner: %s (first at line %ld): those kernel variants do "
+                          "not run on this GPU and the autotuner kept others, which can be slower",
+                          b.data, first));
+    buf_release(&b);
     if (tma)
         add_finding(s, 1, "autotuner-tma-descriptor", first,
                     xasprintf("%ld 'Failed to initialize the TMA descriptor' error(s) while the "
@@ -129,7 +148,7 @@ static void autotuner_findings(struct mp_logscan *s)
                               "kept tactic can be faulty on this GPU; rerun with the autotuner "
                               "off (--kernel-config '{\"enable_flashinfer_autotune\": false}') "
                               "to tell",
-                              s->crash_line, skipped + failed + ws + tma, first));
+                              s->crash_line, skipped + unsup + failed + ws + tma, first));
 }
 
 static void match_issues(struct mp_logscan *s)

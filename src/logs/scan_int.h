@@ -200,6 +200,9 @@ void mp_logs_set_drafter(struct mp_logscan *s, int f, const char *v, size_t n);
 void mp_logs_add_other(struct mp_logscan *s, char *what, const char *v, size_t n);
 /* Count one line of the tally name (the first line is kept). */
 void mp_logs_tally(struct mp_logscan *s, const char *name);
+/* Add n to the tally (a number the line states: "Skipped 4 unsupported
+ * tactic(s)"); an absurd n counts as 1. */
+void mp_logs_tally_add(struct mp_logscan *s, const char *name, long n);
 /* Keep a fatal message (copied) when new; at most MAX_FATAL_MSGS. */
 void mp_logs_keep_fatal(struct mp_logscan *s, const char *msg);
 /* The device value normalised ("sm121"), owned; NULL when it names none. */

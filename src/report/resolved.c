@@ -57,7 +57,7 @@ const struct mp_attempt_result *mp_rep_issue_attempt(const struct mp_cand_report
 /* ---- the FlashInfer autotuner's tallies ---- */
 
 struct autotune {
-    long skipped, failed, tma, ws, first;
+    long skipped, unsup, failed, tma, ws, first;
 };
 
 static long tally(const struct mp_resolved *v, const char *name, long *first)
@@ -77,10 +77,11 @@ static bool autotune_of(const struct mp_resolved *v, struct autotune *t)
 {
     memset(t, 0, sizeof(*t));
     t->skipped = tally(v, "autotuner-skipped", &t->first);
+    t->unsup = tally(v, "autotuner-unsupported", &t->first);
     t->failed = tally(v, "autotuner-failed", &t->first);
     t->tma = tally(v, "autotuner-tma-descriptor", &t->first);
     t->ws = tally(v, "tma-ws-grouped-gemm", &t->first);
-    return t->skipped || t->failed || t->tma || t->ws;
+    return t->skipped || t->unsup || t->failed || t->tma || t->ws;
 }
 
 static bool crash_follows(const struct mp_attempt_result *a, const struct autotune *t)
@@ -219,6 +220,7 @@ static cJSON *autotuner_json(const struct mp_report *rep, const struct mp_attemp
         return cJSON_CreateNull();
     cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "tactics_skipped", (double)t.skipped);
+    cJSON_AddNumberToObject(o, "tactics_unsupported", (double)t.unsup);
     cJSON_AddNumberToObject(o, "profiling_failed", (double)t.failed);
     cJSON_AddNumberToObject(o, "tma_descriptor_errors", (double)t.tma);
     cJSON_AddNumberToObject(o, "tma_ws_init_failures", (double)t.ws);
@@ -310,6 +312,7 @@ static void autotuner_text(struct buf *b, const struct mp_report *rep, const str
 {
     const struct { long n; const char *what; } part[] = {
         {t->skipped, "tactic(s) skipped after failing to profile"},
+        {t->unsup, "tactic(s) the autotuner called unsupported"},
         {t->failed, "profiling failure(s)"},
         {t->ws, "'Failed to initialize cutlass TMA WS grouped gemm'"},
         {t->tma, "TMA descriptor error(s) while tuning"},

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "xalloc.h"
 #include "verdict/recommend.h"
 
 #include "report/internal.h"
@@ -29,23 +30,40 @@ static void term_pad(struct buf *b, const char *s, size_t width)
         buf_addc(b, ' ');
 }
 
-/* "NAME: matches known issue ID (...)" for each candidate's known issues. */
+/* "NAME, NAME: matches known issue ID (...)": each known issue the
+ * candidates match, once, with the candidates that match it alike. */
 static void summary_known_issues(const struct mp_report *rep, struct buf *out)
 {
+    struct mp_strv lines = MP_STRV_INIT, names = MP_STRV_INIT; /* parallel */
     for (size_t i = 0; i < rep->n; i++) {
         struct mp_ki_hits h;
         mp_rep_cand_known_issues(rep, &rep->c[i], &h);
         for (size_t j = 0; j < h.n; j++) {
             struct buf line = BUF_INIT;
             mp_ki_hit_line(&h.v[j], &line);
-            term_add(out, rep->c[i].cand.name);
-            buf_adds(out, ": ");
-            term_add(out, line.data);
-            buf_adds(out, "\n");
+            size_t k = 0;
+            while (k < lines.n && strcmp(lines.v[k], line.data) != 0)
+                k++;
+            if (k == lines.n) {
+                mp_strv_push(&lines, line.data);
+                mp_strv_push(&names, rep->c[i].cand.name);
+            } else {
+                char *joined = xasprintf("%s, %s", names.v[k], rep->c[i].cand.name);
+                free(names.v[k]);
+                names.v[k] = joined;
+            }
             buf_release(&line);
         }
         mp_ki_hits_release(&h);
     }
+    for (size_t k = 0; k < lines.n; k++) {
+        term_add(out, names.v[k]);
+        buf_adds(out, ": ");
+        term_add(out, lines.v[k]);
+        buf_adds(out, "\n");
+    }
+    mp_strv_release(&lines);
+    mp_strv_release(&names);
 }
 
 void mp_report_summary(const struct mp_report *rep, struct buf *out)

@@ -483,6 +483,71 @@ static void test_drafter_other_autotuner(void **st)
     mp_logscan_free(s);
 }
 
+/* vLLM 0.20.0 with FlashInfer 0.6.x (a real DGX Spark log, Qwen3.6 NVFP4
+ * with an MTP drafter): the target's prepare/finalize line, the drafter's
+ * own FlashInfer CUTLASS selection and its prepare/finalize, and the
+ * autotuner's summary lines "Skipped N unsupported tactic(s) for OP" after
+ * a tqdm fragment: counted by N, a finding, no crash. */
+static void test_autotuner_summary_counts(void **st)
+{
+    (void)st;
+    const char *t =
+        "(EngineCore pid=167) INFO 05-03 18:36:50 [nvfp4.py:209] Using 'FLASHINFER_CUTLASS' NvFp4 MoE "
+        "backend out of potential backends: ['FLASHINFER_TRTLLM', 'FLASHINFER_CUTLASS'].\n"
+        "(EngineCore pid=167) INFO 05-03 18:38:59 [default_loader.py:384] Loading weights took 126.70 seconds\n"
+        "(EngineCore pid=167) INFO 05-03 18:38:59 [nvfp4.py:485] Using MoEPrepareAndFinalizeNoDPEPModular\n"
+        "(EngineCore pid=167) INFO 05-03 18:38:59 [gpu_model_runner.py:4801] Loading drafter model...\n"
+        "(EngineCore pid=167) INFO 05-03 18:38:59 [unquantized.py:213] Using FlashInfer CUTLASS Unquantized "
+        "MoE backend out of potential backends: ['FlashInfer TRTLLM', 'FlashInfer CUTLASS', 'TRITON', "
+        "'BATCHED_TRITON'].\n"
+        "(EngineCore pid=167) INFO 05-03 18:39:15 [unquantized.py:343] Using MoEPrepareAndFinalizeNoDPEPModular\n"
+        "(EngineCore pid=167) INFO 05-03 18:39:15 [gpu_model_runner.py:4879] Model loading took 23.43 GiB "
+        "memory and 145.657922 seconds\n"
+        "(EngineCore pid=167) 2026-05-03 18:41:37,368 - INFO - autotuner.py:457 - flashinfer.jit: "
+        "[Autotuner]: Autotuning process starts ...\n"
+        "(EngineCore pid=167) \n"
+        "[AutoTuner]: Tuning trtllm::fused_moe::gemm1:   0%|          | 0/1 [00:00<?, ?profile/s]"
+        "2026-05-03 18:41:38,575 - INFO - autotuner.py:833 - flashinfer.jit: [Autotuner]: Skipped 4 "
+        "unsupported tactic(s) for trtllm::fused_moe::gemm1 (enable debug logs to see details)\n"
+        "(EngineCore pid=167) \n"
+        "[AutoTuner]: Tuning trtllm::fused_moe::gemm2:   0%|          | 0/1 [00:00<?, ?profile/s]"
+        "2026-05-03 18:41:38,622 - INFO - autotuner.py:833 - flashinfer.jit: [Autotuner]: Skipped 10 "
+        "unsupported tactic(s) for trtllm::fused_moe::gemm2 (enable debug logs to see details)\n"
+        "(EngineCore pid=167) 2026-05-03 18:41:53,536 - INFO - autotuner.py:466 - flashinfer.jit: "
+        "[Autotuner]: Autotuning process ends\n";
+    struct mp_logscan *s = scan_all(t, strlen(t), 64);
+    const struct mp_logresult *r = mp_logscan_result(s);
+    assert_string_equal(r->moe_backend, "FLASHINFER_CUTLASS");
+    assert_string_equal(r->drafter.moe_backend, "FlashInfer CUTLASS");
+    assert_int_equal(r->drafter.line, 5);
+    assert_false(r->has_crash);
+    long unsup = -1, first = 0;
+    for (size_t i = 0; i < r->n_tallies; i++) {
+        if (!strcmp(r->tallies[i].name, "autotuner-unsupported")) {
+            unsup = r->tallies[i].count;
+            first = r->tallies[i].first_line;
+        }
+    }
+    assert_int_equal(unsup, 14);
+    assert_int_equal(first, 10);
+    assert_true(has_code(r, "autotuner-tactics"));
+    assert_false(has_code(r, "crash-after-autotuner"));
+    bool said = false;
+    for (size_t i = 0; i < r->nfindings; i++)
+        if (!strcmp(r->findings[i].code, "autotuner-tactics"))
+            said = strstr(r->findings[i].text, "14 tactic(s) the autotuner called unsupported") != NULL;
+    assert_true(said);
+    /* the target's prepare/finalize is recorded once, the drafter's is not the target's */
+    size_t npf = 0;
+    for (size_t i = 0; i < r->n_other; i++)
+        if (!strcmp(r->other[i].what, "MoE prepare/finalize")) {
+            npf++;
+            assert_int_equal(r->other[i].line, 3);
+        }
+    assert_int_equal(npf, 1);
+    mp_logscan_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -491,7 +556,7 @@ int main(void)
         cmocka_unit_test(test_serving_without_ready_line),          cmocka_unit_test(test_prefixes_quotes),
         cmocka_unit_test(test_startup_error_and_levels), cmocka_unit_test(test_long_lines_and_binary),
         cmocka_unit_test(test_error_lines),
-        cmocka_unit_test(test_drafter_other_autotuner),         cmocka_unit_test(test_nul_bytes),
+        cmocka_unit_test(test_drafter_other_autotuner), cmocka_unit_test(test_autotuner_summary_counts),         cmocka_unit_test(test_nul_bytes),
         cmocka_unit_test(test_looks_binary),
         cmocka_unit_test(test_sites_after_error),   cmocka_unit_test(test_render_text),
     };

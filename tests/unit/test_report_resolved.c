@@ -27,15 +27,15 @@ const char mp_version[] = "0.0.0-test";
 
 /* "mtp": crashed with an illegal instruction after 2 skipped autotuner
  * tactics and a TMA descriptor error; its MTP drafter chose TRITON. */
-static void add_mtp(struct mp_report *rep)
+static void add_mtp(struct mp_report *rep, const char *name)
 {
     struct mp_candidate c;
-    assert_int_equal(mp_candidate_from_knobs("mtp", "--moe-backend flashinfer-cutlass", &c, NULL), 0);
+    assert_int_equal(mp_candidate_from_knobs(name, "--moe-backend flashinfer-cutlass", &c, NULL), 0);
     size_t i = mp_report_add_candidate(rep, &c);
     mp_candidate_release(&c);
     struct mp_attempt_result a;
     memset(&a, 0, sizeof(a));
-    a.dir = xstrdup("/run/attempts/mtp-1");
+    a.dir = xasprintf("/run/attempts/%s-1", name);
     a.index = 1;
     a.outcome = MP_OUT_CRASH;
     a.fail_class = xstrdup("illegal-instruction");
@@ -81,7 +81,7 @@ static void build(struct mp_report *rep, const char *cc)
     mp_report_init(rep, "/run");
     rep->fp.compute_capability = xstrdup(cc);
     rep->fp.engine_version = xstrdup("0.20.1");
-    add_mtp(rep);
+    add_mtp(rep, "mtp");
     add_clean(rep);
     mp_report_finalize(rep);
 }
@@ -196,10 +196,13 @@ static void test_md_html(void **state)
     mp_report_html(&rep, &html);
     assert_non_null(strstr(html.data, "<dt>MTP drafter</dt><dd>its own MoE selection TRITON"));
     assert_non_null(strstr(html.data, "<dt>known issue</dt><dd>matches known issue flashinfer-4049"));
-    /* the console summary qualify and diagnose print ends with them */
+    /* the console summary qualify and diagnose print ends with them, each
+     * issue once with every candidate that matches it */
+    add_mtp(&rep, "mtp2");
+    mp_report_finalize(&rep);
     struct buf sum = BUF_INIT;
     mp_report_summary(&rep, &sum);
-    assert_non_null(strstr(sum.data, "\nmtp: matches known issue flashinfer-4049-tma-descriptor-tactics-sm120 ("));
+    assert_non_null(strstr(sum.data, "\nmtp, mtp2: matches known issue flashinfer-4049-tma-descriptor-tactics-sm120 ("));
     assert_null(strstr(sum.data, "auto: matches"));
     buf_release(&sum);
     buf_release(&md);
