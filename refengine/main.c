@@ -12,6 +12,7 @@
 #include "err.h"
 #include "logfmt.h"
 #include "resolve.h"
+#include "drafter.h"
 #include "server.h"
 #include "world.h"
 #include "xalloc.h"
@@ -59,6 +60,8 @@ static const char usage_text[] =
     "  --linear-backend X, --attention-backend X, --kernel-config JSON: as in vLLM\n"
     "  --served-model-name NAME, --max-model-len N: as in vLLM\n"
     "  --disable-log-stats  no vllm:* series on /metrics (vLLM builds no stat logger)\n"
+    "  --speculative-config JSON  a speculative drafter ({\"method\": \"mtp\"}): its MoE selection\n"
+    "                      after the weights, before 'Model loading took'\n"
     "  other --flag [VALUE]: accepted and echoed in 'non-default args'\n"
     "Environment: CUDA_LAUNCH_BLOCKING=1 (no async races; throughput x blocking_slowdown),\n"
     "VLLM_* with the era's semantics, VLLM_LOGGING_LEVEL=DEBUG.\n"
@@ -89,13 +92,12 @@ struct cli {
     bool moe_from_flag;
     char *kc_moe_backend;   /* from --kernel-config (owned) */
     bool autotune_off;      /* --kernel-config '{"enable_flashinfer_autotune": false}' */
-    char spec_method[64];   /* --speculative-config's method ("" = none) */
-    long spec_tokens;       /* its num_speculative_tokens */
     const char *linear_backend;
     const char *attention_backend;
     const char *served_model_name;
     long max_model_len;
     bool disable_log_stats;
+    struct re_drafter drafter; /* --speculative-config */
     struct arg *args;
     size_t nargs;
 };
@@ -117,20 +119,6 @@ static void kernel_config(struct cli *c, const char *val)
     const cJSON *at = j ? cJSON_GetObjectItemCaseSensitive(j, "enable_flashinfer_autotune") : NULL;
     if (cJSON_IsBool(at))
         c->autotune_off = cJSON_IsFalse(at);
-    cJSON_Delete(j);
-}
-
-/* --speculative-config '{"method": "mtp", "num_speculative_tokens": 2}':
- * the method vLLM reports ("qwen3_next_mtp" and the like became "mtp"). */
-static void speculative_config(struct cli *c, const char *val)
-{
-    cJSON *j = cJSON_Parse(val);
-    const cJSON *m = j ? cJSON_GetObjectItemCaseSensitive(j, "method") : NULL;
-    const cJSON *n = j ? cJSON_GetObjectItemCaseSensitive(j, "num_speculative_tokens") : NULL;
-    if (cJSON_IsString(m))
-        snprintf(c->spec_method, sizeof(c->spec_method), "%s",
-                 strstr(m->valuestring, "mtp") ? "mtp" : m->valuestring);
-    c->spec_tokens = cJSON_IsNumber(n) ? (long)n->valuedouble : 1;
     cJSON_Delete(j);
 }
 
@@ -234,10 +222,12 @@ static int parse_cli(int argc, char **argv, struct cli *c)
             c->max_model_len = m;
         } else if (!strcmp(key, "disable_log_stats")) {
             c->disable_log_stats = true;
+        } else if (!strcmp(key, "speculative_config")) {
+            char e[160];
+            if (re_drafter_parse(val, &c->drafter, e, sizeof(e)) < 0)
+                return mp_error("%s", e);
         } else if (!strcmp(key, "kernel_config") && val) {
             kernel_config(c, val);
-        } else if (!strcmp(key, "speculative_config") && val) {
-            speculative_config(c, val);
         }
         struct arg *g = &c->args[c->nargs++];
         snprintf(g->key, sizeof(g->key), "%s", key);
@@ -402,20 +392,18 @@ static void print_engine_init(const struct re_log *lg, const struct world *w, co
                               const char *model, const char *served, uint64_t seed)
 {
     struct buf b = BUF_INIT;
-    char spec[400] = "None";
-    if (c->spec_method[0])
-        snprintf(spec, sizeof(spec), "SpeculativeConfig(method='%s', model='%s', num_spec_tokens=%ld)",
-                 c->spec_method, model, c->spec_tokens);
+    buf_printf(&b, "Initializing a V1 LLM engine (v%s) with config: model='%s', speculative_config=",
+               w->version, model);
+    re_drafter_config_repr(&c->drafter, model, &b);
     buf_printf(&b,
-               "Initializing a V1 LLM engine (v%s) with config: model='%s', speculative_config=%s, "
-               "tokenizer='%s', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, "
+               ", tokenizer='%s', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, "
                "tokenizer_revision=None, trust_remote_code=False, dtype=torch.bfloat16, "
                "max_seq_len=%ld, download_dir=None, load_format=auto, tensor_parallel_size=1, "
                "pipeline_parallel_size=1, data_parallel_size=1, disable_custom_all_reduce=False, "
                "quantization=%s, enforce_eager=False, kv_cache_dtype=auto, device_config=cuda, "
                "seed=%llu, served_model_name=%s, enable_prefix_caching=True, "
                "enable_chunked_prefill=True",
-               w->version, model, spec, model, c->max_model_len, w->quantization,
+               model, c->max_model_len, w->quantization,
                (unsigned long long)seed, served);
     if (re_ver_ge(w, 0, 17, 0)) {
         char mb[64] = "auto";
@@ -699,7 +687,6 @@ static void inputs_of(const struct cli *c, struct re_inputs *in)
         .linear_backend = c->linear_backend,
         .attention_backend = c->attention_backend,
         .env = (const char *const *)environ,
-        .drafter = !strcmp(c->spec_method, "mtp"),
         .autotune_off = c->autotune_off,
     };
 }
@@ -737,6 +724,7 @@ int main(int argc, char **argv)
     inputs_of(&c, &in);
     re_resolve(&w, &in, &res);
     have_res = true;
+    re_drafter_resolve(&w, c.moe_backend, &c.drafter);
     if (res.status == RE_ERR_ARGPARSE) {
         fprintf(stderr, "usage: vllm serve [model_tag] [options]\nvllm serve: error: %s\n", res.error);
         rc = 2;
@@ -810,6 +798,7 @@ int main(int argc, char **argv)
         .site_key = site_key,
         .cuda = gpu,
         .cuda_path = gpu_path,
+        .drafter = &c.drafter,
     };
     rc = re_server_run(&cfg);
     moe_cuda_free(gpu);

@@ -44,7 +44,6 @@ struct re_inputs {
     const char *linear_backend;   /* --linear-backend value or NULL */
     const char *attention_backend;/* --attention-backend value or NULL */
     const char *const *env;       /* NULL-terminated "NAME=VALUE" list; may be NULL */
-    bool drafter;                 /* --speculative-config with an MTP method: a drafter loads */
     bool autotune_off;            /* --kernel-config '{"enable_flashinfer_autotune": false}' */
 };
 
@@ -66,11 +65,10 @@ struct re_resolution {
     char attention[64];           /* attention backend name */
     struct re_lines api_lines;    /* API server, before the engine starts */
     struct re_lines engine_lines; /* EngineCore, during model load */
-    struct re_lines load_lines;   /* EngineCore, after the target's weights loaded and before
-                                     "Model loading took": prepare/finalize, the MTP drafter */
+    struct re_lines load_lines;   /* EngineCore, right after the target's weights loaded (before
+                                     a drafter, drafter.c): the prepare/finalize line */
     struct re_lines tune_lines;   /* EngineCore, the warm-up after the KV cache: the FlashInfer
                                      autotuner */
-    bool drafter;                 /* an MTP drafter loads (and w->drafter_startup_error applies) */
     char error[1024];
     const char *frames;           /* RE_ERR_STARTUP: the traceback frames (static text, each
                                      line ending in '\n') from run_engine_core to the raise;
@@ -89,8 +87,8 @@ struct re_resolution {
                "    self.model = model_loader.load_model(\n"
 
 /* The lines after the model's selection lines (refengine/stages.c): the
- * target's prepare/finalize and the MTP drafter (load_lines), the FlashInfer
- * autotuner in the warm-up (tune_lines). Called by re_resolve when the
+ * target's prepare/finalize (load_lines), the FlashInfer autotuner in the
+ * warm-up (tune_lines); a speculative drafter is drafter.c's. Called by re_resolve when the
  * engine starts (RE_OK). */
 void re_resolve_stages(const struct world *w, const struct re_inputs *in, struct re_resolution *r);
 

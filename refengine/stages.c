@@ -10,12 +10,8 @@
  *   - after the target's weights (load_lines): the target's
  *     "Using MoEPrepareAndFinalizeNoDPEPModular" (0.20+, the modular
  *     FlashInfer CUTLASS / vLLM CUTLASS paths, as a real v0.20.0 log and a
- *     0.19.2 development log print it), then with an MTP drafter "Loading
- *     drafter model...", the drafter's own "Using X Unquantized MoE backend
- *     out of potential backends: [...]" (0.20+, when the world gives the
- *     drafter a MoE), its prepare/finalize (FlashInfer CUTLASS) and the MTP
- *     weight-sharing lines, all before "Model loading took" (real v0.20.0 and
- *     v0.23.1 logs);
+ *     0.19.2 development log print it), before a speculative drafter's
+ *     lines (drafter.c);
  *   - in the warm-up after the KV cache (tune_lines): the FlashInfer
  *     autotuner when a FlashInfer kernel was resolved and autotuning is on
  *     (FlashInfer's logger format), with the "Skipped N unsupported
@@ -116,30 +112,6 @@ static bool modular(enum world_backend b)
     return b == WB_FLASHINFER_CUTLASS || b == WB_VLLM_CUTLASS;
 }
 
-static void drafter_lines(const struct world *w, struct re_resolution *r)
-{
-    bool v23 = re_ver_ge(w, 0, 23, 0), v20 = re_ver_ge(w, 0, 20, 0);
-    re_lines_add(&r->load_lines, RE_PROC_ENGINE, RE_INFO, "gpu_model_runner.py", v23 ? 5184 : 4801,
-                 "Loading drafter model...");
-    if (v20 && w->drafter_moe[0]) {
-        re_lines_add(&r->load_lines, RE_PROC_ENGINE, RE_INFO, "unquantized.py", v23 ? 282 : 213,
-                     "Using %s Unquantized MoE backend out of potential backends: ['FlashInfer "
-                     "TRTLLM', 'FlashInfer CUTLASS', 'TRITON', 'BATCHED_TRITON'].",
-                     w->drafter_moe);
-        if (!strcmp(w->drafter_moe, "FlashInfer CUTLASS"))
-            re_lines_add(&r->load_lines, RE_PROC_ENGINE, RE_INFO, "unquantized.py", 343,
-                         "Using MoEPrepareAndFinalizeNoDPEPModular");
-    }
-    if (v20) {
-        re_lines_add(&r->load_lines, RE_PROC_ENGINE, RE_INFO, "llm_base_proposer.py", 1445,
-                     "Detected MTP model. Sharing target model embedding weights with the draft "
-                     "model.");
-        re_lines_add(&r->load_lines, RE_PROC_ENGINE, RE_INFO, "llm_base_proposer.py", 1501,
-                     "Detected MTP model. Sharing target model lm_head weights with the draft "
-                     "model.");
-    }
-}
-
 /* ---- the warm-up ---- */
 
 static bool flashinfer_resolved(const struct re_resolution *r)
@@ -171,8 +143,5 @@ void re_resolve_stages(const struct world *w, const struct re_inputs *in, struct
     if (re_ver_ge(w, 0, 20, 0) && r->backend != WB_NONE && modular(r->backend))
         re_lines_add(&r->load_lines, RE_PROC_ENGINE, RE_INFO, "nvfp4.py", 485,
                      "Using MoEPrepareAndFinalizeNoDPEPModular");
-    r->drafter = in->drafter;
-    if (in->drafter)
-        drafter_lines(w, r);
     tune_lines(w, in, r);
 }

@@ -151,29 +151,9 @@ static void autotuner_findings(struct mp_logscan *s)
                               s->crash_line, skipped + unsup + failed + ws + tma, first));
 }
 
-static void match_issues(struct mp_logscan *s)
-{
-    struct mp_ki_facts f;
-    struct mp_strv kernels = MP_STRV_INIT, msgs = MP_STRV_INIT, codes = MP_STRV_INIT;
-    mp_logresult_facts(mp_logscan_result(s), &f, &kernels, &msgs, &codes);
-    mp_ki_match(s->k, &f, &s->hits);
-    s->hits_done = true;
-    for (size_t i = 0; i < s->hits.n; i++) {
-        struct buf b = BUF_INIT;
-        mp_ki_hit_line(&s->hits.v[i], &b);
-        add_finding(s, s->hits.v[i].kind == MP_KI_EXACT ? 1 : 0, "known-issue", 0,
-                    buf_detach(&b, NULL));
-    }
-    mp_strv_release(&kernels);
-    mp_strv_release(&msgs);
-    mp_strv_release(&codes);
-}
-
 void mp_logs_finish_more(struct mp_logscan *s)
 {
     autotuner_findings(s);
-    mp_ki_hits_release(&s->hits);
-    match_issues(s);
 }
 
 void mp_logs_result_more(struct mp_logscan *s, struct mp_logresult *r)

@@ -322,7 +322,7 @@ static void diagnosis_json(cJSON *o, const struct mp_cand_report *c)
 {
     if (c->diag.done) {
         cJSON *d = cJSON_AddObjectToObject(o, "diagnosis");
-        cJSON_AddItemToObject(d, "launch_blocking", jstr(c->diag.launch_blocking));
+        cJSON_AddItemToObject(d, "launch_blocking", jstr(mp_lb_name(c->diag.launch_blocking)));
         cJSON_AddNumberToObject(d, "requests_clean", (double)c->diag.requests_clean);
         cJSON_AddNumberToObject(d, "requests_required", (double)c->diag.requests_required);
         cJSON_AddNumberToObject(d, "confidence", c->diag.confidence);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "drafter.h"
 #include "knowledge/knowledge.h"
 #include "resolve.h"
 #include "world.h"
@@ -373,47 +374,43 @@ static void test_dense_kernels(void **st)
     re_resolution_free(&res);
 }
 
-/* The MTP drafter (--speculative-config with an mtp method): "Loading
- * drafter model..." after the target's weights (and, from 0.20, the
- * target's prepare/finalize line), then the drafter's own unquantized MoE
- * selection when the world gives the drafter a MoE (as a real v0.20.0 log
- * prints them), all before "Model loading took". */
-static void test_drafter_lines(void **st)
+/* After the target's weights (0.20+, the modular FlashInfer CUTLASS and
+ * vLLM CUTLASS paths): "Using MoEPrepareAndFinalizeNoDPEPModular", as a real
+ * v0.20.0 log prints it, before a drafter's lines (drafter.c); and a world
+ * can say what the drafter's unquantized oracle picks under auto on its
+ * device (drafter_moe). */
+static void test_load_lines_and_drafter_auto(void **st)
 {
     MP_UNUSED(st);
     struct world w;
     struct re_resolution res;
-    struct re_inputs in = {.drafter = true};
-    mkworld(&w, "0.20.0", "sm121", "drafter_moe = FlashInfer CUTLASS\n");
+    struct re_inputs in = {0};
+    mkworld(&w, "0.20.0", "sm121", NULL);
     re_resolve(&w, &in, &res);
-    assert_int_equal(res.status, RE_OK);
+    assert_int_equal(res.load_lines.n, 1);
     assert_true(line_at(&res.load_lines, 0, "Using MoEPrepareAndFinalizeNoDPEPModular"));
-    assert_true(line_at(&res.load_lines, 1, "Loading drafter model..."));
-    assert_true(line_at(&res.load_lines, 2,
-                        "Using FlashInfer CUTLASS Unquantized MoE backend out of potential backends: "
-                        "['FlashInfer TRTLLM', 'FlashInfer CUTLASS', 'TRITON', 'BATCHED_TRITON']."));
-    assert_true(has_line(&res.load_lines, "Detected MTP model. Sharing target model embedding weights"));
-    assert_false(has_line(&res.engine_lines, "drafter"));
+    assert_string_equal(res.load_lines.v[0].file, "nvfp4.py");
     re_resolution_free(&res);
-    /* no drafter asked for: no drafter lines */
-    struct re_inputs none = {0};
-    re_resolve(&w, &none, &res);
-    assert_false(has_line(&res.load_lines, "drafter"));
-    assert_false(has_line(&res.load_lines, "Unquantized MoE backend"));
+    struct re_inputs mar = {.moe_backend = "marlin", .moe_backend_from_flag = true};
+    re_resolve(&w, &mar, &res);
+    assert_int_equal(res.load_lines.n, 0); /* not seen for Marlin: not printed */
     re_resolution_free(&res);
-    /* a dense drafter (no drafter_moe): loaded, no MoE selection of its own */
-    mkworld(&w, "0.23.1", "sm121", NULL);
+    mkworld(&w, "0.19.0", "sm121", NULL);
     re_resolve(&w, &in, &res);
-    assert_true(has_line(&res.load_lines, "Loading drafter model..."));
-    assert_false(has_line(&res.load_lines, "Unquantized MoE backend"));
+    assert_int_equal(res.load_lines.n, 0);
     re_resolution_free(&res);
-    /* before 0.20 refengine prints no drafter selection line (not seen in a real log of the era) */
-    mkworld(&w, "0.19.0", "sm121", "drafter_moe = TRITON\n");
-    re_resolve(&w, &in, &res);
-    assert_true(has_line(&res.load_lines, "Loading drafter model..."));
-    assert_false(has_line(&res.load_lines, "Unquantized MoE backend"));
-    assert_false(has_line(&res.load_lines, "PrepareAndFinalize"));
-    re_resolution_free(&res);
+    /* the drafter's auto pick */
+    struct re_drafter d;
+    char err[160];
+    assert_int_equal(re_drafter_parse("{\"method\": \"mtp\"}", &d, err, sizeof(err)), 0);
+    mkworld(&w, "0.23.0", "sm121", "drafter_moe = TRITON\n");
+    re_drafter_resolve(&w, NULL, &d);
+    assert_string_equal(d.moe, "TRITON");
+    re_drafter_resolve(&w, "flashinfer-cutlass", &d); /* an explicit value still selects */
+    assert_string_equal(d.moe, "FlashInfer CUTLASS");
+    mkworld(&w, "0.23.0", "sm121", NULL);
+    re_drafter_resolve(&w, "auto", &d);
+    assert_string_equal(d.moe, "FlashInfer CUTLASS");
 }
 
 /* The FlashInfer autotuner in the warm-up (FlashInfer kernels resolved,
@@ -500,7 +497,7 @@ int main(void)
         cmocka_unit_test(test_dense_attention_and_tags),
         cmocka_unit_test(test_agrees_with_knowledge),
         cmocka_unit_test(test_dense_kernels),
-        cmocka_unit_test(test_drafter_lines),
+        cmocka_unit_test(test_load_lines_and_drafter_auto),
         cmocka_unit_test(test_autotune_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
