@@ -14,6 +14,7 @@
 #include "buf.h"
 #include "lines.h"
 #include "http/loadgen.h"
+#include "logs/selstop.h"
 #include "run/attempt.h"
 
 #define PROMPT_COUNT MP_NPROMPTS
@@ -77,7 +78,8 @@ struct att {
     int64_t t_mismatch;        /* when an unreachable announced port was seen, 0 = not */
     long announce_line;        /* its log line */
     char mismatch_why[512];
-    bool selected;             /* the engine logged that its model is built */
+    bool selected;             /* every selection line its command can print is in (sel) */
+    struct mp_selstop sel;     /* which are still to come (logs/selstop.h) */
     bool same_checked;         /* o->same_config was asked */
     bool same;                 /* ... and said this is a configuration tested already */
     bool said_resolved;        /* progress_lines: the resolution was reported */

@@ -277,6 +277,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     a.argv = launch.argv.v;
     a.argc = launch.argv.n;
     a.container = launch.container_runtime != NULL;
+    mp_selstop_init(&a.sel, mp_seltiming_builtin(), a.argv, a.argc);
     a.before_ready = !o->attach_url;
     bool ready = mp_att_wait_ready(&a);
     a.before_ready = false;
