@@ -275,6 +275,16 @@ static int top_level(const struct mp_workload *wl)
     return top;
 }
 
+/* Requests a run serves one at a time before its top level (warm-up, sequential). */
+static unsigned long lead_requests(const struct mp_workload *wl)
+{
+    unsigned long n = 0;
+    for (size_t i = 0; i < wl->nphases; i++)
+        if (wl->phases[i].level <= 1 && wl->phases[i].requests > 0)
+            n += (unsigned long)wl->phases[i].requests;
+    return n;
+}
+
 /* The diagnosis of candidate ci: the mechanics (which attempts to start)
  * live here; what they mean is verdict/diagnose.h's. */
 int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
@@ -302,7 +312,13 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
             .budget_s = ctx->diag_budget_s,
             .cap = ctx->diag_max_requests,
         };
-        mp_verdict_diag_measure(c, &in.start_s, &in.req_s);
+        struct mp_diag_meas dm; /* the engine's times, net of moeprobe's (#27) */
+        mp_verdict_diag_meas(c, in.concurrency, &dm);
+        in.start_s = dm.start_s;
+        in.req_s = dm.top_s;
+        in.req1_s = dm.req1_s;
+        in.req_projected = dm.projected;
+        in.lead = lead_requests(ctx->wl);
         mp_stats_async_estimate(obs, n_att, &est);
         int prc = mp_stats_diag_plan(&in, &plan);
         free(obs);
