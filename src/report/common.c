@@ -66,6 +66,10 @@ struct mp_rep_cost mp_rep_cand_cost(const struct mp_cand_report *c)
         k.request_s += req;
         k.overhead_s += wall - start - req;
     }
+    /* engines an interruption cut short cost a start too (not results) */
+    k.cut = c->cut_starts;
+    k.starts += c->cut_starts;
+    k.engine_s += c->cut_engine_s;
     return k;
 }
 
@@ -73,11 +77,21 @@ void mp_rep_cost_add(struct mp_rep_cost *to, const struct mp_rep_cost *k)
 {
     to->starts += k->starts;
     to->stops += k->stops;
+    to->cut += k->cut;
     to->engine_s += k->engine_s;
     to->workload_s += k->workload_s;
     to->startup_s += k->startup_s;
     to->request_s += k->request_s;
     to->overhead_s += k->overhead_s;
+}
+
+const char *mp_rep_resumed_words(int n, char *out, size_t outsz)
+{
+    if (n == 1)
+        snprintf(out, outsz, "interrupted and resumed once");
+    else
+        snprintf(out, outsz, "interrupted and resumed %d times", n);
+    return out;
 }
 
 /* Seconds between two ISO 8601 times of the report, <0 when unknown. */

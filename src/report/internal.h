@@ -15,8 +15,9 @@
  * request sent to its last one ended) and the rest, moeprobe's own
  * (probing, settling, scrapes, gaps between phases, teardown). */
 struct mp_rep_cost {
-    size_t starts;
+    size_t starts;             /* every engine started, those cut short included */
     double engine_s, workload_s;
+    size_t cut;                /* of starts: cut short by an interruption, redone by a resume */
     size_t stops;           /* of the starts: stopped at their selection lines */
     double startup_s, request_s, overhead_s;
 };
@@ -31,6 +32,8 @@ double mp_rep_best_conc_tok_s(const struct mp_attempt_result *a);
 double mp_rep_median_req_rate(const struct mp_attempt_result *a);
 /* Engine starts, engine lifetime and load time of a candidate. */
 struct mp_rep_cost mp_rep_cand_cost(const struct mp_cand_report *c);
+/* "interrupted and resumed once" / "... N times" into out (n > 0). */
+const char *mp_rep_resumed_words(int n, char *out, size_t outsz);
 /* Seconds between two ISO 8601 times, <0 when unknown. */
 double mp_rep_iso_span(const char *a, const char *b);
 /* The candidate was stopped as the same configuration as another. */
