@@ -40,5 +40,13 @@ check "$Q_TMP/mtp/report.json" \
     'all(c[n]["verdict"] == "startup-failure" and "is not supported for unquantized MoE" in c[n]["why"] for n in ("cutlass", "marlin"))' \
     || { python3 -m json.tool "$Q_TMP/mtp/report.json" | grep -E '"(name|verdict|why|unquantized_moe_backend)"'; fail "drafter: report fields"; }
 grep -q "Loading drafter model" "$Q_TMP/mtp/attempts/auto-1/server.log" || fail "drafter: no drafter in the log"
+# a start that failed at the drafter: its start-up (ready_s, cost.startup_seconds) runs to the
+# failure, past the drafter's line, not to the main model's selection lines
+d="$Q_TMP/mtp/attempts/cutlass-1"
+t=$(paste -d' ' "$d/server.times" "$d/server.log" | awk '/Loading drafter model/ {print $1; exit}')
+[ -n "$t" ] || fail "cutlass: no drafter line"
+check "$Q_TMP/mtp/report.json" \
+    "c['cutlass']['attempts'][0]['ready_s'] >= $t and c['cutlass']['cost']['startup_seconds'] >= $t" \
+    || fail "cutlass: the failed start-up is not counted to its failure"
 assert_no_leftovers
 echo "ok: selection stop"
