@@ -51,30 +51,45 @@ for c in $CONC; do conc+=(--conc "$c"); done
 extra=($EXTRA_ARGS)
 
 # world copy: scaled WORLD OWN_SCALE SCALE -> path. Start-up at the real Spark's /SCALE, every
-# backend's tokens_per_second at its real rate x SCALE (the file's rate / OWN_SCALE x SCALE).
+# backend's tokens_per_second at its real rate x SCALE (the file's rate, or refengine's default
+# of 50 tok/s where it gives none, / OWN_SCALE x SCALE; a backend without a section gets one).
 scaled() {
     local w=$1 own=$2 scale=$3 out=$tmp/$1-x$3.ini
     python3 - "$root/worlds/$w.ini" "$out" "$own" "$scale" "$REAL_SELECT_S" "$REAL_LOAD_S" <<'PY'
 import re, sys
 src, dst, own, scale, rsel, rload = sys.argv[1:7]
 own, scale = float(own), float(scale)
-out, section = [], None
-def engine_tail():
-    return ["select_seconds = %g" % (float(rsel) / scale), "load_seconds = %g" % (float(rload) / scale)]
+DEFAULT_TPS = 50.0  # refengine/world.c world_backend_defaults
+BACKENDS = ["FLASHINFER_TRTLLM", "FLASHINFER_CUTEDSL", "FLASHINFER_CUTEDSL_BATCHED",
+            "FLASHINFER_CUTLASS", "VLLM_CUTLASS", "MARLIN", "HUMMING", "EMULATION",
+            "FLASHINFER_B12X", "B12X"]
+out, section, has_rate, seen = [], None, False, set()
+def rate(tps):
+    return "tokens_per_second = %g" % (tps / own * scale)
+def close():
+    if section == "[engine]":
+        out.extend(["select_seconds = %g" % (float(rsel) / scale),
+                    "load_seconds = %g" % (float(rload) / scale)])
+    elif section and section.startswith("[backend") and not has_rate:
+        out.append(rate(DEFAULT_TPS))
 for line in open(src).read().splitlines():
     if re.match(r"\s*\[", line):
-        if section == "[engine]":
-            out += engine_tail()
-        section = line.strip()
+        close()
+        section, has_rate = line.strip(), False
+        m = re.match(r"\[backend\s+(\w+)\]", section)
+        if m:
+            seen.add(m.group(1))
     elif section == "[engine]" and re.match(r"\s*(select_seconds|load_seconds)\s*=", line):
         continue
     else:
-        m = re.match(r"(\s*tokens_per_second\s*=\s*)([0-9.]+)(.*)", line)
+        m = re.match(r"\s*tokens_per_second\s*=\s*([0-9.]+)(.*)", line)
         if m and section and section.startswith("[backend"):
-            line = "%s%g%s" % (m.group(1), float(m.group(2)) / own * scale, m.group(3))
+            line, has_rate = rate(float(m.group(1))) + m.group(2), True
     out.append(line)
-if section == "[engine]":
-    out += engine_tail()
+close()
+for b in BACKENDS:
+    if b not in seen:
+        out += ["", "[backend %s]" % b, rate(DEFAULT_TPS)]
 open(dst, "w").write("\n".join(out) + "\n")
 PY
     echo "$out"
