@@ -58,6 +58,8 @@ struct mp_diag_policy {
     unsigned long cap;         /* --diagnose-max-requests, 0 = none */
     double budget_s;           /* --diagnose-budget, 0 = none */
     int concurrency;           /* the workload's highest level (the blocked run's) */
+    unsigned long lead;        /* requests a run serves one at a time before that level
+                                * (warm-up, sequential); 0 = not recorded (older runs) */
 };
 
 struct mp_cand_report {

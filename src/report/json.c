@@ -374,6 +374,10 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     cJSON_AddNumberToObject(ct, "engine_starts", (double)k.starts);
     cJSON_AddNumberToObject(ct, "engine_seconds", round(k.engine_s * 10) / 10);
     cJSON_AddNumberToObject(ct, "workload_seconds", round(k.workload_s * 10) / 10);
+    cJSON_AddNumberToObject(ct, "selection_stops", (double)k.stops);
+    cJSON_AddNumberToObject(ct, "startup_seconds", round(k.startup_s * 1000) / 1000);
+    cJSON_AddNumberToObject(ct, "request_seconds", round(k.request_s * 1000) / 1000);
+    cJSON_AddNumberToObject(ct, "overhead_seconds", round(k.overhead_s * 1000) / 1000);
     if (k.cut) /* engines an interruption cut short (their starts are in engine_starts) */
         cJSON_AddNumberToObject(ct, "interrupted_starts", (double)k.cut);
     if (p && p->outcome == MP_OUT_CLEAN)
@@ -475,6 +479,18 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
     cJSON_AddItemToObject(root, "started", jstr(rep->started));
     cJSON_AddItemToObject(root, "finished", jstr(rep->finished));
     cJSON_AddItemToObject(root, "wall_seconds", jnum_or_null(mp_rep_iso_span(rep->started, rep->finished)));
+    struct mp_rep_cost all;
+    memset(&all, 0, sizeof(all));
+    for (size_t i = 0; i < rep->n; i++) {
+        struct mp_rep_cost k = mp_rep_cand_cost(&rep->c[i]);
+        mp_rep_cost_add(&all, &k);
+    }
+    cJSON *rcost = cJSON_AddObjectToObject(root, "cost"); /* the candidates' costs, summed */
+    cJSON_AddNumberToObject(rcost, "engine_starts", (double)all.starts);
+    cJSON_AddNumberToObject(rcost, "selection_stops", (double)all.stops);
+    cJSON_AddNumberToObject(rcost, "startup_seconds", round(all.startup_s * 1000) / 1000);
+    cJSON_AddNumberToObject(rcost, "request_seconds", round(all.request_s * 1000) / 1000);
+    cJSON_AddNumberToObject(rcost, "overhead_seconds", round(all.overhead_s * 1000) / 1000);
     if (rep->interrupted)
         cJSON_AddBoolToObject(root, "interrupted", true);
     if (rep->interrupted && rep->stopped_by) /* not a signal: the store could not be written */

@@ -252,7 +252,9 @@ static void details_cand(const struct mp_report *rep, const struct mp_cand_repor
     buf_printf(out, "- cost: %zu engine start%s", k.starts, k.starts == 1 ? "" : "s");
     if (k.cut)
         buf_printf(out, " (%zu cut short by the interruption)", k.cut);
-    buf_printf(out, ", %.1f s of engine time, %.1f s driving load\n", k.engine_s, k.workload_s);
+    buf_printf(out, ", %.1f s of engine time, %.1f s driving load (engine start-up %.1f s, "
+                    "requests %.1f s, moeprobe's own %.1f s)\n",
+               k.engine_s, k.workload_s, k.startup_s, k.request_s, k.overhead_s);
     details_gpu(c, out);
     buf_adds(out, "\n");
 }

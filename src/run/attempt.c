@@ -190,6 +190,7 @@ static void enter(struct att *a, enum att_state st)
 
 static void never_ready(struct att *a)
 {
+    a->r->ready_s = (double)(mp_now_ns() - a->t_spawn) / 1e9; /* its start-up: to the failure */
     if (a->seen) { /* it said why already (an unreachable port) */
         att_stop(a, MP_OUT_STARTUP_FAILURE);
         return;
@@ -215,13 +216,15 @@ static void ready(struct att *a)
  * configuration as one tested already has nothing more to teach. */
 static bool stop_if_resolved(struct att *a)
 {
-    a->r->ready_s = (double)(mp_now_ns() - a->t_spawn) / 1e9;
+    double now_s = (double)(mp_now_ns() - a->t_spawn) / 1e9;
     if (a->o->resolve_only) {
+        a->r->ready_s = now_s; /* its start-up: to the stop */
         att_check_delivery(a); /* which road, if the knobs arrived */
         att_stop(a, MP_OUT_RESOLVED);
         return true;
     }
     if (mp_att_check_same(a)) {
+        a->r->ready_s = now_s;
         att_check_delivery(a); /* ... but did it run the candidate's knobs? */
         att_stop(a, MP_OUT_SAME_CONFIG);
         return true;

@@ -77,6 +77,8 @@ static void policy_from_json(struct mp_diag_policy *p, const char *text)
         p->cap = cJSON_IsNumber(cap) && cap->valuedouble > 0 ? (unsigned long)cap->valuedouble : 0;
         p->budget_s = cJSON_IsNumber(bud) && bud->valuedouble > 0 ? bud->valuedouble : 0;
         p->concurrency = cJSON_IsNumber(conc) && conc->valuedouble >= 1 ? (int)conc->valuedouble : 1;
+        const cJSON *lead = cJSON_GetObjectItemCaseSensitive(j, "lead"); /* #27; absent before */
+        p->lead = cJSON_IsNumber(lead) && lead->valuedouble > 0 ? (unsigned long)lead->valuedouble : 0;
     }
     cJSON_Delete(j);
 }
