@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "err.h"
 #include "logfmt.h"
+#include "logprobs.h"
 #include "resolve.h"
 #include "server.h"
 #include "world.h"
@@ -92,6 +93,7 @@ struct cli {
     const char *attention_backend;
     const char *served_model_name;
     long max_model_len;
+    long max_logprobs;
     bool disable_log_stats;
     struct arg *args;
     size_t nargs;
@@ -130,6 +132,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
     c->port = 8000;
     c->host = "127.0.0.1";
     c->max_model_len = 131072;
+    c->max_logprobs = RE_DEFAULT_MAX_LOGPROBS;
     c->args = xcalloc((size_t)argc + 1, sizeof(*c->args));
     int i = 1;
     if (i < argc && !strcmp(argv[i], "serve"))
@@ -201,6 +204,12 @@ static int parse_cli(int argc, char **argv, struct cli *c)
             if (!val || *e || m < 16)
                 return mp_error("--max-model-len needs a number >= 16");
             c->max_model_len = m;
+        } else if (!strcmp(key, "max_logprobs")) {
+            char *e;
+            long m = val ? strtol(val, &e, 10) : -2;
+            if (!val || *e || m < -1)
+                return mp_error("--max-logprobs needs a number >= -1");
+            c->max_logprobs = m < 0 ? 1000000 : m; /* -1: the whole vocabulary */
         } else if (!strcmp(key, "disable_log_stats")) {
             c->disable_log_stats = true;
         } else if (!strcmp(key, "kernel_config") && val) {
@@ -687,6 +696,7 @@ int main(int argc, char **argv)
         .port = port,
         .served_model = served,
         .max_model_len = c.max_model_len,
+        .max_logprobs = c.max_logprobs,
         .seed = seed,
         .blocking = clb && !strcmp(clb, "1"),
         .disable_log_stats = c.disable_log_stats,

@@ -64,6 +64,12 @@ struct world_backend_cfg {
     double blocking_slowdown;      /* default 0.6 */
     char failure_when[WORLD_STR];  /* "NAME=VALUE": the failure happens only when the
                                     * engine's environment has it ("" = always) */
+    /* correctness (refengine/lm.h): how this backend's numbers differ from
+     * the model's own */
+    double logit_noise;            /* nats, sd of a per-(context, token) perturbation; default 0 */
+    double logit_error;            /* nats, a systematic error on half the contexts that
+                                    * changes the greedy token; default 0 */
+    double accuracy;               /* share of task problems answered right; default 1 */
 };
 
 struct world_knob_value {

@@ -23,7 +23,7 @@ enum {
     O_CANDIDATE = 256, O_PRESET, O_ONLY, O_OUT, O_PORT, O_READY, O_SEQ, O_CONC, O_MAXTOK, O_INTOK, O_PREFILL,
     O_STALL, O_GRACE, O_API, O_APIKEY, O_NODIAG, O_NODEDUPE, O_DIAGMAX, O_DIAGBUDGET, O_KNOWLEDGE, O_JSON, O_QUIET,
     O_FROM, O_TO, O_NOQUALITY, O_MODELDIR, O_GPUS, O_GPUS_PER, O_SLURM, O_SLURM_ARGS, O_SLURM_SCRIPT,
-    O_RESUME, O_OBJECTIVE, O_PERCENTILES,
+    O_RESUME, O_OBJECTIVE, O_PERCENTILES, O_AGREEMENT, O_REFERENCE, O_ACCURACY, O_ACCFILE,
 };
 
 static const struct option longopts[] = {
@@ -62,6 +62,10 @@ static const struct option longopts[] = {
     {"resume", required_argument, NULL, O_RESUME},
     {"objective", required_argument, NULL, O_OBJECTIVE},
     {"percentiles", required_argument, NULL, O_PERCENTILES},
+    {"agreement", required_argument, NULL, O_AGREEMENT},
+    {"reference", required_argument, NULL, O_REFERENCE},
+    {"accuracy", required_argument, NULL, O_ACCURACY},
+    {"accuracy-file", required_argument, NULL, O_ACCFILE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -107,6 +111,8 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
     mp_workload_default(&o->wl);
     o->diag_max_requests = 2000;
     o->diag_budget_s = 3600;
+    o->agreement_n = 16;
+    o->accuracy_n = 64;
     o->gpus_per_engine = 1;
     bool conc_given = false;
     int prefill = 0; /* --prefill-check N */
@@ -222,6 +228,23 @@ int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help)
             break;
         case O_NODEDUPE:
             o->no_dedupe = true;
+            break;
+        case O_AGREEMENT:
+            if (parse_long("--agreement", optarg, 0, 16, &o->agreement_n) < 0)
+                return -1;
+            break;
+        case O_ACCURACY:
+            if (parse_long("--accuracy", optarg, 0, 100000, &o->accuracy_n) < 0)
+                return -1;
+            o->accuracy_given = true;
+            break;
+        case O_REFERENCE:
+            free(o->reference);
+            o->reference = xstrdup(optarg);
+            break;
+        case O_ACCFILE:
+            free(o->accuracy_file);
+            o->accuracy_file = xstrdup(optarg);
             break;
         case O_DIAGBUDGET:
             if (parse_secs("--diagnose-budget", optarg, &o->diag_budget_s) < 0)
@@ -352,6 +375,8 @@ int mp_cli_parse_percentiles(const char *list, double *out, size_t *n)
 
 void mp_opts_release(struct mp_opts *o)
 {
+    free(o->reference);
+    free(o->accuracy_file);
     for (size_t i = 0; i < o->ncands; i++)
         mp_candidate_release(&o->cands[i]);
     free(o->cands);

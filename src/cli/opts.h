@@ -47,7 +47,14 @@
     "  --api-key-env NAME         send the bearer token from variable NAME (never stored)\n"
 #define MP_OPTS_HELP_CHECKS                                                              \
     "  --no-diagnose              do not rerun crashes with CUDA_LAUNCH_BLOCKING=1\n"     \
-    "  --no-quality               skip the greedy output check after the load phases\n"
+    "  --no-quality               skip the greedy output check after the load phases\n"     \
+    "  --agreement N              reference passages scored by teacher-forced logprobs\n" \
+    "                             to compare the candidates (16, all of them; 0 = none)\n" \
+    "  --reference NAME           compare with this candidate instead of the consensus\n" \
+    "  --accuracy N               task problems per serving candidate (64; 0 = no task\n" \
+    "                             gate)\n"                                                 \
+    "  --accuracy-file FILE       your own problems instead: gsm8k JSON lines\n"          \
+    "                             ({\"question\", \"answer\": \"... #### NUMBER\"})\n"
 #define MP_OPTS_HELP_DEDUPE                                                              \
     "  --no-dedupe                (qualify) test every candidate in full; by default a\n" \
     "                             candidate whose log shows the configuration of one\n" \
@@ -96,6 +103,11 @@ struct mp_opts {
     int port;
     struct mp_workload wl;
     bool json, quiet, no_diagnose, no_quality, no_dedupe;
+    /* correctness (issue #23, cli/scoreopt.h): --agreement N (16), --reference
+     * NAME, --accuracy N (64), --accuracy-file FILE */
+    long agreement_n, accuracy_n;
+    bool accuracy_given;
+    char *reference, *accuracy_file;
     bool seq_given, conc_given; /* --seq, --conc were given (soak honours or refuses them) */
     unsigned long diag_max_requests;
     double diag_budget_s;    /* --diagnose-budget (default 3600) */

@@ -17,6 +17,7 @@
 
 #include "escape.h"
 #include "quality/quality.h"
+#include "report/correct.h"
 #include "secret.h"
 #include "version.h"
 #include "verdict/recommend.h"
@@ -530,6 +531,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
     }
 
     md_output_check(rep, out);
+    mp_rep_correct_md(rep, out); /* report/correct.h */
     if (!resolve_map)
         md_workload(rep, out);
     md_latency(rep, out);

@@ -104,6 +104,8 @@ void mp_att_follow_log(struct att *a);
 void mp_att_pump(struct att *a, int timeout_ms);
 
 /* ---- record.c ---- */
+/* One finished request into requests.jsonl and the store (nothing else). */
+void mp_att_write_request(struct att *a, const struct mp_lg_result *res, const char *phase);
 /* Record the first failure (class, message) of the attempt. */
 void mp_att_set_fail(struct att *a, const char *cls, const char *msg);
 /* A finished generation request: requests.jsonl, the store, the phase's

@@ -33,6 +33,7 @@
 #include "run/delivery.h"
 #include "run/launch.h"
 #include "run/ports.h"
+#include "run/score.h"
 #include "run/srvmetrics.h"
 #include "run/telemetry.h"
 #include "store/store.h"
@@ -306,6 +307,8 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         r->outcome = mp_att_run_workload(&a);
         if (r->outcome == MP_OUT_CLEAN && o->nquality)
             r->outcome = mp_att_run_quality(&a, &lgc);
+        if (r->outcome == MP_OUT_CLEAN && o->score)
+            r->outcome = mp_att_run_score(&a); /* run/score.h */
         r->workload_s = (double)(mp_now_ns() - t_work) / 1e9;
     }
     mp_att_clear_progress(&a);

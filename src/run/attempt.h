@@ -24,6 +24,7 @@
 
 struct mp_knowledge;
 struct mp_store;
+struct mp_score_plan;
 
 struct mp_attempt_opts {
     const char *dir;                   /* created if missing */
@@ -81,6 +82,9 @@ struct mp_attempt_opts {
     /* `moeprobe resolve`: stop the engine as soon as its selections are
      * logged (or at ready); outcome MP_OUT_RESOLVED, no load. */
     bool resolve_only;
+    /* The scoring pass after a clean workload (run/score.h): r->score.
+     * NULL = none. */
+    const struct mp_score_plan *score;
 };
 
 /* Run one attempt. Returns 0 when the attempt ran (whatever its outcome;

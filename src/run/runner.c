@@ -199,6 +199,7 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .progress = ctx->progress,
         .quality_prompts = ctx->quality_prompts,
         .nquality = ctx->nquality,
+        .score = blocking || mp_cand_primary(c) ? NULL : ctx->score, /* primary attempts only */
         .store = ctx->store,
         .store_attempt = att_id,
         .attach_url = ctx->attach_url,

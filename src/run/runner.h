@@ -35,6 +35,8 @@ struct mp_runctx {
     double diag_budget_s;             /* --diagnose-budget: the blocked run stops there (0 = none) */
     const char *const *quality_prompts; /* output-check prompts (borrowed) or NULL */
     size_t nquality;
+    const struct mp_score_plan *score; /* the scoring pass of primary attempts (run/score.h),
+                                        * borrowed, or NULL */
     const char *attach_url;           /* soak --base-url: drive this server, spawn nothing */
     const char *attach_log;           /* soak --log: its log file to follow, or NULL */
     bool dedupe;                      /* resolve first: a candidate's first normal attempt
