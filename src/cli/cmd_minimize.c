@@ -26,7 +26,7 @@
 #include "xalloc.h"
 
 
-static const char minimize_help[] =
+static const char minimize_head[] =
     "usage: moeprobe minimize --from 'KNOBS' --to 'KNOBS' [options] -- SERVER COMMAND...\n"
     "\n"
     "--from is a knob set that fails, --to one that works. moeprobe verifies both,\n"
@@ -36,8 +36,8 @@ static const char minimize_help[] =
     "failure cannot fake a pass, and its greedy answers must pass the output check\n"
     "(as in qualify; not with --no-quality), so a knob set whose answers are garbage\n"
     "is a fail. Results go to minimize.json in the run directory.\n"
-    "\n"
-    MP_COMMON_OPTS_HELP
+    "\n";
+static const char minimize_tail[] =
     "\n"
     "example (which of the Marlin variables mattered?):\n"
     "  moeprobe minimize --from '' --to 'VLLM_USE_FLASHINFER_MOE_FP4=0 VLLM_TEST_FORCE_FP8_MARLIN=1 \\\n"
@@ -250,9 +250,7 @@ static void ddmin_progress(void *ud, unsigned tests, const size_t *subset, size_
 int cmd_minimize(int argc, char **argv)
 {
     struct mp_opts o;
-    int rc = mp_opts_parse(&o, argc, argv, minimize_help);
-    if (rc == 0 && o.objective_given)
-        rc = mp_error("minimize: --objective ranks a recommendation, and minimize makes none");
+    int rc = mp_opts_parse(&o, MP_CMD_MINIMIZE, argc, argv, minimize_head, minimize_tail);
     if (rc != 0) {
         mp_opts_release(&o);
         return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
@@ -270,12 +268,6 @@ int cmd_minimize(int argc, char **argv)
     struct mp_session ss = MP_SESSION_INIT;
     struct mp_diag d = MP_DIAG_INIT;
 
-    if (o.resume) {
-        mp_error("minimize does not resume a run (each test is a full attempt): start it again "
-                 "with a new --out DIR");
-        exit_code = MP_EXIT_USAGE;
-        goto out;
-    }
     if (mp_cli_run_dir_check("minimize", o.out_dir, false) != 0) {
         exit_code = MP_EXIT_USAGE;
         goto out;

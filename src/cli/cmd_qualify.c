@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/coverage.h"
 #include "cli/opts.h"
+#include "cli/resume.h"
 #include "cli/scoreopt.h"
 #include "cli/session.h"
 #include "err.h"
@@ -23,7 +25,7 @@
 #include "secret.h"
 #include "xalloc.h"
 
-static const char qualify_help[] =
+static const char qualify_head[] =
     "usage: moeprobe qualify [options] -- SERVER COMMAND...\n"
     "\n"
     "Starts the engine once per candidate knob set, reads which MoE backend each\n"
@@ -42,9 +44,8 @@ static const char qualify_help[] =
     "appended to it. Once the engine is ready every knob is looked for in the\n"
     "engine's own environment and arguments (candidates[].knob_delivery); a\n"
     "candidate with a knob that did not arrive is 'not-delivered'.\n"
-    "\n"
-    MP_COMMON_OPTS_HELP
-    MP_SCHED_OPTS_HELP
+    "\n";
+static const char qualify_tail[] =
     "\n"
     "example:\n"
     "  moeprobe qualify -- vllm serve nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-NVFP4 --port {port}\n"
@@ -68,22 +69,22 @@ static const char qualify_help[] =
     "            --resume); 3 internal or I/O error (also: the evidence\n"
     "            store cannot be written); 128+N killed by signal N\n";
 
-static const char diagnose_help[] =
+static const char diagnose_head[] =
     "usage: moeprobe diagnose [options] -- SERVER COMMAND...\n"
     "\n"
     "Runs one candidate (the first --candidate, or the knobs in the command itself\n"
     "when none is given) normally; if it crashes, decides between an async race and\n"
     "a faulty kernel by rerunning with CUDA_LAUNCH_BLOCKING=1 until it has served the\n"
     "number of requests that the normal-mode failure rate requires (95 % confidence).\n"
-    "\n"
-    MP_COMMON_OPTS_HELP
+    "\n";
+static const char diagnose_tail[] =
     "\n"
     "exit codes: 0 a diagnosis was reached (async-race, kernel-fault) or the candidate\n"
     "            is stable; 1 any other verdict (crashed, startup-failure, hang,\n"
     "            garbage-output, server-error, not-delivered);\n"
     "            2 usage or input error; 3 internal or I/O error; 128+N killed by signal N\n";
 
-static const char resolve_help[] =
+static const char resolve_head[] =
     "usage: moeprobe resolve [options] -- SERVER COMMAND...\n"
     "\n"
     "Which road leads where, in minutes: starts the engine once per candidate and\n"
@@ -95,23 +96,42 @@ static const char resolve_help[] =
     "unsupported explicit backend); a failure later in start-up (weights, profile,\n"
     "CUDA graphs) is not seen. report.json/md/html go into the run directory as for\n"
     "qualify; the Markdown to stdout (the JSON with --json).\n"
-    "\n"
-    MP_COMMON_OPTS_HELP
+    "\n";
+static const char resolve_tail[] =
     "\n"
     "exit codes: 0 every candidate was started and its result read; 2 usage or input\n"
     "            error; 3 internal or I/O error; 128+N killed by signal N\n";
 
-/* A stored argument with NAME=*** words gets the values back from our
- * environment. 0, or -1 when a variable is not set (message printed). */
+/* The start of the variable name of an environment assignment NAME=***
+ * whose '=' is at hit inside the stored word w, or NULL: NAME must be an
+ * identifier that begins the word (`HF_TOKEN=***`, `-e HF_TOKEN=***`),
+ * follows a space (a candidate's knobs, one word) or "--env=". The tail of
+ * a flag (`--hf-token=***` is no variable "token") never counts. */
+static const char *assignment_name(const char *w, const char *hit)
+{
+    const char *n0 = hit;
+    while (n0 > w && (isalnum((unsigned char)n0[-1]) || n0[-1] == '_'))
+        n0--;
+    if (n0 == hit || isdigit((unsigned char)*n0))
+        return NULL;
+    if (n0 == w || n0[-1] == ' ' || n0[-1] == '\t' ||
+        ((size_t)(n0 - w) == 6 && !strncmp(w, "--env=", 6)))
+        return n0;
+    return NULL;
+}
+
+/* A stored argument with NAME=*** assignments gets the values back from
+ * our environment (assignment_name: no other masked text is ever filled
+ * in). 0, or -1 when a variable is not set (message printed). */
 static int unmask_word(const char *w, struct mp_strv *out)
 {
     struct buf b = BUF_INIT;
     const char *p = w;
     const char *hit;
     while ((hit = strstr(p, "=***")) != NULL) {
-        const char *n0 = hit;
-        while (n0 > w && (isalnum((unsigned char)n0[-1]) || n0[-1] == '_'))
-            n0--;
+        const char *n0 = assignment_name(w, hit);
+        if (!n0)
+            n0 = hit;
         buf_add(&b, p, (size_t)(hit - p));
         char *name = xstrndup(n0, (size_t)(hit - n0));
         const char *val = *name ? getenv(name) : NULL;
@@ -186,7 +206,7 @@ static bool is_path_opt(const char *w, size_t *eq)
  * in too). A server command after '--' must be the run's own (it may fill
  * in what the store masked); another one is refused. Returns 0 (no
  * --resume, or *out filled), or an exit code (message printed). */
-static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *out, char **cwd)
+int mp_cli_resume_args(int argc, char **argv, const char *sub, struct mp_strv *out, char **cwd)
 {
     const char *dir = NULL;
     int dashdash = argc;
@@ -271,8 +291,15 @@ static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *o
             }
             continue;
         }
-        if (unmask_word(stored.v[i], out) < 0)
+        if (unmask_word(stored.v[i], out) < 0) {
             ec = MP_EXIT_USAGE;
+        } else if (strstr(out->v[out->n - 1], "***")) {
+            /* a candidate's flag knob (--db-password ***): nowhere to restore it from */
+            mp_error("--resume: the run's option '%s' held a secret, which is stored masked and "
+                     "cannot be restored; start the run again with another --out",
+                     out->v[out->n - 1]);
+            ec = MP_EXIT_USAGE;
+        }
     }
     if (!ec)
         mp_strv_push(out, "--");
@@ -298,6 +325,41 @@ out:
     return ec;
 }
 
+/* A resumed run's unfinished candidates come from the store, their secret
+ * knobs masked: an env knob NAME=*** gets NAME's value from our
+ * environment; a masked flag knob (--db-password ***) cannot be restored.
+ * 0, or -1 with the message printed (the resume is refused: no engine ever
+ * starts with ***). */
+static int restore_candidates(struct mp_report *rep, const bool *done)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        struct mp_candidate *c = &rep->c[i].cand;
+        for (size_t k = 0; !done[i] && k < c->env.n; k++) {
+            const char *eq = strchr(c->env.v[k], '=');
+            if (!eq || strcmp(eq + 1, "***") != 0)
+                continue;
+            char *name = xstrndup(c->env.v[k], (size_t)(eq - c->env.v[k]));
+            const char *val = getenv(name);
+            if (!val) {
+                mp_error("--resume: candidate '%s' has the knob %s=***, stored masked; set %s in "
+                         "the environment to resume", c->name, name, name);
+                free(name);
+                return -1;
+            }
+            free(c->env.v[k]);
+            c->env.v[k] = xasprintf("%s=%s", name, val);
+            free(name);
+        }
+        for (size_t k = 0; !done[i] && k < c->args.n; k++) {
+            if (strstr(c->args.v[k], "***"))
+                return mp_error("--resume: candidate '%s' has a knob stored masked (%s ***) that "
+                                "cannot be restored; start the run again with another --out",
+                                c->name, k ? c->args.v[k - 1] : c->args.v[k]);
+        }
+    }
+    return 0;
+}
+
 enum run_kind { RUN_QUALIFY, RUN_DIAGNOSE, RUN_RESOLVE };
 
 static int run_main(int argc, char **argv, enum run_kind kind)
@@ -308,7 +370,7 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     struct mp_strv rargv = MP_STRV_INIT;
     bool *done = NULL;
     char *run_cwd = NULL; /* a resumed run: where it was started */
-    int rc = resume_args(argc, argv, sub, &rargv, &run_cwd);
+    int rc = mp_cli_resume_args(argc, argv, sub, &rargv, &run_cwd);
     if (rc) {
         mp_strv_release(&rargv);
         free(run_cwd);
@@ -318,8 +380,12 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         argc = (int)rargv.n;
         argv = mp_strv_array(&rargv);
     }
-    rc = mp_opts_parse(&o, argc, argv,
-                       resolve ? resolve_help : diagnose_only ? diagnose_help : qualify_help);
+    if (resolve)
+        rc = mp_opts_parse(&o, MP_CMD_RESOLVE, argc, argv, resolve_head, resolve_tail);
+    else if (diagnose_only)
+        rc = mp_opts_parse(&o, MP_CMD_DIAGNOSE, argc, argv, diagnose_head, diagnose_tail);
+    else
+        rc = mp_opts_parse(&o, MP_CMD_QUALIFY, argc, argv, qualify_head, qualify_tail);
     if (rc == 0)
         rc = mp_cli_run_dir_check(sub, o.resume ? o.resume : o.out_dir, o.resume != NULL) ? -1 : 0;
     if (rc != 0) {
@@ -328,6 +394,9 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         free(run_cwd);
         return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
     }
+    /* the terminal (and a scale-out run's task logs) mask what the files mask */
+    mp_store_mask_add_cands(mp_store_mask_process(), o.cands, o.ncands);
+    mp_store_mask_add(mp_store_mask_process(), o.api_key);
     /* a serial run's --resume is ours (the store); scale-out runs resume in src/sched */
     bool serial_resume = o.resume && !o.gpus && !o.slurm && !o.slurm_script;
     struct mp_sched_cfg scfg;
@@ -412,6 +481,10 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         mp_fingerprint_detect_ex(&old.fp, NULL);
         mp_report_release(&rep);
         rep = old;
+        if (restore_candidates(&rep, done) < 0) {
+            exit_code = MP_EXIT_USAGE;
+            goto out;
+        }
         if (!o.quiet) {
             size_t nd = 0;
             for (size_t i = 0; i < rep.n; i++)
@@ -427,6 +500,10 @@ static int run_main(int argc, char **argv, enum run_kind kind)
             goto out;
         if (o.reference && mp_store_set_reference(store, o.reference) < 0)
             goto store_failed;
+        /* the engine build's kernels against this GPU (docs/inspect.md) */
+        if ((exit_code = mp_cli_engine_coverage(&ss, &o, &rep, &rep)) != 0)
+            goto out;
+        exit_code = MP_EXIT_INTERNAL;
         done = xcalloc(rep.n + 1, sizeof(*done));
     }
 

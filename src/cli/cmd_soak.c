@@ -21,7 +21,7 @@
 #include "xalloc.h"
 
 
-static const char soak_help[] =
+static const char soak_head[] =
     "usage: moeprobe soak --duration D [--concurrency N] [options] -- SERVER COMMAND...\n"
     "       moeprobe soak --duration D [--concurrency N] --base-url URL [--log FILE] [options]\n"
     "\n"
@@ -38,57 +38,14 @@ static const char soak_help[] =
     "among the preset's), or the one candidate of an explicit --preset; several\n"
     "without --only are refused, and with none of these the command is soaked as\n"
     "given. --conc LEVEL:REQUESTS does not apply (the level is --concurrency N,\n"
-    "held until the duration ends) and is refused; so is --resume.\n"
-    "\n"
-    MP_OPTS_HELP_CANDS
-    "  --seq N                    N sequential requests after the warm-up (default:\n"
-    "                             no sequential phase)\n"
-    MP_OPTS_HELP_TOKENS
-    "  --prefill-check N          3 sequential requests with N-token prompts (long-\n"
-    "                             prefill crashes), after --seq's phase and before the\n"
-    "                             soak phase\n"
-    MP_OPTS_HELP_RUN
-    MP_OPTS_HELP_TAIL
-    "  (--no-diagnose, --no-quality, --diagnose-max-requests, --diagnose-budget and\n"
-    "  --no-dedupe are accepted and do nothing here: soak neither reruns a failure\n"
-    "  with CUDA_LAUNCH_BLOCKING=1 nor runs the output check, and runs one candidate)\n"
-    "\n"
-    "attach to a server someone else started (no SERVER COMMAND; nothing is stopped):\n"
-    "  --base-url URL             drive this server (e.g. http://127.0.0.1:8000)\n"
-    "  --log FILE                 its log, read from the start and followed as it grows,\n"
-    "                             so the backends it resolved and its crashes are classified\n"
+    "held until the duration ends) and is refused; so is --resume, and so are the\n"
+    "options of the CUDA_LAUNCH_BLOCKING=1 rerun and the output check, which soak\n"
+    "does not run.\n"
+    "\n";
+static const char soak_tail[] =
     "\n"
     "exit codes: 0 the soak ran its duration without a failure; 1 it failed;\n"
     "            2 usage or input error; 3 internal or I/O error; 128+N killed by signal N\n";
-
-/* The longest soak: 30 days. Longer ones are refused (usage error) rather
- * than run into the nanosecond clock's range (int64 ns holds 292 years, but
- * a value like 99999999999999h does not fit). */
-#define SOAK_MAX_S (30.0 * 24 * 3600)
-
-static int parse_duration(const char *s, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(s, &end);
-    double mult = 1;
-    if (end && *end && end[1] == '\0') {
-        if (*end == 's')
-            end++;
-        else if (*end == 'm')
-            mult = 60, end++;
-        else if (*end == 'h')
-            mult = 3600, end++;
-        else if (*end == 'd')
-            mult = 86400, end++;
-    }
-    if (errno || end == s || *end || !isfinite(v) || v <= 0)
-        return mp_error("--duration: '%s' is not a positive duration (seconds, or with s/m/h/d)", s);
-    if (v > SOAK_MAX_S / mult)
-        return mp_error("--duration: '%s' is longer than the 30 days a soak may run (30d, 720h)", s);
-    *out = v * mult;
-    return 0;
-}
 
 /* The candidate a soak runs: the one --only names (among the --candidates,
  * or the preset's when none is given), else the one --candidate, else the
@@ -161,93 +118,21 @@ static void soak_workload(const struct mp_opts *o, long conc, double duration,
 
 int cmd_soak(int argc, char **argv)
 {
-    double duration = 0;
-    long conc = 8;
-    const char *base_url = NULL, *log_file = NULL;
-    struct mp_strv rest = MP_STRV_INIT;
     int exit_code = MP_EXIT_USAGE;
-    /* our own options first; the shared ones go to mp_opts_parse */
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        bool past = false;
-        for (int k = 1; k < i; k++)
-            past = past || !strcmp(argv[k], "--");
-        if (!past && i > 0 && !strcmp(a, "--duration") && i + 1 < argc) {
-            if (parse_duration(argv[++i], &duration) < 0)
-                goto usage;
-            continue;
-        }
-        if (!past && i > 0 && !strcmp(a, "--concurrency") && i + 1 < argc) {
-            char *end = NULL;
-            conc = strtol(argv[++i], &end, 10);
-            if (!end || *end || conc < 1 || conc > 100000) {
-                mp_error("--concurrency: '%s' is not a whole number in 1..100000", argv[i]);
-                goto usage;
-            }
-            continue;
-        }
-        if (!past && i > 0 && !strcmp(a, "--base-url") && i + 1 < argc) {
-            base_url = argv[++i];
-            if (strncmp(base_url, "http://", 7) != 0 && strncmp(base_url, "https://", 8) != 0) {
-                mp_error("--base-url: '%s' is not an http:// or https:// URL", base_url);
-                goto usage;
-            }
-            continue;
-        }
-        if (!past && i > 0 && !strcmp(a, "--log") && i + 1 < argc) {
-            log_file = argv[++i];
-            continue;
-        }
-        if (!past && (!strcmp(a, "-h") || !strcmp(a, "--help"))) {
-            fputs(soak_help, stdout);
-            mp_strv_release(&rest);
-            return MP_EXIT_OK;
-        }
-        mp_strv_push(&rest, a);
-    }
-    if (duration <= 0) {
-        mp_error("soak needs --duration (e.g. --duration 9h)");
-        goto usage;
-    }
-    if (log_file && !base_url) {
-        mp_error("--log goes with --base-url (a server soak starts itself is logged by moeprobe)");
-        goto usage;
-    }
-    if (base_url) {
-        for (size_t k = 0; k < rest.n; k++) {
-            if (!strcmp(rest.v[k], "--")) {
-                mp_error("give either --base-url or a server command after '--', not both");
-                goto usage;
-            }
-        }
-        /* the URL stands in for the command in the run's records */
-        mp_strv_push(&rest, "--");
-        mp_strv_push(&rest, base_url);
-    }
     struct mp_opts o;
-    int rc = mp_opts_parse(&o, (int)rest.n, mp_strv_array(&rest), soak_help);
+    int rc = mp_opts_parse(&o, MP_CMD_SOAK, argc, argv, soak_head, soak_tail);
+    if (rc == 0 && mp_cli_run_dir_check("soak", o.out_dir, false) != 0)
+        rc = -1;
     if (rc != 0) {
         mp_opts_release(&o);
-        mp_strv_release(&rest);
         return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
     }
-    if (o.resume || mp_cli_run_dir_check("soak", o.out_dir, false) != 0) {
-        if (o.resume)
-            mp_error("soak does not resume a run: start it again with a new --out DIR");
-        mp_opts_release(&o);
-        mp_strv_release(&rest);
-        return MP_EXIT_USAGE;
-    }
+    const char *base_url = o.base_url, *log_file = o.log_file;
     struct mp_report rep;
     mp_report_init(&rep, o.out_dir);
     struct mp_session ss = MP_SESSION_INIT;
     struct mp_candidate c;
     memset(&c, 0, sizeof(c));
-    if (o.conc_given) {
-        mp_error("--conc LEVEL:REQUESTS: soak drives one level until --duration ends, not "
-                 "steps of a number of requests; give the level as --concurrency N");
-        goto out;
-    }
     const struct mp_candidate *pick = NULL;
     if (soak_candidate(&o, &pick) < 0)
         goto out;
@@ -264,7 +149,7 @@ int cmd_soak(int argc, char **argv)
         goto out;
 
     struct mp_workload wl;
-    soak_workload(&o, conc, duration, &wl);
+    soak_workload(&o, o.concurrency, o.duration_s, &wl);
     struct mp_runctx ctx;
     mp_session_runctx(&ss, &ctx);
     ctx.wl = &wl;
@@ -298,9 +183,5 @@ out:
     mp_candidate_release(&c);
     mp_report_release(&rep);
     mp_opts_release(&o);
-    mp_strv_release(&rest);
     return exit_code;
-usage:
-    mp_strv_release(&rest);
-    return MP_EXIT_USAGE;
 }

@@ -1,11 +1,18 @@
-/* opts.h - the options that qualify, diagnose, minimize and soak share
- * (DESIGN.md "Shared options"). */
+/* opts.h - the options of the run commands (qualify, diagnose, resolve,
+ * minimize, soak; DESIGN.md "Shared options"), parsed into struct mp_opts.
+ *
+ * The options are one table (opts.c): a row names the option, its
+ * argument, the commands that take it and its help lines; --help, the
+ * parser and the refusals all come from it (optparse.c). Adding an option:
+ * a field here, a row there (a flag, string, number or duration needs no
+ * code; anything else a short setter). */
 #ifndef MP_OPTS_H
 #define MP_OPTS_H
 
 #include "compat.h"
 
 #include <signal.h>
+#include <stdio.h>
 
 #include "cli/spec.h"
 #include "model/verdict.h"
@@ -14,86 +21,30 @@
 #include "proc/proc.h"
 #include "sched/sched.h"
 
-/* The shared options' help, in parts: soak composes its own list from them
- * (it refuses --conc, and --no-dedupe, --no-diagnose, --no-quality and
- * --diagnose-* do nothing there; its --seq and --prefill-check differ); MP_COMMON_OPTS_HELP is the whole list for the other commands. */
-#define MP_OPTS_HELP_CANDS                                                               \
-    "options:\n"                                                                         \
-    "  --candidate 'NAME: KNOBS'  a candidate (repeatable); NAME=VALUE words are\n"      \
-    "                             environment, other words are appended to the command\n" \
-    "  --preset NAME              candidate set when no --candidate is given\n"          \
-    "                             (default sm12x-nvfp4: auto, cutlass, marlin,\n"        \
-    "                             flashinfer_cutlass, marlin-env)\n"                      \
-    "  --only a,b                 run only these candidates\n"                           \
-    "  --out DIR                  run directory (default moeprobe-run-YYYYMMDD-HHMMSS);\n" \
-    "                             one that already holds a run is refused (exit 2)\n" \
-    "  --port N                   port for the engine (default: a free port per attempt)\n" \
-    "  --ready-timeout S          seconds to wait for /health and /v1/models (1800)\n"
-#define MP_OPTS_HELP_SEQ_CONC                                                            \
-    "  --seq N                    sequential requests after 1 warm-up (10)\n"            \
-    "  --conc LEVEL:REQUESTS      a concurrency step (repeatable; default 4:16 and 8:32)\n"
-#define MP_OPTS_HELP_TOKENS                                                              \
-    "  --max-tokens N             tokens per request (256; ignore_eos is set);\n"         \
-    "  --output-tokens N          the same\n"                                             \
-    "  --input-tokens N           prompts of about N tokens (default: fixed ~15-token\n" \
-    "                             prompts); --api chat adds the chat template's tokens\n"
-#define MP_OPTS_HELP_PREFILL                                                             \
-    "  --prefill-check N          a last phase of 3 sequential requests with N-token\n"   \
-    "                             prompts (long-prefill crashes, e.g. 8192)\n"
-#define MP_OPTS_HELP_RUN                                                                 \
-    "  --stall-timeout S          no token progress for S seconds = hang (120)\n"         \
-    "  --grace S                  teardown grace after SIGTERM (10)\n"                   \
-    "  --api completions|chat     endpoint to drive (completions)\n"                     \
-    "  --api-key-env NAME         send the bearer token from variable NAME (never stored)\n"
-#define MP_OPTS_HELP_CHECKS                                                              \
-    "  --no-diagnose              do not rerun crashes with CUDA_LAUNCH_BLOCKING=1\n"     \
-    "  --no-quality               skip the greedy output check after the load phases\n"     \
-    "  --agreement N              reference passages scored by teacher-forced logprobs\n" \
-    "                             to compare the candidates (16, all of them; 0 = none)\n" \
-    "  --reference NAME           compare with this candidate instead of the consensus\n" \
-    "  --accuracy N               task problems per serving candidate (64; 0 = no task\n" \
-    "                             gate)\n"                                                 \
-    "  --accuracy-file FILE       your own problems instead: gsm8k JSON lines\n"          \
-    "                             ({\"question\", \"answer\": \"... #### NUMBER\"})\n"
-#define MP_OPTS_HELP_DEDUPE                                                              \
-    "  --no-dedupe                (qualify) test every candidate in full; by default a\n" \
-    "                             candidate whose log shows the configuration of one\n" \
-    "                             tested already is stopped at once and shares its result\n"
-#define MP_OPTS_HELP_DIAG                                                                \
-    "  --diagnose-max-requests N  cap on the launch-blocking run (2000)\n"               \
-    "  --diagnose-budget D        time the launch-blocking run may take (1h; s/m/h); a\n" \
-    "                             run over it says so first and stops there\n"
-#define MP_OPTS_HELP_TAIL                                                                \
-    "  --knowledge FILE           vLLM knob/log knowledge to use instead of the built-in\n" \
-    "  --model-dir DIR            checkpoint folder: its quantization joins the fingerprint\n" \
-    "  --objective O              what \"fastest\" means for the recommendation (not\n" \
-    "                             minimize): sequential (tok/s, the default),\n"        \
-    "                             throughput (best concurrency tok/s), ttft or tpot\n"  \
-    "                             (lowest median over the load phases)\n"               \
-    "  --percentiles LIST         latency percentiles the reports show (50,90,99;\n"     \
-    "                             at most 8, each in (0, 100])\n"                        \
-    "  --json                     print the report JSON on stdout\n"                     \
-    "  --quiet                    no progress or summary on stderr\n"                    \
-    "  -h, --help                 this help\n"
-#define MP_COMMON_OPTS_HELP                                                              \
-    MP_OPTS_HELP_CANDS MP_OPTS_HELP_SEQ_CONC MP_OPTS_HELP_TOKENS MP_OPTS_HELP_PREFILL    \
-    MP_OPTS_HELP_RUN MP_OPTS_HELP_CHECKS MP_OPTS_HELP_DEDUPE MP_OPTS_HELP_DIAG          \
-    MP_OPTS_HELP_TAIL
+/* The run commands that take the options of this module, one bit each.
+ * Every option (opts.c's table) lists the commands that take it; another
+ * command refuses it with a reason instead of ignoring it. A new command
+ * adds a bit here and to the table rows it takes. */
+enum mp_cmd {
+    MP_CMD_QUALIFY = 1u << 0,
+    MP_CMD_DIAGNOSE = 1u << 1,
+    MP_CMD_RESOLVE = 1u << 2,
+    MP_CMD_MINIMIZE = 1u << 3,
+    MP_CMD_SOAK = 1u << 4,
+    MP_CMD_BISECT = 1u << 5,
+};
+/* Commands that start engines / drive load. */
+#define MP_CMDS_RUN                                                                        \
+    (MP_CMD_QUALIFY | MP_CMD_DIAGNOSE | MP_CMD_RESOLVE | MP_CMD_MINIMIZE | MP_CMD_SOAK |    \
+     MP_CMD_BISECT)
+#define MP_CMDS_LOAD                                                                       \
+    (MP_CMD_QUALIFY | MP_CMD_DIAGNOSE | MP_CMD_MINIMIZE | MP_CMD_SOAK | MP_CMD_BISECT)
 
-/* qualify only: scale-out (src/sched, docs/scale-out.md) */
-#define MP_SCHED_OPTS_HELP                                                               \
-    "scale-out (qualify):\n"                                                             \
-    "  --gpus 0,1,2,3             run candidates in parallel, each engine pinned to its\n" \
-    "                             own GPUs (default: every GPU nvidia-smi lists)\n"      \
-    "  --gpus-per-engine N        GPUs per engine (1; tensor-parallel servers need more)\n" \
-    "  --slurm                    one Slurm job-array task per candidate, then merge\n"  \
-    "  --slurm-args 'ARGS'        extra sbatch arguments (e.g. '--partition=gpu --gres=gpu:1')\n" \
-    "  --slurm-script FILE        only write the sbatch script (submit it by hand, then\n" \
-    "                             'moeprobe report --merge RUNDIR')\n"                   \
-    "  --resume RUNDIR            with --gpus/--slurm: rerun only the candidates whose\n" \
-    "                             task left no finished result in RUNDIR\n"
+/* A command's name ("qualify") for messages. */
+const char *mp_cmd_name(enum mp_cmd cmd);
 
 struct mp_opts {
+    enum mp_cmd command;     /* the command parsed for */
     struct mp_candidate *cands;
     size_t ncands;
     size_t ncands_given; /* how many --candidate were parsed (0: cands is the preset's) */
@@ -105,10 +56,11 @@ struct mp_opts {
     bool json, quiet, no_diagnose, no_quality, no_dedupe;
     /* correctness (issue #23, cli/scoreopt.h): --agreement N (16), --reference
      * NAME, --accuracy N (64), --accuracy-file FILE */
-    long agreement_n, accuracy_n;
+    int agreement_n, accuracy_n;
     bool accuracy_given;
     char *reference, *accuracy_file;
     bool seq_given, conc_given; /* --seq, --conc were given (soak honours or refuses them) */
+    int prefill_check;       /* --prefill-check N (0: none) */
     unsigned long diag_max_requests;
     double diag_budget_s;    /* --diagnose-budget (default 3600) */
     enum mp_objective objective; /* --objective (default sequential) */
@@ -128,17 +80,38 @@ struct mp_opts {
     size_t npercentiles;
     /* minimize */
     char *from, *to;
-    char **cmd;              /* points into argv */
+    /* soak */
+    double duration_s;       /* --duration (0: not given) */
+    int concurrency;         /* --concurrency N (default 8) */
+    char *base_url;          /* --base-url URL: attach to a running server */
+    char *log_file;          /* --log FILE (with --base-url) */
+    char *attach_cmd[2];     /* o->cmd when --base-url stands in for the command */
+    /* bisect (cli/cmd_bisect.c) */
+    char *good, *bad;        /* --good G, --bad B */
+    char *builds_file;       /* --builds FILE */
+    struct mp_strv builds;   /* --build X, in the order given */
+    char *by;                /* --by verdict|resolved|throughput:PCT */
+    unsigned long probe_requests; /* --probe-requests N (0: derived) */
+    /* qualify, resolve: the engine's files for the kernel coverage check */
+    char *engine_dir;        /* --engine-dir DIR */
+    char **cmd;              /* points into argv (or attach_cmd) */
     size_t ncmd;
 };
 
 /* The scale-out part of o, for src/sched (borrowed from o). */
 void mp_opts_sched_cfg(const struct mp_opts *o, struct mp_sched_cfg *cfg);
 
-/* Parse argv (argv[0] = subcommand). Returns 0 ok, 1 when --help was
- * printed, <0 on a usage error (message printed). help is the command's
- * help text. Release with mp_opts_release in every case. */
-int mp_opts_parse(struct mp_opts *o, int argc, char **argv, const char *help);
+/* Parse argv (argv[0] = the command's name) for command cmd: its options
+ * (those of opts.c's table that list cmd), then the server command after
+ * them (or after "--"). An option another command takes is refused with
+ * the reason. --help prints head, the command's options and tail on
+ * stdout. Returns 0 ok, 1 when --help was printed, <0 on a usage error
+ * (message printed). Release with mp_opts_release in every case. */
+int mp_opts_parse(struct mp_opts *o, enum mp_cmd cmd, int argc, char **argv, const char *head,
+                  const char *tail);
+/* Write cmd's options as --help lists them (grouped, one per line,
+ * continuation lines indented) to f. */
+void mp_opts_help(FILE *f, enum mp_cmd cmd);
 void mp_opts_release(struct mp_opts *o);
 struct mp_knowledge;
 struct mp_report;

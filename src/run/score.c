@@ -101,17 +101,32 @@ static void settle(struct att *a)
     }
 }
 
+/* Stop this batch's requests still in flight (never the /metrics scrapes
+ * that share the load generator) and drop their results. */
+static void cancel_batch(struct att *a, const long *ids, size_t started)
+{
+    for (size_t i = 0; i < started; i++)
+        if (ids[i] > 0)
+            mp_lg_cancel(a->lg, ids[i]);
+    struct mp_lg_result res;
+    while (mp_att_next_result(a, &res))
+        mp_lg_result_release(&res);
+}
+
 /* Run n requests, level at a time. */
 static enum mp_outcome batch(struct sc *x, char *const *bodies, size_t n, int level, sc_fn fn)
 {
     struct att *a = x->a;
     size_t started = 0, done = 0;
+    long *ids = xcalloc(n + 1, sizeof(*ids));
     double timeout = a->o->wl->stall_timeout_s;
     enum mp_outcome w = MP_OUT_CLEAN;
     x->stop = false;
     for (;;) {
-        while (!x->stop && started < n && (int)mp_lg_inflight(a->lg) < level) {
-            if (mp_lg_post(a->lg, "/v1/completions", bodies[started], timeout, (int)started) < 0) {
+        while (!x->stop && started < n && (int)(started - done) < level) {
+            ids[started] = mp_lg_post(a->lg, "/v1/completions", bodies[started], timeout,
+                                      (int)started);
+            if (ids[started] < 0) {
                 mp_att_set_fail(a, "client-error", "could not start a request");
                 break;
             }
@@ -121,8 +136,9 @@ static enum mp_outcome batch(struct sc *x, char *const *bodies, size_t n, int le
             break;
         mp_att_pump(a, 100);
         struct mp_lg_result res;
-        while (mp_lg_next_result(a->lg, &res) == 1) {
-            if (res.kind == MP_LG_POST) {
+        while (mp_att_next_result(a, &res)) {
+            if (res.kind == MP_LG_POST && res.user_tag >= 0 && (size_t)res.user_tag < n) {
+                ids[res.user_tag] = 0;
                 fn(x, (size_t)res.user_tag, &res);
                 record(x, &res);
                 done++;
@@ -134,13 +150,11 @@ static enum mp_outcome batch(struct sc *x, char *const *bodies, size_t n, int le
             break;
     }
     if (w != MP_OUT_CLEAN) {
-        mp_lg_cancel_all(a->lg);
-        struct mp_lg_result res;
-        while (mp_lg_next_result(a->lg, &res) == 1)
-            mp_lg_result_release(&res);
+        cancel_batch(a, ids, started);
         if (w == MP_OUT_CRASH)
             settle(a);
     }
+    free(ids);
     return w;
 }
 

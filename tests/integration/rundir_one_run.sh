@@ -7,6 +7,7 @@
 . "$(dirname "$0")/q_lib.sh"
 FAST="$ROOT/tests/worlds/fast.ini"
 short=(--quiet --seq 2 --conc 2:2 --max-tokens 8 --no-quality)
+soakshort=(--quiet --seq 2 --max-tokens 8) # soak refuses --conc and --no-quality
 "$MOEPROBE" qualify --out "$Q_TMP/r1" "${short[@]}" --candidate 'a:' --candidate 'b: X=1' \
     -- "$REFENGINE" --world "$FAST" --port '{port}' >/dev/null 2>"$Q_TMP/r1.err"
 [ $? -eq 0 ] || { cat "$Q_TMP/r1.err"; fail "first run"; }
@@ -30,7 +31,7 @@ expect_refused diagnose2 "$MOEPROBE" diagnose --out "$Q_TMP/r1" "${short[@]}" \
     -- "$REFENGINE" --world "$FAST" --port '{port}'
 expect_refused minimize2 "$MOEPROBE" minimize --out "$Q_TMP/r1" "${short[@]}" --from '' --to 'A=1' \
     -- "$REFENGINE" --world "$FAST" --port '{port}'
-expect_refused soak2 "$MOEPROBE" soak --duration 2 --out "$Q_TMP/r1" "${short[@]}" \
+expect_refused soak2 "$MOEPROBE" soak --duration 2 --out "$Q_TMP/r1" "${soakshort[@]}" \
     -- "$REFENGINE" --world "$FAST" --port '{port}'
 grep -q "moeprobe report" "$Q_TMP/qualify2.err" || fail "no hint for the finished run"
 # the first run is as it was: same candidates, same report, nothing printed of it
@@ -56,10 +57,10 @@ printf 'notes\n' >"$Q_TMP/mine/notes.txt"
 # --out FILE: a usage error for every command that writes a run
 : >"$Q_TMP/afile"
 for cmd in qualify diagnose minimize soak; do
-    extra=()
-    [ $cmd = minimize ] && extra=(--from '' --to 'A=1')
-    [ $cmd = soak ] && extra=(--duration 2)
-    "$MOEPROBE" $cmd --out "$Q_TMP/afile" "${short[@]}" "${extra[@]}" -- "$REFENGINE" --world "$FAST" \
+    extra=("${short[@]}")
+    [ $cmd = minimize ] && extra+=(--from '' --to 'A=1')
+    [ $cmd = soak ] && extra=("${soakshort[@]}" --duration 2)
+    "$MOEPROBE" $cmd --out "$Q_TMP/afile" "${extra[@]}" -- "$REFENGINE" --world "$FAST" \
         >/dev/null 2>"$Q_TMP/file-$cmd.err"
     rc=$?
     [ $rc -eq 2 ] || { cat "$Q_TMP/file-$cmd.err"; fail "$cmd --out FILE: exit $rc, want 2"; }

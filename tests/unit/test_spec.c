@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cli/spec.h"
-#include "run/launch.h"
+#include "engine/launch.h"
 #include "secret.h"
 
 static void test_split_quotes(void **state)
