@@ -29,6 +29,8 @@ struct mp_runctx {
     size_t meas_ready;
     double meas_req_s;                /* summed workload seconds ... */
     unsigned long meas_reqs;          /* ... over this many requests */
+    double meas_score_s;              /* scoring passes' summed wall time (run/score.h) ... */
+    size_t meas_score;                /* ... over this many attempts */
     bool plan_said;
     bool quiet;                       /* no per-attempt lines on stderr */
     unsigned long diag_max_requests;  /* cap on the blocked run's required requests */
