@@ -221,6 +221,16 @@ static double repeat_abs(const struct mp_score *s)
     return n ? sum / (double)n : -1;
 }
 
+/* Alternatives besides the token itself: only with them can a difference be
+ * judged (logprobs 0 or 1 list the chosen token alone). */
+static bool has_alts(const struct mp_gen_tok *t)
+{
+    for (size_t k = 0; k < t->ntop; k++)
+        if (strcmp(t->top[k].token, t->token))
+            return true;
+    return false;
+}
+
 static bool in_top(const struct mp_gen_tok *t, const char *tok)
 {
     for (size_t k = 0; k < t->ntop; k++)
@@ -238,7 +248,7 @@ int mp_agree_logprobs_close(const struct mp_gen_seq *a, const struct mp_gen_seq 
         if (!strcmp(x->token, y->token))
             continue;
         *at = (long)t;
-        if (!x->ntop || !y->ntop)
+        if (!has_alts(x) || !has_alts(y))
             return -1;
         return in_top(y, x->token) && in_top(x, y->token) ? 1 : 0;
     }
@@ -367,6 +377,16 @@ static bool result_of(const struct ctx *x, size_t c, struct mp_agreement *ag)
 {
     bool has_lp = x->lp.ok[c] && x->lp.mode != M_NONE;
     bool has_gen = x->gen.ok[c] && x->gen.mode != M_NONE;
+    /* greedy alone tells something only where a comparison was decided */
+    if (!has_lp && has_gen && ag->greedy_failed + ag->greedy_undecided == ag->greedy_compared &&
+        !ag->greedy_failed) {
+        ag->result = MP_AG_NOT_MEASURED;
+        ag->note = xstrdup("the greedy continuations differ only where the engine listed no "
+                           "alternatives (logprobs it allows: 0 or 1): no comparison could be "
+                           "decided");
+        ag->greedy_only = true;
+        return false;
+    }
     if (!has_lp && !has_gen) {
         ag->result = MP_AG_NOT_MEASURED;
         ag->note = why_not(x, c);

@@ -51,7 +51,9 @@ bool mp_agree_divergent(double mean_abs, double top1, double floor);
  * while the tokens are equal; at the first difference each chosen token
  * must be among the other's listed alternatives (then the rest is not
  * compared: the contexts differ). 1 close (or identical, or one a prefix of
- * the other), 0 not close, -1 undecided (a side listed no alternatives).
+ * the other), 0 not close, -1 undecided (a side listed no alternative
+ * besides its own token: logprobs 0 or 1 cannot tell a near tie from a
+ * wrong token).
  * *at gets the first differing step, -1 when none. */
 int mp_agree_logprobs_close(const struct mp_gen_seq *a, const struct mp_gen_seq *b, long *at);
 

@@ -29,16 +29,19 @@ static bool any_measured(const struct mp_report *rep)
     return false;
 }
 
-/* The score of the candidate a correctness result is from (for the plan:
- * passages, greedy prompts, problems). */
-static const struct mp_score *a_score(const struct mp_report *rep)
+/* A scored attempt's score (for what was asked: passages, greedy prompts,
+ * problems); with plp, one whose prompt logprobs came back if any did. */
+static const struct mp_score *a_score(const struct mp_report *rep, bool plp)
 {
+    const struct mp_score *any = NULL;
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
-        if (p && p->score)
+        if (p && p->score && (!plp || p->score->plp == MP_SC_OK))
             return p->score;
+        if (p && p->score && !any)
+            any = p->score;
     }
-    return NULL;
+    return any;
 }
 
 static cJSON *first_json(const struct mp_agreement *ag)
@@ -244,10 +247,20 @@ static void md_esc(struct buf *b, const char *s, size_t max)
 static void intro(const struct mp_report *rep, struct buf *out, esc_fn esc)
 {
     const struct mp_correct *c = &rep->cor;
-    const struct mp_score *s = a_score(rep);
-    buf_printf(out, "Teacher-forced logprobs of %zu reference passages (top %d) and %zu greedy "
-                    "continuations, compared with ",
-               s ? s->npass : 0, s ? s->k : 0, s ? s->ngen : 0);
+    const struct mp_score *s = a_score(rep, true);
+    if (s && s->plp == MP_SC_OK) {
+        buf_printf(out, "Teacher-forced logprobs of %zu reference passages (top %d) and %zu "
+                        "greedy continuations, compared with ",
+                   s->npass, s->k, s->ngen);
+    } else {
+        buf_printf(out, "No teacher-forced logprobs (prompt_logprobs %s",
+                   s ? mp_sc_status_name(s->plp) : "not run");
+        if (s && s->plp_note) {
+            buf_adds(out, ": ");
+            esc(out, s->plp_note, 300);
+        }
+        buf_printf(out, "): %zu greedy continuations only, compared with ", s ? s->ngen : 0);
+    }
     if (c->reference)
         esc(out, c->reference, 60);
     else

@@ -21,8 +21,10 @@
 #include "quality/agree.h"
 #include "quality/score.h"
 #include "quality/task.h"
+#include "model/report.h"
 #include "verdict/correct.h"
 #include "verdict/stats.h"
+#include "verdict/verdict.h"
 #include "xalloc.h"
 
 #define NPASS 16
@@ -362,6 +364,7 @@ static void test_logprobs_close_table(void **st)
         {"x y z", "x,q;y,q;z,q", "x w v", "x,q;w,v;v,q", 0, 1},       /* y not in the other's top */
         {"x y", "x,q;y,w", "x w", "x,q;w,q", 0, 1},                   /* one-sided is not enough */
         {"x y", "", "x w", "", -1, 1},                                /* no alternatives listed */
+        {"x y", "x;y", "x w", "x;w", -1, 1},                          /* logprobs 1: itself only */
         {"x y z", "x,q;y,q;z,q", "x y", "x,q;y,q", 1, -1},             /* a prefix (EOS) */
     };
     for (size_t i = 0; i < MP_ARRAY_SIZE(t); i++) {
@@ -615,6 +618,99 @@ static void test_task_jsonl(void **st)
     }
 }
 
+/* ---- in the report: the verdict ---- */
+
+static void task_answers(struct mp_score *s, size_t n, size_t right)
+{
+    s->task = MP_SC_OK;
+    s->task_source = xstrdup("built-in");
+    s->nans = n;
+    s->ans = xcalloc(n, sizeof(*s->ans));
+    for (size_t i = 0; i < n; i++) {
+        s->ans[i].expected = xstrdup("7");
+        s->ans[i].got = xstrdup(i < right ? "7" : "8");
+        s->ans[i].answered = true;
+        s->ans[i].right = i < right;
+    }
+}
+
+/* A stable candidate (clean primary attempt, a sequential phase at tok_s)
+ * resolved to moe, with a score (NULL: none) or the same configuration as
+ * same_as. */
+static size_t stable_cand(struct mp_report *rep, const char *name, const char *moe, double tok_s,
+                          struct mp_score *sc, const char *same_as)
+{
+    struct mp_candidate c;
+    memset(&c, 0, sizeof(c));
+    c.name = xstrdup(name);
+    size_t i = mp_report_add_candidate(rep, &c);
+    mp_candidate_release(&c);
+    struct mp_attempt_result a;
+    memset(&a, 0, sizeof(a));
+    a.index = 1;
+    a.outcome = same_as ? MP_OUT_SAME_CONFIG : MP_OUT_CLEAN;
+    a.same_as = same_as ? xstrdup(same_as) : NULL;
+    a.res.moe_backend = xstrdup(moe);
+    a.score = sc;
+    if (!same_as) {
+        struct mp_phase_result *ph = &a.phases[a.nphases++];
+        snprintf(ph->name, sizeof(ph->name), "sequential");
+        ph->level = 1;
+        ph->ok = 10;
+        ph->tok_s = tok_s;
+        a.req_ok = 10;
+    }
+    mp_report_add_attempt(rep, i, &a);
+    return i;
+}
+
+/* The fastest candidate computes something else: wrong-output with its
+ * class and evidence, never recommended; its same-configuration twin
+ * shares it; the others say what was checked. */
+static void test_verdict_wrong_output(void **st)
+{
+    MP_UNUSED(st);
+    struct mp_report rep;
+    mp_report_init(&rep, "/tmp/run");
+    struct mp_score *w = make_score(&WRONG), *a = make_score(&FP32), *b = make_score(&FP16),
+                    *c = make_score(&BF16);
+    task_answers(w, 64, 38);
+    task_answers(a, 64, 64);
+    task_answers(b, 64, 63);
+    task_answers(c, 64, 62);
+    stable_cand(&rep, "trtllm", "FLASHINFER_TRTLLM", 300, w, NULL);
+    stable_cand(&rep, "cutlass", "VLLM_CUTLASS", 200, a, NULL);
+    stable_cand(&rep, "marlin", "MARLIN", 100, b, NULL);
+    stable_cand(&rep, "fi", "FLASHINFER_CUTLASS", 150, c, NULL);
+    stable_cand(&rep, "env", "FLASHINFER_TRTLLM", 0, NULL, "trtllm");
+    mp_verdict_finalize(&rep);
+    assert_int_equal(rep.c[0].verdict, MP_V_WRONG_OUTPUT);
+    assert_string_equal(rep.cor.c[0].cls, "divergent+low-accuracy");
+    assert_non_null(strstr(rep.c[0].why, "diverge from the consensus of 3 others"));
+    assert_non_null(strstr(rep.c[0].why, "38/64 task answers right"));
+    assert_int_equal(rep.c[4].verdict, MP_V_WRONG_OUTPUT); /* shared, never "stable" */
+    assert_int_equal(rep.cor.c[4].shared_from, 0);
+    for (size_t i = 1; i < 4; i++) {
+        assert_int_equal(rep.c[i].verdict, MP_V_STABLE);
+        assert_null(rep.cor.c[i].cls);
+        assert_non_null(strstr(rep.c[i].why, "agrees with 3 others: top-1"));
+    }
+    assert_int_equal(rep.recommended, 1); /* cutlass, the fastest that is correct */
+    mp_report_release(&rep);
+    /* no task gate: the logprobs alone decide */
+    mp_report_init(&rep, "/tmp/run");
+    struct mp_score *w2 = make_score(&WRONG), *a2 = make_score(&FP32), *b2 = make_score(&FP16);
+    stable_cand(&rep, "trtllm", "FLASHINFER_TRTLLM", 300, w2, NULL);
+    stable_cand(&rep, "cutlass", "VLLM_CUTLASS", 200, a2, NULL);
+    stable_cand(&rep, "marlin", "MARLIN", 100, b2, NULL);
+    mp_verdict_finalize(&rep);
+    assert_int_equal(rep.c[0].verdict, MP_V_WRONG_OUTPUT);
+    assert_string_equal(rep.cor.c[0].cls, "divergent");
+    assert_int_equal(rep.cor.c[0].acc.result, MP_ACC_NOT_RUN);
+    assert_true(rep.recommended == 1 || rep.recommended == 2);
+    mp_report_release(&rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -634,6 +730,7 @@ int main(void)
         cmocka_unit_test(test_task_numbers),
         cmocka_unit_test(test_task_builtin),
         cmocka_unit_test(test_task_jsonl),
+        cmocka_unit_test(test_verdict_wrong_output),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
