@@ -59,6 +59,7 @@ static const char usage_text[] =
     "  --moe-backend X     vLLM >= 0.17 only, like vLLM (an argparse error before)\n"
     "  --linear-backend X, --attention-backend X, --kernel-config JSON: as in vLLM\n"
     "  --served-model-name NAME, --max-model-len N: as in vLLM\n"
+    "  --max-logprobs N    more logprobs or prompt_logprobs are refused, as vLLM does (20)\n"
     "  --disable-log-stats  no vllm:* series on /metrics (vLLM builds no stat logger)\n"
     "  other --flag [VALUE]: accepted and echoed in 'non-default args'\n"
     "Environment: CUDA_LAUNCH_BLOCKING=1 (no async races; throughput x blocking_slowdown),\n"
@@ -71,7 +72,8 @@ static const char usage_text[] =
     "  [backend NAME]      supported, tokens_per_second, contention, failure\n"
     "                      (none|async-race|kernel-fault|startup-crash|hang|garbage),\n"
     "                      crash_after_requests, race_probability, fault_after_requests,\n"
-    "                      hang_after_requests, sites, error, startup_error, blocking_slowdown\n"
+    "                      hang_after_requests, sites, error, startup_error, blocking_slowdown,\n"
+    "                      logit_noise, logit_error, accuracy (correctness: docs/refengine.md)\n"
     "  [knob NAME]         value = BACKEND   (a fork's environment knob)\n";
 
 struct arg {

@@ -263,7 +263,8 @@ const struct mp_optdef mp_optdefs[] = {
     {"agreement", "N", Q | M, G_OPTS, MP_OPT_INT, OFF(agreement_n), 0, 16, NULL,
      "reference passages each serving candidate scores by\n"
      "teacher-forced logprobs, to compare the candidates\n"
-     "(16, all of them; 0 = none)"},
+     "(16, all of them; also up to 4 greedy continuations;\n"
+     "0 = none)"},
     {"reference", "NAME", Q, G_OPTS, MP_OPT_STR, OFF(reference), 0, 0, NULL,
      "compare logprobs with this candidate instead of the\n"
      "consensus of all"},

@@ -54,6 +54,8 @@ int mp_cli_score_init(struct mp_cli_score *s, const struct mp_opts *o)
         p->npassages = (size_t)o->agreement_n < n ? (size_t)o->agreement_n : n;
         p->repeat = true;
         p->greedy = mp_score_greedy_prompts(&p->ngreedy);
+        if ((size_t)o->agreement_n < p->ngreedy) /* a short pass: fewer continuations too */
+            p->ngreedy = (size_t)o->agreement_n;
         p->greedy_tokens = MP_SCORE_GREEDY_TOKENS;
     }
     p->k = MP_SCORE_K;

@@ -1,5 +1,6 @@
 /* scoreopt.h - the scoring pass a command runs (run/score.h), from its
- * options: --agreement N passages (16), --accuracy N built-in problems (64)
+ * options: --agreement N passages (16) and min(N, 4) greedy continuations,
+ * --accuracy N built-in problems (64)
  * or --accuracy-file FILE, at the workload's top concurrency; --reference
  * NAME is recorded with the run (mp_store_set_reference). */
 #ifndef MP_CLI_SCOREOPT_H
