@@ -11,8 +11,9 @@ Q_MARK="q-test-$$-$RANDOM"
 export Q_TEST_MARKER=$Q_MARK
 W="$ROOT/tests/integration/worlds"
 # a short workload: 1 warm-up, 3 sequential, 2:4 concurrency, 8 tokens; a
-# short scoring pass (2 passages, 4 task problems: q_correct*.sh test it)
-Q_FAST=(--quiet --seq 3 --conc 2:4 --max-tokens 8 --grace 3 --agreement 2 --accuracy 4)
+# token scoring pass (1 passage, 1 greedy continuation, 2 task problems; the
+# q_correct*.sh tests run real ones)
+Q_FAST=(--quiet --seq 3 --conc 2:4 --max-tokens 8 --grace 3 --agreement 1 --accuracy 2)
 
 q_marked() {
     local p
