@@ -22,6 +22,7 @@
 #include "quality/score.h"
 #include "quality/task.h"
 #include "model/report.h"
+#include "report/correct.h"
 #include "verdict/correct.h"
 #include "verdict/stats.h"
 #include "verdict/verdict.h"
@@ -711,6 +712,44 @@ static void test_verdict_wrong_output(void **st)
     mp_report_release(&rep);
 }
 
+/* The engine's tokens land in report.md and report.html escaped for each. */
+static void test_report_escapes_tokens(void **st)
+{
+    MP_UNUSED(st);
+    struct mp_report rep;
+    mp_report_init(&rep, "/tmp/run");
+    struct mp_score *w = make_score(&WRONG);
+    for (size_t p = 0; p < 8; p++) { /* the wrong kernel's first tokens are hostile */
+        free(w->pass[0].p[p].top1);
+        w->pass[0].p[p].top1 = xstrdup("<script>x|`y`\n\x1b[31m");
+    }
+    stable_cand(&rep, "a<b>|c", "FLASHINFER_TRTLLM", 300, w, NULL);
+    stable_cand(&rep, "cutlass", "VLLM_CUTLASS", 200, make_score(&FP32), NULL);
+    stable_cand(&rep, "marlin", "MARLIN", 100, make_score(&FP16), NULL);
+    mp_verdict_finalize(&rep);
+    assert_int_equal(rep.c[0].verdict, MP_V_WRONG_OUTPUT);
+    struct buf md = BUF_INIT, html = BUF_INIT;
+    mp_rep_correct_md(&rep, &md);
+    mp_rep_correct_html(&rep, &html);
+    assert_non_null(strstr(md.data, "## Correctness"));
+    assert_non_null(strstr(md.data, "a&lt;b&gt;\\|c")); /* a name as Markdown text */
+    /* the token as a code span (a backtick inside: a longer fence), its ESC shown, no raw one */
+    assert_non_null(strstr(md.data, "``<script>x|`y` \\x1b[31m``"));
+    assert_null(strchr(md.data, 0x1b));
+    assert_non_null(strstr(html.data, "&lt;script&gt;x|`y`"));
+    assert_null(strstr(html.data, "<script>"));
+    assert_null(strchr(html.data, 0x1b));
+    cJSON *j = mp_rep_correct_json(&rep, 0);
+    char *t = cJSON_PrintUnformatted(j);
+    assert_non_null(strstr(t, "\"class\":\"divergent\""));
+    assert_non_null(strstr(t, "<script>x|`y`\\n\\u001b")); /* JSON keeps the text, escaped */
+    free(t);
+    cJSON_Delete(j);
+    buf_release(&md);
+    buf_release(&html);
+    mp_report_release(&rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -731,6 +770,7 @@ int main(void)
         cmocka_unit_test(test_task_builtin),
         cmocka_unit_test(test_task_jsonl),
         cmocka_unit_test(test_verdict_wrong_output),
+        cmocka_unit_test(test_report_escapes_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
