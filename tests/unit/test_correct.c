@@ -364,6 +364,7 @@ static void test_logprobs_close_table(void **st)
         {"x y z", "x,q;y,w;z,q", "x w v", "x,q;w,y;v,q", 1, 1},       /* near tie: each in the other's top */
         {"x y z", "x,q;y,q;z,q", "x w v", "x,q;w,v;v,q", 0, 1},       /* y not in the other's top */
         {"x y", "x,q;y,w", "x w", "x,q;w,q", 0, 1},                   /* one-sided is not enough */
+        {"x y", "x,q;y,q", "x w", "x,q;w,y", 0, 1},                   /* ... in either direction */
         {"x y", "", "x w", "", -1, 1},                                /* no alternatives listed */
         {"x y", "x;y", "x w", "x;w", -1, 1},                          /* logprobs 1: itself only */
         {"x y z", "x,q;y,q;z,q", "x y", "x,q;y,q", 1, -1},             /* a prefix (EOS) */
