@@ -7,7 +7,7 @@
 # takes the wrong knob: the check is what makes the difference.
 . "$(dirname "$0")/q_lib.sh"
 command -v python3 >/dev/null || { echo "python3 is needed to read minimize.json"; exit 77; }
-F=(--quiet --seq 2 --conc 2:2 --max-tokens 8 --agreement 4 --accuracy 16)
+F=(--quiet --seq 2 --conc 2:2 --max-tokens 8 --agreement 2 --accuracy 12)
 minimize() {
     local name=$1; shift
     "$MOEPROBE" minimize --out "$Q_TMP/$name" --from '' --to 'VLLM_MOE_FORK=fast --moe-backend marlin' \
