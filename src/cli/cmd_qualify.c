@@ -525,10 +525,7 @@ static int run_main(int argc, char **argv, enum run_kind kind)
             a = mp_cand_primary(&rep.c[i]);
         if (!a)
             r = mp_run_attempt(&ctx, &rep, i, false, NULL, &a);
-        if (r < 0 && a && a->outcome == MP_OUT_ERROR && a->fail_class &&
-            !strcmp(a->fail_class, "spawn")) {
-            /* the server command itself cannot run: no candidate can */
-            mp_error("%s", a->fail_message ? a->fail_message : "cannot start the server command");
+        if (r == MP_ECOMMAND) { /* the server command itself cannot run: no candidate can */
             input_error = true;
             break;
         }

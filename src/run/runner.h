@@ -55,11 +55,12 @@ struct mp_runctx {
 /* Run one attempt of candidate ci (normal, or with CUDA_LAUNCH_BLOCKING=1)
  * with workload wl (NULL = ctx->wl), append it to the report and return it
  * through *out (valid until the next attempt is added). Returns 0, or <0
- * when moeprobe could not run it (message printed): MP_EUSAGE for an input
- * error (the --port is taken; a symbolic link planted where the attempt
- * writes: attempts/, its directory, server.log, server.times,
- * requests.jsonl - never written through), another code for an internal
- * error. ctx->signo is set when
+ * when moeprobe could not run it (every such failure's message printed):
+ * MP_ECOMMAND when the server command cannot be started (its attempt is
+ * recorded); MP_EUSAGE for an input error (the --port is taken; a symbolic
+ * link planted where the attempt writes: attempts/, its directory,
+ * server.log, server.times, requests.jsonl - never written through);
+ * another code for an internal or I/O error. ctx->signo is set when
  * interrupted. */
 int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool blocking,
                    const struct mp_workload *wl, const struct mp_attempt_result **out);

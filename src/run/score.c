@@ -1,4 +1,5 @@
-/* score.c - the scoring pass of an attempt (run/score.h). */
+/* score.c - the scoring pass of an attempt (run/score.h): a row of the
+ * attempt's passes after the load phases, driven by its state machine. */
 #include "run/att_internal.h"
 #include "run/score.h"
 
@@ -8,32 +9,20 @@
 
 #include "clock.h"
 #include "http/loadgen.h"
-#include "logs/logscan.h"
 #include "quality/score.h"
 #include "store/store.h"
 #include "xalloc.h"
-
-#define SETTLE_NS 10000000000LL /* after a failure, read the log this long at most */
-
-struct sc;
-/* What to do with one finished request (idx: its index in the batch). */
-typedef void (*sc_fn)(struct sc *x, size_t idx, struct mp_lg_result *res);
-
-struct sc {
-    struct att *a;
-    const struct mp_score_plan *p;
-    struct mp_score *s;
-    const char *phase;   /* "score" | "task" */
-    bool repeat;         /* the passages' second scoring */
-    bool stop;           /* start no more requests of this batch */
-    int retry_k;         /* greedy: the engine allows only this many (-1: no retry) */
-};
 
 size_t mp_score_plan_requests(const struct mp_score_plan *p)
 {
     if (!p)
         return 0;
     return p->npassages * (p->repeat ? 2 : 1) + p->ngreedy + (p->tasks ? p->tasks->n : 0);
+}
+
+static const char *phase_of(const struct mp_score_state *st)
+{
+    return st->stage == MP_SC_TASK ? "task" : "score";
 }
 
 /* A request the engine refused: what it asks for is not available. */
@@ -48,276 +37,111 @@ static char *note_of(const struct mp_lg_result *res)
     return xstrdup(res->error[0] ? res->error : mp_lg_outcome_name(res->outcome));
 }
 
-static enum mp_outcome sc_watch(struct sc *x)
-{
-    struct att *a = x->a;
-    if (a->signo)
-        return MP_OUT_INTERRUPTED;
-    if (a->io_err)
-        return MP_OUT_ERROR;
-    if (a->events & MP_LOGEV_FATAL)
-        mp_att_set_fail(a, "engine-fatal", "the engine logged a fatal error");
-    if (a->exited)
-        mp_att_set_fail(a, "process-exit", "the engine exited during the scoring pass");
-    if (!a->failed)
-        return MP_OUT_CLEAN;
-    if (!a->r->fail_phase)
-        a->r->fail_phase = xstrdup(x->phase);
-    if (a->req_fail_class && !strcmp(a->req_fail_class, "request-timeout")) {
-        free(a->req_fail_class);
-        a->req_fail_class = xstrdup("hang");
-        return MP_OUT_HANG; /* no answer within --stall-timeout */
-    }
-    return MP_OUT_CRASH;
-}
-
 /* The request into requests.jsonl and the attempt's counts; a failure that
- * is no refusal is the attempt's failure. */
-static void record(struct sc *x, struct mp_lg_result *res)
+ * is no refusal is the attempt's failure (no answer within --stall-timeout:
+ * a hang). */
+static void record(struct att *a, const struct mp_lg_result *res)
 {
-    struct att *a = x->a;
-    mp_att_write_request(a, res, x->phase);
+    const char *phase = phase_of(&a->score);
+    mp_att_write_request(a, res, phase);
     if (res->outcome == MP_LG_OK) {
         a->r->req_ok++;
-    } else if (!refused(res)) {
-        a->r->req_failed++;
-        if (!a->failed)
-            a->fail_req_line = a->req_lines;
-        mp_att_set_fail(a, res->outcome == MP_LG_TIMEOUT ? "request-timeout" : "score-request",
+        return;
+    }
+    if (refused(res) || a->failed || a->hang)
+        return;
+    a->r->req_failed++;
+    a->fail_req_line = a->req_lines;
+    if (res->outcome == MP_LG_TIMEOUT && !res->http_status) {
+        a->hang = true;
+        a->seen = MP_SEEN_HANG;
+        free(a->seen_msg);
+        a->seen_msg = xasprintf("no answer to a scoring request within %.0f s",
+                                a->o->wl->stall_timeout_s);
+        a->r->ok_before_failure = a->r->req_ok;
+    } else {
+        mp_att_set_fail(a, res->outcome == MP_LG_CONNECT ? MP_SEEN_CONNECT : MP_SEEN_HTTP_ERROR,
                         res->error[0] ? res->error : mp_lg_outcome_name(res->outcome));
     }
+    free(a->r->fail_phase);
+    a->r->fail_phase = xstrdup(phase);
 }
 
-/* After a failure: keep reading the engine's log until it has said what
- * happened (it exits, or logs its death), at most SETTLE_NS. */
-static void settle(struct att *a)
-{
-    int64_t deadline = mp_now_ns() + SETTLE_NS;
-    while (!a->signo && mp_now_ns() < deadline && !(a->exited && a->eof)) {
-        const struct mp_logresult *lr = mp_logscan_result(a->ls);
-        if (lr->has_crash && lr->crash.engine_dead)
-            break;
-        mp_att_pump(a, 50);
-    }
-}
+/* ---- the stages' answers ---- */
 
-/* Stop this batch's requests still in flight (never the /metrics scrapes
- * that share the load generator) and drop their results. */
-static void cancel_batch(struct att *a, const long *ids, size_t started)
+static void on_passage(struct att *a, size_t i, struct mp_lg_result *res)
 {
-    for (size_t i = 0; i < started; i++)
-        if (ids[i] > 0)
-            mp_lg_cancel(a->lg, ids[i]);
-    struct mp_lg_result res;
-    while (mp_att_next_result(a, &res))
-        mp_lg_result_release(&res);
-}
-
-/* Run n requests, level at a time. */
-static enum mp_outcome batch(struct sc *x, char *const *bodies, size_t n, int level, sc_fn fn)
-{
-    struct att *a = x->a;
-    size_t started = 0, done = 0;
-    long *ids = xcalloc(n + 1, sizeof(*ids));
-    double timeout = a->o->wl->stall_timeout_s;
-    enum mp_outcome w = MP_OUT_CLEAN;
-    x->stop = false;
-    for (;;) {
-        while (!x->stop && started < n && (int)(started - done) < level) {
-            ids[started] = mp_lg_post(a->lg, "/v1/completions", bodies[started], timeout,
-                                      (int)started);
-            if (ids[started] < 0) {
-                mp_att_set_fail(a, "client-error", "could not start a request");
-                break;
-            }
-            started++;
-        }
-        if (done == started)
-            break;
-        mp_att_pump(a, 100);
-        struct mp_lg_result res;
-        while (mp_att_next_result(a, &res)) {
-            if (res.kind == MP_LG_POST && res.user_tag >= 0 && (size_t)res.user_tag < n) {
-                ids[res.user_tag] = 0;
-                fn(x, (size_t)res.user_tag, &res);
-                record(x, &res);
-                done++;
-            }
-            mp_lg_result_release(&res);
-        }
-        mp_att_draw_progress(a, x->phase, (int)done, (int)n);
-        if ((w = sc_watch(x)) != MP_OUT_CLEAN)
-            break;
-    }
-    if (w != MP_OUT_CLEAN) {
-        cancel_batch(a, ids, started);
-        if (w == MP_OUT_CRASH)
-            settle(a);
-    }
-    free(ids);
-    return w;
-}
-
-/* ---- 1. the passages ---- */
-
-static void on_passage(struct sc *x, size_t i, struct mp_lg_result *res)
-{
-    struct mp_score *s = x->s;
+    struct mp_score *s = a->r->score;
+    bool rep = a->score.stage == MP_SC_REPEAT;
     if (res->outcome != MP_LG_OK) {
-        if (refused(res) && !x->repeat && s->plp == MP_SC_OK) {
+        if (refused(res) && !rep && s->plp == MP_SC_OK) {
             s->plp = MP_SC_REFUSED;
             s->plp_note = note_of(res);
         }
-        x->stop = true;
+        a->score.stop = true;
         return;
     }
     char err[256];
-    struct mp_lp_seq *dst = x->repeat ? &s->repeat[i] : &s->pass[i];
+    struct mp_lp_seq *dst = rep ? &s->repeat[i] : &s->pass[i];
     mp_lp_seq_release(dst);
     int rc = mp_score_parse_plp(res->text, res->text_len, dst, err, sizeof(err));
-    if (rc != 0 && !x->repeat && s->plp == MP_SC_OK) {
+    if (rc != 0 && !rep && s->plp == MP_SC_OK) {
         s->plp = rc == MP_SCORE_ABSENT ? MP_SC_REFUSED : MP_SC_FAILED;
         s->plp_note = rc == MP_SCORE_ABSENT
                           ? xstrdup("the engine answered without prompt_logprobs")
                           : xasprintf("passage %zu: %s", i + 1, err);
-        x->stop = true;
-    } else if (rc != 0) {
-        x->stop = true; /* the repeat is dropped below */
     }
+    if (rc != 0)
+        a->score.stop = true; /* a repeat with a hole is dropped at the stage's end */
 }
 
-static char **bodies_of(struct sc *x, const char *const *prompts, size_t n, int what, int k)
+static void on_greedy(struct att *a, size_t i, struct mp_lg_result *res)
 {
-    const char *model = x->a->model[0] ? x->a->model : NULL;
-    char **b = xcalloc(n + 1, sizeof(*b));
-    for (size_t i = 0; i < n; i++)
-        b[i] = what == 0   ? mp_score_plp_body(model, prompts[i], k)
-               : what == 1 ? mp_score_greedy_body(model, prompts[i], x->p->greedy_tokens, k)
-                           : mp_score_text_body(model, prompts[i], x->p->tasks->max_tokens,
-                                                mp_task_stop());
-    return b;
-}
-
-static void bodies_free(char **b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(b[i]);
-    free(b);
-}
-
-static enum mp_outcome passages(struct sc *x)
-{
-    const struct mp_score_plan *p = x->p;
-    struct mp_score *s = x->s;
-    s->npass = p->npassages;
-    s->pass = xcalloc(p->npassages + 1, sizeof(*s->pass));
-    s->plp = MP_SC_OK;
-    char **b = bodies_of(x, p->passages, p->npassages, 0, p->k);
-    enum mp_outcome w = batch(x, b, p->npassages, 1, on_passage);
-    bool complete = true;
-    for (size_t i = 0; i < s->npass; i++)
-        complete = complete && s->pass[i].n;
-    if (w == MP_OUT_CLEAN && s->plp == MP_SC_OK && !complete) {
-        s->plp = MP_SC_FAILED;
-        s->plp_note = xstrdup("a passage came back without positions");
+    struct mp_score *s = a->r->score;
+    struct mp_score_state *st = &a->score;
+    char err[256];
+    int k = 0, rc = MP_EPARSE;
+    if (res->outcome == MP_LG_OK) {
+        mp_gen_seq_release(&s->gen[i]);
+        rc = mp_score_parse_gen(res->text, res->text_len, &s->gen[i], &k, err, sizeof(err));
+        if (rc == 0 && k > s->greedy_k)
+            s->greedy_k = k;
     }
-    if (w == MP_OUT_CLEAN && s->plp == MP_SC_OK && p->repeat) {
-        s->repeat = xcalloc(p->npassages + 1, sizeof(*s->repeat));
-        x->repeat = true;
-        w = batch(x, b, p->npassages, p->level, on_passage);
-        x->repeat = false;
-        bool ok = w == MP_OUT_CLEAN;
-        for (size_t i = 0; ok && i < s->npass; i++)
-            ok = s->repeat[i].n > 0;
-        if (!ok) { /* no run-to-run figure from this engine */
-            for (size_t i = 0; i < s->npass; i++)
-                mp_lp_seq_release(&s->repeat[i]);
-            free(s->repeat);
-            s->repeat = NULL;
-        }
-    }
-    bodies_free(b, p->npassages);
-    return w;
-}
-
-/* ---- 2. greedy continuations ---- */
-
-static void on_greedy(struct sc *x, size_t i, struct mp_lg_result *res)
-{
-    struct mp_score *s = x->s;
-    if (res->outcome != MP_LG_OK) {
-        if (refused(res) && s->greedy == MP_SC_OK) {
-            int n = mp_score_max_allowed(res->error);
-            s->greedy = MP_SC_REFUSED;
-            free(s->greedy_note);
-            s->greedy_note = note_of(res);
-            if (n >= 0 && n < x->p->k && x->retry_k < 0)
-                x->retry_k = n;
-        }
-        x->stop = true;
+    if (rc == 0 || s->greedy != MP_SC_OK) {
+        if (rc != 0)
+            st->stop = true;
         return;
     }
-    char err[256];
-    int k = 0;
-    mp_gen_seq_release(&s->gen[i]);
-    int rc = mp_score_parse_gen(res->text, res->text_len, &s->gen[i], &k, err, sizeof(err));
-    if (rc == 0 && k > s->greedy_k)
-        s->greedy_k = k;
-    if (rc != 0 && s->greedy == MP_SC_OK) {
+    st->stop = true;
+    free(s->greedy_note);
+    if (res->outcome != MP_LG_OK) {
+        int n = refused(res) ? mp_score_max_allowed(res->error) : -1;
+        s->greedy = refused(res) ? MP_SC_REFUSED : MP_SC_FAILED;
+        s->greedy_note = note_of(res);
+        if (n >= 0 && n < st->k && st->retry_k == -1)
+            st->retry_k = n; /* "max allowed: N": asked again with N */
+    } else {
         s->greedy = rc == MP_SCORE_ABSENT ? MP_SC_REFUSED : MP_SC_FAILED;
-        free(s->greedy_note);
         s->greedy_note = rc == MP_SCORE_ABSENT ? xstrdup("the engine answered without logprobs")
                                                : xasprintf("prompt %zu: %s", i + 1, err);
-        x->stop = true;
     }
 }
 
-static enum mp_outcome greedy(struct sc *x)
+static void on_task(struct att *a, size_t i, struct mp_lg_result *res)
 {
-    const struct mp_score_plan *p = x->p;
-    struct mp_score *s = x->s;
-    s->ngen = p->ngreedy;
-    s->gen = xcalloc(p->ngreedy + 1, sizeof(*s->gen));
-    int k = p->k;
-    x->retry_k = -1;
-    enum mp_outcome w = MP_OUT_CLEAN;
-    for (int attempt = 0; attempt < 2 && w == MP_OUT_CLEAN; attempt++) {
-        s->greedy = MP_SC_OK;
-        s->greedy_k = 0;
-        char **b = bodies_of(x, p->greedy, p->ngreedy, 1, k);
-        w = batch(x, b, p->ngreedy, (int)MP_MIN((size_t)p->level, p->ngreedy), on_greedy);
-        bodies_free(b, p->ngreedy);
-        if (s->greedy != MP_SC_REFUSED || x->retry_k < 0)
-            break;
-        k = x->retry_k; /* "max allowed: N": ask again with N */
-        free(s->greedy_note);
-        s->greedy_note = xasprintf("the engine allows %d logprobs, not %d", k, p->k);
-        x->retry_k = -2;
-    }
-    return w; /* a lowered K keeps its note */
-}
-
-/* ---- 3. the task gate ---- */
-
-static void on_task(struct sc *x, size_t i, struct mp_lg_result *res)
-{
-    struct mp_score *s = x->s;
-    if (res->outcome != MP_LG_OK) {
-        if (refused(res) && s->task == MP_SC_OK) {
-            s->task = MP_SC_REFUSED;
-            s->task_note = note_of(res);
-        }
-        x->stop = true;
-        return;
-    }
+    struct mp_score *s = a->r->score;
     char err[256], *text = NULL;
     int ct = -1;
-    if (mp_score_parse_text(res->text, res->text_len, &text, &ct, err, sizeof(err)) != 0) {
+    int rc = res->outcome == MP_LG_OK
+                 ? mp_score_parse_text(res->text, res->text_len, &text, &ct, err, sizeof(err))
+                 : MP_EPARSE;
+    if (rc != 0) {
         if (s->task == MP_SC_OK) {
-            s->task = MP_SC_FAILED;
-            s->task_note = xasprintf("problem %zu: %s", i + 1, err);
+            s->task = refused(res) ? MP_SC_REFUSED : MP_SC_FAILED;
+            s->task_note = res->outcome == MP_LG_OK ? xasprintf("problem %zu: %s", i + 1, err)
+                                                    : note_of(res);
         }
-        x->stop = true;
+        a->score.stop = true;
         return;
     }
     res->output_tokens = ct > 0 ? ct : 0;
@@ -325,61 +149,216 @@ static void on_task(struct sc *x, size_t i, struct mp_lg_result *res)
     an->answered = true;
     an->got = mp_task_last_number(text);
     an->right = mp_task_same_number(an->got, an->expected);
-    size_t keep = strlen(text) > MP_TASK_REPLY_KEEP ? MP_TASK_REPLY_KEEP : strlen(text);
-    while (keep && keep < strlen(text) && ((unsigned char)text[keep] & 0xc0) == 0x80)
+    size_t len = strlen(text), keep = len > MP_TASK_REPLY_KEEP ? MP_TASK_REPLY_KEEP : len;
+    while (keep && keep < len && ((unsigned char)text[keep] & 0xc0) == 0x80)
         keep--; /* never cut inside a UTF-8 character */
     an->reply = xstrndup(text, keep);
     free(text);
 }
 
-static enum mp_outcome task_gate(struct sc *x)
-{
-    const struct mp_task_set *t = x->p->tasks;
-    struct mp_score *s = x->s;
-    s->task = MP_SC_OK;
-    s->task_source = xstrdup(t->source ? t->source : "built-in");
-    s->nans = t->n;
-    s->ans = xcalloc(t->n + 1, sizeof(*s->ans));
-    char **prompts = xcalloc(t->n + 1, sizeof(*prompts));
-    for (size_t i = 0; i < t->n; i++) {
-        s->ans[i].expected = xstrdup(t->t[i].answer);
-        prompts[i] = mp_task_prompt(t->t[i].question);
-    }
-    char **b = bodies_of(x, (const char *const *)prompts, t->n, 2, 0);
-    enum mp_outcome w = batch(x, b, t->n, x->p->level, on_task);
-    bodies_free(b, t->n);
-    bodies_free(prompts, t->n);
-    return w;
-}
+/* ---- the stages ---- */
 
-enum mp_outcome mp_att_run_score(struct att *a)
+static void enter_stage(struct att *a, enum mp_sc_stage stage);
+
+/* The request body of the stage's request i (caller frees). */
+static char *body_of(const struct att *a, size_t i)
 {
     const struct mp_score_plan *p = a->o->score;
-    struct sc x = {.a = a, .p = p, .s = mp_score_new()};
-    mp_score_free(a->r->score);
-    a->r->score = x.s;
-    x.s->k = p->k;
-    a->cur_phase = -1; /* not a phase of the workload */
-    x.phase = "score";
-    int64_t t0 = mp_now_ns();
-    enum mp_outcome w = MP_OUT_CLEAN;
-    if (p->npassages)
-        w = passages(&x);
-    if (w == MP_OUT_CLEAN && p->ngreedy)
-        w = greedy(&x);
-    x.s->score_s = (double)(mp_now_ns() - t0) / 1e9;
-    int64_t t1 = mp_now_ns();
-    x.phase = "task";
-    if (w == MP_OUT_CLEAN && p->tasks && p->tasks->n)
-        w = task_gate(&x);
-    x.s->task_s = p->tasks ? (double)(mp_now_ns() - t1) / 1e9 : 0;
+    const char *model = a->model[0] ? a->model : NULL;
+    switch (a->score.stage) {
+    case MP_SC_PASSAGES:
+    case MP_SC_REPEAT:
+        return mp_score_plp_body(model, p->passages[i], p->k);
+    case MP_SC_GREEDY:
+        return mp_score_greedy_body(model, p->greedy[i], p->greedy_tokens, a->score.k);
+    default: {
+        char *prompt = mp_task_prompt(p->tasks->t[i].question);
+        char *b = mp_score_text_body(model, prompt, p->tasks->max_tokens, mp_task_stop());
+        free(prompt);
+        return b;
+    }
+    }
+}
+
+static void send_more(struct att *a)
+{
+    struct mp_score_state *st = &a->score;
+    while (!st->stop && !a->failed && st->sent < st->n && (int)(st->sent - st->done) < st->level) {
+        char *body = body_of(a, st->sent);
+        long id = mp_lg_post(a->lg, "/v1/completions", body, a->o->wl->stall_timeout_s,
+                             (int)st->sent);
+        free(body);
+        if (id < 0) {
+            mp_att_set_fail(a, MP_SEEN_CLIENT_ERROR, "could not start a request");
+            return;
+        }
+        st->sent++;
+    }
+}
+
+/* The passages' stage ended: complete, or marked failed. */
+static void passages_end(struct att *a)
+{
+    struct mp_score *s = a->r->score;
+    bool complete = true;
+    for (size_t i = 0; i < s->npass; i++)
+        complete = complete && s->pass[i].n;
+    if (s->plp == MP_SC_OK && !complete) {
+        s->plp = MP_SC_FAILED;
+        s->plp_note = xstrdup("a passage came back without positions");
+    }
+    enter_stage(a, s->plp == MP_SC_OK && a->o->score->repeat ? MP_SC_REPEAT : MP_SC_GREEDY);
+}
+
+/* The repeat ended: kept only whole (no run-to-run figure otherwise). */
+static void repeat_end(struct att *a)
+{
+    struct mp_score *s = a->r->score;
+    bool ok = true;
+    for (size_t i = 0; ok && i < s->npass; i++)
+        ok = s->repeat[i].n > 0;
+    if (!ok) {
+        for (size_t i = 0; i < s->npass; i++)
+            mp_lp_seq_release(&s->repeat[i]);
+        free(s->repeat);
+        s->repeat = NULL;
+    }
+    enter_stage(a, MP_SC_GREEDY);
+}
+
+static void greedy_end(struct att *a)
+{
+    struct mp_score_state *st = &a->score;
+    struct mp_score *s = a->r->score;
+    if (s->greedy == MP_SC_REFUSED && st->retry_k >= 0) {
+        st->k = st->retry_k; /* ask again with what the engine allows */
+        st->retry_k = -2;
+        char *why = xasprintf("the engine allows %d logprobs, not %d", st->k, a->o->score->k);
+        free(s->greedy_note);
+        s->greedy_note = why;
+        enter_stage(a, MP_SC_GREEDY);
+        return;
+    }
+    s->score_s = (double)(mp_now_ns() - st->t0) / 1e9;
+    enter_stage(a, MP_SC_TASK);
+}
+
+/* Everything asked: the note and the store. */
+static void finish(struct att *a)
+{
+    struct mp_score *s = a->r->score;
+    struct mp_score_state *st = &a->score;
+    if (st->t_task)
+        s->task_s = (double)(mp_now_ns() - st->t_task) / 1e9;
     size_t answered, right;
-    mp_score_task_counts(x.s, &answered, &right);
+    mp_score_task_counts(s, &answered, &right);
     mp_att_note(a, "scoring: prompt logprobs %s, greedy %s, tasks %zu/%zu right (%.1f s + %.1f s)",
-                mp_sc_status_name(x.s->plp), mp_sc_status_name(x.s->greedy), right, answered,
-                x.s->score_s, x.s->task_s);
-    if (w == MP_OUT_CLEAN && a->o->store &&
-        mp_store_score_write(a->o->store, a->o->store_attempt, x.s) < 0)
-        a->io_err = true;
-    return w == MP_OUT_CLEAN && a->io_err ? MP_OUT_ERROR : w;
+                mp_sc_status_name(s->plp), mp_sc_status_name(s->greedy), right, answered,
+                s->score_s, s->task_s);
+    if (a->o->store && mp_store_score_write(a->o->store, a->o->store_attempt, s) < 0)
+        mp_att_io_error(a);
+}
+
+/* Make room for the stage's results and its first requests. */
+static void enter_stage(struct att *a, enum mp_sc_stage stage)
+{
+    const struct mp_score_plan *p = a->o->score;
+    struct mp_score *s = a->r->score;
+    struct mp_score_state *st = &a->score;
+    st->stage = stage;
+    st->sent = st->done = 0;
+    st->stop = false;
+    st->level = p->level > 0 ? p->level : 1;
+    if (stage == MP_SC_PASSAGES) {
+        st->n = p->npassages;
+        st->level = 1; /* one at a time: the canonical scoring */
+        s->npass = p->npassages;
+        s->pass = xcalloc(p->npassages + 1, sizeof(*s->pass));
+        s->plp = st->n ? MP_SC_OK : MP_SC_NOT_RUN;
+    } else if (stage == MP_SC_REPEAT) {
+        st->n = p->npassages;
+        s->repeat = xcalloc(p->npassages + 1, sizeof(*s->repeat));
+    } else if (stage == MP_SC_GREEDY) {
+        st->n = p->ngreedy;
+        if (!s->gen)
+            s->gen = xcalloc(p->ngreedy + 1, sizeof(*s->gen));
+        s->ngen = p->ngreedy;
+        s->greedy = st->n ? MP_SC_OK : MP_SC_NOT_RUN;
+        s->greedy_k = 0;
+    } else if (stage == MP_SC_TASK) {
+        st->n = p->tasks ? p->tasks->n : 0;
+        st->t_task = st->n ? mp_now_ns() : 0;
+        s->task = st->n ? MP_SC_OK : MP_SC_NOT_RUN;
+        s->task_source = st->n ? xstrdup(p->tasks->source ? p->tasks->source : "built-in") : NULL;
+        s->nans = st->n;
+        s->ans = st->n ? xcalloc(st->n, sizeof(*s->ans)) : NULL;
+        for (size_t i = 0; i < st->n; i++)
+            s->ans[i].expected = xstrdup(p->tasks->t[i].answer);
+    } else {
+        st->n = 0;
+        finish(a);
+        return;
+    }
+    if (st->n == 0) {
+        enter_stage(a, stage == MP_SC_PASSAGES ? MP_SC_GREEDY : stage + 1);
+        return;
+    }
+    send_more(a);
+}
+
+bool mp_score_wanted(const struct att *a)
+{
+    return a->o->score != NULL;
+}
+
+void mp_score_begin(struct att *a)
+{
+    mp_score_free(a->r->score);
+    a->r->score = mp_score_new();
+    a->r->score->k = a->o->score->k;
+    memset(&a->score, 0, sizeof(a->score));
+    a->score.k = a->o->score->k;
+    a->score.retry_k = -1;
+    a->score.t0 = mp_now_ns();
+    a->cur_phase = -1; /* not a phase of the workload */
+    enter_stage(a, MP_SC_PASSAGES);
+}
+
+void mp_score_result(struct att *a, struct mp_lg_result *res)
+{
+    struct mp_score_state *st = &a->score;
+    if (res->kind != MP_LG_POST || res->user_tag < 0 || (size_t)res->user_tag >= st->n ||
+        st->stage == MP_SC_DONE)
+        return;
+    size_t i = (size_t)res->user_tag;
+    if (st->stage == MP_SC_PASSAGES || st->stage == MP_SC_REPEAT)
+        on_passage(a, i, res);
+    else if (st->stage == MP_SC_GREEDY)
+        on_greedy(a, i, res);
+    else
+        on_task(a, i, res);
+    record(a, res);
+    st->done++;
+    a->pass_i = st->done;
+    if (a->failed || a->hang) {
+        a->r->score->score_s = (double)(mp_now_ns() - st->t0) / 1e9;
+        return;
+    }
+    if (st->done < st->sent || (st->sent < st->n && !st->stop)) {
+        send_more(a);
+        return;
+    }
+    if (st->stage == MP_SC_PASSAGES)
+        passages_end(a);
+    else if (st->stage == MP_SC_REPEAT)
+        repeat_end(a);
+    else if (st->stage == MP_SC_GREEDY)
+        greedy_end(a);
+    else
+        enter_stage(a, MP_SC_DONE);
+}
+
+bool mp_score_complete(const struct att *a)
+{
+    return a->score.stage == MP_SC_DONE || a->failed || a->hang;
 }
