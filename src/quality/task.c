@@ -242,7 +242,8 @@ char *mp_task_norm_number(const char *s)
     while (p[0] == '0' && p[1] && p[1] != '.')
         p++;
     bool zero = strspn(p, "0.") == strlen(p);
-    char *out = xasprintf("%s%s", neg && !zero ? "-" : "", p);
+    /* ".5" -> "0.5", ".0" -> "0" */
+    char *out = xasprintf("%s%s%s", neg && !zero ? "-" : "", *p == '.' || !*p ? "0" : "", p);
     free(d);
     return out;
 }
@@ -257,12 +258,18 @@ char *mp_task_last_number(const char *reply)
     for (size_t i = 0; i < n; i++) {
         bool start = isdigit((unsigned char)reply[i]) &&
                      (i == 0 || !(isdigit((unsigned char)reply[i - 1]) || reply[i - 1] == ',' ||
-                                  reply[i - 1] == '.' || isalpha((unsigned char)reply[i - 1])));
-        if (start)
-            last = i > 0 && reply[i - 1] == '-' &&
-                           (i == 1 || !isalnum((unsigned char)reply[i - 2]))
-                       ? reply + i - 1
-                       : reply + i;
+                                  (reply[i - 1] == '.' && i > 1 &&
+                                   isalnum((unsigned char)reply[i - 2])) ||
+                                  isalpha((unsigned char)reply[i - 1])));
+        if (!start)
+            continue;
+        const char *at = reply + i;
+        /* ".5" is a number; "v.5" and "12.5" (reached above) are not starts */
+        if (i > 0 && reply[i - 1] == '.' && (i == 1 || !isalnum((unsigned char)reply[i - 2])))
+            at = reply + i - 1;
+        if (at > reply && at[-1] == '-' && (at - reply == 1 || !isalnum((unsigned char)at[-2])))
+            at--;
+        last = at;
     }
     if (!last)
         return NULL;
@@ -277,9 +284,11 @@ bool mp_task_same_number(const char *a, const char *b)
 {
     if (!a || !b)
         return false;
+    if (!strcmp(a, b))
+        return true; /* also a number too long for a double */
     char *ea, *eb;
     double x = strtod(a, &ea), y = strtod(b, &eb);
-    if (ea == a || eb == b)
+    if (ea == a || eb == b || !isfinite(x) || !isfinite(y))
         return false;
     return fabs(x - y) <= 1e-9 * fmax(1.0, fabs(x));
 }

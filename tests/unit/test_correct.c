@@ -537,6 +537,9 @@ static void test_task_numbers(void **st)
         {" from 12-5 we get 7", "7"},
         {" x-5", "5"},
         {" 007 and -0", "0"},
+        {" half is .5", "0.5"},
+        {" cut by -.5 now", "-0.5"},
+        {" Step 2. 7 left", "7"},
     };
     for (size_t i = 0; i < MP_ARRAY_SIZE(t); i++) {
         char *g = mp_task_last_number(t[i].reply);
@@ -548,6 +551,22 @@ static void test_task_numbers(void **st)
         }
         free(g);
     }
+    static const struct {
+        const char *in, *want;
+    } norm[] = {{".5", "0.5"}, {"####", NULL}, {".0", "0"}, {"-0.0", "0"}, {"1,234.50", "1234.5"},
+                {"$7", "7"}, {"007", "7"}};
+    for (size_t i = 0; i < MP_ARRAY_SIZE(norm); i++) {
+        char *g = mp_task_norm_number(norm[i].in);
+        if (norm[i].want ? !g || strcmp(g, norm[i].want) : g != NULL) {
+            fprintf(stderr, "norm '%s': got '%s'\n", norm[i].in, g ? g : "(null)");
+            fail();
+        }
+        free(g);
+    }
+    char *big = xcalloc(400, 1);
+    memset(big, '9', 399);
+    assert_true(mp_task_same_number(big, big)); /* beyond a double: equal as text */
+    free(big);
     assert_true(mp_task_same_number("72", "72"));
     assert_false(mp_task_same_number("72", "73"));
     assert_false(mp_task_same_number(NULL, "1"));
