@@ -17,6 +17,7 @@
 #include "cli/scoreopt.h"
 #include "cli/session.h"
 #include "err.h"
+#include "escape.h"
 #include "quality/quality.h"
 #include "report/report.h"
 #include "run/runner.h"
@@ -360,6 +361,63 @@ static int restore_candidates(struct mp_report *rep, const bool *done)
     return 0;
 }
 
+/* A resumed run's store: say why it stopped (an I/O error), end what the
+ * dead run left, record the resume, load what it holds into *rep (the
+ * stored candidates, their secret env knobs restored) and check the
+ * fingerprint. 0; MP_EXIT_USAGE (refused: message printed); -1 when the
+ * store failed (the caller reports it). */
+static int resume_store(struct mp_session *ss, const struct mp_opts *o, struct mp_report *rep,
+                        bool **done)
+{
+    struct mp_store *store = ss->store;
+    int killed = 0;
+    char *io_why = NULL; /* the run stopped on an I/O error: say so */
+    if (mp_store_io_stop(store, &io_why) < 0)
+        return -1;
+    if (io_why && !o->quiet) {
+        char *shown = mp_term_dup(io_why);
+        fprintf(stderr, "moeprobe: resuming %s: the run was stopped by an I/O error (%s)\n",
+                o->out_dir, shown);
+        free(shown);
+    }
+    free(io_why);
+    if (mp_run_end_dead_run(store, &killed) < 0)
+        return -1;
+    if (killed && !o->quiet)
+        fprintf(stderr, "moeprobe: killed %d engine process(es) left by the interrupted run\n",
+                killed);
+    if (mp_store_run_resumed(store, ss->started) < 0)
+        return -1;
+    struct mp_report old;
+    mp_report_init(&old, o->out_dir);
+    if (mp_store_load(store, &old, done) < 0) {
+        mp_report_release(&old);
+        return -1;
+    }
+    char *why = mp_fingerprint_mismatch(&old.fp, &rep->fp, false);
+    if (why) {
+        mp_error("refusing to resume '%s' on a different machine (%s): results only hold "
+                 "for the fingerprint they were measured on", o->out_dir, why);
+        free(why);
+        mp_report_release(&old);
+        return MP_EXIT_USAGE;
+    }
+    /* keep the original start, the stored candidates and finished attempts */
+    mp_fingerprint_detect_ex(&old.fp, NULL);
+    mp_report_release(rep);
+    *rep = old;
+    if (restore_candidates(rep, *done) < 0)
+        return MP_EXIT_USAGE;
+    if (!o->quiet) {
+        size_t nd = 0;
+        for (size_t i = 0; i < rep->n; i++)
+            nd += (*done)[i];
+        fprintf(stderr, "moeprobe: resuming %s: %zu of %zu candidate(s) already finished\n",
+                o->out_dir, nd, rep->n);
+    }
+    return mp_store_set_fingerprint(store, &rep->fp, &ss->fpx) < 0 ? -1 : 0;
+}
+
 enum run_kind { RUN_QUALIFY, RUN_DIAGNOSE, RUN_RESOLVE };
 
 static int run_main(int argc, char **argv, enum run_kind kind)
@@ -454,46 +512,13 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     exit_code = MP_EXIT_INTERNAL;
     struct mp_store *store = ss.store;
     if (resume_dir) {
-        int killed = 0;
-        if (mp_run_end_dead_run(store, &killed) < 0)
+        int e = resume_store(&ss, &o, &rep, &done);
+        if (e < 0)
             goto store_failed;
-        if (killed && !o.quiet)
-            fprintf(stderr, "moeprobe: killed %d engine process(es) left by the interrupted run\n",
-                    killed);
-        if (mp_store_run_resumed(store, ss.started) < 0)
-            goto store_failed;
-        struct mp_report old;
-        mp_report_init(&old, o.out_dir);
-        if (mp_store_load(store, &old, &done) < 0) {
-            mp_report_release(&old);
-            goto store_failed;
-        }
-        char *why = mp_fingerprint_mismatch(&old.fp, &rep.fp, false);
-        if (why) {
-            mp_error("refusing to resume '%s' on a different machine (%s): results only hold "
-                     "for the fingerprint they were measured on", o.out_dir, why);
-            free(why);
-            mp_report_release(&old);
-            exit_code = MP_EXIT_USAGE;
+        if (e > 0) {
+            exit_code = e;
             goto out;
         }
-        /* keep the original start, the stored candidates and finished attempts */
-        mp_fingerprint_detect_ex(&old.fp, NULL);
-        mp_report_release(&rep);
-        rep = old;
-        if (restore_candidates(&rep, done) < 0) {
-            exit_code = MP_EXIT_USAGE;
-            goto out;
-        }
-        if (!o.quiet) {
-            size_t nd = 0;
-            for (size_t i = 0; i < rep.n; i++)
-                nd += done[i];
-            fprintf(stderr, "moeprobe: resuming %s: %zu of %zu candidate(s) already finished\n",
-                    o.out_dir, nd, rep.n);
-        }
-        if (mp_store_set_fingerprint(store, &rep.fp, &ss.fpx) < 0)
-            goto store_failed;
     } else {
         /* secrets are masked by the store */
         if (mp_session_record_run(&ss, argv + 1, (size_t)(argc - 1), &rep) < 0)
@@ -516,6 +541,9 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
     ctx.score = mp_cli_score_plan(&sco);
     bool input_error = false;
+    struct mp_diag_policy policy; /* recorded with each candidate: its diagnosis is derived */
+    mp_run_diag_policy(&ctx, !resolve && !o.no_diagnose, !resolve && o.no_diagnose, !resolve,
+                       &policy);
     for (size_t i = 0; i < rep.n && !ctx.signo; i++) {
         if (done[i])
             continue;
@@ -531,35 +559,26 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         }
         if (r < 0) {
             exit_code = r == MP_EUSAGE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
-            if (r != MP_EUSAGE) /* an I/O error: keep what was recorded */
+            if (r != MP_EUSAGE) { /* an I/O error: say so in the store, keep what was recorded */
+                mp_store_record_io_stop(store);
                 mp_session_reports(&ss, o.json, o.quiet, NULL);
+            }
             goto out;
         }
         if (ctx.signo)
             break;
-        if (resolve) {
-            /* the selections are the result: nothing to diagnose */
-        } else if (!o.no_diagnose && a && a->outcome == MP_OUT_CRASH) {
-            if (mp_diagnose(&ctx, &rep, i) < 0) {
-                exit_code = MP_EXIT_INTERNAL;
-                goto out;
-            }
-        } else if (a && a->outcome == MP_OUT_SAME_CONFIG) {
-            free(rep.c[i].diag.note);
-            rep.c[i].diag.note = xasprintf("not tested again: the same configuration as '%s'",
-                                           a->same_as ? a->same_as : "?");
-        } else if (a && a->outcome != MP_OUT_CRASH) {
-            mp_diagnose(&ctx, &rep, i); /* notes why it is not diagnosed */
-        }
-        if (o.no_diagnose && a && a->outcome == MP_OUT_CRASH) {
-            free(rep.c[i].diag.note);
-            rep.c[i].diag.note = xstrdup("diagnosis skipped (--no-diagnose)");
+        /* the selections are the result of resolve: nothing to diagnose */
+        if (!resolve && !o.no_diagnose && a && a->outcome == MP_OUT_CRASH &&
+            mp_diagnose(&ctx, &rep, i) < 0) {
+            exit_code = MP_EXIT_INTERNAL;
+            goto out;
         }
         if (ctx.signo)
             break;
+        mp_run_candidate_diagnosis(&rep, i, &policy); /* what it means: verdict/diagnose.h */
         if (mp_session_fingerprint(&ss, &rep) < 0)
             goto out;
-        if (mp_store_candidate_done(store, i, &rep.c[i].diag) < 0)
+        if (mp_store_candidate_done(store, i, &rep.c[i].diag, &policy) < 0)
             goto store_failed;
         done[i] = true;
     }

@@ -29,10 +29,7 @@ void mp_report_release(struct mp_report *rep)
             mp_attempt_result_release(&c->attempts[j]);
         free(c->attempts);
         free(c->why);
-        free(c->diag.pinned_site);
-        free(c->diag.launch_site);
-        free(c->diag.reasoning);
-        free(c->diag.note);
+        mp_diagnosis_reset(&c->diag);
     }
     free(rep->c);
     free(rep->moeprobe_version);
@@ -40,6 +37,7 @@ void mp_report_release(struct mp_report *rep)
     free(rep->started);
     free(rep->finished);
     free(rep->subcommand);
+    free(rep->stopped_by);
     free(rep->recommendation_why);
     mp_strv_release(&rep->learned);
     mp_report_derived_release(rep);
@@ -96,6 +94,16 @@ size_t mp_report_nunfinished(const struct mp_report *rep)
 bool mp_report_incomplete(const struct mp_report *rep)
 {
     return rep->interrupted || !rep->finished || mp_report_nunfinished(rep) > 0;
+}
+
+void mp_diagnosis_reset(struct mp_diagnosis *dg)
+{
+    free(dg->pinned_site);
+    free(dg->launch_site);
+    free(dg->reasoning);
+    free(dg->note);
+    memset(dg, 0, sizeof(*dg));
+    dg->throughput_ratio = -1;
 }
 
 const char *mp_lb_name(enum mp_lb_result r)

@@ -170,12 +170,22 @@ static const char schema_v11[] = "ALTER TABLE run ADD COLUMN objective TEXT;"
  * source could not be read). */
 static const char schema_v12[] = "ALTER TABLE attempts ADD COLUMN gpu_fault TEXT;";
 
+/* Version 14: observations in the store, decisions in verdict/ (#28): an
+ * attempt's observations (JSON: what moeprobe saw, the engine's exit, the
+ * log's crash and reasons) from which its failure is judged again, and the
+ * diagnosis policy each candidate ran under, from which its diagnosis is
+ * derived again (the diagnoses row's conclusions stay for older readers). */
+static const char schema_v14[] = "ALTER TABLE attempts ADD COLUMN observations TEXT;"
+                                 "ALTER TABLE diagnoses ADD COLUMN policy TEXT;";
+
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
                                          schema_v6, schema_v7, schema_v8, schema_v9,
                                          mp_store_srvm_schema /* v10: store/srvmetrics.c */,
                                          schema_v11, schema_v12,
                                          mp_store_bisect_schema /* v13: store/bisect.c */,
-                                         mp_store_score_schema /* v14: store/correct.c */};
+                                         schema_v14,
+                                         mp_store_procs_schema /* v15: store/resume.c */,
+                                         mp_store_score_schema /* v16: store/correct.c */};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {

@@ -26,7 +26,8 @@ sqlite3 "$T/red/moeprobe.db" "SELECT argv FROM run" | grep -q 'DB_PASSWORD=\*\*\
 unset HF_TOKEN MY_BEARER
 
 # 2. full disk: a file-size limit hits the database while requests are written
-( ulimit -f 200; exec "$MOEPROBE" qualify --quiet --no-quality --out "$T/full" --seq 400 --conc 4:4000 \
+# (400 KiB: above the new store's migration transaction in its -wal, about 150 KiB)
+( ulimit -f 400; exec "$MOEPROBE" qualify --quiet --no-quality --out "$T/full" --seq 400 --conc 4:4000 \
     --max-tokens 8 --candidate 'a: ' -- "$REFENGINE" serve --world "$W" --port '{port}' ) \
     >"$T/full.out" 2>"$T/full.err"
 rc=$?
