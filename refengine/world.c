@@ -219,6 +219,24 @@ static int mark_seen(struct pstate *s, const char *key)
     return 0;
 }
 
+/* "13, 31": the Xids the fake driver logs when this backend faults */
+static int parse_xids(struct pstate *s, struct world_backend_cfg *b, const char *v)
+{
+    b->nxid = 0;
+    for (const char *p = v; *p;) {
+        char *end;
+        long x = strtol(p, &end, 10);
+        if (end == p || x <= 0 || x > 999 || b->nxid >= MP_ARRAY_SIZE(b->xid))
+            return err(s, "xid: expected up to 4 Xid numbers (1-999) separated by commas, got "
+                          "'%.80s'", v);
+        b->xid[b->nxid++] = (int)x;
+        p = end;
+        while (*p == ' ' || *p == ',')
+            p++;
+    }
+    return b->nxid ? 0 : err(s, "xid: expected at least one Xid number");
+}
+
 static int parse_sites(struct pstate *s, struct world_backend_cfg *b, const char *v)
 {
     b->nsites = 0;
@@ -306,6 +324,25 @@ static int engine_key(struct pstate *s, const char *k, const char *v)
     } else if (!strcmp(k, "cuda")) {
         if (!parse_bool(v, &w->cuda))
             return err(s, "cuda: expected true or false, got '%.80s'", v);
+    } else if (!strcmp(k, "drafter_moe")) {
+        static const char *const names[] = {"TRITON", "BATCHED_TRITON", "FlashInfer CUTLASS",
+                                            "FlashInfer TRTLLM"};
+        for (size_t i = 0; i < MP_ARRAY_SIZE(names); i++)
+            if (!strcmp(v, names[i])) {
+                snprintf(w->drafter_moe, sizeof(w->drafter_moe), "%s", v);
+                return 0;
+            }
+        return err(s, "drafter_moe: expected TRITON, BATCHED_TRITON, FlashInfer CUTLASS or "
+                      "FlashInfer TRTLLM, got '%.80s'", v);
+    } else if (!strcmp(k, "drafter_startup_error")) {
+        if (!copy_str(w->drafter_startup_error, sizeof(w->drafter_startup_error), v))
+            return err(s, "drafter_startup_error: too long%s", "");
+    } else if (!strcmp(k, "autotuner_unsupported_tactics")) {
+        unsigned long long x;
+        if (!parse_uint(v, 100000, &x))
+            return err(s, "autotuner_unsupported_tactics: expected an integer in [0, 100000], "
+                          "got '%.80s'", v);
+        w->autotuner_unsupported_tactics = (unsigned)x;
     } else if (!strcmp(k, "cuda_route_jitter")) {
         if (!parse_double(v, 0, 1, &w->cuda_route_jitter))
             return err(s, "cuda_route_jitter: expected a probability in [0, 1], got '%.80s'", v);
@@ -395,6 +432,12 @@ static int backend_key(struct pstate *s, const char *k, const char *v)
         if (!name_ok || !copy_str(b->failure_when, sizeof(b->failure_when), v))
             return err(s, "failure_when: expected NAME=VALUE (an environment variable), got '%.80s'",
                        v);
+    } else if (!strcmp(k, "kernel")) {
+        if (!copy_str(b->kernel, sizeof(b->kernel), v) || strchr(v, ' '))
+            return err(s, "kernel: expected a kernel name without spaces (as a core dump prints "
+                          "it, at most 1023 bytes), got '%.80s'", v);
+    } else if (!strcmp(k, "xid")) {
+        return parse_xids(s, b, v);
     } else if (!strcmp(k, "blocking_slowdown")) {
         if (!parse_double(v, 0.001, 100, &b->blocking_slowdown))
             return err(s, "blocking_slowdown: expected a factor in (0, 100], got '%.80s'", v);

@@ -54,6 +54,7 @@ struct mp_opts {
     int port;
     struct mp_workload wl;
     bool json, quiet, no_diagnose, no_quality, no_dedupe;
+    bool keep_coredumps, no_coredump; /* GPU core dumps (run/crashinfo.h) */
     /* correctness (issue #23, cli/scoreopt.h): --agreement N (16), --reference
      * NAME, --accuracy N (64), --accuracy-file FILE */
     int agreement_n, accuracy_n;

@@ -163,6 +163,8 @@ void mp_session_runctx(const struct mp_session *s, struct mp_runctx *ctx)
     ctx->diag_max_requests = o->diag_max_requests;
     ctx->diag_budget_s = o->diag_budget_s;
     ctx->store = s->store;
+    ctx->no_coredump = o->no_coredump;
+    ctx->keep_coredumps = o->keep_coredumps;
 }
 
 int mp_session_store_failed(const struct mp_session *s)
@@ -257,6 +259,7 @@ int mp_session_reports(struct mp_session *s, bool json, bool quiet, struct mp_re
 {
     struct mp_report out;
     mp_report_init(&out, s->o->out_dir);
+    out.kn = s->kn; /* --knowledge: its known issues (borrowed until mp_session_end) */
     int rc = mp_store_load(s->store, &out, NULL);
     if (rc < 0) {
         mp_error("cannot read the evidence store back: %s", mp_store_errmsg(s->store));

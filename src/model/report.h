@@ -59,6 +59,8 @@ struct mp_diag_policy {
     unsigned long cap;         /* --diagnose-max-requests, 0 = none */
     double budget_s;           /* --diagnose-budget, 0 = none */
     int concurrency;           /* the workload's highest level (the blocked run's) */
+    unsigned long lead;        /* requests a run serves one at a time before that level
+                                * (warm-up, sequential); 0 = not recorded (older runs) */
 };
 
 struct mp_cand_report {
@@ -101,6 +103,8 @@ struct mp_noop {
                            * (knob_delivery), or NULL when it was not checked */
     char *delivery_evidence; /* for "unverified": why, or NULL */
 };
+
+struct mp_knowledge;
 
 struct mp_report {
     char *moeprobe_version;
@@ -148,6 +152,9 @@ struct mp_report {
     char *stopped_by;               /* interrupted by an I/O error of the evidence store
                                      * (run.interrupted = 2): what it was (owned), else NULL */
     char *subcommand;               /* the run's command ("qualify", "soak", ...) or NULL */
+    /* the knowledge whose known issues the reports match (--knowledge;
+     * borrowed), NULL: the built-in one */
+    const struct mp_knowledge *kn;
 };
 
 void mp_report_init(struct mp_report *rep, const char *run_dir);

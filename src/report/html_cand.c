@@ -2,12 +2,14 @@
  * reason, knobs, resolved backends, command, knob delivery, every attempt,
  * the diagnosis; then the primary attempt's evidence (html_evidence.c) and
  * numbers (html_charts.c). */
+#include "report/crash.h"
 #include "report/html_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/resolved.h"
 #include "report/svg.h"
 #include "xalloc.h"
 
@@ -30,6 +32,23 @@ static void delivery_dd(struct buf *b, const struct mp_attempt_result *p)
     buf_adds(b, "</ul></dd>");
 }
 
+/* The drafter, other selections, the autotuner and the known issues
+ * (report/resolved.h), one <dt>/<dd> each. */
+static void more_dd(struct buf *b, const struct mp_report *rep, const struct mp_cand_report *c)
+{
+    struct mp_strv labels = MP_STRV_INIT, texts = MP_STRV_INIT;
+    mp_rep_resolved_more_text(rep, c, &labels, &texts);
+    for (size_t i = 0; i < labels.n; i++) {
+        buf_adds(b, "<dt>");
+        mp_html_text(b, labels.v[i]);
+        buf_adds(b, "</dt><dd>");
+        mp_html_text(b, texts.v[i]);
+        buf_adds(b, "</dd>");
+    }
+    mp_strv_release(&labels);
+    mp_strv_release(&texts);
+}
+
 void mp_html_cand_section(const struct mp_report *rep, size_t i, struct buf *b)
 {
     const struct mp_cand_report *c = &rep->c[i];
@@ -40,9 +59,12 @@ void mp_html_cand_section(const struct mp_report *rep, size_t i, struct buf *b)
     mp_html_text(b, c->cand.name);
     buf_adds(b, " ");
     mp_html_badge(b, c->unfinished ? "unfinished" : mp_verdict_name(c->verdict));
+    mp_html_kernel_note(b, c);
     buf_adds(b, "</h3>\n<p>");
     mp_html_text(b, c->why);
-    buf_adds(b, "</p>\n<dl class=kv>");
+    buf_adds(b, "</p>\n");
+    mp_html_crash_details(rep, c, b);
+    buf_adds(b, "<dl class=kv>");
     char *knobs = mp_candidate_knobs_str(&c->cand);
     buf_adds(b, "<dt>knobs</dt><dd>");
     if (knobs[0]) {
@@ -62,6 +84,11 @@ void mp_html_cand_section(const struct mp_report *rep, size_t i, struct buf *b)
             mp_html_list(b, &p->res.moe_candidates);
             buf_adds(b, "</span>");
         }
+        if (p->res.moe_kind) {
+            buf_adds(b, " <span class=note>(");
+            mp_html_text(b, p->res.moe_kind);
+            buf_adds(b, ")</span>");
+        }
         buf_adds(b, "</dd><dt>dense NVFP4</dt><dd>");
         mp_html_text(b, p->res.linear_kernel);
         if (p->res.linear_kernels.n) {
@@ -80,6 +107,7 @@ void mp_html_cand_section(const struct mp_report *rep, size_t i, struct buf *b)
             mp_html_list(b, &p->res.unknown_env);
             buf_adds(b, "</dd>");
         }
+        more_dd(b, rep, c);
         buf_adds(b, "<dt>command</dt><dd><code>");
         mp_html_text(b, p->command);
         buf_adds(b, "</code></dd>");

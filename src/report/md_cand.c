@@ -9,8 +9,10 @@
 
 #include "escape.h"
 
+#include "report/crash.h"
 #include "report/internal.h"
 #include "report/md_int.h"
+#include "report/resolved.h"
 
 /* " (knob delivery unverified: A, B)" after a verdict, when some knob's
  * delivery could not be checked. */
@@ -60,6 +62,7 @@ static void cand_row(const struct mp_report *rep, const struct mp_cand_report *c
     mp_rmd_cell(out, p && p->res.moe_backend ? p->res.moe_backend : (p ? "(not logged)" : NULL), 64);
     buf_adds(out, " | ");
     mp_rmd_cell(out, mp_cand_verdict_label(c), 32);
+    mp_rep_kernel_note_md(out, c, MP_MD_TABLE); /* in `KERNEL` (family), report/crash.h */
     md_unverified_note(out, p);
     buf_adds(out, " | ");
     const struct mp_attempt_result *np = mp_rep_numbers_attempt(rep, c);
@@ -117,6 +120,11 @@ static void details_resolved(struct buf *out, const struct mp_attempt_result *p)
 {
     buf_adds(out, "- resolved: MoE ");
     mp_rmd_cell(out, p->res.moe_backend, 64);
+    if (p->res.moe_kind) {
+        buf_adds(out, " (");
+        mp_rmd_cell(out, p->res.moe_kind, 32);
+        buf_adds(out, ")");
+    }
     if (p->res.moe_candidates.n) {
         buf_adds(out, " out of [");
         mp_rmd_list(out, &p->res.moe_candidates, 64);
@@ -142,6 +150,21 @@ static void details_resolved(struct buf *out, const struct mp_attempt_result *p)
         buf_adds(out, "\n");
     }
     md_delivery(out, p);
+}
+
+/* "- MTP drafter: ...", other selections, the autotuner, the known issues
+ * (report/resolved.h). */
+static void details_more(const struct mp_report *rep, const struct mp_cand_report *c, struct buf *out)
+{
+    struct mp_strv labels = MP_STRV_INIT, texts = MP_STRV_INIT;
+    mp_rep_resolved_more_text(rep, c, &labels, &texts);
+    for (size_t i = 0; i < labels.n; i++) {
+        buf_printf(out, "- %s: ", labels.v[i]);
+        mp_rmd_cell(out, texts.v[i], 1200);
+        buf_adds(out, "\n");
+    }
+    mp_strv_release(&labels);
+    mp_strv_release(&texts);
 }
 
 /* "- attempt DIR: ..." of attempt a: how it ended, its failure, the sites. */
@@ -213,12 +236,15 @@ static void details_cand(const struct mp_report *rep, const struct mp_cand_repor
     mp_rmd_cell(out, c->cand.name, 64);
     buf_adds(out, ": ");
     mp_rmd_cell(out, mp_cand_verdict_label(c), 32);
+    mp_rep_kernel_note_md(out, c, 0);
     buf_adds(out, "\n\n");
     mp_md_text(out, c->why, 1000, MP_MD_START);
     buf_adds(out, "\n\n");
     const struct mp_attempt_result *p = mp_cand_primary(c);
     if (p)
         details_resolved(out, p);
+    details_more(rep, c, out);
+    mp_rep_crash_details_md(out, rep, c); /* kernel, Xids, kernel log, dumps (report/crash.h) */
     for (size_t j = 0; j < c->nattempts; j++)
         details_attempt(rep, &c->attempts[j], out);
     if (c->diag.done && c->diag.reasoning) {
@@ -230,7 +256,9 @@ static void details_cand(const struct mp_report *rep, const struct mp_cand_repor
     buf_printf(out, "- cost: %zu engine start%s", k.starts, k.starts == 1 ? "" : "s");
     if (k.cut)
         buf_printf(out, " (%zu cut short by the interruption)", k.cut);
-    buf_printf(out, ", %.1f s of engine time, %.1f s driving load\n", k.engine_s, k.workload_s);
+    buf_printf(out, ", %.1f s of engine time, %.1f s driving load (engine start-up %.1f s, "
+                    "requests %.1f s, moeprobe's own %.1f s)\n",
+               k.engine_s, k.workload_s, k.startup_s, k.request_s, k.overhead_s);
     details_gpu(c, out);
     buf_adds(out, "\n");
 }

@@ -70,8 +70,10 @@ struct mp_attempt_opts {
     const char *attach_url;
     const char *attach_log;
     /* Resolve first (qualify without --no-dedupe): called once before
-     * ready, as soon as the engine has logged its kernel selections (its
-     * "Model loading took" line comes after them; at ready at the latest),
+     * ready, as soon as the engine has logged every kernel selection its
+     * command can print (logs/selstop.h: per era, a drafter's own MoE line
+     * included; "Model loading took" where nothing vouches for less; at
+     * ready at the latest),
      * with what it resolved. Returning true with *same_as and *why set
      * (malloc'd; the attempt takes them) says this candidate is the same
      * configuration as one tested already: the engine is stopped at once
@@ -82,6 +84,11 @@ struct mp_attempt_opts {
     /* `moeprobe resolve`: stop the engine as soon as its selections are
      * logged (or at ready); outcome MP_OUT_RESOLVED, no load. */
     bool resolve_only;
+    /* GPU core dumps (run/crashinfo.h): the dump on exception in this run,
+     * none at all (--no-coredump), kept (--keep-coredumps); run_dir for
+     * the kept-dumps cap (may be NULL) */
+    bool coredump_exception, no_coredump, keep_coredumps;
+    const char *run_dir;
     /* The scoring pass after a clean workload (run/score.h): r->score.
      * NULL = none. */
     const struct mp_score_plan *score;

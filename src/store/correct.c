@@ -1,4 +1,4 @@
-/* correct.c - the scoring pass in the store (docs/store.md, schema v12):
+/* correct.c - the scoring pass in the store (docs/store.md, schema v17):
  * table scores (one row per scored attempt: what each part did), table
  * score_items (one row per passage, repeat, greedy prompt and task problem:
  * what the engine answered, as JSON text) and table score_run (the run's

@@ -33,7 +33,9 @@ struct mp_store {
 enum mp_store_coltype { MP_COL_STR, MP_COL_LONG, MP_COL_ULONG, MP_COL_INT, MP_COL_DBL, MP_COL_BOOL, MP_COL_STRV,
                            MP_COL_GPU /* struct mp_gpu_telemetry as JSON text */,
                            MP_COL_FAULT /* struct mp_gpu_fault as JSON text (model/gpufault.h) */,
-                           MP_COL_OBS /* struct mp_attempt_obs as JSON text (obs.c) */ };
+                           MP_COL_OBS /* struct mp_attempt_obs as JSON text (obs.c) */,
+                           MP_COL_RESMORE /* struct mp_resolved's drafter, other selections,
+                                             tallies... as JSON text (model/attempt.h) */ };
 struct mp_store_col {
     const char *name;
     enum mp_store_coltype type;
@@ -109,7 +111,7 @@ extern const char mp_store_procs_schema[];   /* v15: resume.c */
 
 /* The scoring pass (correct.c): its tables come with this schema version;
  * write / load return 0 or MP_EDB and do nothing before it. */
-#define MP_STORE_SCORE_VERSION 14
+#define MP_STORE_SCORE_VERSION 17
 extern const char mp_store_score_schema[];
 int mp_store_score_load(struct mp_store *s, int64_t attempt, struct mp_attempt_result *r);
 int mp_store_load_reference(struct mp_store *s, struct mp_report *rep);

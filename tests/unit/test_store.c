@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "hist.h"
+#include "model/score.h"
 #include "report/report.h"
 #include "store/store.h"
 #include "version.h"
@@ -548,6 +549,91 @@ static void test_delivery_migration(void **state)
     free(dir);
 }
 
+/* The scoring pass' tables (v17, store/correct.c): a v16 store (none of
+ * them) is read as it is, read-only, with no score; migrated, a score
+ * written comes back (passages, greedy, answers, the engine's words
+ * masked). Fails if store/internal.h's MP_STORE_SCORE_VERSION lags the
+ * migration that adds the tables (the v16 store's load asks for them). */
+static void test_scores_v17(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *path = xasprintf("%s/%s", dir, MP_STORE_DB_NAME);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(mp_db_migrate(db, 16, NULL), 0);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO run(id, subcommand, argv, moeprobe_version, started)"
+                                  " VALUES (1, 'qualify', '[]', '0.0.9', 'then');"
+                                  "INSERT INTO candidates(pos, name, env, args, done)"
+                                  " VALUES (0, 'old', '[]', '[]', 1);"
+                                  "INSERT INTO attempts(candidate_id, idx, launch_blocking, dir, status,"
+                                  " outcome) VALUES (1, 1, 0, 'attempts/old-1', 'done', 'clean');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    struct mp_report rep;
+    load_one(dir, MP_STORE_READONLY, &rep);
+    assert_int_equal(rep.c[0].nattempts, 1);
+    assert_null(rep.c[0].attempts[0].score);
+    mp_report_release(&rep);
+
+    struct mp_store *s = NULL;
+    assert_int_equal(mp_store_open(dir, MP_STORE_LOCK, &s, NULL), 0);
+    struct mp_candidate c;
+    assert_int_equal(mp_candidate_from_knobs("t", "HF_TOKEN=hunter2222", &c, NULL), 0);
+    mp_store_mask_init(mp_store_mask(s), &c, 1, NULL);
+    assert_int_equal(mp_store_candidate(s, 1, &c), 0);
+    int64_t id = 0;
+    assert_int_equal(mp_store_attempt_begin(s, 1, 1, false, "/x/t-1", &id), 0);
+    struct mp_score *x = mp_score_new();
+    x->k = 5;
+    x->plp = MP_SC_OK;
+    x->npass = 1;
+    x->pass = xcalloc(1, sizeof(*x->pass));
+    x->pass[0].n = 2;
+    x->pass[0].p = xcalloc(2, sizeof(*x->pass[0].p));
+    x->pass[0].p[0] = (struct mp_lp_pos){xstrdup(" The"), -1.5, xstrdup(" A"), -0.5};
+    x->pass[0].p[1] = (struct mp_lp_pos){xstrdup(" <b>"), -0.25, xstrdup(" <b>"), -0.25};
+    x->greedy = MP_SC_REFUSED;
+    x->greedy_note = xstrdup("token hunter2222 allows 2");
+    x->task = MP_SC_OK;
+    x->task_source = xstrdup("built-in");
+    x->nans = 1;
+    x->ans = xcalloc(1, sizeof(*x->ans));
+    x->ans[0] = (struct mp_task_ans){xstrdup("19"), xstrdup("19"), true, true, xstrdup(" 19.")};
+    assert_int_equal(mp_store_score_write(s, id, x), 0);
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CLEAN;
+    assert_int_equal(mp_store_attempt_finish(s, id, &r), 0);
+    mp_attempt_result_release(&r);
+    mp_score_free(x);
+    mp_candidate_release(&c);
+    mp_store_close(s);
+
+    load_one(dir, MP_STORE_READONLY, &rep);
+    assert_int_equal(rep.n, 2);
+    const struct mp_score *y = rep.c[1].attempts[0].score;
+    assert_non_null(y);
+    assert_int_equal(y->k, 5);
+    assert_int_equal(y->plp, MP_SC_OK);
+    assert_int_equal(y->npass, 1);
+    assert_int_equal(y->pass[0].n, 2);
+    assert_string_equal(y->pass[0].p[1].token, " <b>");
+    assert_true(y->pass[0].p[0].lp == -1.5 && y->pass[0].p[0].top1_lp == -0.5);
+    assert_int_equal(y->greedy, MP_SC_REFUSED);
+    assert_null(strstr(y->greedy_note, "hunter2222"));
+    assert_int_equal(y->nans, 1);
+    assert_true(y->ans[0].right);
+    assert_string_equal(y->ans[0].got, "19");
+    assert_null(rep.c[0].attempts[0].score);
+    mp_report_release(&rep);
+    free(path);
+    rmtree(dir);
+    free(dir);
+}
+
 /* Schema v14: an attempt's observations come back whole (masked), and the
  * verdict is judged from them, not from the conclusions stored beside
  * them: an older moeprobe's judgement (here: a CUDA fault the log does not
@@ -630,11 +716,10 @@ static int64_t count_rows(const char *path, const char *sql)
     return n;
 }
 
-static void test_metrics_v9(void **state)
+/* A v8 store at path: one run, candidate "old" with a clean attempt, a
+ * warmup request and three sequential ones (one failed). */
+static void write_v8_store(const char *path)
 {
-    (void)state;
-    char *dir = tmpdir();
-    char *path = xasprintf("%s/%s", dir, MP_STORE_DB_NAME);
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(mp_db_migrate(db, 8, NULL), 0);
@@ -676,6 +761,14 @@ static void test_metrics_v9(void **state)
     }
     sqlite3_finalize(st);
     sqlite3_close(db);
+}
+
+static void test_metrics_v9(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *path = xasprintf("%s/%s", dir, MP_STORE_DB_NAME);
+    write_v8_store(path);
     for (int pass = 0; pass < 2; pass++) {
         /* pass 0: read-only, a v8 store as it is; pass 1: migrated to v9 */
         struct mp_report rep;
@@ -771,12 +864,84 @@ static void test_metrics_v9(void **state)
     free(dir);
 }
 
+/* v14: what the log resolved beyond the classic columns (the drafter's own
+ * MoE selection, other selections, autotuner tallies, the device, the fatal
+ * messages) is stored with the attempt and comes back as it was. */
+static void test_resolved_more(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    struct mp_store *s = NULL;
+    assert_int_equal(mp_store_open(dir, MP_STORE_CREATE | MP_STORE_LOCK, &s, NULL), 0);
+    char *argv[] = {"qualify"};
+    assert_int_equal(mp_store_run_begin(s, "qualify", argv, 1, "9.9", "t0"), 0);
+    struct mp_candidate c = {0};
+    c.name = xstrdup("mtp");
+    assert_int_equal(mp_store_candidate(s, 0, &c), 0);
+    int64_t id = 0;
+    assert_int_equal(mp_store_attempt_begin(s, 0, 1, false, "/x/mtp-1", &id), 0);
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CRASH;
+    r.res.moe_backend = xstrdup("FLASHINFER_CUTLASS");
+    r.res.moe_kind = xstrdup("NvFp4");
+    r.res.device = xstrdup("sm121");
+    r.res.drafter.loaded_line = 90;
+    r.res.drafter.line = 95;
+    r.res.drafter.moe_backend = xstrdup("TRITON");
+    r.res.drafter.moe_kind = xstrdup("Unquantized");
+    mp_strv_push(&r.res.drafter.moe_candidates, "FlashInfer TRTLLM");
+    mp_strv_push(&r.res.drafter.moe_candidates, "TRITON");
+    mp_resolved_add_sel(&r.res, "MxFp8 MoE", "MARLIN", 40);
+    mp_resolved_add_sel(&r.res, "FlashAttention version", "2", 41);
+    mp_resolved_add_tally(&r.res, "autotuner-skipped", 12, 200);
+    mp_strv_push(&r.res.fatal_messages, "RuntimeError: Invalid activation type.");
+    assert_int_equal(mp_store_attempt_finish(s, id, &r), 0);
+    mp_store_close(s);
+
+    struct mp_report rep;
+    load_one(dir, MP_STORE_READONLY, &rep);
+    assert_int_equal(rep.c[0].nattempts, 1);
+    const struct mp_resolved *v = &rep.c[0].attempts[0].res;
+    assert_string_equal(v->moe_backend, "FLASHINFER_CUTLASS");
+    assert_string_equal(v->moe_kind, "NvFp4");
+    assert_string_equal(v->device, "sm121");
+    assert_int_equal(v->drafter.loaded_line, 90);
+    assert_int_equal(v->drafter.line, 95);
+    assert_string_equal(v->drafter.moe_backend, "TRITON");
+    assert_string_equal(v->drafter.moe_kind, "Unquantized");
+    assert_int_equal(v->drafter.moe_candidates.n, 2);
+    assert_string_equal(v->drafter.moe_candidates.v[1], "TRITON");
+    assert_int_equal(v->nother, 2);
+    assert_string_equal(v->other[0].what, "MxFp8 MoE");
+    assert_string_equal(v->other[0].value, "MARLIN");
+    assert_int_equal(v->other[1].line, 41);
+    assert_int_equal(v->ntallies, 1);
+    assert_string_equal(v->tallies[0].name, "autotuner-skipped");
+    assert_int_equal(v->tallies[0].count, 12);
+    assert_int_equal(v->tallies[0].first_line, 200);
+    assert_int_equal(v->fatal_messages.n, 1);
+    /* a copy is deep */
+    struct mp_resolved cp;
+    mp_resolved_copy(&cp, v);
+    assert_ptr_not_equal(cp.drafter.moe_backend, v->drafter.moe_backend);
+    assert_string_equal(cp.other[1].value, "2");
+    assert_int_equal(cp.tallies[0].count, 12);
+    mp_resolved_release(&cp);
+    mp_report_release(&rep);
+    mp_attempt_result_release(&r);
+    mp_candidate_release(&c);
+    rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_migrate_from_v1),
         cmocka_unit_test(test_report_opts),
         cmocka_unit_test(test_read_v3_unmigrated),
+        cmocka_unit_test(test_scores_v17),
         cmocka_unit_test(test_delivery_migration),
         cmocka_unit_test(test_metrics_v9),
         cmocka_unit_test(test_lock_and_roundtrip),
@@ -785,6 +950,7 @@ int main(void)
         cmocka_unit_test(test_fingerprint_nvml),
         cmocka_unit_test(test_model_dir),
         cmocka_unit_test(test_reader_refuses_damage),
+        cmocka_unit_test(test_resolved_more),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
