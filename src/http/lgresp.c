@@ -432,6 +432,7 @@ void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted)
     else
         lg->done_head = r;
     lg->done_tail = r;
+    lg->nqueued++;
 }
 
 void lg_drain(struct mp_lg *lg)
