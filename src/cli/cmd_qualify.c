@@ -20,6 +20,7 @@
 #include "store/store.h"
 #include "sched/sched.h"
 #include "secret.h"
+#include "verdict/inherit.h"
 #include "xalloc.h"
 
 static const char qualify_head[] =
@@ -396,10 +397,17 @@ static int run_main(int argc, char **argv, enum run_kind kind)
             goto store_failed;
         }
         char *why = mp_fingerprint_mismatch(&old.fp, &rep.fp, false);
-        if (why) {
-            mp_error("refusing to resume '%s' on a different machine (%s): results only hold "
-                     "for the fingerprint they were measured on", o.out_dir, why);
+        char *envwhy = why ? NULL : mp_inherit_mismatch(&old.inherited, &rep.inherited);
+        if (why || envwhy) {
+            if (why)
+                mp_error("refusing to resume '%s' on a different machine (%s): results only "
+                         "hold for the fingerprint they were measured on", o.out_dir, why);
+            else
+                mp_error("refusing to resume '%s' in another environment (%s): every candidate "
+                         "inherits it, so the finished ones would not compare; set it as it "
+                         "was, or start a new run", o.out_dir, envwhy);
             free(why);
+            free(envwhy);
             mp_report_release(&old);
             exit_code = MP_EXIT_USAGE;
             goto out;
@@ -429,6 +437,7 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     ctx.dedupe = !o.no_dedupe && kind == RUN_QUALIFY;
     ctx.resolve_only = resolve;
     ctx.cwd = run_cwd;
+    ctx.inherited = &rep.inherited;
     if (!o.no_quality && !resolve)
         ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
     bool input_error = false;

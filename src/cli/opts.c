@@ -241,6 +241,11 @@ const struct mp_optdef mp_optdefs[] = {
     {"diagnose-budget", "D", Q | D, G_OPTS, MP_OPT_SECS, OFF(diag_budget_s), 0, 0, NULL,
      "time the launch-blocking run may take (1h; s/m/h); a\n"
      "run over it says so first and stops there"},
+    {"clean-env", NULL, MP_CMDS_RUN, G_OPTS, MP_OPT_FLAG, OFF(clean_env), 0, 0, NULL,
+     "start the engines without this shell's VLLM_*, CUDA_* and\n"
+     "FLASHINFER_* variables (kept: CUDA_VISIBLE_DEVICES, the\n"
+     "CUDA and cache paths, tokens); by default the candidates\n"
+     "inherit them and the reports list them"},
     {"knowledge", "FILE", MP_CMDS_RUN, G_OPTS, MP_OPT_STR, OFF(knowledge_file), 0, 0, NULL,
      "vLLM knob/log knowledge to use instead of the built-in"},
     {"model-dir", "DIR", MP_CMDS_RUN, G_OPTS, MP_OPT_STR, OFF(model_dir), 0, 0, NULL,

@@ -18,8 +18,11 @@
 #include "proc/proc.h"
 #include "report/fingerprint.h"
 #include "report/report.h"
+#include "run/inherit.h"
 #include "run/runner.h"
+#include "store/runinfo.h"
 #include "store/store.h"
+#include "verdict/inherit.h"
 #include "version.h"
 #include "xalloc.h"
 
@@ -74,6 +77,25 @@ static int check_launch(const struct mp_opts *o, unsigned flags)
     return 0;
 }
 
+/* What the engines inherit from our environment (none for a server someone
+ * else started), judged by the knowledge; with --clean-env removed from it
+ * here, before any engine starts. 0 or MP_EXIT_INTERNAL. */
+static int inherit_env(struct mp_session *s, unsigned flags, struct mp_report *rep)
+{
+    extern char **environ;
+    mp_inherited_release(&rep->inherited);
+    if (flags & MP_SESSION_ATTACH)
+        return 0;
+    mp_inherit_collect(environ, s->o->cmd, s->o->ncmd, s->o->clean_env, &rep->inherited);
+    mp_inherit_judge(s->kn, NULL, &rep->inherited);
+    int rc = mp_inherit_apply_clean(&rep->inherited);
+    if (rc < 0) {
+        mp_error("--clean-env: %s", mp_strerror(rc));
+        return MP_EXIT_INTERNAL;
+    }
+    return 0;
+}
+
 int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts *o,
                      unsigned flags, const struct mp_candidate *cands, size_t ncands,
                      struct mp_report *rep)
@@ -114,7 +136,8 @@ int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts
     mp_fingerprint_detect_ex(&rep->fp, &s->fpx);
     if (o->model_dir)
         apply_model_dir(s, o->model_dir, &in, rep);
-    rc = 0;
+    if ((rc = inherit_env(s, flags, rep)) != 0)
+        goto out;
 out:
     if (o->model_dir)
         mp_inspect_release(&in);
@@ -158,7 +181,8 @@ int mp_session_record_run(struct mp_session *s, char **args, size_t nargs,
         if (mp_store_candidate(s->store, i, &rep->c[i].cand) < 0)
             goto failed;
     }
-    if (mp_store_set_fingerprint(s->store, &rep->fp, &s->fpx) < 0)
+    if (mp_store_set_fingerprint(s->store, &rep->fp, &s->fpx) < 0 ||
+        mp_store_set_inherited(s->store, &rep->inherited) < 0)
         goto failed;
     return 0;
 failed:
@@ -174,7 +198,9 @@ int mp_session_fingerprint(struct mp_session *s, struct mp_report *rep)
         if (p && p->res.quantization)
             s->fpx.quantization = xstrdup(p->res.quantization);
     }
-    if (mp_store_set_fingerprint(s->store, &rep->fp, &s->fpx) < 0) {
+    mp_inherit_judge(s->kn, rep->fp.engine_version, &rep->inherited);
+    if (mp_store_set_fingerprint(s->store, &rep->fp, &s->fpx) < 0 ||
+        mp_store_set_inherited(s->store, &rep->inherited) < 0) {
         mp_session_store_failed(s);
         return -1;
     }

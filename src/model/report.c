@@ -29,6 +29,7 @@ void mp_report_release(struct mp_report *rep)
             mp_attempt_result_release(&c->attempts[j]);
         free(c->attempts);
         free(c->why);
+        free(c->not_applicable);
         free(c->diag.pinned_site);
         free(c->diag.launch_site);
         free(c->diag.reasoning);
@@ -40,6 +41,9 @@ void mp_report_release(struct mp_report *rep)
     free(rep->started);
     free(rep->finished);
     free(rep->subcommand);
+    mp_inherited_release(&rep->inherited);
+    free(rep->preset_version);
+    free(rep->stop_reason);
     free(rep->recommendation_why);
     mp_strv_release(&rep->learned);
     mp_report_derived_release(rep);

@@ -11,6 +11,7 @@
 #include "model/attempt.h"
 #include "model/candidate.h"
 #include "model/fingerprint.h"
+#include "model/inherit.h"
 #include "model/qcheck.h"
 #include "model/verdict.h"
 #include "model/workload.h"
@@ -45,6 +46,11 @@ struct mp_cand_report {
      * (candidates.done = 0 in the store): no verdict, whatever its attempts
      * show so far; "finished": false in report.json. */
     bool unfinished;
+    /* The candidate cannot exist in the engine's version (its knobs are not
+     * there and the preset has no era equivalent): the reason ("not
+     * applicable to vLLM 0.15.1: ..."), and it was not started; NULL when
+     * it applies. Verdict not-applicable. */
+    char *not_applicable;
 };
 
 /* Candidates that reached the same resolved backends by different roads. */
@@ -98,6 +104,15 @@ struct mp_report {
     size_t npercentiles;
     bool interrupted;               /* stopped by a signal (run.interrupted) */
     char *subcommand;               /* the run's command ("qualify", "soak", ...) or NULL */
+    /* what the candidates inherited from moeprobe's environment (judged for
+     * the engine version), and --clean-env */
+    struct mp_inherited inherited;
+    /* the engine version the preset's candidates were expressed for (its
+     * era), or NULL (no preset, or not known) */
+    char *preset_version;
+    /* why the run stopped before its candidates were done (the server
+     * command fails before any backend is chosen), or NULL */
+    char *stop_reason;
 };
 
 void mp_report_init(struct mp_report *rep, const char *run_dir);

@@ -16,6 +16,7 @@
 
 #include "quality/quality.h"
 #include "report/internal.h"
+#include "report/overview.h"
 #include "report/report.h"
 #include "report/svg.h"
 #include "xalloc.h"
@@ -189,6 +190,7 @@ static void header(const struct mp_report *rep, struct buf *b)
     if (rep->interrupted)
         buf_adds(b, " <span class=bad>(interrupted)</span>");
     buf_adds(b, "</p>\n");
+    mp_rep_inherited_html(rep, b);
     if (rep->checkpoint_summary) {
         buf_adds(b, "<details><summary>checkpoint: ");
         esc(b, rep->checkpoint_summary);
@@ -458,6 +460,13 @@ void mp_report_html(const struct mp_report *rep, struct buf *out)
         }
         buf_adds(out, "</ul>\n");
     }
+    char *noop_note = mp_rep_inherited_noop_note(rep);
+    if (noop_note && !rep->nnoop) {
+        buf_adds(out, "<h2>Knobs that changed nothing</h2><p class=note>");
+        esc(out, noop_note);
+        buf_adds(out, "</p>\n");
+    }
+    free(noop_note);
     if (rep->nnoop) {
         buf_adds(out, "<h2>Knobs that changed nothing</h2><ul>");
         for (size_t i = 0; i < rep->nnoop; i++) {

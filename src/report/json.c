@@ -22,6 +22,7 @@
 #include "xalloc.h"
 
 #include "report/internal.h"
+#include "report/overview.h"
 #include "report/srvm.h"
 
 /* ---------- JSON ---------- */
@@ -462,6 +463,7 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
         if (ck)
             cJSON_AddItemToObject(fp, "checkpoint", ck);
     }
+    mp_rep_inherited_json(rep, fp);
     cJSON_AddItemToObject(root, "started", jstr(rep->started));
     cJSON_AddItemToObject(root, "finished", jstr(rep->finished));
     cJSON_AddItemToObject(root, "wall_seconds", jnum_or_null(mp_rep_iso_span(rep->started, rep->finished)));

@@ -12,6 +12,7 @@
 #include "report/report.h"
 #include "store/store.h"
 #include "verdict/diagnose.h"
+#include "verdict/inherit.h"
 #include "verdict/sameconf.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -101,7 +102,12 @@ static bool same_config(void *ud, const struct mp_resolved *res, char **same_as,
             p->outcome == MP_OUT_INTERRUPTED || p->outcome == MP_OUT_ERROR)
             continue;
         struct mp_sameconf sc;
-        mp_sameconf_judge(s->ctx->kn, &s->rep->c[j].cand, &p->res, me, res, &sc);
+        struct mp_candidate ea, eb; /* as the engines ran them: with what they inherited */
+        mp_inherit_effective(s->ctx->inherited, &s->rep->c[j].cand, &ea);
+        mp_inherit_effective(s->ctx->inherited, me, &eb);
+        mp_sameconf_judge(s->ctx->kn, &ea, &p->res, &eb, res, &sc);
+        mp_candidate_release(&ea);
+        mp_candidate_release(&eb);
         if (sc.same) {
             *same_as = xstrdup(s->rep->c[j].cand.name);
             *why = sc.why;

@@ -43,6 +43,9 @@ struct mp_runctx {
     const char *cwd;                  /* the engine's working directory (a resumed
                                        * run: where it was started), NULL = ours */
     bool resolve_only;                /* `moeprobe resolve`: stop each engine once resolved */
+    const struct mp_inherited *inherited; /* what every candidate inherits (borrowed) or NULL:
+                                       * counted as knobs of each in the same-configuration
+                                       * judgement (verdict/inherit.h) */
     int signo;                        /* set when interrupted */
     struct mp_store *store;           /* evidence store (borrowed) or NULL: every
                                        * candidate and attempt is recorded as it runs */

@@ -82,4 +82,7 @@ extern const char mp_store_srvm_schema[];
 int mp_store_srvm_write(struct mp_store *s, int64_t attempt_id, const struct mp_attempt_result *r);
 int mp_store_srvm_load(struct mp_store *s, int64_t attempt_id, struct mp_attempt_result *r);
 
+/* The run's set-up (runinfo.c, store/runinfo.h): its tables come with v12. */
+extern const char mp_store_runinfo_schema[];
+
 #endif

@@ -168,7 +168,8 @@ static const char schema_v11[] = "ALTER TABLE run ADD COLUMN objective TEXT;"
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
                                          schema_v6, schema_v7, schema_v8, schema_v9,
                                          mp_store_srvm_schema /* v10: store/srvmetrics.c */,
-                                         schema_v11};
+                                         schema_v11,
+                                         mp_store_runinfo_schema /* v12: store/runinfo.c */};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {
