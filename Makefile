@@ -1,11 +1,19 @@
 # moeprobe - plain GNU Makefile with pkg-config.
 #
-#   make            build ./moeprobe and ./refengine/refengine (release flags)
+#   make            build ./moeprobe and ./refengine/refengine (release flags; needs no
+#                   test framework)
 #   make demo       install missing deps (as root), build, run qualify on the demo world
+#   make check      the developer loop (under a minute): release build, every unit test,
+#                   fuzz-corpus replay, the quick integration tier (golden reports, ...),
+#                   depcheck, lint and hdrcheck
 #   make test       everything CI runs: -Werror build under ASan+UBSan, unit tests,
-#                   integration tests, fuzz-corpus replay, and a smoke run of every
-#                   libFuzzer target (FUZZ_SMOKE_SECONDS each, default 20; 0 = none;
-#                   skipped without clang/libFuzzer); ends with "N passed, N failed"
+#                   integration tests (-j $(nproc)), fuzz-corpus replay, depcheck, lint,
+#                   and a smoke run of every libFuzzer target (FUZZ_SMOKE_SECONDS each,
+#                   default 20; 0 = none; skipped without clang/libFuzzer); ends with
+#                   "N passed, N failed"
+#   make unit | integration | fuzz-replay
+#                   build and run only those tests (release; SANITIZE=1 for ASan+UBSan);
+#                   tests/run.sh [-j N] [--tier quick|full] [PATTERN...] picks by name
 #   make fuzz       libFuzzer binaries (clang) under build/fuzz/
 #   make fuzz-run   build them and run each for FUZZ_SECONDS (default 300)
 #   make lint       banned functions, header self-containment
@@ -65,16 +73,20 @@ RE_LIB_OBJ := $(filter-out $(B)/refengine/main.o,$(RE_OBJ))
 UT_BIN   := $(UT_SRC:tests/unit/%.c=$(B)/tests/%)
 FZ_REPLAY := $(FZ_SRC:tests/fuzz/%.c=$(B)/fuzz-replay/%)
 
-# bench: build benchmark drivers; the scripts under bench/ run them (see docs/performance.md)
-bench: all bench-bins
-
-.PHONY: depcheck bench-bins unit-bins fuzz-bins fuzz-libfuzzer fuzz-run all deps demo test check unit integration fuzz-replay fuzz lint install clean cuda gpu-check bench hdrcheck
+.DEFAULT_GOAL := all
+.PHONY: depcheck bench-bins unit-bins fuzz-bins fuzz-libfuzzer fuzz-run all deps test-deps demo test check unit integration fuzz-replay fuzz lint install clean cuda gpu-check bench hdrcheck
 all: deps $(B)/bin/moeprobe $(B)/bin/refengine
 	@cp -f $(B)/bin/moeprobe moeprobe.tmp && mv -f moeprobe.tmp moeprobe
 	@cp -f $(B)/bin/refengine refengine/refengine.tmp && mv -f refengine/refengine.tmp refengine/refengine
 
+# bench: build benchmark drivers; the scripts under bench/ run them (see docs/performance.md)
+bench: all bench-bins
+
+# build dependencies only (plain make); test-deps adds what the tests link (cmocka)
 deps:
 	@scripts/deps.sh check
+test-deps:
+	@scripts/deps.sh check test
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -122,16 +134,44 @@ $(B)/tests/libfake_nvml.so: tests/fake/fake_nvml.c
 unit-bins: $(UT_BIN) $(B)/tests/libfake_nvml.so
 fuzz-bins: $(FZ_REPLAY)
 
+# tests run side by side, one per CPU; the builds below use as many jobs
+# unless make was given -j itself
+NPROC   := $(shell nproc 2>/dev/null || echo 1)
+JOBS     = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
+RUNTESTS = MOEPROBE=$(CURDIR)/$(B)/bin/moeprobe REFENGINE=$(CURDIR)/$(B)/bin/refengine \
+           BUILD=$(CURDIR)/$(B) tests/run.sh -j$(NPROC)
+
 # The CI entry point. Builds the sanitizer variant with -Werror and runs
 # everything; tests/run.sh prints the closing "N passed, N failed" line.
 test:
 	@scripts/deps.sh install
 	@scripts/depcheck.sh
-	$(MAKE) --no-print-directory SANITIZE=1 WERROR=1 build/san/bin/moeprobe build/san/bin/refengine unit-bins fuzz-bins
+	@$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory $(JOBS) SANITIZE=1 WERROR=1 build/san/bin/moeprobe build/san/bin/refengine unit-bins fuzz-bins
 	@$(MAKE) --no-print-directory cuda
 	@MOEPROBE=$(CURDIR)/build/san/bin/moeprobe REFENGINE=$(CURDIR)/build/san/bin/refengine \
-	  BUILD=$(CURDIR)/build/san FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) tests/run.sh
-check: test
+	  BUILD=$(CURDIR)/build/san FUZZ_SMOKE_SECONDS=$(FUZZ_SMOKE_SECONDS) tests/run.sh -j$(NPROC)
+
+# The developer loop: the current variant (release unless SANITIZE=1) built,
+# the quick tier of tests/run.sh (units, corpus replays, golden reports and
+# the other "# tier: quick" scripts), the include ranks and the lint.
+check: test-deps
+	@$(MAKE) --no-print-directory $(JOBS) all unit-bins fuzz-bins
+	@scripts/depcheck.sh
+	@$(MAKE) --no-print-directory lint
+	@$(RUNTESTS) --tier quick
+
+unit: test-deps
+	@$(MAKE) --no-print-directory $(JOBS) unit-bins
+	@$(RUNTESTS) 'unit/*'
+
+integration: test-deps
+	@$(MAKE) --no-print-directory $(JOBS) $(B)/bin/moeprobe $(B)/bin/refengine unit-bins
+	@$(RUNTESTS) 'integration/*'
+
+fuzz-replay:
+	@$(MAKE) --no-print-directory $(JOBS) fuzz-bins
+	@$(RUNTESTS) 'fuzz-replay/*'
 
 # seconds per libFuzzer target in make test's smoke run (scripts/fuzz-smoke.sh)
 FUZZ_SMOKE_SECONDS ?= 20
@@ -139,7 +179,7 @@ FUZZ_SMOKE_SECONDS ?= 20
 FUZZ_SECONDS ?= 300
 
 demo:
-	@scripts/deps.sh install
+	@scripts/deps.sh install build
 	@$(MAKE) --no-print-directory all
 	@rm -rf demo-run
 	@echo "moeprobe demo: qualifying the sm12x-nvfp4 preset against refengine's Nemotron-3-Super world (a short workload)"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: quick
 # depcheck: scripts/depcheck.sh passes on this tree and fails, naming the
 # include, on a tree with an upward include (store -> report), a same-rank
 # include (proc -> http) and a module missing from the rank table.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: quick
 # explain_cli: `moeprobe explain` on launch commands: env words, docker -e,
 # image-tag versions, JSON shape, secret redaction, the closing sentence.
 set -u

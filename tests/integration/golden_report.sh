@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: quick
 # golden_report.sh - a fixed evidence store renders byte-exact report.md and
 # report.json: tests/golden/qualify-verdicts.sql is the dump of a real
 # qualify run (async-race, kernel-fault, stable, startup-failure and a

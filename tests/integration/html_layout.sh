@@ -28,7 +28,8 @@ tmp=$(mktemp -d /tmp/html-layout.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-STALL=2
+. "$ROOT/tests/integration/timeout_lib.sh"
+STALL=$(tmul 2)
 "$MOEPROBE" qualify --out "$tmp/run" --quiet --seq 3 --conc 4:8 --max-tokens 8 --grace 3 \
     --stall-timeout "$STALL" --candidate 'auto:' --candidate 'cutlass: --moe-backend cutlass' \
     --candidate 'marlin: --moe-backend marlin' \

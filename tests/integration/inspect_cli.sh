@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: quick
 # inspect_cli.sh - `moeprobe inspect` on the fake checkpoints: the --json
 # contract, the human summary, and input errors (malformed config.json,
 # truncated / huge-length / overlapping safetensors headers) that exit 2

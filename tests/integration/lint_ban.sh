@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: quick
 # lint_ban: scripts/lint.sh passes on this tree and fails, naming file and
 # line, on a tree that forks, execs, runs a shell or reads /proc outside
 # src/proc/; the same code inside src/proc/ and the same words in comments

@@ -15,13 +15,13 @@ pm_setup
 
 Q_DIR="$Q_TMP/port"
 t0=$(date +%s)
-"$MOEPROBE" qualify --out "$Q_DIR" "${Q_FAST[@]}" --no-quality --ready-timeout 120 --candidate 'auto:' \
+"$MOEPROBE" qualify --out "$Q_DIR" "${Q_FAST[@]}" --no-quality --ready-timeout "$(tmul 120)" --candidate 'auto:' \
     -- podman run --rm --network host "$PM_IMAGE" /refengine --world /worlds/q-fork.ini --port 0 \
     --served-model-name 'm{port}' >"$Q_TMP/port.stdout" 2>"$Q_TMP/port.stderr"
 rc=$?
 dt=$(($(date +%s) - t0))
 [ $rc -eq 1 ] || { cat "$Q_TMP/port.stderr"; fail "exit $rc, want 1"; }
-[ "$dt" -lt 60 ] || fail "took ${dt}s: the mismatch waited for the ready timeout"
+[ "$dt" -lt "$(tmul 60)" ] || fail "took ${dt}s: the mismatch waited for the ready timeout"
 check "$Q_DIR/report.json" \
     'c["auto"]["verdict"] == "startup-failure"' \
     '"(host network), but moeprobe probes port" in c["auto"]["why"]' \

@@ -5,6 +5,7 @@ set -u
 : "${MOEPROBE:?MOEPROBE must point at the moeprobe binary}"
 : "${REFENGINE:?REFENGINE must point at the refengine binary}"
 : "${ROOT:?ROOT must point at the repository root}"
+. "$(dirname "${BASH_SOURCE[0]}")/timeout_lib.sh"
 Q_TMP=$(mktemp -d /tmp/q-test.XXXXXX)
 Q_MARK="q-test-$$-$RANDOM"
 export Q_TEST_MARKER=$Q_MARK

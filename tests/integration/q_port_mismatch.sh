@@ -10,13 +10,13 @@
 name=elsewhere
 Q_DIR="$Q_TMP/$name"
 t0=$(date +%s)
-"$MOEPROBE" qualify --out "$Q_DIR" "${Q_FAST[@]}" --candidate 'auto:' --ready-timeout 120 -- \
+"$MOEPROBE" qualify --out "$Q_DIR" "${Q_FAST[@]}" --candidate 'auto:' --ready-timeout "$(tmul 120)" -- \
     sh -c 'exec "$0" --world "$1" --port 0' "$REFENGINE" "$ROOT/tests/worlds/fast.ini" \
     >"$Q_TMP/$name.stdout" 2>"$Q_TMP/$name.stderr"
 Q_RC=$?
 dt=$(($(date +%s) - t0))
 [ "$Q_RC" -eq 1 ] || { cat "$Q_TMP/$name.stderr"; fail "exit $Q_RC, want 1"; }
-[ "$dt" -lt 60 ] || fail "took ${dt}s: the port mismatch waited for the ready timeout"
+[ "$dt" -lt "$(tmul 60)" ] || fail "took ${dt}s: the port mismatch waited for the ready timeout"
 check "$Q_DIR/report.json" \
     'c["auto"]["verdict"] == "startup-failure"' \
     '"moeprobe probes port" in c["auto"]["why"]' \

@@ -12,7 +12,7 @@ check "$Q_DIR/report.json" \
   || fail "hostile report"
 assert_no_leftovers
 
-qualify hang "$ROOT/tests/worlds/hang.ini" "${Q_FAST[@]}" --stall-timeout 1 --candidate 'auto:'
+qualify hang "$ROOT/tests/worlds/hang.ini" "${Q_FAST[@]}" --stall-timeout "$(tmul 1)" --candidate 'auto:'
 [ "$Q_RC" -eq 1 ] || { cat "$Q_TMP/hang.stderr"; fail "hang: exit $Q_RC, want 1"; }
 check "$Q_DIR/report.json" \
   'c["auto"]["verdict"] == "hang"' \

@@ -9,7 +9,8 @@ tmp=$(mktemp -d /tmp/quality-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 command -v python3 >/dev/null || { echo "python3 is needed to read report.json"; exit 77; }
-short=(--max-tokens 8 --seq 2 --conc 2:2 --no-diagnose --ready-timeout 30)
+. "$ROOT/tests/integration/timeout_lib.sh"
+short=(--max-tokens 8 --seq 2 --conc 2:2 --no-diagnose --ready-timeout "$(tmul 30)")
 
 cat >"$tmp/mixed.ini" <<'W'
 [engine]

@@ -6,6 +6,7 @@
 set -u
 : "${REFENGINE:?REFENGINE must point at the refengine binary}"
 : "${ROOT:?ROOT must point at the repository root}"
+. "$(dirname "${BASH_SOURCE[0]}")/timeout_lib.sh"
 RE_TMP=$(mktemp -d /tmp/re-test.XXXXXX)
 RE_MARK="re-test-$$-$RANDOM"
 RE_PID=
@@ -40,7 +41,8 @@ re_start() {
 
 # re_wait_line REGEX [SECONDS]: wait until the log has a line matching REGEX
 re_wait_line() {
-    local pat=$1 t=${2:-20} fd tp rc
+    local pat=$1 t fd tp rc
+    t=$(tmul "${2:-20}")
     exec {fd}< <(exec timeout "$t" tail -n +1 -F "$RE_LOG" 2>/dev/null)
     tp=$!
     grep -q -m1 -E -- "$pat" <&"$fd"
@@ -61,7 +63,7 @@ re_ready() {
 
 # re_wait_exit [SECONDS]: wait for the server to exit; RE_RC = its status
 re_wait_exit() {
-    timeout "${1:-10}" tail --pid="$RE_PID" -s 0.05 -f /dev/null
+    timeout "$(tmul "${1:-10}")" tail --pid="$RE_PID" -s 0.05 -f /dev/null
     if kill -0 "$RE_PID" 2>/dev/null; then
         fail "server still running"
     fi

@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: quick
 # scan_cli: `moeprobe scan` on good and bad inputs: text and JSON output,
 # per-file errors (missing, directory, binary, empty) with exit 2 while the
 # other files are still scanned, --knowledge errors, --help. NUL bytes (in a

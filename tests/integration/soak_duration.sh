@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: quick
 # soak_duration.sh - `soak --duration` accepts at most 30 days: larger
 # values, and ones that overflow any clock (99999999999999h), are a usage
 # error (exit 2) with a message, before anything is started.

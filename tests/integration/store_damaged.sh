@@ -1,4 +1,5 @@
 #!/bin/bash
+# tier: quick
 # store_damaged.sh - `moeprobe report` on a damaged evidence store is an
 # error that names the file (exit 3), never a report that looks like an
 # empty run ("No candidate qualified", exit 0): pages overwritten with
