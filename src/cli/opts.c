@@ -127,6 +127,16 @@ static int set_resume(struct mp_opts *o, const char *opt, const char *arg)
     return 0;
 }
 
+static int set_engine_version(struct mp_opts *o, const char *opt, const char *arg)
+{
+    struct mp_kn_ver v;
+    if (mp_kn_ver_parse(arg, &v) < 0)
+        return mp_error("%s: '%s' is not a version (e.g. 0.15.1)", opt, arg);
+    free(o->engine_version);
+    o->engine_version = xstrdup(arg[0] == 'v' ? arg + 1 : arg);
+    return 0;
+}
+
 static int set_grace(struct mp_opts *o, const char *opt, const char *arg)
 {
     return mp_opt_secs(opt, arg, &o->wl.grace_s);
@@ -182,6 +192,11 @@ const struct mp_optdef mp_optdefs[] = {
      "flashinfer_cutlass, marlin-env)"},
     {"only", "a,b", Q | R | S, G_OPTS, MP_OPT_STR, OFF(only), 0, 0, NULL,
      "run only these candidates"},
+    {"engine-version", "V", Q | D | R, G_OPTS, MP_OPT_FN, 0, 0, 0, set_engine_version,
+     "the engine's vLLM version, when it is known before the\n"
+     "first start (otherwise a known image tag, or the first\n"
+     "start, tells): the preset's candidates use the knobs\n"
+     "that exist there; one that cannot exist is not-applicable"},
     {"from", "'KNOBS'", M, G_OPTS, MP_OPT_STR, OFF(from), 0, 0, NULL,
      "the knob set that fails"},
     {"to", "'KNOBS'", M, G_OPTS, MP_OPT_STR, OFF(to), 0, 0, NULL,
@@ -485,6 +500,7 @@ void mp_opts_release(struct mp_opts *o)
     free(o->resume);
     free(o->base_url);
     free(o->log_file);
+    free(o->engine_version);
     memset(o, 0, sizeof(*o));
 }
 

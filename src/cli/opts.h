@@ -46,6 +46,7 @@ struct mp_opts {
     size_t ncands;
     size_t ncands_given; /* how many --candidate were parsed (0: cands is the preset's) */
     char *preset;        /* --preset NAME as given, or NULL */
+    char *engine_version; /* --engine-version V: the preset's era before the first start */
     char *only;
     char *out_dir;
     int port;

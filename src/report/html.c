@@ -60,6 +60,7 @@ static const char css[] =
     ".v-stable{background:var(--ok)}.v-async-race{background:#b45309}.v-kernel-fault{background:#9f1239}"
     ".v-crashed,.v-startup-failure{background:var(--bad)}.v-hang{background:#7c3aed}"
     ".v-garbage-output{background:#be185d}.v-not-delivered{background:#475569}"
+    ".v-not-applicable{background:#64748b}"
     "section.cand{border:1px solid var(--bd);border-radius:6px;padding:4px 14px 10px;margin:16px 0}"
     "dl.kv{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 12px;margin:.5em 0}"
     "dl.kv dt{color:var(--mut)}dl.kv dd{margin:0;min-width:0;overflow-wrap:anywhere}"

@@ -69,6 +69,8 @@ void mp_verdict_finalize(struct mp_report *rep)
         char *why = NULL;
         enum mp_verdict v = mp_verdict_decide(&rep->c[i], &why);
         set(&rep->c[i], v, why);
+        if (rep->c[i].not_applicable) /* not started: the era has no road (cli/spec.h) */
+            set(&rep->c[i], MP_V_NOT_APPLICABLE, xstrdup(rep->c[i].not_applicable));
     }
     output_check(rep);
     for (size_t i = 0; i < rep->n; i++) {
