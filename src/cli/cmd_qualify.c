@@ -12,6 +12,8 @@
 
 #include "cli/commands.h"
 #include "cli/era.h"
+#include "verdict/broken.h"
+#include "store/runinfo.h"
 #include "cli/opts.h"
 #include "cli/session.h"
 #include "err.h"
@@ -314,6 +316,8 @@ struct qrun {
     struct mp_era era;
     struct mp_runctx ctx;
     bool input_error;       /* the server command cannot run: no candidate can */
+    bool command_ok;        /* an attempt got past the kernel selection (or died of a knob) */
+    char *stop_reason;      /* the server command fails before any backend is chosen */
 };
 
 /* The options (a resumed run's own), the run directory's check. Returns
@@ -467,6 +471,48 @@ static int q_diagnose(struct qrun *q, size_t i, const struct mp_attempt_result *
     return 0;
 }
 
+/* dir relative to the run directory when it lies inside it. */
+static const char *rel_dir(const struct qrun *q, const char *dir)
+{
+    size_t n = strlen(q->o.out_dir);
+    if (dir && !strncmp(dir, q->o.out_dir, n) && dir[n] == '/')
+        return dir + n + 1;
+    return dir ? dir : "?";
+}
+
+/* After an attempt: do the run's first attempts all die the same way before
+ * any kernel selection line, for reasons that are no knob's? Then sets
+ * q->stop_reason (recorded in the store) and the run stops: no backend can
+ * be judged while the command itself fails. 0 or -1 (store). */
+static int q_broken_check(struct qrun *q)
+{
+    const struct mp_attempt_result *first = NULL;
+    size_t n = 0;
+    struct buf names = BUF_INIT;
+    for (size_t i = 0; i < q->rep.n && !q->command_ok; i++) {
+        const struct mp_attempt_result *p = mp_cand_primary(&q->rep.c[i]);
+        if (!p)
+            continue;
+        if (!mp_broken_before_selection(&q->rep.c[i].cand, p) ||
+            (first && !mp_broken_same_way(first, p)))
+            q->command_ok = true;
+        first = first ? first : p;
+        buf_printf(&names, "%s%s", n++ ? " and " : "", q->rep.c[i].cand.name);
+    }
+    if (!q->command_ok && n >= 2) {
+        q->stop_reason = xasprintf("your server command fails before any backend is chosen: %s "
+                                   "(%s ended so before logging any kernel selection, with "
+                                   "different knobs; evidence %s/server.log%s%ld). Run the "
+                                   "command by hand to see it fail, fix it, then start again",
+                                   first->fail_message, names.data, rel_dir(q, first->dir),
+                                   first->fail_line > 0 ? ":" : "", first->fail_line);
+    }
+    buf_release(&names);
+    if (q->stop_reason && mp_store_set_stop_reason(q->ss.store, q->stop_reason) < 0)
+        return mp_session_store_failed(&q->ss), -1;
+    return 0;
+}
+
 /* Candidate i: fitted to the version, its attempt and diagnosis, recorded
  * as done. 0 to go on, or an exit code (stop). */
 static int q_run_one(struct qrun *q, size_t i)
@@ -499,7 +545,10 @@ static int q_run_one(struct qrun *q, size_t i)
         }
         if (q->ctx.signo)
             return 0;
-        if (q_diagnose(q, i, a) < 0)
+        if (!q->command_ok && q_broken_check(q) < 0)
+            return MP_EXIT_INTERNAL;
+        /* a command that fails before any backend is chosen: nothing to diagnose */
+        if (!q->stop_reason && q_diagnose(q, i, a) < 0)
             return MP_EXIT_INTERNAL;
         if (q->ctx.signo)
             return 0;
@@ -523,6 +572,9 @@ static int q_finish(struct qrun *q)
     int ec;
     if (q->ctx.signo) {
         ec = 128 + q->ctx.signo;
+    } else if (q->stop_reason) {
+        mp_error("%s", q->stop_reason);
+        ec = MP_EXIT_USAGE;
     } else if (q->kind == RUN_DIAGNOSE) {
         enum mp_verdict v = fin.n ? fin.c[0].verdict : MP_V_NONE;
         ec = v == MP_V_ASYNC_RACE || v == MP_V_KERNEL_FAULT || v == MP_V_STABLE ? MP_EXIT_OK
@@ -569,7 +621,7 @@ static int q_session(struct qrun *q, int argc, char **argv)
     q->ctx.inherited = &q->rep.inherited;
     if (!q->o.no_quality && q->kind != RUN_RESOLVE)
         q->ctx.quality_prompts = mp_quality_prompts(&q->ctx.nquality);
-    for (size_t i = 0; i < q->rep.n && !q->ctx.signo; i++) {
+    for (size_t i = 0; i < q->rep.n && !q->ctx.signo && !q->stop_reason; i++) {
         if (!q->done[i] && (ec = q_run_one(q, i)) != 0)
             return ec;
     }
@@ -595,6 +647,7 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         mp_report_release(&q.rep);
     }
     mp_era_release(&q.era);
+    free(q.stop_reason);
     mp_opts_release(&q.o);
     mp_strv_release(&q.rargv);
     free(q.done);

@@ -209,6 +209,10 @@ static void header(const struct mp_report *rep, struct buf *b)
  * how it ended, the unfinished candidates, the command that continues it. */
 static void incomplete_banner(const struct mp_report *rep, struct buf *b)
 {
+    if (rep->stop_reason) {
+        mp_rep_stop_html(rep, b);
+        return;
+    }
     if (!mp_report_incomplete(rep))
         return;
     size_t nunf = mp_report_nunfinished(rep);

@@ -466,6 +466,8 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
     mp_rep_inherited_json(rep, fp);
     /* the vLLM version the preset's candidates were expressed for (cli/spec.h) */
     cJSON_AddItemToObject(root, "preset_version", jstr(rep->preset_version));
+    /* why the run stopped before its candidates were done (the command is broken) */
+    cJSON_AddItemToObject(root, "stop_reason", jstr(rep->stop_reason));
     cJSON_AddItemToObject(root, "started", jstr(rep->started));
     cJSON_AddItemToObject(root, "finished", jstr(rep->finished));
     cJSON_AddItemToObject(root, "wall_seconds", jnum_or_null(mp_rep_iso_span(rep->started, rep->finished)));

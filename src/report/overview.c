@@ -146,3 +146,23 @@ char *mp_rep_inherited_noop_note(const struct mp_report *rep)
     free(acting);
     return s;
 }
+
+void mp_rep_stop_md(const struct mp_report *rep, struct buf *b)
+{
+    if (!rep->stop_reason)
+        return;
+    buf_adds(b, "> **The run stopped early.** ");
+    mp_md_text(b, rep->stop_reason, 4000, 0);
+    buf_adds(b, ". The candidates after it were not started: no backend can be judged while the "
+                "command fails; a new run with the fixed command tests them.\n\n");
+}
+
+void mp_rep_stop_html(const struct mp_report *rep, struct buf *b)
+{
+    if (!rep->stop_reason)
+        return;
+    buf_adds(b, "<div class=banner role=alert><b>The run stopped early.</b> ");
+    mp_html_esc(b, rep->stop_reason, 4000);
+    buf_adds(b, ". The candidates after it were not started: no backend can be judged while the "
+                "command fails; a new run with the fixed command tests them.</div>\n");
+}

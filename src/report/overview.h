@@ -27,4 +27,9 @@ void mp_rep_inherited_html(const struct mp_report *rep, struct buf *b);
  * variable acts ("none is claimed: ..."), or NULL (caller frees). */
 char *mp_rep_inherited_noop_note(const struct mp_report *rep);
 
+/* The banner of a run that stopped because its server command fails
+ * before any backend is chosen (rep->stop_reason; nothing otherwise). */
+void mp_rep_stop_md(const struct mp_report *rep, struct buf *b);
+void mp_rep_stop_html(const struct mp_report *rep, struct buf *b);
+
 #endif
