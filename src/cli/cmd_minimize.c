@@ -22,6 +22,7 @@
 #include "run/runner.h"
 #include "store/store.h"
 #include "verdict/ddmin.h"
+#include "verdict/eta.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
 
@@ -95,7 +96,42 @@ struct mctx {
     unsigned ntests;
     bool json;
     struct mp_store *store;       /* evidence store or NULL */
+    const struct mp_opts *o;
+    bool need_known;              /* need and pass_wl are set (from --from's attempt) */
 };
+
+/* How many clean requests a pass needs, from --from's failure (the first
+ * attempt of the run): need and pass_wl. */
+static void set_need(struct mctx *m, const struct mp_attempt_result *fa, struct mp_stats_async *est)
+{
+    struct mp_stats_attempt obs = {.served = fa->ok_before_failure, .failed = fa->outcome == MP_OUT_CRASH};
+    mp_stats_async_estimate(&obs, 1, est);
+    m->need = obs.failed ? est->required_n : 0;
+    if (m->o->diag_max_requests && m->need > m->o->diag_max_requests)
+        m->need = m->o->diag_max_requests;
+    m->pass_wl = m->o->wl;
+    m->pass_wl.min_total_ok = m->need;
+    m->need_known = true;
+}
+
+/* Before the runner's estimate: the tests still ahead (verdict/eta.h) -
+ * --to's check, a pass, then ddmin's tests as it runs when one difference
+ * matters, half of them expected to fail like --from did, the others to
+ * run a pass's workload. */
+static void eta_prepare(void *ud, const struct mp_report *rep)
+{
+    struct mctx *m = ud;
+    if (!m->need_known && rep->n && rep->c[0].nattempts) {
+        struct mp_stats_async est;
+        set_need(m, &rep->c[0].attempts[0], &est);
+    }
+    double left = mp_eta_ddmin_tests_left(m->diff.n, m->ntests + 1);
+    /* --to's check (the second test) passes; ddmin's tests half and half */
+    double to = m->ntests + 1 < 2 ? 1 : 0, dd = MP_MAX(0.0, left - to);
+    m->run->eta_extra_attempts = left;
+    m->run->eta_extra_wl = m->need_known ? &m->pass_wl : NULL;
+    m->run->eta_extra_fail_share = left > 0 ? 0.5 * dd / left : 0;
+}
 
 /* A knob's text as it may leave the process (minimize.json, stdout,
  * stderr): the session's mask, which knows both ends' secret values and
@@ -318,6 +354,9 @@ int cmd_minimize(int argc, char **argv)
         ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
     m.run = &ctx;
     m.rep = &rep;
+    m.o = &o;
+    ctx.eta_prepare = eta_prepare;
+    ctx.eta_ud = &m;
     m.json = o.json;
 
     /* 1. --from must fail */
@@ -334,15 +373,8 @@ int cmd_minimize(int argc, char **argv)
         goto write;
     }
     /* how many clean requests a pass needs, from --from's failure */
-    const struct mp_attempt_result *fa = &rep.c[rep.n - 1].attempts[0];
-    struct mp_stats_attempt obs = {.served = fa->ok_before_failure, .failed = fa->outcome == MP_OUT_CRASH};
     struct mp_stats_async est;
-    mp_stats_async_estimate(&obs, 1, &est);
-    m.need = obs.failed ? est.required_n : 0;
-    if (o.diag_max_requests && m.need > o.diag_max_requests)
-        m.need = o.diag_max_requests;
-    m.pass_wl = o.wl;
-    m.pass_wl.min_total_ok = m.need;
+    set_need(&m, &rep.c[rep.n - 1].attempts[0], &est);
     if (!o.quiet && m.need)
         fprintf(stderr, "moeprobe: minimize: a pass must serve %lu clean requests (%s)\n", m.need,
                 est.why);

@@ -619,6 +619,7 @@ static int q_session(struct qrun *q, int argc, char **argv)
     q->ctx.resolve_only = q->kind == RUN_RESOLVE;
     q->ctx.cwd = q->run_cwd;
     q->ctx.inherited = &q->rep.inherited;
+    q->ctx.diagnose = !q->o.no_diagnose && q->kind != RUN_RESOLVE;
     if (!q->o.no_quality && q->kind != RUN_RESOLVE)
         q->ctx.quality_prompts = mp_quality_prompts(&q->ctx.nquality);
     for (size_t i = 0; i < q->rep.n && !q->ctx.signo && !q->stop_reason; i++) {

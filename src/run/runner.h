@@ -30,6 +30,14 @@ struct mp_runctx {
     double meas_req_s;                /* summed workload seconds ... */
     unsigned long meas_reqs;          /* ... over this many requests */
     bool plan_said;
+    bool diagnose;                    /* crashes will be diagnosed (the ETA counts them) */
+    /* the caller's own work beyond the candidates (minimize's tests): called
+     * before each estimate to set the three fields below (may be NULL) */
+    void (*eta_prepare)(void *ud, const struct mp_report *rep);
+    void *eta_ud;
+    double eta_extra_attempts;        /* attempts it still expects */
+    const struct mp_workload *eta_extra_wl; /* ... of this workload (NULL: wl) */
+    double eta_extra_fail_share;      /* ... of which this share fail early */
     bool quiet;                       /* no per-attempt lines on stderr */
     unsigned long diag_max_requests;  /* cap on the blocked run's required requests */
     double diag_budget_s;             /* --diagnose-budget: the blocked run stops there (0 = none) */

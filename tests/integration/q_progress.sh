@@ -42,7 +42,7 @@ for want in '^moeprobe: \[auto 1/2\] started: pid [0-9]*, attempt 1$' \
     grep -q "$want" "$E" || { cat "$E"; fail "no line matching: $want"; }
 done
 # plan ETA is measured: start-up and per-request time are numbers
-grep -q "^moeprobe: plan: .*start-up [0-9.]* s, [0-9.e-]* s per request measured; ETA [0-9]" "$E" ||
+grep -q "^moeprobe: plan: .*start-up [0-9.]* s, [0-9.e-]* s per request, a full attempt about [0-9]* s measured; ETA [0-9]" "$E" ||
     fail "the plan has no measured ETA"
 
 # a terminal: the live line (script(1) gives moeprobe a pty)
