@@ -13,6 +13,8 @@
  *   compare it with the engine's configured per-stream rate to see whether the client keeps up). */
 #include "compat.h"
 
+#include <curl/curl.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +98,7 @@ int main(int argc, char **argv)
         if (now >= deadline)
             break;
         int wait_ms = (int)((deadline - now) / 1000000) + 1;
-        if (mp_lg_poll(lg, NULL, 0, wait_ms > 100 ? 100 : wait_ms) < 0)
+        if (mp_lg_poll(lg, wait_ms > 100 ? 100 : wait_ms) < 0)
             return 1;
         struct mp_lg_result r;
         while (mp_lg_next_result(lg, &r) == 1) {

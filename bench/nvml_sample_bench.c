@@ -3,7 +3,7 @@
  * thread that stamps SSE events, so its length is how late an event's
  * timestamp can be (docs/metrics.md "Timing"). Takes N samples
  * (argv[1], default 2000) of every visible device through the product's
- * sampler (run/telemetry.h, the same calls an attempt makes) and prints
+ * sampler (observe/telemetry.h, the same calls an attempt makes) and prints
  * the time to open the sampler (dlopen, nvmlInit, the devices' set-up
  * reads) and per sample: the first sample's, then min,
  * p50, p99, max of the others in microseconds and how many took over 1 ms.
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "run/telemetry.h"
+#include "observe/telemetry.h"
 
 static double now_us(void)
 {

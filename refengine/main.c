@@ -586,22 +586,19 @@ int main(int argc, char **argv)
     sleep_seconds(w.select_seconds);
     re_log_lines(&lg, &res.engine_lines);
     if (res.status == RE_ERR_STARTUP) {
+        /* the frames where vLLM raised: the NvFp4 oracle's unless the
+         * resolution names others (an environment value, a dense kernel) */
+        char oracle[1400];
+        snprintf(oracle, sizeof(oracle),
+                 RE_TB_LOAD
+                 "  File \"" PY "/model_executor/layers/quantization/modelopt.py\", line 1402, in __init__\n"
+                 "    self.nvfp4_backend = select_nvfp4_moe_backend(self.moe_config)\n"
+                 "  File \"" PY "/model_executor/layers/fused_moe/oracle/nvfp4.py\", line 230, in select_nvfp4_moe_backend\n"
+                 "    raise %s(\n",
+                 !strncmp(res.error, "NotImplementedError", 19) ? "NotImplementedError" : "ValueError");
         re_log(&lg, RE_PROC_ENGINE, RE_ERROR, "core.py", 1100,
-               "EngineCore failed to start.\nTraceback (most recent call last):\n"
-               "  File \"" PY "/v1/engine/core.py\", line 1090, in run_engine_core\n"
-               "    engine_core = EngineCoreProc(*args, engine_index=dp_rank, **kwargs)\n"
-               "  File \"" PY "/v1/engine/core.py\", line 112, in __init__\n"
-               "    self.model_executor = executor_class(vllm_config)\n"
-               "  File \"" PY "/v1/worker/gpu_model_runner.py\", line 4735, in load_model\n"
-               "    self.model = model_loader.load_model(\n"
-               "  File \"" PY "/model_executor/layers/quantization/modelopt.py\", line 1402, in __init__\n"
-               "    self.nvfp4_backend = select_nvfp4_moe_backend(self.moe_config)\n"
-               "  File \"" PY "/model_executor/layers/fused_moe/oracle/nvfp4.py\", line 230, in select_nvfp4_moe_backend\n"
-               "    raise %s(\n"
-               "%s",
-               !strncmp(res.error, "NotImplementedError", 19) ? "NotImplementedError"
-                                                              : "ValueError",
-               res.error);
+               "EngineCore failed to start.\nTraceback (most recent call last):\n%s%s",
+               res.frames ? res.frames : oracle, res.error);
         const char *tag = re_proc_tag(&w, RE_PROC_ENGINE);
         char exc[200];
         snprintf(exc, sizeof(exc),

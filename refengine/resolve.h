@@ -62,8 +62,22 @@ struct re_resolution {
     char attention[64];           /* attention backend name */
     struct re_lines api_lines;    /* API server, before the engine starts */
     struct re_lines engine_lines; /* EngineCore, during model load */
-    char error[512];
+    char error[1024];
+    const char *frames;           /* RE_ERR_STARTUP: the traceback frames (static text, each
+                                     line ending in '\n') from run_engine_core to the raise;
+                                     NULL: the NvFp4 MoE oracle's */
 };
+
+/* Traceback frames of an EngineCore start, as vLLM prints them. */
+#define RE_TB_PY "/usr/local/lib/python3.12/dist-packages/vllm"
+#define RE_TB_HEAD                                                                              \
+    "  File \"" RE_TB_PY "/v1/engine/core.py\", line 1090, in run_engine_core\n"                \
+    "    engine_core = EngineCoreProc(*args, engine_index=dp_rank, **kwargs)\n"
+#define RE_TB_LOAD                                                                              \
+    RE_TB_HEAD "  File \"" RE_TB_PY "/v1/engine/core.py\", line 112, in __init__\n"              \
+               "    self.model_executor = executor_class(vllm_config)\n"                        \
+               "  File \"" RE_TB_PY "/v1/worker/gpu_model_runner.py\", line 4735, in load_model\n" \
+               "    self.model = model_loader.load_model(\n"
 
 /* Version helpers on a world's parsed version. */
 bool re_ver_ge(const struct world *w, int maj, int min, int pat);
@@ -76,6 +90,10 @@ void re_resolution_free(struct re_resolution *r);
 /* Would this era's envs.py know the variable? (world knobs count as known:
  * the fork registered them.) */
 bool re_env_known(const struct world *w, const char *name);
+
+/* Is value (normalised: lower case, '-' as '_') a --moe-backend choice of
+ * the world's version (the MoEBackend literal argparse checks)? */
+bool re_moe_choice(const struct world *w, const char *value);
 
 /* Find NAME in a "NAME=VALUE" list; NULL when absent. */
 const char *re_env_get(const char *const *env, const char *name);

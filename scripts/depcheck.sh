@@ -16,7 +16,7 @@ rank() {
         base) echo 0 ;;
         model) echo 1 ;;
         proc|http|knowledge|quality|inspect) echo 2 ;;
-        logs|verdict) echo 3 ;;
+        logs|verdict|engine|observe) echo 3 ;;
         store) echo 4 ;;
         report) echo 5 ;;
         run) echo 6 ;;

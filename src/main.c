@@ -2,11 +2,15 @@
 #include "compat.h"
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
+#include "store/store.h"
 #include "version.h"
 #include "err.h"
 
@@ -29,6 +33,9 @@ static const char usage[] =
     "  explain  [--engine-version V] [--json] -- COMMAND WITH KNOBS...\n"
     "                                            what each knob does, without running it\n"
     "  inspect  [--json] MODEL_DIR               what in the checkpoint decides backend support\n"
+    "  inspect  [--json] --engine DIR [--sm 121] which GPU architectures the engine's kernels carry\n"
+    "  bisect   --good G --bad B [--builds FILE] [options] -- SERVER COMMAND WITH {build}...\n"
+    "                                            the first build on which a candidate breaks\n"
     "  report   [--format md|json|html|csv] RUNDIR\n"
     "                                            render a run's report again (from RUNDIR/moeprobe.db)\n"
     "  report   --compare RUNDIR RUNDIR...       runs of the same GPU and model side by side\n"
@@ -49,11 +56,34 @@ struct command {
 static const struct command commands[] = {
     {"qualify", cmd_qualify}, {"diagnose", cmd_diagnose}, {"resolve", cmd_resolve}, {"minimize", cmd_minimize},
     {"soak", cmd_soak},       {"scan", cmd_scan},         {"explain", cmd_explain},
-    {"inspect", cmd_inspect}, {"report", cmd_report},
+    {"inspect", cmd_inspect}, {"report", cmd_report},   {"bisect", cmd_bisect},
 };
+
+/* Started with stdin, stdout or stderr closed (`>&-`), the first file we
+ * open would become that descriptor: the report would be printed into
+ * RUNDIR/lock. Put /dev/null there first (open returns the lowest free
+ * descriptor, so the holes fill in order). Returns false when even that
+ * fails (nothing can be said: there is no stderr). */
+static bool fill_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+            continue;
+        int n = open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (n < 0)
+            return false;
+        if (n != fd) { /* cannot happen: every lower descriptor is open */
+            close(n);
+            return false;
+        }
+    }
+    return true;
+}
 
 int main(int argc, char **argv)
 {
+    if (!fill_std_fds())
+        return MP_EXIT_INTERNAL;
     mp_progname = "moeprobe";
     /* a file-size limit (ulimit -f) must be a write error (EFBIG) that is
      * reported with the file's name, not a silent death by SIGXFSZ; engines
@@ -79,7 +109,10 @@ int main(int argc, char **argv)
                 mp_error("cannot initialise libcurl");
                 return MP_EXIT_INTERNAL;
             }
+            /* every message from here on goes through the one mask */
+            mp_store_mask_process_init(argv + 2, (size_t)(argc - 2));
             int rc = commands[i].fn(argc - 1, argv + 1);
+            mp_store_mask_process_end();
             curl_global_cleanup();
             return rc;
         }

@@ -297,20 +297,47 @@ void mp_html_esc(struct buf *b, const char *s, size_t max)
         buf_adds(b, "…");
 }
 
+static mp_term_mask_fn term_mask_fn;
+static const void *term_mask_ud;
+
+void mp_term_set_mask(mp_term_mask_fn fn, const void *ud)
+{
+    term_mask_fn = fn;
+    term_mask_ud = ud;
+}
+
+char *mp_term_mask(const char *s, size_t n, size_t *outlen)
+{
+    if (term_mask_fn)
+        return term_mask_fn(term_mask_ud, s, n, outlen);
+    char *c = xmalloc(n + 1);
+    memcpy(c, s, n);
+    c[n] = '\0';
+    if (outlen)
+        *outlen = n;
+    return c;
+}
+
 char *mp_term_dup(const char *s)
 {
     if (!s)
         return NULL;
+    size_t n = 0;
+    char *m = mp_term_mask(s, strlen(s), &n);
     struct buf b = BUF_INIT;
-    buf_grow(&b, strlen(s));
-    mp_term_esc(&b, s, strlen(s), 0);
+    buf_grow(&b, n);
+    mp_term_esc(&b, m, n, 0);
+    free(m);
     return buf_detach(&b, NULL);
 }
 
 int mp_term_write(FILE *f, const char *s, size_t n)
 {
     struct buf b = BUF_INIT;
-    mp_term_esc(&b, s, n, MP_TERM_KEEP_NL);
+    size_t mn = 0;
+    char *m = mp_term_mask(s, n, &mn);
+    mp_term_esc(&b, m, mn, MP_TERM_KEEP_NL);
+    free(m);
     int rc = fwrite(b.data, 1, b.len, f) == b.len ? 0 : -1;
     buf_release(&b);
     return rc;

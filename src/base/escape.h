@@ -52,8 +52,21 @@ enum {
  * MP_TERM_KEEP_NL. */
 void mp_term_esc(struct buf *b, const char *s, size_t n, unsigned flags);
 
-/* mp_term_esc of the C string s, one line, as a new string (caller frees);
- * NULL gives NULL. */
+/* The terminal's secret mask: every text mp_term_dup and mp_term_write show
+ * passes through fn(ud, s, n, &outlen) first (a new string, caller frees),
+ * before it is escaped. moeprobe's main sets it once to the process's mask
+ * (store/mask.c: mp_store_mask_process), so every message, note, summary and
+ * progress text on stderr and stdout goes through the one mask. NULL fn:
+ * shown as is (refengine, unit tests). */
+typedef char *(*mp_term_mask_fn)(const void *ud, const char *s, size_t n, size_t *outlen);
+void mp_term_set_mask(mp_term_mask_fn fn, const void *ud);
+/* s[0..n) through the terminal's mask (a copy, NUL-terminated, caller
+ * frees; *outlen may be NULL): for text that is cut before it is shown
+ * (mask first, then cut, so no part of a secret is left). */
+char *mp_term_mask(const char *s, size_t n, size_t *outlen);
+
+/* mp_term_esc of the C string s masked (mp_term_set_mask), one line, as a
+ * new string (caller frees); NULL gives NULL. */
 char *mp_term_dup(const char *s);
 
 /* Append s as HTML/XML text (element content or a quoted attribute value):
@@ -70,8 +83,8 @@ void mp_html_esc(struct buf *b, const char *s, size_t max);
  * return the bytes it took; else return 0 and append nothing. */
 size_t mp_esc_hidden_at(struct buf *b, const char *p, size_t n);
 
-/* Write s[0..n) to f through mp_term_esc with MP_TERM_KEEP_NL (the
- * renderers' own line structure is kept). Returns 0, or -1 when the write
+/* Write s[0..n), masked (mp_term_set_mask), to f through mp_term_esc with
+ * MP_TERM_KEEP_NL (the renderers' own line structure is kept). Returns 0, or -1 when the write
  * failed (errno set). */
 int mp_term_write(FILE *f, const char *s, size_t n);
 

@@ -10,13 +10,46 @@
 
 #include "buf.h"
 
-int mp_read_file(const char *path, size_t max, struct buf *out, struct mp_diag *d)
+static const char *file_kind(mode_t m)
+{
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "not a file";
+}
+
+int mp_open_regular(const char *path, struct mp_diag *d)
 {
     if (d)
         snprintf(d->file, sizeof(d->file), "%s", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
         return mp_diag_set(d, -errno, 0, "cannot open: %s", strerror(errno));
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) != 0)
+        rc = mp_diag_set(d, -errno, 0, "cannot stat: %s", strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = mp_diag_set(d, MP_EPARSE, 0, "not a regular file (%s)", file_kind(st.st_mode));
+    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+        rc = mp_diag_set(d, -errno, 0, "cannot open: %s", strerror(errno));
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+/* The whole of fd (opened by the caller, closed here) appended to out. */
+static int read_fd(int fd, size_t max, struct buf *out, struct mp_diag *d)
+{
     int rc = 0;
     size_t start = out->len;
     struct stat st;
@@ -52,6 +85,22 @@ out:
     }
     close(fd);
     return rc;
+}
+
+int mp_read_file(const char *path, size_t max, struct buf *out, struct mp_diag *d)
+{
+    if (d)
+        snprintf(d->file, sizeof(d->file), "%s", path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return mp_diag_set(d, -errno, 0, "cannot open: %s", strerror(errno));
+    return read_fd(fd, max, out, d);
+}
+
+int mp_read_regular_file(const char *path, size_t max, struct buf *out, struct mp_diag *d)
+{
+    int fd = mp_open_regular(path, d);
+    return fd < 0 ? fd : read_fd(fd, max, out, d);
 }
 
 int mp_write_file_atomic(const char *dir, const char *name, const char *data, size_t len)

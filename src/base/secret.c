@@ -15,10 +15,24 @@ static bool token_is_plural(const char *after, size_t left)
     return left >= 2 && strncasecmp(after, "iz", 2) == 0;
 }
 
+/* The name's last word (after the last '_', '-' or '.') when there is a
+ * word before it: DB_PASS -> PASS, GITHUB_PAT -> PAT; PWD alone -> none. */
+static bool last_word_is(const char *name, size_t len, const char *word)
+{
+    size_t wl = strlen(word);
+    if (len <= wl + 1 || strncasecmp(name + len - wl, word, wl) != 0)
+        return false;
+    char sep = name[len - wl - 1];
+    return sep == '_' || sep == '-' || sep == '.';
+}
+
 bool mp_is_secret_name(const char *name, size_t len)
 {
-    static const char *const marks[] = {"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "AUTH",
-                                        "CREDENTIAL"};
+    static const char *const marks[] = {"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD",
+                                        "PASSPHRASE", "AUTH", "CREDENTIAL"};
+    /* short marks that are words of many other names (PATH, PATTERN,
+     * BYPASS, the shell's PWD and OLDPWD): secret only as the last word */
+    static const char *const last_words[] = {"PASS", "PWD", "PAT"};
     for (size_t m = 0; m < MP_ARRAY_SIZE(marks); m++) {
         size_t ml = strlen(marks[m]);
         for (size_t i = 0; i + ml <= len; i++) {
@@ -28,6 +42,10 @@ bool mp_is_secret_name(const char *name, size_t len)
                 continue;
             return true;
         }
+    }
+    for (size_t m = 0; m < MP_ARRAY_SIZE(last_words); m++) {
+        if (last_word_is(name, len, last_words[m]))
+            return true;
     }
     return false;
 }

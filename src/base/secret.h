@@ -3,8 +3,11 @@
  * One rule for every file and message moeprobe writes (docs/store.md
  * "Secrets"):
  *  - a NAME is secret when it contains TOKEN, KEY, SECRET, PASSWORD, PASSWD,
- *    AUTH or CREDENTIAL (any case); TOKEN inside TOKENS or TOKENIZER does not
- *    count (max_num_batched_tokens, --tokenizer are no secrets);
+ *    PASSPHRASE, AUTH or CREDENTIAL (any case; TOKEN inside TOKENS or
+ *    TOKENIZER does not count: max_num_batched_tokens, --tokenizer are no
+ *    secrets), or when its last word (after '_', '-' or '.', with a word
+ *    before it) is PASS, PWD or PAT: DB_PASS, SMTP_PWD, GITHUB_PAT,
+ *    --db-pass; not PATH, BYPASS, PWD or OLDPWD (the shell's directories);
  *  - the value of a secret name is a secret only when it looks like one
  *    (mp_secret_value_ok): at least 8 bytes, not a number, not a common word
  *    (true, false, auto, none, a log level...), not already "***";

@@ -11,7 +11,7 @@
 #include "err.h"
 #include "escape.h"
 #include "knowledge/knowledge.h"
-#include "run/shape.h"
+#include "engine/shape.h"
 #include "strv.h"
 #include "xalloc.h"
 
@@ -28,8 +28,14 @@ static const char explain_usage[] =
     "VLLM_* and CUDA_* variables; --flag value / --flag=value pairs are flags.\n"
     "For each knob: kind, what it affects in that vLLM version, its status and a\n"
     "note with the source; then the MoE backend the rules decide, if they do.\n"
-    "Without --engine-version the version comes from an image tag in the command\n"
-    "(vllm/vllm-openai:v0.17.0-cu130) or the newest knowledge is used (and said).\n"
+    "Without --engine-version the version comes from an image tag in the command:\n"
+    "vllm/vllm-openai:v0.17.0-cu130 names it; an NGC tag (nvcr.io/nvidia/vllm:26.03-py3)\n"
+    "is looked up in NVIDIA's release notes (the knowledge's ngc_images) - an NGC tag\n"
+    "moeprobe does not know is 'version unknown: pass --engine-version'. Otherwise\n"
+    "the newest knowledge is used (and said).\n"
+    "The first line is the verdict: 'will not start: ... - fix: ...' when a knob\n"
+    "stops the server (argparse, a value vLLM refuses), else the MoE backend the\n"
+    "rules decide.\n"
     "Values of variables whose names contain TOKEN, KEY, SECRET, PASSWORD or AUTH\n"
     "are printed as ***.\n"
     "\n"
@@ -37,7 +43,10 @@ static const char explain_usage[] =
     "  --engine-version V  evaluate for vLLM V (e.g. 0.17.0)\n"
     "  --json              print JSON\n"
     "  --knowledge FILE    use FILE's knowledge (docs/knowledge.md)\n"
-    "  -h, --help          this help\n";
+    "  -h, --help          this help\n"
+    "\n"
+    "exit codes: 0 the command would start as far as its knobs go; 1 a knob stops\n"
+    "the server before it serves; 2 usage error\n";
 
 static bool is_assignment(const char *w)
 {
@@ -86,27 +95,52 @@ static bool docker_opt_takes_value(const char *o)
     return false;
 }
 
-/* "vllm/vllm-openai:v0.17.0-cu130" -> "0.17.0"; NULL when the tag names no version. */
-static char *version_from_image(const char *img)
+/* Where the version came from, said after the verdict. */
+static void version_line(const struct mp_explain *ex, const char *ver, const char *image,
+                         const struct mp_kn_image_version *iv, struct buf *b)
 {
-    if (!strstr(img, "vllm"))
-        return NULL;
-    const char *c = strrchr(img, ':');
-    if (!c || strchr(c, '/'))
-        return NULL;
-    c++;
-    if (*c == 'v')
-        c++;
-    size_t n = 0, dots = 0;
-    while ((c[n] >= '0' && c[n] <= '9') || c[n] == '.') {
-        dots += c[n] == '.';
-        n++;
+    if (ver)
+        buf_printf(b, "engine version: vLLM %s\n", ex->engine_version);
+    else if (iv->kind == MP_KN_IMAGE_UPSTREAM)
+        buf_printf(b, "engine version: vLLM %s (from the image tag %s)\n", ex->engine_version,
+                   image);
+    else if (iv->kind == MP_KN_IMAGE_NGC)
+        buf_printf(b, "engine version: vLLM %s (NGC image %s ships it: %s)\n", ex->engine_version,
+                   image, iv->source);
+    else if (iv->kind == MP_KN_IMAGE_NGC_UNKNOWN)
+        buf_printf(b, "engine version: unknown: NGC image %s is a release moeprobe does not know "
+                      "(its tag is NVIDIA's release, not a vLLM version); pass --engine-version; "
+                      "evaluated with the newest knowledge (vLLM %s)\n",
+                   image, ex->engine_version);
+    else if (image)
+        buf_printf(b, "engine version: unknown (image %s names none); evaluated with the "
+                      "newest knowledge (vLLM %s); pass --engine-version V\n",
+                   image, ex->engine_version);
+    else
+        buf_printf(b, "engine version: unknown; evaluated with the newest knowledge (vLLM %s); "
+                      "pass --engine-version V\n",
+                   ex->engine_version);
+}
+
+/* The verdict first (with its fix), then the version, each knob, the
+ * prediction and the closing sentence. */
+static void explain_text(const struct mp_explain *ex, const char *ver, const char *image,
+                         const struct mp_kn_image_version *iv, struct buf *b)
+{
+    buf_printf(b, "%s\n", ex->verdict);
+    version_line(ex, ver, image, iv, b);
+    if (ex->nknobs == 0)
+        buf_adds(b, "no knobs: no NAME=VALUE environment and no --flags in the command\n");
+    for (size_t j = 0; j < ex->nknobs; j++) {
+        const struct mp_kn_knob_report *r = &ex->knobs[j];
+        buf_printf(b, "\n  %s\n      %s, affects %s, %s%s\n      %s\n", r->knob, r->kind,
+                   r->affects, r->status, r->uncertain ? " (uncertain)" : "", r->note);
+        if (r->fix)
+            buf_printf(b, "      fix: %s\n", r->fix);
     }
-    if (dots < 1 || n == 0 || c[0] == '.')
-        return NULL;
-    while (n && c[n - 1] == '.')
-        n--;
-    return xstrndup(c, n);
+    buf_printf(b, "\npredicted MoE backend: %s (%s)\n\n%s\n",
+               ex->predicted_moe_backend ? ex->predicted_moe_backend : "none",
+               ex->prediction_reason, ex->summary);
 }
 
 int cmd_explain(int argc, char **argv)
@@ -153,7 +187,8 @@ int cmd_explain(int argc, char **argv)
     if (mp_cli_knowledge("explain", kfile, &own, &k) < 0)
         return MP_EXIT_USAGE;
     struct mp_strv env = MP_STRV_INIT, flags = MP_STRV_INIT;
-    char *image_ver = NULL, *image = NULL;
+    char *image = NULL;
+    struct mp_kn_image_version iv = {0};
     bool container = false;
     /* leading assignments (optionally after `env`) */
     if (i < argc && !strcmp(base_name(argv[i]), "env"))
@@ -163,7 +198,7 @@ int cmd_explain(int argc, char **argv)
     struct mp_shape sh;
     mp_shape_parse(argv + i, (size_t)(argc - i), &sh);
     if (sh.kind == MP_SHAPE_DOCKER) {
-        /* any docker-like run (run/shape.h): past wrappers and global options */
+        /* any docker-like run (engine/shape.h): past wrappers and global options */
         container = true;
         int img = i + (int)sh.image;
         i += (int)sh.run + 1;
@@ -194,7 +229,7 @@ int cmd_explain(int argc, char **argv)
             }
         }
         if (image)
-            image_ver = version_from_image(image);
+            mp_kn_image_version(k, image, &iv);
     }
     for (; i < argc; i++)
         mp_strv_push(&flags, argv[i]);
@@ -203,7 +238,7 @@ int cmd_explain(int argc, char **argv)
             if ((!strncmp(*e, "VLLM_", 5) || !strncmp(*e, "CUDA_", 5)) && !env_named(&env, *e))
                 mp_strv_push(&env, *e);
     }
-    const char *use_ver = ver ? ver : image_ver;
+    const char *use_ver = ver ? ver : iv.version[0] ? iv.version : NULL;
     struct mp_explain ex;
     int rc = MP_EXIT_OK;
     if (mp_kn_explain(k, use_ver, env.v, env.n, flags.v, flags.n, &ex) != 0) {
@@ -212,38 +247,16 @@ int cmd_explain(int argc, char **argv)
         goto out;
     }
     struct buf b = BUF_INIT;
-    if (json) {
+    if (json)
         mp_kn_explain_to_json(&ex, &b);
-    } else {
-        if (ver)
-            buf_printf(&b, "engine version: vLLM %s\n", ex.engine_version);
-        else if (image_ver)
-            buf_printf(&b, "engine version: vLLM %s (from the image tag %s)\n", ex.engine_version,
-                       image);
-        else if (image)
-            buf_printf(&b, "engine version: unknown (image %s names none); evaluated with the "
-                           "newest knowledge (vLLM %s)\n",
-                       image, ex.engine_version);
-        else
-            buf_printf(&b, "engine version: unknown; evaluated with the newest knowledge (vLLM %s); "
-                           "pass --engine-version V\n",
-                       ex.engine_version);
-        if (ex.nknobs == 0)
-            buf_adds(&b, "no knobs: no NAME=VALUE environment and no --flags in the command\n");
-        for (size_t j = 0; j < ex.nknobs; j++) {
-            const struct mp_kn_knob_report *r = &ex.knobs[j];
-            buf_printf(&b, "\n  %s\n      %s, affects %s, %s%s\n      %s\n", r->knob, r->kind,
-                       r->affects, r->status, r->uncertain ? " (uncertain)" : "", r->note);
-        }
-        buf_printf(&b, "\npredicted MoE backend: %s (%s)\n\n%s\n",
-                   ex.predicted_moe_backend ? ex.predicted_moe_backend : "none",
-                   ex.prediction_reason, ex.summary);
-    }
+    else
+        explain_text(&ex, ver, image, &iv, &b);
     if (json)
         fwrite(b.data, 1, b.len, stdout);
     else /* knobs and image names as given: shown, not sent, to the terminal */
         mp_term_write(stdout, b.data, b.len);
     buf_release(&b);
+    rc = ex.will_not_start ? MP_EXIT_NONE : MP_EXIT_OK;
     mp_kn_explain_release(&ex);
     if (fflush(stdout) != 0)
         rc = MP_EXIT_INTERNAL;
@@ -251,7 +264,6 @@ out:
     mp_strv_release(&env);
     mp_strv_release(&flags);
     free(image);
-    free(image_ver);
     mp_knowledge_free(own);
     return rc;
 }

@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/coverage.h"
 #include "cli/era.h"
-#include "verdict/broken.h"
-#include "store/runinfo.h"
 #include "cli/opts.h"
+#include "cli/resume.h"
 #include "cli/session.h"
 #include "err.h"
 #include "quality/quality.h"
@@ -23,6 +23,8 @@
 #include "store/store.h"
 #include "sched/sched.h"
 #include "secret.h"
+#include "store/runinfo.h"
+#include "verdict/broken.h"
 #include "verdict/inherit.h"
 #include "xalloc.h"
 
@@ -103,17 +105,36 @@ static const char resolve_tail[] =
     "exit codes: 0 every candidate was started and its result read; 2 usage or input\n"
     "            error; 3 internal or I/O error; 128+N killed by signal N\n";
 
-/* A stored argument with NAME=*** words gets the values back from our
- * environment. 0, or -1 when a variable is not set (message printed). */
+/* The start of the variable name of an environment assignment NAME=***
+ * whose '=' is at hit inside the stored word w, or NULL: NAME must be an
+ * identifier that begins the word (`HF_TOKEN=***`, `-e HF_TOKEN=***`),
+ * follows a space (a candidate's knobs, one word) or "--env=". The tail of
+ * a flag (`--hf-token=***` is no variable "token") never counts. */
+static const char *assignment_name(const char *w, const char *hit)
+{
+    const char *n0 = hit;
+    while (n0 > w && (isalnum((unsigned char)n0[-1]) || n0[-1] == '_'))
+        n0--;
+    if (n0 == hit || isdigit((unsigned char)*n0))
+        return NULL;
+    if (n0 == w || n0[-1] == ' ' || n0[-1] == '\t' ||
+        ((size_t)(n0 - w) == 6 && !strncmp(w, "--env=", 6)))
+        return n0;
+    return NULL;
+}
+
+/* A stored argument with NAME=*** assignments gets the values back from
+ * our environment (assignment_name: no other masked text is ever filled
+ * in). 0, or -1 when a variable is not set (message printed). */
 static int unmask_word(const char *w, struct mp_strv *out)
 {
     struct buf b = BUF_INIT;
     const char *p = w;
     const char *hit;
     while ((hit = strstr(p, "=***")) != NULL) {
-        const char *n0 = hit;
-        while (n0 > w && (isalnum((unsigned char)n0[-1]) || n0[-1] == '_'))
-            n0--;
+        const char *n0 = assignment_name(w, hit);
+        if (!n0)
+            n0 = hit;
         buf_add(&b, p, (size_t)(hit - p));
         char *name = xstrndup(n0, (size_t)(hit - n0));
         const char *val = *name ? getenv(name) : NULL;
@@ -188,7 +209,7 @@ static bool is_path_opt(const char *w, size_t *eq)
  * in too). A server command after '--' must be the run's own (it may fill
  * in what the store masked); another one is refused. Returns 0 (no
  * --resume, or *out filled), or an exit code (message printed). */
-static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *out, char **cwd)
+int mp_cli_resume_args(int argc, char **argv, const char *sub, struct mp_strv *out, char **cwd)
 {
     const char *dir = NULL;
     int dashdash = argc;
@@ -273,8 +294,15 @@ static int resume_args(int argc, char **argv, const char *sub, struct mp_strv *o
             }
             continue;
         }
-        if (unmask_word(stored.v[i], out) < 0)
+        if (unmask_word(stored.v[i], out) < 0) {
             ec = MP_EXIT_USAGE;
+        } else if (strstr(out->v[out->n - 1], "***")) {
+            /* a candidate's flag knob (--db-password ***): nowhere to restore it from */
+            mp_error("--resume: the run's option '%s' held a secret, which is stored masked and "
+                     "cannot be restored; start the run again with another --out",
+                     out->v[out->n - 1]);
+            ec = MP_EXIT_USAGE;
+        }
     }
     if (!ec)
         mp_strv_push(out, "--");
@@ -298,6 +326,41 @@ out:
     free(stored_sub);
     mp_strv_release(&stored);
     return ec;
+}
+
+/* A resumed run's unfinished candidates come from the store, their secret
+ * knobs masked: an env knob NAME=*** gets NAME's value from our
+ * environment; a masked flag knob (--db-password ***) cannot be restored.
+ * 0, or -1 with the message printed (the resume is refused: no engine ever
+ * starts with ***). */
+static int restore_candidates(struct mp_report *rep, const bool *done)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        struct mp_candidate *c = &rep->c[i].cand;
+        for (size_t k = 0; !done[i] && k < c->env.n; k++) {
+            const char *eq = strchr(c->env.v[k], '=');
+            if (!eq || strcmp(eq + 1, "***") != 0)
+                continue;
+            char *name = xstrndup(c->env.v[k], (size_t)(eq - c->env.v[k]));
+            const char *val = getenv(name);
+            if (!val) {
+                mp_error("--resume: candidate '%s' has the knob %s=***, stored masked; set %s in "
+                         "the environment to resume", c->name, name, name);
+                free(name);
+                return -1;
+            }
+            free(c->env.v[k]);
+            c->env.v[k] = xasprintf("%s=%s", name, val);
+            free(name);
+        }
+        for (size_t k = 0; !done[i] && k < c->args.n; k++) {
+            if (strstr(c->args.v[k], "***"))
+                return mp_error("--resume: candidate '%s' has a knob stored masked (%s ***) that "
+                                "cannot be restored; start the run again with another --out",
+                                c->name, k ? c->args.v[k - 1] : c->args.v[k]);
+        }
+    }
+    return 0;
 }
 
 enum run_kind { RUN_QUALIFY, RUN_DIAGNOSE, RUN_RESOLVE };
@@ -324,7 +387,7 @@ struct qrun {
  * true to go on; else *ec is the exit code (help printed: 0). */
 static bool q_parse(struct qrun *q, int argc, char **argv, int *ec)
 {
-    int rc = resume_args(argc, argv, q->sub, &q->rargv, &q->run_cwd);
+    int rc = mp_cli_resume_args(argc, argv, q->sub, &q->rargv, &q->run_cwd);
     memset(&q->o, 0, sizeof(q->o));
     if (rc) {
         *ec = rc;
@@ -347,6 +410,9 @@ static bool q_parse(struct qrun *q, int argc, char **argv, int *ec)
         *ec = rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
         return false;
     }
+    /* the terminal (and a scale-out run's task logs) mask what the files mask */
+    mp_store_mask_add_cands(mp_store_mask_process(), q->o.cands, q->o.ncands);
+    mp_store_mask_add(mp_store_mask_process(), q->o.api_key);
     /* a serial run's --resume is ours (the store); scale-out runs resume in src/sched */
     bool serial_resume = q->o.resume && !q->o.gpus && !q->o.slurm && !q->o.slurm_script;
     struct mp_sched_cfg scfg;
@@ -422,6 +488,8 @@ static int q_resume(struct qrun *q)
     mp_fingerprint_detect_ex(&old.fp, NULL);
     mp_report_release(&q->rep);
     q->rep = old;
+    if (restore_candidates(&q->rep, q->done) < 0)
+        return MP_EXIT_USAGE;
     if (!q->o.quiet) {
         size_t nd = 0;
         for (size_t i = 0; i < q->rep.n; i++)
@@ -605,6 +673,9 @@ static int q_session(struct qrun *q, int argc, char **argv)
     } else {
         if (mp_session_record_run(&q->ss, argv + 1, (size_t)(argc - 1), &q->rep) < 0)
             return MP_EXIT_INTERNAL;
+        /* the engine build's kernels against this GPU (docs/inspect.md) */
+        if ((ec = mp_cli_engine_coverage(&q->ss, &q->o, &q->rep, &q->rep)) != 0)
+            return ec;
         q->done = xcalloc(q->rep.n + 1, sizeof(*q->done));
     }
     q->era.kn = q->ss.kn;

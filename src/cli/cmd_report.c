@@ -14,6 +14,7 @@
 #include "cli/opts.h"
 #include "err.h"
 #include "escape.h"
+#include "report/bisect.h"
 #include "report/report.h"
 #include "sched/sched.h"
 #include "store/store.h"
@@ -381,9 +382,14 @@ int cmd_report(int argc, char **argv)
         rep.npercentiles = npct;
     }
     struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT, csv = BUF_INIT;
-    mp_report_json(&rep, &j);
-    mp_report_markdown(&rep, &md);
-    mp_report_html(&rep, &html);
+    int brc = mp_bisect_render_dir(dir, &rep, &j, &md, &html); /* a bisect run's own report */
+    if (brc == -ENOENT) {
+        mp_report_json(&rep, &j);
+        mp_report_markdown(&rep, &md);
+        mp_report_html(&rep, &html);
+    } else if (brc < 0) {
+        ec = MP_EXIT_INTERNAL;
+    }
     if (!nowrite) {
         int e = mp_write_file_atomic(dir, "report.json", j.data, j.len);
         if (e == 0)

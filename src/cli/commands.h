@@ -15,5 +15,6 @@ int cmd_scan(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_bisect(int argc, char **argv);
 
 #endif

@@ -24,6 +24,7 @@
 #define R MP_CMD_RESOLVE
 #define M MP_CMD_MINIMIZE
 #define S MP_CMD_SOAK
+#define BI MP_CMD_BISECT
 
 /* The longest soak: 30 days. Longer ones are refused (usage error) rather
  * than run into the nanosecond clock's range. */
@@ -177,13 +178,31 @@ static int set_base_url(struct mp_opts *o, const char *opt, const char *arg)
     return 0;
 }
 
+static int set_build(struct mp_opts *o, const char *opt, const char *arg)
+{
+    if (!*arg || strpbrk(arg, " \t\n"))
+        return mp_error("%s: '%s' is no build name (no blanks)", opt, arg);
+    mp_strv_push(&o->builds, arg);
+    return 0;
+}
+
+static int set_probe_requests(struct mp_opts *o, const char *opt, const char *arg)
+{
+    long v;
+    if (mp_opt_long(opt, arg, 1, 10000000, &v) < 0)
+        return -1;
+    o->probe_requests = (unsigned long)v;
+    return 0;
+}
+
 #define G_OPTS "options"
+#define G_BISECT "bisect"
 #define G_SCALE "scale-out (qualify)"
 #define G_ATTACH "attach to a server someone else started (soak; no SERVER COMMAND, nothing is stopped)"
 
 /* clang-format off */
 const struct mp_optdef mp_optdefs[] = {
-    {"candidate", "'NAME: KNOBS'", Q | D | R | S, G_OPTS, MP_OPT_FN, 0, 0, 0, set_candidate,
+    {"candidate", "'NAME: KNOBS'", Q | D | R | S | BI, G_OPTS, MP_OPT_FN, 0, 0, 0, set_candidate,
      "a candidate (repeatable); NAME=VALUE words are\n"
      "environment, other words are appended to the command"},
     {"preset", "NAME", Q | R | S, G_OPTS, MP_OPT_STR, OFF(preset), 0, 0, NULL,
@@ -213,12 +232,12 @@ const struct mp_optdef mp_optdefs[] = {
      "port for the engine (default: a free port per attempt)"},
     {"ready-timeout", "S", MP_CMDS_RUN, G_OPTS, MP_OPT_SECS, OFF(wl.ready_timeout_s), 0, 0, NULL,
      "seconds to wait for /health and /v1/models (1800)"},
-    {"seq", "N", Q | D | M, G_OPTS, MP_OPT_FN, 0, 0, 0, set_seq,
+    {"seq", "N", Q | D | M | BI, G_OPTS, MP_OPT_FN, 0, 0, 0, set_seq,
      "sequential requests after 1 warm-up (10)"},
     {"seq", "N", S, G_OPTS, MP_OPT_FN, 0, 0, 0, set_seq,
      "N sequential requests after the warm-up (default:\n"
      "no sequential phase)"},
-    {"conc", "LEVEL:REQUESTS", Q | D | M, G_OPTS, MP_OPT_FN, 0, 0, 0, set_conc,
+    {"conc", "LEVEL:REQUESTS", Q | D | M | BI, G_OPTS, MP_OPT_FN, 0, 0, 0, set_conc,
      "a concurrency step (repeatable; default 4:16 and 8:32)"},
     {"max-tokens", "N", MP_CMDS_LOAD, G_OPTS, MP_OPT_INT, OFF(wl.max_tokens), 1, 1000000, NULL,
      "tokens per request (256; ignore_eos is set)"},
@@ -227,7 +246,7 @@ const struct mp_optdef mp_optdefs[] = {
     {"input-tokens", "N", MP_CMDS_LOAD, G_OPTS, MP_OPT_INT, OFF(wl.input_tokens), 1, 1000000, NULL,
      "prompts of about N tokens (default: fixed ~15-token\n"
      "prompts); --api chat adds the chat template's tokens"},
-    {"prefill-check", "N", Q | D | M, G_OPTS, MP_OPT_INT, OFF(prefill_check), 1, 1000000, NULL,
+    {"prefill-check", "N", Q | D | M | BI, G_OPTS, MP_OPT_INT, OFF(prefill_check), 1, 1000000, NULL,
      "a last phase of 3 sequential requests with N-token\n"
      "prompts (long-prefill crashes, e.g. 8192)"},
     {"prefill-check", "N", S, G_OPTS, MP_OPT_INT, OFF(prefill_check), 1, 1000000, NULL,
@@ -242,18 +261,18 @@ const struct mp_optdef mp_optdefs[] = {
      "endpoint to drive (completions)"},
     {"api-key-env", "NAME", MP_CMDS_RUN, G_OPTS, MP_OPT_FN, 0, 0, 0, set_api_key_env,
      "send the bearer token from variable NAME (never stored)"},
-    {"no-diagnose", NULL, Q, G_OPTS, MP_OPT_FLAG, OFF(no_diagnose), 0, 0, NULL,
+    {"no-diagnose", NULL, Q | BI, G_OPTS, MP_OPT_FLAG, OFF(no_diagnose), 0, 0, NULL,
      "do not rerun crashes with CUDA_LAUNCH_BLOCKING=1"},
-    {"no-quality", NULL, Q | D | M, G_OPTS, MP_OPT_FLAG, OFF(no_quality), 0, 0, NULL,
+    {"no-quality", NULL, Q | D | M | BI, G_OPTS, MP_OPT_FLAG, OFF(no_quality), 0, 0, NULL,
      "skip the greedy output check after the load phases"},
     {"no-dedupe", NULL, Q, G_OPTS, MP_OPT_FLAG, OFF(no_dedupe), 0, 0, NULL,
      "test every candidate in full; by default a\n"
      "candidate whose log shows the configuration of one\n"
      "tested already is stopped at once and shares its result"},
-    {"diagnose-max-requests", "N", Q | D | M, G_OPTS, MP_OPT_FN, 0, 0, 0, set_diag_max,
+    {"diagnose-max-requests", "N", Q | D | M | BI, G_OPTS, MP_OPT_FN, 0, 0, 0, set_diag_max,
      "cap on the launch-blocking run (2000; minimize: on\n"
      "the clean requests a pass needs)"},
-    {"diagnose-budget", "D", Q | D, G_OPTS, MP_OPT_SECS, OFF(diag_budget_s), 0, 0, NULL,
+    {"diagnose-budget", "D", Q | D | BI, G_OPTS, MP_OPT_SECS, OFF(diag_budget_s), 0, 0, NULL,
      "time the launch-blocking run may take (1h; s/m/h); a\n"
      "run over it says so first and stops there"},
     {"clean-env", NULL, MP_CMDS_RUN, G_OPTS, MP_OPT_FLAG, OFF(clean_env), 0, 0, NULL,
@@ -265,6 +284,10 @@ const struct mp_optdef mp_optdefs[] = {
      "vLLM knob/log knowledge to use instead of the built-in"},
     {"model-dir", "DIR", MP_CMDS_RUN, G_OPTS, MP_OPT_STR, OFF(model_dir), 0, 0, NULL,
      "checkpoint folder: its quantization joins the fingerprint"},
+    {"engine-dir", "DIR", Q | R, G_OPTS, MP_OPT_STR, OFF(engine_dir), 0, 0, NULL,
+     "the engine's files (site-packages, a vLLM install): the\n"
+     "GPU architectures its kernels carry join the fingerprint\n"
+     "(default: a host 'vllm' command's Python environment)"},
     {"objective", "O", Q | D | S, G_OPTS, MP_OPT_FN, 0, 0, 0, set_objective,
      "what \"fastest\" means for the recommendation:\n"
      "sequential (tok/s, the default), throughput (best\n"
@@ -273,7 +296,7 @@ const struct mp_optdef mp_optdefs[] = {
     {"percentiles", "LIST", MP_CMDS_LOAD, G_OPTS, MP_OPT_FN, 0, 0, 0, set_percentiles,
      "latency percentiles the reports show (50,90,99;\n"
      "at most 8, each in (0, 100])"},
-    {"resume", "RUNDIR", Q | D | R, G_OPTS, MP_OPT_FN, 0, 0, 0, set_resume,
+    {"resume", "RUNDIR", Q | D | R | BI, G_OPTS, MP_OPT_FN, 0, 0, 0, set_resume,
      "continue an interrupted run with its own options (with\n"
      "--gpus/--slurm: rerun only the candidates whose task\n"
      "left no finished result in RUNDIR)"},
@@ -281,6 +304,22 @@ const struct mp_optdef mp_optdefs[] = {
      "print the report JSON on stdout"},
     {"quiet", NULL, MP_CMDS_RUN, G_OPTS, MP_OPT_FLAG, OFF(quiet), 0, 0, NULL,
      "no progress or summary on stderr"},
+    {"good", "G", BI, G_BISECT, MP_OPT_STR, OFF(good), 0, 0, NULL,
+     "the build known good (in the list)"},
+    {"bad", "B", BI, G_BISECT, MP_OPT_STR, OFF(bad), 0, 0, NULL,
+     "the build known bad (in the list)"},
+    {"builds", "FILE", BI, G_BISECT, MP_OPT_STR, OFF(builds_file), 0, 0, NULL,
+     "builds oldest first, one per line (# comments)"},
+    {"build", "X", BI, G_BISECT, MP_OPT_FN, 0, 0, 0, set_build,
+     "a build (repeatable, oldest first): the list inline"},
+    {"by", "verdict|resolved|throughput:PCT", BI, G_BISECT, MP_OPT_STR, OFF(by), 0, 0, NULL,
+     "what 'same as good' means: the verdict class and\n"
+     "resolved MoE backend (default); the resolved MoE\n"
+     "backend and dense kernel; sequential tok/s at most\n"
+     "PCT % below the good build's"},
+    {"probe-requests", "N", BI, G_BISECT, MP_OPT_FN, 0, 0, 0, set_probe_requests,
+     "clean requests each probe must serve (default: derived\n"
+     "from the bad build's measured failure rate)"},
     {"gpus", "0,1,2,3", Q, G_SCALE, MP_OPT_STR, OFF(gpus), 0, 0, NULL,
      "run candidates in parallel, each engine pinned to its\n"
      "own GPUs (default: every GPU nvidia-smi lists)"},
@@ -501,6 +540,12 @@ void mp_opts_release(struct mp_opts *o)
     free(o->base_url);
     free(o->log_file);
     free(o->engine_version);
+    free(o->good);
+    free(o->bad);
+    free(o->builds_file);
+    free(o->by);
+    free(o->engine_dir);
+    mp_strv_release(&o->builds);
     memset(o, 0, sizeof(*o));
 }
 

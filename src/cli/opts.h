@@ -31,11 +31,14 @@ enum mp_cmd {
     MP_CMD_RESOLVE = 1u << 2,
     MP_CMD_MINIMIZE = 1u << 3,
     MP_CMD_SOAK = 1u << 4,
-    MP_CMD_BISECT = 1u << 5, /* reserved for `moeprobe bisect` */
+    MP_CMD_BISECT = 1u << 5,
 };
 /* Commands that start engines / drive load. */
-#define MP_CMDS_RUN (MP_CMD_QUALIFY | MP_CMD_DIAGNOSE | MP_CMD_RESOLVE | MP_CMD_MINIMIZE | MP_CMD_SOAK)
-#define MP_CMDS_LOAD (MP_CMD_QUALIFY | MP_CMD_DIAGNOSE | MP_CMD_MINIMIZE | MP_CMD_SOAK)
+#define MP_CMDS_RUN                                                                        \
+    (MP_CMD_QUALIFY | MP_CMD_DIAGNOSE | MP_CMD_RESOLVE | MP_CMD_MINIMIZE | MP_CMD_SOAK |    \
+     MP_CMD_BISECT)
+#define MP_CMDS_LOAD                                                                       \
+    (MP_CMD_QUALIFY | MP_CMD_DIAGNOSE | MP_CMD_MINIMIZE | MP_CMD_SOAK | MP_CMD_BISECT)
 
 /* A command's name ("qualify") for messages. */
 const char *mp_cmd_name(enum mp_cmd cmd);
@@ -81,6 +84,14 @@ struct mp_opts {
     char *base_url;          /* --base-url URL: attach to a running server */
     char *log_file;          /* --log FILE (with --base-url) */
     char *attach_cmd[2];     /* o->cmd when --base-url stands in for the command */
+    /* bisect (cli/cmd_bisect.c) */
+    char *good, *bad;        /* --good G, --bad B */
+    char *builds_file;       /* --builds FILE */
+    struct mp_strv builds;   /* --build X, in the order given */
+    char *by;                /* --by verdict|resolved|throughput:PCT */
+    unsigned long probe_requests; /* --probe-requests N (0: derived) */
+    /* qualify, resolve: the engine's files for the kernel coverage check */
+    char *engine_dir;        /* --engine-dir DIR */
     char **cmd;              /* points into argv (or attach_cmd) */
     size_t ncmd;
 };

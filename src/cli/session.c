@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "err.h"
+#include "escape.h"
 #include "file.h"
 #include "inspect/inspect.h"
 #include "knowledge/knowledge.h"
@@ -125,6 +126,8 @@ int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts
     s->created = !(flags & MP_SESSION_RESUME) && !existed;
     mp_store_mask_init(mp_store_mask(s->store), cands, ncands, o->api_key);
     mp_store_mask_add_args(mp_store_mask(s->store), o->cmd, o->ncmd);
+    /* the terminal masks what the files mask */
+    mp_store_mask_merge(mp_store_mask_process(), mp_store_mask(s->store));
     if ((rc = mp_signals_begin(&s->sig)) < 0) {
         mp_error("cannot set up signal handling: %s", mp_strerror(rc));
         rc = MP_EXIT_INTERNAL;
@@ -243,7 +246,8 @@ static int write_reports(struct mp_report *rep, bool json_stdout, bool quiet)
         rc = -1;
     if (!quiet) {
         mp_report_summary(rep, &sum);
-        fprintf(stderr, "\nmoeprobe: run directory %s\n%s", rep->run_dir, sum.data);
+        fprintf(stderr, "\nmoeprobe: run directory %s\n", rep->run_dir);
+        mp_term_write(stderr, sum.data, sum.len);
     }
     buf_release(&j);
     buf_release(&md);

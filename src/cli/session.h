@@ -61,7 +61,7 @@ struct mp_session {
  * one leaves nothing behind), the store (created unless MP_SESSION_RESUME; locked), the
  * mask of the secrets in cands[0..ncands) (their knobs), o->api_key and
  * o->cmd, the signals and the subreaper (mp_signals_begin: SIGINT/TERM/
- * HUP/CHLD into a signalfd), the start time (rep->started) and the host's
+ * HUP/QUIT/CHLD into a signalfd), the start time (rep->started) and the host's
  * fingerprint (rep->fp, s->fpx; helpers such as nvidia-smi run after the
  * signal set-up through proc/, with their own signals unblocked) with the
  * checkpoint's part (rep's checkpoint, s->fpx). Nothing is recorded

@@ -8,7 +8,7 @@
 
 #include "buf.h"
 #include "knowledge/knowledge.h"
-#include "run/shape.h"
+#include "engine/shape.h"
 #include "xalloc.h"
 
 #define MAX_ROADS 3

@@ -10,6 +10,7 @@
 
 #include "buf.h"
 #include "http/loadgen.h"
+#include "loop.h"
 #include "http/sse.h"
 
 #define LG_GET_BODY_MAX ((size_t)1 << 20)  /* GET bodies kept up to 1 MiB */
@@ -58,25 +59,27 @@ struct mp_lg {
     int shard_inflight[LG_SHARDS];
     struct curl_slist *resolve;
     char *real_host; /* host part of base_url, for error messages */
-    char *model;
+    char *model;       /* default of mp_lg_gen.model, or NULL */
     char *auth_hdr;
     struct curl_slist *post_hdrs, *json_hdrs, *get_hdrs;
     struct mp_lg_config cfg;
     long next_id;
     size_t ninflight;
+    size_t ngen;       /* of them, generation requests (MP_LG_GEN, MP_LG_COMPLETE) */
     struct lg_req *inflight;              /* doubly linked */
     struct lg_req *done_head, *done_tail; /* FIFO of finished requests */
     CURL **pool;
     size_t npool;
     struct lg_req *spare; /* free list of request records (next), saves a large calloc/free */
     size_t nspare;
-    /* curl_multi_socket_action driver: libcurl's sockets live in an epoll set, so a wakeup
-     * costs O(ready sockets), not O(connections) as curl_multi_poll does */
-    int epfd;
-    int wakefd;        /* eventfd for mp_lg_wakeup */
+    /* curl_multi_socket_action driver: libcurl's sockets are watched by the loop (an epoll
+     * set), so a wakeup costs O(ready sockets), not O(connections) as curl_multi_poll does */
+    struct mp_loop *loop;
+    bool own_loop;     /* made by mp_lg_new (freed with lg), else the caller's */
     uint8_t *fdst;     /* per-fd LGFD_* bits, indexed by fd */
     size_t fdcap;
-    int64_t timer_ns;  /* libcurl's timeout deadline, -1 = none */
+    struct mp_loop_timer curl_timer; /* libcurl's timeout (CURLMOPT_TIMERFUNCTION) */
+    struct mp_loop_timer held_timer; /* the first request past [DONE] is due */
     struct lg_req *dw_head, *dw_tail; /* requests past [DONE] whose body has not ended */
 };
 
@@ -89,7 +92,7 @@ struct mp_lg {
  * number is never mistaken for a registered one. Other sockets (resolver) are added and removed
  * as libcurl says. */
 #define LGFD_OWNED 0x01u  /* opened by lg_opensocket, not yet closed */
-#define LGFD_REG 0x02u    /* in the epoll set */
+#define LGFD_REG 0x02u    /* watched by the loop */
 #define LGFD_ACTIVE 0x04u /* libcurl wants events on it */
 #define LGFD_IN 0x08u     /* registered events */
 #define LGFD_OUT 0x10u
@@ -100,27 +103,25 @@ curl_socket_t lg_opensocket(void *clientp, curlsocktype purpose, struct curl_soc
 int lg_closesocket(void *clientp, curl_socket_t fd);
 int lg_sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp);
 int lg_timer_cb(CURLM *m, long timeout_ms, void *userp);
+/* The loop timers' callbacks (curl_timer, held_timer). */
+void lg_on_curl_timer(struct mp_loop *l, struct mp_loop_timer *t, void *ud);
+void lg_on_held_timer(struct mp_loop *l, struct mp_loop_timer *t, void *ud);
 /* Spread requests over connection shards; returns the number of shards (1: base_url as is). */
 int lg_shard_setup(struct mp_lg *lg, const char *gen_path, struct curl_slist **hosthdr);
 int lg_shard_pick(struct mp_lg *lg); /* the shard for the next request */
-/* Hand ready sockets to libcurl (epoll_wait without blocking). Returns 0 or MP_EHTTP. */
-int lg_run_sockets(struct mp_lg *lg);
-short lg_to_poll(short curl_events);
-short lg_from_poll(short revents);
 
 /* lgresp.c */
 size_t lg_gen_write(char *ptr, size_t size, size_t nmemb, void *ud); /* CURLOPT_WRITEFUNCTION */
 size_t lg_get_write(char *ptr, size_t size, size_t nmemb, void *ud);
+/* A finished transfer's easy handle back to the pool (LG_POOL_MAX), or cleaned up. */
+void lg_easy_recycle(struct mp_lg *lg, CURL *e);
 /* Finish r: outcome from cc and what arrived, release its transfer, queue it as done. */
 void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted);
 /* Finish every request libcurl reports done. */
 void lg_drain(struct mp_lg *lg);
 /* Finish (as ok) the requests whose body did not end within LG_DONE_GRACE_NS of [DONE]. */
 void lg_finish_held(struct mp_lg *lg, int64_t now);
-/* Milliseconds until the next such request is due (rounded up), or -1 when none waits. */
-int lg_held_timeout_ms(const struct mp_lg *lg, int64_t now);
-
-/* loadgen.c */
-void lg_easy_recycle(struct mp_lg *lg, CURL *e); /* back to the pool, or cleaned up */
+/* (Re)arm held_timer for the first such request still waiting (stop it when none). */
+void lg_arm_held(struct mp_lg *lg);
 
 #endif

@@ -80,14 +80,6 @@ void lg_finish_held(struct mp_lg *lg, int64_t now)
         lg_finalize(lg, lg->dw_head, CURLE_OK, false);
 }
 
-int lg_held_timeout_ms(const struct mp_lg *lg, int64_t now)
-{
-    if (!lg->dw_head)
-        return -1;
-    int64_t left = lg->dw_head->done_by - now;
-    return left <= 0 ? 0 : (int)((left + 999999) / 1000000);
-}
-
 static int on_event(void *ud, const struct mp_sse_event *ev)
 {
     struct lg_req *r = ud;
@@ -222,7 +214,7 @@ size_t lg_get_write(char *ptr, size_t size, size_t nmemb, void *ud)
     if (!r->res.t_first_token_ns)
         r->res.t_first_token_ns = r->now; /* first body byte (MP_LG_COMPLETE) */
     r->last_event_ns = r->now;
-    buf_add_some(&r->text, ptr, n); /* capped at LG_GET_BODY_MAX (req_new) */
+    buf_add_some(&r->text, ptr, n); /* capped (req_new, mp_lg_get_max) */
     return n;
 }
 
@@ -238,6 +230,8 @@ static void unlink_inflight(struct mp_lg *lg, struct lg_req *r)
         r->next->prev = r->prev;
     r->prev = r->next = NULL;
     lg->ninflight--;
+    if (r->res.kind != MP_LG_GET)
+        lg->ngen--;
     lg->shard_inflight[r->shard]--;
 }
 
@@ -308,6 +302,20 @@ static void complete_fields(struct lg_req *r)
     r->res.outcome = MP_LG_OK;
 }
 
+void lg_easy_recycle(struct mp_lg *lg, CURL *e)
+{
+    if (!e)
+        return;
+    if (lg->npool < LG_POOL_MAX) {
+        /* no curl_easy_reset: the constant options stay, the per-request ones are set again */
+        if (!lg->pool)
+            lg->pool = xcalloc(LG_POOL_MAX, sizeof(*lg->pool));
+        lg->pool[lg->npool++] = e;
+    } else {
+        curl_easy_cleanup(e);
+    }
+}
+
 void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted)
 {
     int64_t now = mp_now_ns();
@@ -375,6 +383,7 @@ void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted)
     if (res->t_end_ns == 0)
         res->t_end_ns = now;
     size_t tl = 0;
+    res->text_cut = r->text.toobig && res->kind != MP_LG_GEN;
     res->text = buf_detach(&r->text, &tl);
     res->text_len = tl;
     if (r->easy) {

@@ -1,13 +1,12 @@
-/* lgsock.c - the load generator's sockets: per-fd epoll state, libcurl socket and timer
- * callbacks, connection-cache shards, handing ready sockets to libcurl (see lg_internal.h). */
+/* lgsock.c - the load generator's sockets: per-fd state, libcurl's socket and timer callbacks
+ * onto the loop (base/loop.h), connection-cache shards, handing ready sockets to libcurl (see
+ * lg_internal.h). */
 #include "compat.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <poll.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -44,9 +43,34 @@ curl_socket_t lg_opensocket(void *clientp, curlsocktype purpose, struct curl_soc
 int lg_closesocket(void *clientp, curl_socket_t fd)
 {
     struct mp_lg *lg = clientp;
-    if (fd >= 0 && (size_t)fd < lg->fdcap)
-        lg->fdst[fd] = 0; /* close() removes it from the epoll set */
+    if (fd >= 0 && (size_t)fd < lg->fdcap) {
+        if (lg->fdst[fd] & LGFD_REG)
+            mp_loop_fd_del(lg->loop, fd);
+        lg->fdst[fd] = 0;
+    }
     return close(fd);
+}
+
+/* Ready sockets go to libcurl; what finished is queued (lg_drain). */
+static void on_socket(struct mp_loop *l, int fd, unsigned what, void *ud)
+{
+    struct mp_lg *lg = ud;
+    uint8_t *st = lg_fd_state(lg, fd);
+    if (!(*st & LGFD_ACTIVE)) { /* idle in libcurl's cache and the peer closed it, or stale */
+        mp_loop_fd_del(l, fd);
+        *st &= LGFD_OWNED;
+        return;
+    }
+    int flags = 0, running = 0;
+    if (what & MP_LOOP_IN)
+        flags |= CURL_CSELECT_IN;
+    if (what & MP_LOOP_OUT)
+        flags |= CURL_CSELECT_OUT;
+    if (what & MP_LOOP_ERR)
+        flags |= CURL_CSELECT_ERR;
+    curl_multi_socket_action(lg->multi, fd, flags, &running);
+    lg_drain(lg);
+    lg_arm_held(lg);
 }
 
 int lg_sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
@@ -59,7 +83,7 @@ int lg_sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
         if ((*st & (LGFD_OWNED | LGFD_REG)) == (LGFD_OWNED | LGFD_REG)) {
             *st &= (uint8_t)~LGFD_ACTIVE; /* keep it registered while it idles */
         } else {
-            epoll_ctl(lg->epfd, EPOLL_CTL_DEL, fd, NULL); /* may already be gone with a close */
+            mp_loop_fd_del(lg->loop, fd); /* may already be gone with a close */
             *st &= LGFD_OWNED;
         }
         return 0;
@@ -69,14 +93,10 @@ int lg_sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
         *st |= LGFD_ACTIVE;
         return 0;
     }
-    struct epoll_event ev = { 0 };
-    ev.events = ((want & LGFD_IN) ? EPOLLIN : 0u) | ((want & LGFD_OUT) ? EPOLLOUT : 0u);
-    ev.data.fd = fd;
-    if (epoll_ctl(lg->epfd, (*st & LGFD_REG) ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) != 0) {
-        if (errno == EEXIST)
-            epoll_ctl(lg->epfd, EPOLL_CTL_MOD, fd, &ev);
-        else if (errno == ENOENT)
-            epoll_ctl(lg->epfd, EPOLL_CTL_ADD, fd, &ev);
+    unsigned ev = ((want & LGFD_IN) ? MP_LOOP_IN : 0u) | ((want & LGFD_OUT) ? MP_LOOP_OUT : 0u);
+    if (mp_loop_fd_set(lg->loop, fd, ev, on_socket, lg) < 0) {
+        *st &= LGFD_OWNED; /* libcurl finds the transfer stuck and times it out */
+        return 0;
     }
     *st = (uint8_t)((*st & LGFD_OWNED) | LGFD_REG | LGFD_ACTIVE | want);
     return 0;
@@ -86,8 +106,39 @@ int lg_timer_cb(CURLM *m, long timeout_ms, void *userp)
 {
     struct mp_lg *lg = userp;
     (void)m;
-    lg->timer_ns = timeout_ms < 0 ? -1 : mp_now_ns() + (int64_t)timeout_ms * 1000000;
+    if (timeout_ms < 0)
+        mp_loop_timer_stop(lg->loop, &lg->curl_timer);
+    else
+        mp_loop_timer_start(lg->loop, &lg->curl_timer, mp_now_ns() + (int64_t)timeout_ms * 1000000);
     return 0;
+}
+
+void lg_on_curl_timer(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
+{
+    struct mp_lg *lg = ud;
+    int running = 0;
+    (void)l;
+    (void)t;
+    curl_multi_socket_action(lg->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    lg_drain(lg);
+    lg_arm_held(lg);
+}
+
+void lg_on_held_timer(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
+{
+    struct mp_lg *lg = ud;
+    (void)l;
+    (void)t;
+    lg_finish_held(lg, mp_now_ns());
+    lg_arm_held(lg);
+}
+
+void lg_arm_held(struct mp_lg *lg)
+{
+    if (!lg->dw_head)
+        mp_loop_timer_stop(lg->loop, &lg->held_timer);
+    else if (!mp_loop_timer_active(&lg->held_timer) || lg->held_timer.when_ns != lg->dw_head->done_by)
+        mp_loop_timer_start(lg->loop, &lg->held_timer, lg->dw_head->done_by);
 }
 
 /* libcurl 7.x keeps a host's connections in one list and scans it linearly for an idle one at
@@ -159,48 +210,4 @@ int lg_shard_pick(struct mp_lg *lg)
             best = i;
     }
     return best;
-}
-
-short lg_to_poll(short curl_events)
-{
-    return (short)(((curl_events & CURL_WAIT_POLLIN) ? POLLIN : 0) |
-                   ((curl_events & CURL_WAIT_POLLPRI) ? POLLPRI : 0) |
-                   ((curl_events & CURL_WAIT_POLLOUT) ? POLLOUT : 0));
-}
-
-short lg_from_poll(short revents)
-{
-    return (short)(((revents & (POLLIN | POLLHUP | POLLERR)) ? CURL_WAIT_POLLIN : 0) |
-                   ((revents & POLLPRI) ? CURL_WAIT_POLLPRI : 0) |
-                   ((revents & POLLOUT) ? CURL_WAIT_POLLOUT : 0));
-}
-
-int lg_run_sockets(struct mp_lg *lg)
-{
-    struct epoll_event evs[256];
-    int running = 0, n;
-    do {
-        n = epoll_wait(lg->epfd, evs, (int)MP_ARRAY_SIZE(evs), 0);
-        if (n < 0)
-            return errno == EINTR ? 0 : MP_EHTTP;
-        for (int i = 0; i < n; i++) {
-            int fd = evs[i].data.fd;
-            uint8_t *st = lg_fd_state(lg, fd);
-            if (!(*st & LGFD_ACTIVE)) { /* idle in libcurl's cache and the peer closed it, or stale */
-                epoll_ctl(lg->epfd, EPOLL_CTL_DEL, fd, NULL);
-                *st &= LGFD_OWNED;
-                continue;
-            }
-            int flags = 0;
-            if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLRDHUP))
-                flags |= CURL_CSELECT_IN;
-            if (evs[i].events & EPOLLOUT)
-                flags |= CURL_CSELECT_OUT;
-            if (evs[i].events & EPOLLERR)
-                flags |= CURL_CSELECT_ERR;
-            if (curl_multi_socket_action(lg->multi, fd, flags, &running) != CURLM_OK)
-                return MP_EHTTP;
-        }
-    } while (n == (int)MP_ARRAY_SIZE(evs));
-    return 0;
 }

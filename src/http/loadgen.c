@@ -1,5 +1,5 @@
-/* loadgen.c - libcurl multi load generator: lifecycle, starting requests, polling, results (see
- * loadgen.h; sockets in lgsock.c, responses in lgresp.c). */
+/* loadgen.c - libcurl multi load generator: lifecycle, starting requests, a turn of its loop,
+ * results (see loadgen.h; sockets and timers on the loop in lgsock.c, responses in lgresp.c). */
 #include "compat.h"
 
 #include "http/loadgen.h"
@@ -8,11 +8,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <poll.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -20,6 +17,7 @@
 #include "err.h"
 #include "http/lg_internal.h"
 #include "http/sse.h"
+#include "loop.h"
 #include "xalloc.h"
 
 const char *mp_lg_outcome_name(enum mp_lg_outcome o)
@@ -44,6 +42,16 @@ static void append_all(struct curl_slist **to, const struct curl_slist *from)
 }
 
 struct mp_lg *mp_lg_new(const struct mp_lg_config *cfg)
+{
+    return mp_lg_new_on(NULL, cfg);
+}
+
+struct mp_loop *mp_lg_loop(const struct mp_lg *lg)
+{
+    return lg->loop;
+}
+
+struct mp_lg *mp_lg_new_on(struct mp_loop *loop, const struct mp_lg_config *cfg)
 {
     struct mp_lg *lg = xcalloc(1, sizeof(*lg));
     lg->cfg = *cfg;
@@ -84,13 +92,17 @@ struct mp_lg *mp_lg_new(const struct mp_lg_config *cfg)
     curl_multi_setopt(lg->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
     curl_multi_setopt(lg->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, 0L);
     curl_multi_setopt(lg->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
-    lg->epfd = epoll_create1(EPOLL_CLOEXEC);
-    lg->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (lg->epfd < 0 || lg->wakefd < 0) {
-        fputs("fatal: cannot create epoll/eventfd\n", stderr);
-        abort();
+    lg->loop = loop;
+    if (!lg->loop) {
+        lg->loop = mp_loop_new();
+        lg->own_loop = true;
+        if (!lg->loop) {
+            fputs("fatal: cannot create epoll/eventfd\n", stderr);
+            abort();
+        }
     }
-    lg->timer_ns = -1;
+    mp_loop_timer_init(&lg->curl_timer, lg_on_curl_timer, lg);
+    mp_loop_timer_init(&lg->held_timer, lg_on_held_timer, lg);
     curl_multi_setopt(lg->multi, CURLMOPT_SOCKETFUNCTION, lg_sock_cb);
     curl_multi_setopt(lg->multi, CURLMOPT_SOCKETDATA, lg);
     curl_multi_setopt(lg->multi, CURLMOPT_TIMERFUNCTION, lg_timer_cb);
@@ -126,20 +138,6 @@ static void req_put(struct mp_lg *lg, struct lg_req *r)
     lg->nspare++;
 }
 
-void lg_easy_recycle(struct mp_lg *lg, CURL *e)
-{
-    if (!e)
-        return;
-    if (lg->npool < LG_POOL_MAX) {
-        /* no curl_easy_reset: the constant options stay, the per-request ones are set again */
-        if (!lg->pool)
-            lg->pool = xcalloc(LG_POOL_MAX, sizeof(*lg->pool));
-        lg->pool[lg->npool++] = e;
-    } else {
-        curl_easy_cleanup(e);
-    }
-}
-
 void mp_lg_free(struct mp_lg *lg)
 {
     if (!lg)
@@ -166,9 +164,14 @@ void mp_lg_free(struct mp_lg *lg)
     for (size_t i = 0; i < lg->npool; i++)
         curl_easy_cleanup(lg->pool[i]);
     free(lg->pool);
-    curl_multi_cleanup(lg->multi);
-    close(lg->epfd);
-    close(lg->wakefd);
+    curl_multi_cleanup(lg->multi); /* closes the idle connections (lg_closesocket) */
+    mp_loop_timer_stop(lg->loop, &lg->curl_timer);
+    mp_loop_timer_stop(lg->loop, &lg->held_timer);
+    for (size_t fd = 0; fd < lg->fdcap; fd++) /* sockets libcurl did not open through us */
+        if (lg->fdst[fd] & LGFD_REG)
+            mp_loop_fd_del(lg->loop, (int)fd);
+    if (lg->own_loop)
+        mp_loop_free(lg->loop);
     free(lg->fdst);
     curl_slist_free_all(lg->post_hdrs);
     curl_slist_free_all(lg->json_hdrs);
@@ -232,6 +235,8 @@ static long submit(struct mp_lg *lg, struct lg_req *r)
         req_free(r);
         return MP_EHTTP;
     }
+    if (r->res.kind != MP_LG_GET)
+        lg->ngen++;
     r->prev = NULL;
     r->next = lg->inflight;
     if (lg->inflight)
@@ -266,13 +271,16 @@ static struct lg_req *req_new(struct mp_lg *lg, enum mp_lg_kind kind, int user_t
     return r;
 }
 
-static char *gen_body(const struct mp_lg *lg, const char *prompt, bool stream, size_t *len)
+static char *gen_body(const struct mp_lg *lg, const struct mp_lg_gen *g, bool stream, size_t *len)
 {
     struct buf b = BUF_INIT;
+    const char *prompt = g->prompt, *model = g->model ? g->model : lg->model;
+    int max_tokens = g->max_tokens > 0 ? g->max_tokens : lg->cfg.max_tokens;
+    bool ignore_eos = g->ignore_eos < 0 ? lg->cfg.ignore_eos : g->ignore_eos != 0;
     buf_adds(&b, "{");
-    if (lg->model) {
+    if (model) {
         buf_adds(&b, "\"model\":");
-        buf_add_json_str(&b, lg->model, strlen(lg->model));
+        buf_add_json_str(&b, model, strlen(model));
         buf_adds(&b, ",");
     }
     if (lg->cfg.chat) {
@@ -283,19 +291,25 @@ static char *gen_body(const struct mp_lg *lg, const char *prompt, bool stream, s
         buf_adds(&b, "\"prompt\":");
         buf_add_json_str(&b, prompt, strlen(prompt));
     }
-    buf_printf(&b, ",\"max_tokens\":%d,\"temperature\":0,%s\"ignore_eos\":%s}", lg->cfg.max_tokens,
+    buf_printf(&b, ",\"max_tokens\":%d,\"temperature\":0,%s\"ignore_eos\":%s}", max_tokens,
                stream ? "\"stream\":true,\"stream_options\":{\"include_usage\":true}," : "\"stream\":false,",
-               lg->cfg.ignore_eos ? "true" : "false");
+               ignore_eos ? "true" : "false");
     return buf_detach(&b, len);
 }
 
 long mp_lg_start(struct mp_lg *lg, const char *prompt, int user_tag)
 {
-    if (!lg || !prompt)
+    struct mp_lg_gen g = {.prompt = prompt, .ignore_eos = -1, .user_tag = user_tag};
+    return mp_lg_start_gen(lg, &g);
+}
+
+long mp_lg_start_gen(struct mp_lg *lg, const struct mp_lg_gen *g)
+{
+    if (!lg || !g || !g->prompt)
         return -EINVAL;
-    struct lg_req *r = req_new(lg, MP_LG_GEN, user_tag);
+    struct lg_req *r = req_new(lg, MP_LG_GEN, g->user_tag);
     size_t blen = 0;
-    r->body = gen_body(lg, prompt, true, &blen);
+    r->body = gen_body(lg, g, true, &blen);
     CURL *e = r->easy;
     curl_easy_setopt(e, CURLOPT_URL, lg->shard_gen[r->shard]);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, lg->post_hdrs);
@@ -312,8 +326,9 @@ long mp_lg_complete(struct mp_lg *lg, const char *prompt, int user_tag)
     if (!lg || !prompt)
         return -EINVAL;
     struct lg_req *r = req_new(lg, MP_LG_COMPLETE, user_tag);
+    struct mp_lg_gen g = {.prompt = prompt, .ignore_eos = -1, .user_tag = user_tag};
     size_t blen = 0;
-    r->body = gen_body(lg, prompt, false, &blen);
+    r->body = gen_body(lg, &g, false, &blen);
     CURL *e = r->easy;
     curl_easy_setopt(e, CURLOPT_URL, lg->shard_gen[r->shard]);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, lg->json_hdrs);
@@ -327,9 +342,17 @@ long mp_lg_complete(struct mp_lg *lg, const char *prompt, int user_tag)
 
 long mp_lg_get(struct mp_lg *lg, const char *path, double timeout_s, int user_tag)
 {
+    return mp_lg_get_max(lg, path, timeout_s, 0, user_tag);
+}
+
+long mp_lg_get_max(struct mp_lg *lg, const char *path, double timeout_s, size_t body_max,
+                   int user_tag)
+{
     if (!lg || !path)
         return -EINVAL;
     struct lg_req *r = req_new(lg, MP_LG_GET, user_tag);
+    if (body_max)
+        buf_set_max(&r->text, body_max);
     char *url = xasprintf("%s%s%s", lg->shard_base[r->shard], path[0] == '/' ? "" : "/", path);
     CURL *e = r->easy;
     curl_easy_setopt(e, CURLOPT_URL, url); /* libcurl copies strings */
@@ -343,70 +366,27 @@ long mp_lg_get(struct mp_lg *lg, const char *path, double timeout_s, int user_ta
     return submit(lg, r);
 }
 
-int mp_lg_poll(struct mp_lg *lg, struct curl_waitfd *extra, unsigned nextra, int timeout_ms)
+int mp_lg_poll(struct mp_lg *lg, int timeout_ms)
 {
-    struct pollfd stackfds[8], *pf = stackfds;
-    unsigned npf = 2 + nextra;
-    if (npf > MP_ARRAY_SIZE(stackfds))
-        pf = xcalloc(npf, sizeof(*pf));
-    int rc = 0, running = 0;
-    if (lg->done_head || timeout_ms < 0)
-        timeout_ms = 0;
-    int64_t now = mp_now_ns();
-    if (lg->timer_ns >= 0) {
-        int64_t t = lg->timer_ns <= now ? 0 : (lg->timer_ns - now + 999999) / 1000000;
-        if (t < timeout_ms)
-            timeout_ms = (int)t;
-    }
-    int held = lg_held_timeout_ms(lg, now);
-    if (held >= 0 && held < timeout_ms)
-        timeout_ms = held;
-    pf[0] = (struct pollfd){ lg->epfd, POLLIN, 0 };
-    pf[1] = (struct pollfd){ lg->wakefd, POLLIN, 0 };
-    for (unsigned i = 0; i < nextra; i++)
-        pf[2 + i] = (struct pollfd){ extra[i].fd, lg_to_poll(extra[i].events), 0 };
-    int n = poll(pf, npf, timeout_ms);
-    if (n < 0 && errno != EINTR) {
-        rc = -errno;
-        goto out;
-    }
-    for (unsigned i = 0; i < nextra; i++)
-        extra[i].revents = n > 0 ? lg_from_poll(pf[2 + i].revents) : 0;
-    if (n > 0 && pf[1].revents) {
-        uint64_t v;
-        if (read(lg->wakefd, &v, sizeof(v)) < 0) {
-            /* EAGAIN: another reader got it; nothing to do */
-        }
-    }
-    if ((rc = lg_run_sockets(lg)) < 0) /* also after a timer wakeup: cheap, and catches late readiness */
-        goto out;
-    if (lg->timer_ns >= 0 && mp_now_ns() >= lg->timer_ns) {
-        lg->timer_ns = -1;
-        if (curl_multi_socket_action(lg->multi, CURL_SOCKET_TIMEOUT, 0, &running) != CURLM_OK) {
-            rc = MP_EHTTP;
-            goto out;
-        }
-    }
-    lg_drain(lg);
-    lg_finish_held(lg, mp_now_ns());
-out:
-    if (pf != stackfds)
-        free(pf);
-    return rc;
+    int64_t deadline = lg->done_head || timeout_ms <= 0 ? 0 : mp_now_ns() + (int64_t)timeout_ms * 1000000;
+    int rc = mp_loop_run_once(lg->loop, deadline);
+    return rc < 0 ? rc : 0;
 }
 
 void mp_lg_wakeup(struct mp_lg *lg)
 {
-    if (lg) {
-        uint64_t one = 1;
-        ssize_t w = write(lg->wakefd, &one, sizeof(one)); /* async-signal-safe */
-        (void)w;
-    }
+    if (lg)
+        mp_loop_wakeup(lg->loop); /* async-signal-safe */
 }
 
 size_t mp_lg_inflight(const struct mp_lg *lg)
 {
     return lg ? lg->ninflight : 0;
+}
+
+size_t mp_lg_inflight_gen(const struct mp_lg *lg)
+{
+    return lg ? lg->ngen : 0;
 }
 
 int64_t mp_lg_last_progress_ns(const struct mp_lg *lg)

@@ -1,16 +1,22 @@
 /* loadgen.h - streaming HTTP load generator for OpenAI-compatible engines (libcurl multi).
  *
  * One struct mp_lg owns one CURLM and every transfer started on it; it is single-threaded
- * (only mp_lg_wakeup may be called from elsewhere). The caller drives it:
+ * (only mp_lg_wakeup may be called from elsewhere). libcurl's sockets and timeout are handed to
+ * an event loop (base/loop.h, through CURLMOPT_SOCKETFUNCTION / CURLMOPT_TIMERFUNCTION): the
+ * loop of whoever drives the load (mp_lg_new_on: an attempt's one loop, shared with the engine's
+ * output, signals and teardown), or a loop of its own (mp_lg_new). Standalone use:
  *
  *   struct mp_lg *lg = mp_lg_new(&cfg);
  *   long id = mp_lg_start(lg, "prompt", tag);
  *   while (mp_lg_inflight(lg) > 0) {
- *       mp_lg_poll(lg, extra_fds, n, 100);
+ *       mp_lg_poll(lg, 100);
  *       struct mp_lg_result r;
  *       while (mp_lg_next_result(lg, &r) == 1) { ...; mp_lg_result_release(&r); }
  *   }
  *   mp_lg_free(lg);
+ *
+ * On a shared loop the caller runs the loop itself (mp_loop_run_once) and pops results after
+ * each turn (a before-sleep hook does it: results are queued by the loop's callbacks).
  *
  * Requires curl_global_init(CURL_GLOBAL_DEFAULT) to have been called once, before any thread
  * starts (it is not thread-safe): moeprobe's main does it, a test or tool that creates loadgens
@@ -31,25 +37,43 @@
 
 #include "compat.h"
 
-#include <curl/curl.h>
-
 #include "hist.h"
 
-struct mp_lg; /* opaque; owns a CURLM and its transfers */
+struct mp_lg;   /* opaque; owns a CURLM and its transfers */
+struct mp_loop; /* base/loop.h */
 
 struct mp_lg_config {
     const char *base_url;     /* "http://127.0.0.1:8000", borrowed (copied by mp_lg_new) */
-    const char *model;        /* model name for requests, borrowed (copied) */
+    const char *model;        /* default model name for requests (NULL: none sent), borrowed
+                               * (copied); a request may name another (struct mp_lg_gen) */
     bool chat;                /* false: POST /v1/completions, true: /v1/chat/completions */
-    int max_tokens;           /* <= 0: 256 */
-    bool ignore_eos;          /* sent as given (callers normally set true) */
+    int max_tokens;           /* default per request; <= 0: 256 */
+    bool ignore_eos;          /* default per request, sent as given (callers normally set true) */
     const char *api_key;      /* bearer token or NULL; never logged, copied */
     double request_timeout_s; /* whole-request cap, 0 = none (stall detection is the caller's job) */
     size_t text_keep;         /* bytes of generated text kept per request (e.g. 4096) */
 };
 
-struct mp_lg *mp_lg_new(const struct mp_lg_config *cfg); /* never NULL (aborts on OOM) */
+/* A load generator with a loop of its own (driven by mp_lg_poll). Never NULL (aborts when
+ * memory, libcurl or the loop's fds cannot be had). */
+struct mp_lg *mp_lg_new(const struct mp_lg_config *cfg);
+/* The same on the caller's loop (borrowed: it must outlive lg). */
+struct mp_lg *mp_lg_new_on(struct mp_loop *loop, const struct mp_lg_config *cfg);
+/* The loop lg runs on (its own or the caller's). */
+struct mp_loop *mp_lg_loop(const struct mp_lg *lg);
 void mp_lg_free(struct mp_lg *lg); /* aborts in-flight transfers, drops results; accepts NULL */
+
+/* One generation request: what may differ from the config per request. */
+struct mp_lg_gen {
+    const char *prompt;       /* copied; required */
+    const char *model;        /* NULL: the config's model */
+    int max_tokens;           /* <= 0: the config's */
+    int ignore_eos;           /* -1: the config's; 0 or 1 */
+    int user_tag;             /* returned in the result */
+};
+/* Start one streaming generation request (mp_lg_start's contract with g's fields). Returns an
+ * id > 0, or <0 (-EINVAL for a NULL g or prompt, MP_EHTTP if libcurl refused the transfer). */
+long mp_lg_start_gen(struct mp_lg *lg, const struct mp_lg_gen *g);
 
 /* Start one streaming generation request with this prompt (copied). user_tag is returned in the
  * result. Temperature 0, stream_options.include_usage, ignore_eos per config. The transfer begins
@@ -67,20 +91,26 @@ long mp_lg_complete(struct mp_lg *lg, const char *prompt, int user_tag);
 /* Start a GET of base_url + path (e.g. "/health"). The result has kind MP_LG_GET, http_status
  * and the body in text (first 1 MiB). timeout_s <= 0: no cap. Returns an id > 0 or <0. */
 long mp_lg_get(struct mp_lg *lg, const char *path, double timeout_s, int user_tag);
+/* The same keeping the first body_max bytes of the body (0: 1 MiB); the rest is read and
+ * dropped, and the result's text_cut says so. */
+long mp_lg_get_max(struct mp_lg *lg, const char *path, double timeout_s, size_t body_max,
+                   int user_tag);
 
-/* Run transfers for at most timeout_ms (0: do what is ready, never block), also waking when one
- * of the extra fds is ready or mp_lg_wakeup is called; revents of the extra fds are filled in
- * (CURL_WAIT_POLLIN also on hang-up/error). Waits at most once per call, so loop on it. Does not
- * block when results are waiting. Implementation: curl_multi_socket_action with libcurl's
- * sockets in an epoll set, so one wakeup costs O(ready sockets), not O(connections) (the same
- * contract as curl_multi_poll with extra_fds). Returns 0, -errno or MP_EHTTP. */
-int mp_lg_poll(struct mp_lg *lg, struct curl_waitfd *extra, unsigned nextra, int timeout_ms);
-/* Wake a blocked mp_lg_poll from another thread or a signal handler (one write() to an eventfd:
+/* One turn of lg's loop: run transfers for at most timeout_ms (0: do what is ready, never
+ * block), also waking when mp_lg_wakeup is called or another watch of the loop fires. Waits at
+ * most once per call, so loop on it. Does not block when results are waiting. libcurl's
+ * sockets are in the loop's epoll set, so one wakeup costs O(ready sockets), not
+ * O(connections). Returns 0 or -errno. */
+int mp_lg_poll(struct mp_lg *lg, int timeout_ms);
+/* Wake a blocked mp_lg_poll from another thread or a signal handler (mp_loop_wakeup:
  * async-signal-safe). */
 void mp_lg_wakeup(struct mp_lg *lg);
 
 /* Requests started and not yet finished (results waiting to be popped are not counted). */
 size_t mp_lg_inflight(const struct mp_lg *lg);
+/* Of them, generation requests (mp_lg_start*, mp_lg_complete): the load, without probes
+ * and scrapes. */
+size_t mp_lg_inflight_gen(const struct mp_lg *lg);
 /* Monotonic ns of the last SSE event received on any in-flight generation request, or of the
  * oldest in-flight start if none has received one yet; 0 when no generation request is in
  * flight (for stall detection). */
@@ -123,6 +153,7 @@ struct mp_lg_result {
                                * grow with the events the engine sends */
     char *text;               /* generated text (first text_keep bytes) or GET body; owned, */
     size_t text_len;          /*   NUL-terminated, never NULL after a pop */
+    bool text_cut;            /* GET: the body was longer than what text keeps */
     char *finish_reason;      /* owned, or NULL */
     int64_t t_last_token_ns;  /* arrival of the last token event, 0 if none (vllm's E2EL end) */
     int protocol_pos;         /* MP_LG_PROTOCOL: byte offset of the error in the event, else -1 */

@@ -37,7 +37,7 @@ static int slurp(const char *path, size_t max, char **out, size_t *len, struct m
 {
     struct buf b = BUF_INIT;
     *out = NULL;
-    int rc = mp_read_file(path, max, &b, d);
+    int rc = mp_read_regular_file(path, max, &b, d); /* a FIFO there is an error, not a wait */
     if (rc) {
         buf_release(&b);
         return rc;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "xalloc.h"
 
 #define EXACT_MAX 9007199254740992.0 /* 2^53: beyond it a JSON double is not exact */
@@ -249,9 +250,9 @@ int mp_st_read_file(const char *path, struct mp_st_summary *acc, struct mp_diag 
 {
     if (d)
         snprintf(d->file, sizeof(d->file), "%s", path);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = mp_open_regular(path, d); /* a FIFO there is an error, not a wait */
     if (fd < 0)
-        return mp_diag_set(d, -errno, 0, "%s", strerror(errno));
+        return fd;
     int rc;
     char *hdr = NULL;
     struct stat st;

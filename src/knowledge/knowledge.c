@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "knowledge/knowledge.h"
+#include "knowledge/kn_int.h"
 #include "xalloc.h"
 #include "file.h"
 
@@ -142,6 +143,7 @@ void mp_knowledge_free(struct mp_knowledge *k)
             free(e->predicts);
             free(e->predict_value);
             free(e->unless);
+            free(e->error);
             free_strv(e->values, e->nvalues);
         }
         free(kb->eras);
@@ -176,6 +178,7 @@ void mp_knowledge_free(struct mp_knowledge *k)
     }
     free(k->autolists);
     free_strv(k->clamp, k->nclamp);
+    mp_kn_extra_free(k);
     free(k);
 }
 
@@ -315,7 +318,7 @@ static void parse_era(struct kctx *c, const cJSON *o, struct mp_kn_era *e, const
 {
     static const char *const keys[] = {"from", "until", "affects", "status", "note", "source",
                                        "overridden_by", "predicts", "predict_value", "unless",
-                                       "uncertain", "values", "selection_only", NULL};
+                                       "uncertain", "values", "selection_only", "error", NULL};
     if (!cJSON_IsObject(o)) {
         kfail(c, where, "eras must be objects");
         return;
@@ -338,6 +341,7 @@ static void parse_era(struct kctx *c, const cJSON *o, struct mp_kn_era *e, const
     e->uncertain = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "uncertain"));
     e->selection_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "selection_only"));
     e->values = get_strv(c, o, "values", where, &e->nvalues);
+    e->error = get_str(c, o, "error", where);
     if (!one_of(e->affects, affects_set))
         kfail(c, where, "era 'affects' must be moe|linear|attention|none (got '%s')", S_(e->affects));
     if (!one_of(e->status, status_set))
@@ -349,7 +353,7 @@ static void parse_era(struct kctx *c, const cJSON *o, struct mp_kn_era *e, const
 static void parse_knob(struct kctx *c, const cJSON *o, struct mp_kn_knob *kb)
 {
     static const char *const keys[] = {"name", "kind", "values", "map", "eras",
-                                       "never_upstream", "default", NULL};
+                                       "never_upstream", "default", "normalize", "parse", NULL};
     char where[160];
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(o, "name");
     snprintf(where, sizeof(where), "knob '%s'", cJSON_IsString(nm) ? nm->valuestring : "?");
@@ -365,6 +369,12 @@ static void parse_knob(struct kctx *c, const cJSON *o, struct mp_kn_knob *kb)
     kb->is_flag = kind && !strcmp(kind, "flag");
     free(kind);
     kb->never_upstream = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "never_upstream"));
+    kb->normalize = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "normalize"));
+    char *parse = get_str(c, o, "parse", where);
+    if (parse && strcmp(parse, "int") && strcmp(parse, "string"))
+        kfail(c, where, "'parse' must be \"int\" or \"string\" (got '%s')", parse);
+    kb->parse_int = parse && !strcmp(parse, "int");
+    free(parse);
     kb->values = get_strv(c, o, "values", where, &kb->nvalues);
     kb->map = get_map(c, o, "map", where, &kb->nmap);
     const cJSON *eras = cJSON_GetObjectItemCaseSensitive(o, "eras");
@@ -398,6 +408,24 @@ static char *expand_regex(const char *re)
         }
     }
     return buf_detach(&b, NULL);
+}
+
+pcre2_code *mp_kn_compile(const char *re, char *msg, size_t n)
+{
+    char *x = expand_regex(re);
+    int err;
+    PCRE2_SIZE off;
+    pcre2_code *code = pcre2_compile((PCRE2_SPTR)x, PCRE2_ZERO_TERMINATED, 0, &err, &off, NULL);
+    free(x);
+    if (!code) {
+        PCRE2_UCHAR m[120];
+        pcre2_get_error_message(err, m, sizeof(m));
+        snprintf(msg, n, "regex does not compile at offset %zu: %s", (size_t)off,
+                 (const char *)m);
+        return NULL;
+    }
+    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
+    return code;
 }
 
 static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
@@ -563,6 +591,12 @@ static void parse_autolist(struct kctx *c, const cJSON *o, struct mp_kn_autolist
         kfail(c, "auto_lists", "each entry needs 'era' and a non-empty 'list'");
 }
 
+/* The keys a knowledge file may have at the top level. */
+static const char *const top_keys[] = {"format", "extends", "newest_version", "sources_note",
+                                       "backends", "clamp_backends", "auto_lists", "knobs",
+                                       "signatures", "ngc_images", "unknown_env_warning",
+                                       "known_issues", NULL};
+
 #define PARSE_ARRAY(c, root, key, arr, n, fn)                                                 \
     do {                                                                                      \
         const cJSON *a_ = cJSON_GetObjectItemCaseSensitive(root, key);                        \
@@ -582,9 +616,6 @@ static void parse_autolist(struct kctx *c, const cJSON *o, struct mp_kn_autolist
 
 static int build(const cJSON *root, struct mp_knowledge **out, struct mp_diag *d)
 {
-    static const char *const keys[] = {"format", "extends", "newest_version", "sources_note",
-                                       "backends", "clamp_backends", "auto_lists", "knobs",
-                                       "signatures", NULL};
     struct kctx c = {d, 0};
     struct mp_knowledge *k = xcalloc(1, sizeof(*k));
     *out = NULL;
@@ -597,7 +628,7 @@ static int build(const cJSON *root, struct mp_knowledge **out, struct mp_diag *d
         kfail(&c, "knowledge", "'format' must be 1");
         goto out;
     }
-    if (!check_keys(&c, root, "knowledge", keys))
+    if (!check_keys(&c, root, "knowledge", top_keys))
         goto out;
     k->newest_version = get_str(&c, root, "newest_version", "knowledge");
     struct mp_kn_ver tmp;
@@ -610,6 +641,8 @@ static int build(const cJSON *root, struct mp_knowledge **out, struct mp_diag *d
     PARSE_ARRAY(&c, root, "signatures", k->sigs, k->nsigs, parse_sig);
     PARSE_ARRAY(&c, root, "backends", k->backends, k->nbackends, parse_backend);
     PARSE_ARRAY(&c, root, "auto_lists", k->autolists, k->nautolists, parse_autolist);
+    if (!c.rc)
+        c.rc = mp_kn_extra_parse(root, k, d);
 out:
     if (c.rc) {
         mp_knowledge_free(k);
@@ -682,7 +715,9 @@ int mp_knowledge_load_mem(const char *text, size_t len, struct mp_knowledge **ou
         merge_array(base, root, "signatures", "id");
         merge_array(base, root, "backends", "name");
         merge_array(base, root, "auto_lists", "era");
-        const char *scal[] = {"newest_version", "clamp_backends"};
+        merge_array(base, root, "ngc_images", "tag");
+        merge_array(base, root, "known_issues", "id");
+        const char *scal[] = {"newest_version", "clamp_backends", "unknown_env_warning"};
         for (size_t i = 0; i < MP_ARRAY_SIZE(scal); i++) {
             const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, scal[i]);
             if (v) {
@@ -691,11 +726,8 @@ int mp_knowledge_load_mem(const char *text, size_t len, struct mp_knowledge **ou
             }
         }
         /* unknown top-level keys of the extension are still errors */
-        static const char *const keys[] = {"format", "extends", "newest_version", "sources_note",
-                                           "backends", "clamp_backends", "auto_lists", "knobs",
-                                           "signatures", NULL};
         struct kctx c = {d, 0};
-        if (!check_keys(&c, root, "knowledge", keys)) {
+        if (!check_keys(&c, root, "knowledge", top_keys)) {
             cJSON_Delete(base);
             cJSON_Delete(root);
             return c.rc;

@@ -146,12 +146,20 @@ struct mp_kn_era {
                              selections are equal ran the same kernels whatever its value */
     bool uncertain;       /* the boundary or effect could not be verified in vLLM's
                              source (kept as the best estimate; explain says so) */
+    char *error;          /* env knobs: vLLM reads the variable in this era and a value
+                             outside `values` (or, for "parse": "int", one int() rejects)
+                             stops the engine with this text ({value}: the value as a
+                             Python repr, {values}: the valid values as a Python list,
+                             {name}); NULL: a bad value is only noted */
 };
 
 struct mp_kn_knob {
     char *name; /* "--moe-backend" or "VLLM_..." */
     bool is_flag;
     bool never_upstream;
+    bool parse_int;  /* env: vLLM reads it as bool(int(value)) ("parse": "int") */
+    bool normalize;  /* flag: the value is lower-cased and '-' becomes '_' before the
+                        engine checks it (argparse type=) */
     char **values;
     size_t nvalues;
     struct mp_kn_pair *map; /* value -> backend */
@@ -173,8 +181,32 @@ struct mp_kn_autolist {
     size_t n;
 };
 
+/* An NGC container release (nvcr.io/nvidia/vllm:TAG-py3) and the vLLM it
+ * ships, from NVIDIA's release notes. */
+struct mp_kn_image {
+    char *tag;    /* "26.03" */
+    char *vllm;   /* "0.17.1" */
+    char *source; /* release-notes URL */
+};
+
+/* When vLLM started to warn "Unknown vLLM environment variable detected". */
+struct mp_kn_unknown_env {
+    bool has_from;
+    struct mp_kn_ver from;   /* first version known to warn */
+    bool has_maybe;
+    struct mp_kn_ver maybe;  /* earlier versions from here may warn too (not verified) */
+    char *source;
+};
+
+struct mp_kn_issue; /* src/knowledge/issues.h */
+
 struct mp_knowledge {
     char *newest_version;
+    struct mp_kn_image *images;
+    size_t nimages;
+    struct mp_kn_unknown_env unknown_env;
+    struct mp_kn_issue *issues;
+    size_t nissues;
     struct mp_kn_knob *knobs;
     size_t nknobs;
     struct mp_kn_sig *sigs;
@@ -218,9 +250,12 @@ struct mp_kn_knob_report {
     const char *kind;    /* "env" | "flag" */
     const char *affects; /* moe | linear | attention | none | unknown */
     const char *status;  /* active | no-moe-effect | overridden | deprecated | removed |
-                            unknown-to-engine | not-yet-available */
+                            unknown-to-engine | not-yet-available | rejected (the engine
+                            refuses this value: argparse, a ValueError at start) */
     char *note;          /* one sentence with its source */
     bool uncertain;      /* the fact behind it is marked uncertain in the knowledge */
+    char *stops;         /* NULL, or why the server will not start because of this knob */
+    char *fix;           /* NULL, or what to write instead (with `stops`) */
 };
 
 struct mp_explain {
@@ -231,6 +266,9 @@ struct mp_explain {
     char *predicted_moe_backend; /* or NULL */
     char *prediction_reason;     /* why (or why not), never NULL */
     char *summary;               /* the sentence that matters, never NULL */
+    bool will_not_start;         /* a knob stops the server before it serves */
+    char *verdict;               /* one short line, never NULL: "will not start: ...;
+                                    fix: ..." or the MoE backend the rules decide */
 };
 
 /* Evaluate env (nenv "NAME=VALUE" strings) and flags (nflags words: "--flag",
@@ -245,5 +283,34 @@ void mp_kn_explain_release(struct mp_explain *e);
 /* {"engine_version":..., "knobs":[...], "predicted_moe_backend":...} plus
  * "version_known", "prediction_reason", "summary". */
 void mp_kn_explain_to_json(const struct mp_explain *e, struct buf *out);
+
+/* ---- container images: which vLLM an image reference runs ---- */
+
+enum mp_kn_image_kind {
+    MP_KN_IMAGE_NONE = 0,   /* not an image reference moeprobe can read a version from */
+    MP_KN_IMAGE_UPSTREAM,   /* vllm/vllm-openai:v0.17.0[-cu130]: the tag is the version */
+    MP_KN_IMAGE_NGC,        /* nvcr.io/nvidia/vllm:26.03-py3: a release in the knowledge */
+    MP_KN_IMAGE_NGC_UNKNOWN,/* an NGC vLLM tag the knowledge does not list: version unknown */
+};
+
+struct mp_kn_image_version {
+    enum mp_kn_image_kind kind;
+    char version[32]; /* the vLLM version ("0.17.1"), "" unless UPSTREAM or NGC */
+    char tag[48];     /* the image tag ("26.03-py3", "v0.17.0-cu130"), "" for NONE */
+    const char *source; /* NGC: the release-notes URL (owned by k); else NULL */
+};
+
+/* Which vLLM the container image reference `image` (registry/name:tag, with
+ * or without a registry, digest ignored) runs. Upstream vLLM images
+ * (".../vllm-openai:vX.Y.Z...", ".../vllm:vX.Y.Z") name it in the tag; NGC
+ * images (nvcr.io/nvidia/vllm:YY.MM[-py3]) are looked up in the knowledge's
+ * `ngc_images` (NVIDIA's release notes), never guessed from the tag. Pure;
+ * always fills *out and returns out->kind. */
+enum mp_kn_image_kind mp_kn_image_version(const struct mp_knowledge *k, const char *image,
+                                          struct mp_kn_image_version *out);
+/* The vLLM version an NGC release ships ("26.03" or "26.03-py3"), with its
+ * source (both owned by k); NULL when the knowledge does not list it. */
+const char *mp_kn_ngc_vllm(const struct mp_knowledge *k, const char *ngc_tag,
+                           const char **source);
 
 #endif

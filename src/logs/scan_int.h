@@ -1,6 +1,7 @@
 /* scan_int.h - the scanner's state and the helpers its parts share
  * (src/logs only; not a public header). logscan.c owns construction, the
- * prefilter, line assembly and the public API; framing.c finds where a
+ * prefilter, line assembly and the public API; finding.c the findings list
+ * and clean copies, under all the others; framing.c finds where a
  * line's message starts and whether a line continues a wrapped one;
  * traceback.c names frames and records the crash; selection.c turns
  * selection lines into fields and findings. */
@@ -113,11 +114,15 @@ struct mp_logscan {
     struct mp_logline errres[MP_LOGSCAN_ERRLINES];
 };
 
-/* logscan.c */
+/* finding.c */
 /* A copy of p[0..n) without surrounding blanks/backticks, cut at max bytes
  * (never inside a UTF-8 sequence), control bytes as spaces. */
 char *clean_copy(const char *p, size_t n, size_t max);
+/* A finding (text owned; a repeat is freed); its index, or -1 when the list
+ * is full. */
 long add_finding(struct mp_logscan *s, int sev, const char *code, long line, char *text);
+
+/* logscan.c */
 /* Scan one logical line p[0..len) made of nphys physical lines (a
  * terminal-wrapped line joined back); it takes the number of its first
  * line. Returns the OR of the MP_LOGEV_* it raised (logscan.c). */

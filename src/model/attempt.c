@@ -191,6 +191,7 @@ void mp_attempt_result_release(struct mp_attempt_result *r)
         free(r->quality_texts[i]);
     free(r->quality_texts);
     mp_evidence_free(r->evidence);
+    mp_gpu_fault_release(&r->fault);
     memset(r, 0, sizeof(*r));
 }
 

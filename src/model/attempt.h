@@ -9,6 +9,7 @@
 
 #include "hist.h"
 #include "model/evidence.h"
+#include "model/gpufault.h"
 #include "model/srvmetrics.h"
 #include "model/workload.h"
 #include "strv.h"
@@ -58,7 +59,7 @@ struct mp_gpu_stat {
     size_t n;
 };
 
-/* What the GPU did during an attempt (run/telemetry.h); samples = 0: not
+/* What the GPU did during an attempt (observe/telemetry.h); samples = 0: not
  * sampled (no NVML). */
 struct mp_gpu_telemetry {
     size_t samples;
@@ -150,11 +151,12 @@ struct mp_attempt_result {
     long fail_request_line;    /* requests.jsonl line of the first failed request, 0 = none */
     int announced_port;        /* port the engine said it listens on (0 = not said) */
     struct mp_gpu_telemetry gpu; /* samples = 0: none (no NVML) */
+    struct mp_gpu_fault fault; /* core-dump kernels, Xids (run/crashinfo.h) */
     char *same_as;             /* MP_OUT_SAME_CONFIG: the candidate it is the same as */
     char *same_why;            /* ... and why that is safe (knobs that differ) */
     /* knob delivery, one entry per knob of the candidate (and per extra
      * variable such as CUDA_LAUNCH_BLOCKING=1), checked once the engine was
-     * ready (run/delivery.h) */
+     * ready (engine/delivery.h) */
     struct mp_knob_dlv *dlv;
     size_t ndlv;
     /* workload */

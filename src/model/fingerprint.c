@@ -50,9 +50,9 @@ char *mp_fingerprint_mismatch(const struct mp_fingerprint *a, const struct mp_fi
         {"CUDA", a->cuda, b->cuda, false},
         {"engine version", a->engine_version, b->engine_version, false},
         {"model", a->model, b->model, true},
-        {"host", a->host_arch, b->host_arch, false},
     };
-    if (history && a->host_arch && b->host_arch &&
+    /* stores of older versions hold "x86_64 (Linux 6.8.0)": the machine name counts */
+    if (a->host_arch && b->host_arch &&
         (arch_len(a->host_arch) != arch_len(b->host_arch) ||
          strncmp(a->host_arch, b->host_arch, arch_len(a->host_arch)) != 0))
         return xasprintf("different host architecture: '%s' vs '%s'", a->host_arch, b->host_arch);

@@ -51,6 +51,8 @@ void mp_report_release(struct mp_report *rep)
     free(rep->checkpoint_json);
     free(rep->checkpoint_summary);
     mp_strv_release(&rep->checkpoint_notes);
+    free(rep->engine_kernels_json);
+    free(rep->engine_kernels_summary);
     mp_fingerprint_release(&rep->fp);
     memset(rep, 0, sizeof(*rep));
 }
@@ -156,6 +158,19 @@ static const char *jtext(const cJSON *o, const char *k)
 
 /* The summary line and notes come from the JSON alone, so a report loaded
  * from the evidence store (which keeps the JSON) reads the same. */
+void mp_report_set_engine_kernels_json(struct mp_report *rep, const char *json)
+{
+    free(rep->engine_kernels_json);
+    free(rep->engine_kernels_summary);
+    rep->engine_kernels_json = json ? xstrdup(json) : NULL;
+    rep->engine_kernels_summary = NULL;
+    cJSON *j = json ? cJSON_Parse(json) : NULL;
+    const char *s = j ? jtext(j, "summary") : NULL;
+    if (s)
+        rep->engine_kernels_summary = xstrdup(s);
+    cJSON_Delete(j);
+}
+
 void mp_report_set_checkpoint_json(struct mp_report *rep, const char *json)
 {
     free(rep->checkpoint_json);

@@ -89,6 +89,10 @@ struct mp_report {
     size_t nnoop;
     /* `qualify --model-dir`: what the checkpoint says (mp_report_set_checkpoint) */
     char *checkpoint_json;          /* mp_inspect_to_json output, or NULL */
+    /* the engine's kernel coverage (`inspect --engine`'s JSON, compact;
+     * qualify/resolve with --engine-dir or a host vllm), or NULL */
+    char *engine_kernels_json;
+    char *engine_kernels_summary;   /* its "summary", or NULL */
     char *checkpoint_summary;       /* one line, or NULL */
     struct mp_strv checkpoint_notes;
     /* the output check across candidates (index = candidate index) */
@@ -145,6 +149,10 @@ const char *mp_cand_verdict_label(const struct mp_cand_report *c);
  * it's output (NULL clears); summary and
  * notes are derived from it. */
 void mp_report_set_checkpoint_json(struct mp_report *rep, const char *json);
+
+/* The engine's kernel coverage as `inspect --engine --json` wrote it (NULL
+ * clears); the summary is derived from it. */
+void mp_report_set_engine_kernels_json(struct mp_report *rep, const char *json);
 
 /* A --percentiles LIST ("50,90,99.9": at most MP_REPORT_MAX_PCT distinct
  * numbers in (0, 100] with at most 3 decimals) into out[*n]; 0, or -1 with

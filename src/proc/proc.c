@@ -10,7 +10,6 @@
 #include "xalloc.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "loop.h"
 
 /* ---- registry ---------------------------------------------------------- */
 
@@ -189,6 +189,40 @@ int mp_proc_read_lines(struct mp_proc *p, mp_proc_line_cb cb, void *ud)
 
 /* ---- release ----------------------------------------------------------- */
 
+static void on_tick(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
+{
+    (void)l;
+    (void)t;
+    (void)ud; /* the turn ends; the caller looks again */
+}
+
+static void on_gone(struct mp_loop *l, int pidfd, void *ud)
+{
+    (void)l;
+    (void)pidfd;
+    (void)ud;
+}
+
+/* Wait (bounded) until p is reaped: its pidfd on a loop of our own, or a
+ * 10 ms re-check timer without one. */
+static void wait_reaped(struct mp_proc *p, int64_t deadline)
+{
+    struct mp_loop *l = mp_loop_new();
+    if (!l)
+        return; /* no fd for a loop: mp_proc_reap_orphans gets it later */
+    struct mp_loop_timer tick;
+    mp_loop_timer_init(&tick, on_tick, NULL);
+    int watched = -1;
+    while (!mp_proc_exited(p, NULL) && mp_now_ns() < deadline) {
+        if (p->pidfd >= 0 && watched < 0 && mp_loop_watch_pid(l, p->pidfd, on_gone, NULL) == 0)
+            watched = p->pidfd;
+        if (watched < 0)
+            mp_loop_timer_start(l, &tick, MP_MIN(deadline, mp_now_ns() + 10 * (int64_t)1000000));
+        mp_loop_run_once(l, deadline);
+    }
+    mp_loop_free(l); /* before anything else can get the pidfd's number */
+}
+
 void mp_proc_free(struct mp_proc *p)
 {
     if (!p)
@@ -196,21 +230,9 @@ void mp_proc_free(struct mp_proc *p)
     if (!p->reaped) {
         /* Not torn down (or the leader is stuck): make sure it dies and is
          * waited for, bounded, via its pidfd when we have one. */
-        int64_t deadline = mp_now_ns() + 2 * (int64_t)1000000000;
         kill(-p->pid, SIGKILL);
         kill(p->pid, SIGKILL);
-        while (!mp_proc_exited(p, NULL)) {
-            int64_t left = deadline - mp_now_ns();
-            if (left <= 0)
-                break;
-            int ms = (int)(left / 1000000) + 1;
-            if (p->pidfd >= 0) {
-                struct pollfd pf = { .fd = p->pidfd, .events = POLLIN, .revents = 0 };
-                poll(&pf, 1, ms);
-            } else {
-                poll(NULL, 0, MP_MIN(ms, 10)); /* no pidfd: re-check tick */
-            }
-        }
+        wait_reaped(p, mp_now_ns() + 2 * (int64_t)1000000000);
         if (!p->reaped)
             mp_proc__unregister(p->pid); /* hand it to mp_proc_reap_orphans */
     }

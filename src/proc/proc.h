@@ -17,7 +17,8 @@
  * registry of the pids it manages (not thread-safe) so that reaping
  * reparented orphans never steals the status of a managed child. All calls
  * are non-blocking except mp_proc_spawn (waits for exec to succeed or fail),
- * mp_proc_teardown (bounded, see there) and mp_proc_free (bounded).
+ * mp_proc_teardown (bounded, see there: mp_proc_stop_begin is the same
+ * teardown as steps on the caller's event loop) and mp_proc_free (bounded).
  *
  * Errors follow err.h: 0 or a negative code (-errno or MP_E*).
  *
@@ -146,6 +147,38 @@ struct mp_teardown {
 int mp_proc_teardown(struct mp_proc *p, double grace_s, mp_proc_line_cb cb, void *ud,
                      struct mp_teardown *out);
 
+/* The same teardown as non-blocking steps on the caller's loop (base/loop.h):
+ * each step waits on loop events (the output pipe, pidfds) and a deadline
+ * timer, so the caller's loop keeps serving its other watches (signals, the
+ * engine's last words, transfers) meanwhile. */
+enum mp_stop_step {
+    MP_STOP_TERM,      /* 1-2: TERM+CONT sent, the grace runs */
+    MP_STOP_KILL,      /* 3: KILL sent to the group (grace over, or mp_proc_stop_now) */
+    MP_STOP_ESCAPEES,  /* 4: escapees found and KILLed */
+    MP_STOP_CONTAINER, /* 5: the container's stop and rm -f */
+    MP_STOP_DONE,      /* finished: mp_proc_stop_end */
+};
+struct mp_proc_stop;
+struct mp_loop;
+/* Begin tearing p down on loop (borrowed; p and loop must outlive the
+ * teardown). cb gets p's output lines, as in mp_proc_teardown; on_step (may
+ * be NULL) is called with each step entered, DONE last (possibly from
+ * within this call: a process already gone). While it runs, p's output fd
+ * and pidfd are the teardown's (the caller stops watching them first).
+ * Never NULL. */
+struct mp_proc_stop *mp_proc_stop_begin(struct mp_proc *p, struct mp_loop *loop, double grace_s,
+                                        mp_proc_line_cb cb, void *ud,
+                                        void (*on_step)(void *ud, enum mp_stop_step step),
+                                        void *step_ud);
+/* Cut the grace short (a second Ctrl-C): KILL the group now. Only in
+ * MP_STOP_TERM; harmless otherwise and for NULL. */
+void mp_proc_stop_now(struct mp_proc_stop *s);
+/* The step s is in (MP_STOP_DONE for NULL). */
+enum mp_stop_step mp_proc_stop_step(const struct mp_proc_stop *s);
+/* Free s, with *out (may be NULL) as mp_proc_teardown fills it and its
+ * return value; before DONE it stops where it is and reports that. NULL: 0. */
+int mp_proc_stop_end(struct mp_proc_stop *s, struct mp_teardown *out);
+
 /* Release p (accepts NULL). Normally after mp_proc_teardown. If the main
  * child was never reaped, its group gets SIGKILL and it is waited for (at
  * most 2 s; if it is stuck in the kernel it is handed to
@@ -263,7 +296,7 @@ void mp_proc_new_marker(char *out, size_t outsz);
  * core dumped", "exit status unknown" (status -1). */
 void mp_proc_describe_status(int status, char *out, size_t n);
 
-/* Block SIGINT/SIGTERM/SIGHUP/SIGCHLD, ignore SIGPIPE, and return a
+/* Block SIGINT/SIGTERM/SIGHUP/SIGQUIT/SIGCHLD, ignore SIGPIPE, and return a
  * signalfd for them (the run loop watches it), or -errno (the mask is then
  * restored). *old receives the previous mask to restore. */
 int mp_signals_setup(sigset_t *old);

@@ -13,6 +13,7 @@ int mp_signals_setup(sigset_t *old)
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGQUIT); /* Ctrl-\: an interruption like Ctrl-C, not a core dump */
     sigaddset(&set, SIGCHLD);
     signal(SIGPIPE, SIG_IGN);
     if (sigprocmask(SIG_BLOCK, &set, old) != 0)

@@ -1,11 +1,24 @@
-/* teardown.c - stop an engine's whole process tree, bounded in time.
+/* teardown.c - stop an engine's whole process tree, bounded in time, as
+ * non-blocking steps driven by an event loop (base/loop.h): the caller's
+ * (mp_proc_stop_begin: an attempt's one loop, which keeps serving signals
+ * and the engine's last words meanwhile) or a private one
+ * (mp_proc_teardown, the blocking form).
  *
- * Waiting is event driven: poll() on the output pipe (a child blocked on a
- * full pipe cannot exit, so we keep draining), on the main child's pidfd and
- * on pidfds of the other live group members and escapees (a pidfd becomes
- * readable when that process exits, whoever its parent is). Every wait has a
- * deadline. Without pidfd support (kernel < 5.3) the poll gets a 10 ms
- * re-check tick instead. */
+ * Waiting is event driven: the loop watches the output pipe (a child
+ * blocked on a full pipe cannot exit, so it is drained), the main child's
+ * pidfd and pidfds of the other live group members and escapees (a pidfd
+ * becomes readable when that process exits, whoever its parent is); each
+ * event re-checks the step's condition. Every step has a deadline timer.
+ * Without pidfd support (kernel < 5.3) a 10 ms re-check timer stands in.
+ *
+ *   TERM        TERM+CONT sent (and `<runtime> stop`): until the group is
+ *               gone or the grace passes (mp_proc_stop_now: at once)
+ *   KILL        KILL sent to the group: until it is gone or 2 s
+ *   ESCAPEES    marked, then unmarked escapees KILLed until none is left
+ *               (2 s each)
+ *   CONTAINER   `<runtime> stop` finished (bounded), `<runtime> rm -f`
+ *               (10 s)
+ *   DONE        *out filled by mp_proc_stop_end */
 #include "compat.h"
 #include "proc/internal.h"
 #include "proc/proc.h"
@@ -13,7 +26,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,117 +34,15 @@
 
 #include "clock.h"
 #include "err.h"
+#include "loop.h"
 
 #define NS_PER_S ((int64_t)1000000000)
 #define KILL_WAIT_NS (2 * NS_PER_S)      /* group to vanish after SIGKILL */
-#define ESCAPEE_WAIT_NS (2 * NS_PER_S)   /* marked escapees to vanish after SIGKILL */
+#define ESCAPEE_WAIT_NS (2 * NS_PER_S)   /* escapees to vanish after SIGKILL */
 #define HELPER_EXTRA_NS (5 * NS_PER_S)   /* `runtime stop` beyond its own -t */
 #define RM_WAIT_NS (10 * NS_PER_S)       /* `runtime rm -f` */
-#define MAX_WATCH 64                     /* pidfds polled at once besides ours */
-#define FALLBACK_TICK_MS 10
-
-static int ms_until(int64_t deadline)
-{
-    int64_t left = deadline - mp_now_ns();
-    if (left <= 0)
-        return 0;
-    left = (left + 999999) / 1000000;
-    return left > 60000 ? 60000 : (int)left;
-}
-
-/* Poll: fd (may be -1) for input, plus pidfds of the given pids. Returns
- * after any event or at the deadline. */
-static void wait_events(const int *fds, size_t nfds, const pid_t *pids, size_t npids, int64_t deadline)
-{
-    struct pollfd pf[MAX_WATCH + 8];
-    size_t n = 0, opened_from;
-    bool have_pidfd = true, gone = false;
-    int ms;
-
-    for (size_t i = 0; i < nfds && n < MP_ARRAY_SIZE(pf); i++) {
-        if (fds[i] < 0)
-            continue;
-        pf[n].fd = fds[i];
-        pf[n].events = POLLIN;
-        pf[n].revents = 0;
-        n++;
-    }
-    opened_from = n;
-    for (size_t i = 0; i < npids && n < MP_ARRAY_SIZE(pf); i++) {
-        int fd = mp_proc__pidfd_open(pids[i]);
-        if (fd == -ESRCH) {
-            gone = true; /* already gone: the caller re-checks at once */
-            break;
-        }
-        if (fd < 0) {
-            have_pidfd = false;
-            continue;
-        }
-        pf[n].fd = fd;
-        pf[n].events = POLLIN;
-        pf[n].revents = 0;
-        n++;
-    }
-    ms = ms_until(deadline);
-    if (!have_pidfd && ms > FALLBACK_TICK_MS)
-        ms = FALLBACK_TICK_MS;
-    if (!gone && (n > 0 || ms > 0)) {
-        int r = poll(n ? pf : NULL, (nfds_t)n, ms);
-        MP_UNUSED(r); /* EINTR or not: the caller re-checks its state */
-    }
-    for (size_t i = opened_from; i < n; i++)
-        close(pf[i].fd);
-}
-
-/* Drain what the helper (e.g. `docker stop`) printed, so it never blocks. */
-static void drain_quiet(struct mp_proc *h)
-{
-    if (h && h->out_fd >= 0)
-        mp_proc_read_lines(h, NULL, NULL);
-}
-
-/* Wait until p's main child is reaped and its group has no live member, or
- * the deadline. Keeps draining p's output into cb and the helper's output
- * into nowhere. Returns true when the group is gone. */
-static bool wait_group(struct mp_proc *p, int64_t deadline, mp_proc_line_cb cb, void *ud,
-                       struct mp_proc *helper)
-{
-    for (;;) {
-        pid_t members[MAX_WATCH];
-        int fds[4];
-        int n;
-        size_t nwatch;
-
-        if (p->out_fd >= 0)
-            mp_proc_read_lines(p, cb, ud);
-        drain_quiet(helper);
-        if (helper)
-            mp_proc_exited(helper, NULL);
-        mp_proc_exited(p, NULL);
-        n = mp_proc__group_members(p->pid, members, MP_ARRAY_SIZE(members));
-        if (n < 0)
-            n = 0; /* /proc unreadable: fall back to the main child alone */
-        if (p->reaped && n == 0)
-            return true;
-        if (mp_now_ns() >= deadline)
-            return false;
-        nwatch = (size_t)MP_MIN(n, (int)MP_ARRAY_SIZE(members));
-        /* the main child is watched through its own pidfd (kept open) */
-        fds[0] = p->out_fd;
-        fds[1] = p->reaped ? -1 : p->pidfd;
-        fds[2] = helper && !helper->reaped ? helper->pidfd : -1;
-        fds[3] = helper ? helper->out_fd : -1;
-        for (size_t i = 0; i < nwatch; i++) {
-            if (members[i] == p->pid) {
-                members[i] = members[--nwatch];
-                break;
-            }
-        }
-        if (!p->reaped && p->pidfd < 0 && nwatch < MP_ARRAY_SIZE(members))
-            members[nwatch++] = p->pid; /* no pidfd of ours: the tick fallback */
-        wait_events(fds, MP_ARRAY_SIZE(fds), members, nwatch, deadline);
-    }
-}
+#define MAX_WATCH 64                     /* pidfds watched at once besides ours */
+#define FALLBACK_TICK_NS (10 * (int64_t)1000000)
 
 static bool pid_in(const pid_t *set, size_t n, pid_t pid)
 {
@@ -156,34 +66,6 @@ static void count_killed(struct killed_set *k, pid_t pid)
     if (k->n < MP_ARRAY_SIZE(k->pid))
         k->pid[k->n++] = pid;
     k->count++;
-}
-
-/* KILL every process found by collect (marked: carries p's marker;
- * adopted: p's descendant or orphan outside its group, see internal.h)
- * until none is left or the deadline. Returns the number still alive. */
-static int kill_escapees(struct mp_proc *p, bool marked, int64_t deadline, struct killed_set *k)
-{
-    for (;;) {
-        pid_t pids[MAX_WATCH];
-        int n = marked ? mp_proc__collect_marked(p->marker, pids, MP_ARRAY_SIZE(pids))
-                       : mp_proc__collect_adopted(p, pids, MP_ARRAY_SIZE(pids));
-        size_t nw;
-        if (n <= 0)
-            return 0; /* none left (or /proc unreadable: nothing we can do) */
-        nw = (size_t)MP_MIN(n, (int)MP_ARRAY_SIZE(pids));
-        for (size_t i = 0; i < nw; i++) {
-            count_killed(k, pids[i]);
-            kill(pids[i], SIGKILL);
-        }
-        if (mp_now_ns() >= deadline)
-            return n;
-        wait_events(NULL, 0, pids, nw, deadline);
-        for (size_t i = 0; i < nw; i++) {
-            if (pids[i] != p->pid)
-                mp_proc__reap_if_child(pids[i]);
-        }
-        mp_proc_exited(p, NULL);
-    }
 }
 
 /* Processes of p still alive: marked ones and unmarked escapees, each once. */
@@ -227,95 +109,473 @@ static struct mp_proc *run_helper(const struct mp_proc *p, const char *a1, const
     return h;
 }
 
-/* Wait for a helper until the deadline, then kill it; always frees it. */
-static void finish_helper(struct mp_proc *h, int64_t deadline)
+
+/* A teardown in progress. */
+struct mp_proc_stop {
+    struct mp_proc *p;
+    struct mp_loop *loop;            /* borrowed */
+    mp_proc_line_cb cb;              /* the engine's lines (may be NULL) */
+    void *ud;
+    void (*on_step)(void *ud, enum mp_stop_step step);
+    void *step_ud;
+    enum mp_stop_step step;
+    int sub;                         /* ESCAPEES: 0 marked, 1 unmarked; CONTAINER: 0 stop, 1 rm */
+    struct mp_teardown t;
+    int64_t t0, grace_ns;
+    double grace_s;
+    struct mp_proc *helper;          /* `<runtime> stop` or `rm -f` in flight, or NULL */
+    int out_fd;                      /* p's output pipe while watched, else -1 */
+    struct mp_loop_timer deadline;   /* the step's */
+    struct mp_loop_timer tick;       /* a re-check (no pidfd to wait on, or one now) */
+    int fds[MAX_WATCH];              /* pidfds of other processes, opened here */
+    size_t nfds;
+    struct killed_set ks;
+    bool in_check;                   /* check() runs: a nested call is folded into it */
+    bool again;
+};
+
+static void check(struct mp_proc_stop *s);
+
+/* Has proc exited (reaped)? Its pidfd closes when it is reaped: the loop
+ * forgets it first. */
+static bool exited(struct mp_proc_stop *s, struct mp_proc *proc)
 {
-    if (!h)
-        return;
-    while (!mp_proc_exited(h, NULL) && mp_now_ns() < deadline) {
-        int fds[2] = { h->out_fd, h->pidfd };
-        drain_quiet(h);
-        wait_events(fds, 2, h->pidfd < 0 ? &h->pid : NULL, h->pidfd < 0 ? 1 : 0, deadline);
+    if (!proc)
+        return true;
+    int pfd = proc->pidfd;
+    bool gone = mp_proc_exited(proc, NULL);
+    if (gone && pfd >= 0)
+        mp_loop_fd_del(s->loop, pfd);
+    return gone;
+}
+
+static void on_pid(struct mp_loop *l, int pidfd, void *ud)
+{
+    (void)l;
+    (void)pidfd;
+    check(ud);
+}
+
+static void on_tick(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
+{
+    (void)l;
+    (void)t;
+    check(ud);
+}
+
+static void drop_fds(struct mp_proc_stop *s)
+{
+    for (size_t i = 0; i < s->nfds; i++) {
+        mp_loop_fd_del(s->loop, s->fds[i]);
+        close(s->fds[i]);
     }
-    mp_proc_free(h); /* kills and reaps it if it is still running */
+    s->nfds = 0;
+}
+
+/* Wait for any of pids to exit (pidfds, else the re-check tick); a pid
+ * already gone asks for a re-check at once. */
+static void watch_pids(struct mp_proc_stop *s, const pid_t *pids, size_t n)
+{
+    drop_fds(s);
+    bool tick = false;
+    for (size_t i = 0; i < n && s->nfds < MAX_WATCH; i++) {
+        int fd = mp_proc__pidfd_open(pids[i]);
+        if (fd == -ESRCH) {
+            mp_loop_timer_start(s->loop, &s->tick, 0); /* gone already: look again */
+            return;
+        }
+        if (fd < 0 || mp_loop_watch_pid(s->loop, fd, on_pid, s) < 0) {
+            if (fd >= 0)
+                close(fd);
+            tick = true;
+            continue;
+        }
+        s->fds[s->nfds++] = fd;
+    }
+    if (tick)
+        mp_loop_timer_start(s->loop, &s->tick, mp_now_ns() + FALLBACK_TICK_NS);
+}
+
+/* The engine's output: lines to cb; at its end the loop forgets the pipe. */
+static void drain_output(struct mp_proc_stop *s)
+{
+    if (s->out_fd < 0)
+        return;
+    int fd = s->out_fd;
+    if (mp_proc_read_lines(s->p, s->cb, s->ud) != 0 || s->p->out_fd < 0) {
+        mp_loop_fd_del(s->loop, fd);
+        s->out_fd = -1;
+    }
+}
+
+static void on_output(struct mp_loop *l, int fd, unsigned what, void *ud)
+{
+    (void)l;
+    (void)fd;
+    (void)what;
+    check(ud);
+}
+
+/* The helper's output goes nowhere (read, so it never blocks). */
+static void on_helper_output(struct mp_loop *l, int fd, unsigned what, void *ud)
+{
+    struct mp_proc_stop *s = ud;
+    (void)what;
+    if (s->helper && mp_proc_read_lines(s->helper, NULL, NULL) != 0)
+        mp_loop_fd_del(l, fd);
+}
+
+static void helper_watch(struct mp_proc_stop *s)
+{
+    if (!s->helper)
+        return;
+    if (s->helper->out_fd >= 0)
+        mp_loop_fd_set(s->loop, s->helper->out_fd, MP_LOOP_IN, on_helper_output, s);
+    if (s->helper->pidfd < 0 || mp_loop_watch_pid(s->loop, s->helper->pidfd, on_pid, s) < 0)
+        mp_loop_timer_start(s->loop, &s->tick, mp_now_ns() + FALLBACK_TICK_NS);
+}
+
+/* Forget the helper: the loop stops watching it, it is killed if still
+ * running and reaped (mp_proc_free, bounded). */
+static void helper_drop(struct mp_proc_stop *s)
+{
+    if (!s->helper)
+        return;
+    if (s->helper->out_fd >= 0)
+        mp_loop_fd_del(s->loop, s->helper->out_fd);
+    if (s->helper->pidfd >= 0)
+        mp_loop_fd_del(s->loop, s->helper->pidfd);
+    mp_proc_free(s->helper);
+    s->helper = NULL;
+}
+
+static void set_step(struct mp_proc_stop *s, enum mp_stop_step step, int64_t deadline)
+{
+    s->step = step;
+    if (deadline >= 0)
+        mp_loop_timer_start(s->loop, &s->deadline, deadline);
+    else
+        mp_loop_timer_stop(s->loop, &s->deadline);
+    if (s->on_step)
+        s->on_step(s->step_ud, step);
+}
+
+static void finish(struct mp_proc_stop *s)
+{
+    struct mp_proc *p = s->p;
+    drop_fds(s);
+    mp_loop_timer_stop(s->loop, &s->tick);
+    drain_output(s);
+    if (s->out_fd >= 0) {
+        mp_loop_fd_del(s->loop, s->out_fd);
+        s->out_fd = -1;
+    }
+    s->t.leftovers = count_left(p);
+    if (!p->reaped && s->t.leftovers == 0)
+        s->t.leftovers = 1; /* the leader itself (no marker, or stuck) */
+    s->t.exit_status = p->reaped ? p->status : -1;
+    s->t.seconds = (double)(mp_now_ns() - s->t0) / 1e9;
+    p->torn_down = true;
+    mp_proc__engine_gone(p);
+    set_step(s, MP_STOP_DONE, -1);
+}
+
+static void start_rm(struct mp_proc_stop *s)
+{
+    s->sub = 1;
+    s->helper = run_helper(s->p, "rm", "-f", s->p->cname, NULL);
+    if (!s->helper) {
+        finish(s);
+        return;
+    }
+    helper_watch(s);
+    mp_loop_timer_start(s->loop, &s->deadline, mp_now_ns() + RM_WAIT_NS);
+    check(s);
+}
+
+/* Escapees are dealt with: what the group wrote before dying is still in
+ * the pipe; containers are removed. */
+static void after_escapees(struct mp_proc_stop *s)
+{
+    s->t.escapees_killed = s->ks.count;
+    drop_fds(s);
+    mp_proc_reap_orphans();
+    exited(s, s->p);
+    drain_output(s);
+    if (!((s->p->runtime || s->p->client) && s->p->cname)) {
+        finish(s);
+        return;
+    }
+    s->sub = 0;
+    set_step(s, MP_STOP_CONTAINER, s->t0 + s->grace_ns + HELPER_EXTRA_NS);
+    if (s->helper)
+        check(s); /* `stop` still running: wait for it (bounded) */
+    else
+        start_rm(s);
+}
+
+/* One pass over the escapees of the current kind: KILL every one found;
+ * true when none is left. */
+static bool escapee_pass(struct mp_proc_stop *s)
+{
+    pid_t pids[MAX_WATCH];
+    struct mp_proc *p = s->p;
+    int n = s->sub == 0 ? mp_proc__collect_marked(p->marker, pids, MP_ARRAY_SIZE(pids))
+                        : mp_proc__collect_adopted(p, pids, MP_ARRAY_SIZE(pids));
+    if (n <= 0)
+        return true; /* none left (or /proc unreadable: nothing we can do) */
+    size_t nw = (size_t)MP_MIN(n, (int)MP_ARRAY_SIZE(pids));
+    for (size_t i = 0; i < nw; i++) {
+        count_killed(&s->ks, pids[i]);
+        kill(pids[i], SIGKILL);
+    }
+    watch_pids(s, pids, nw);
+    return false;
+}
+
+static void start_escapees(struct mp_proc_stop *s, int sub)
+{
+    s->sub = sub;
+    set_step(s, MP_STOP_ESCAPEES, mp_now_ns() + ESCAPEE_WAIT_NS);
+    if (escapee_pass(s)) {
+        if (sub == 0)
+            start_escapees(s, 1);
+        else
+            after_escapees(s);
+    }
+}
+
+static void check_escapees(struct mp_proc_stop *s)
+{
+    for (size_t i = 0; i < s->ks.n; i++)
+        if (s->ks.pid[i] != s->p->pid)
+            mp_proc__reap_if_child(s->ks.pid[i]);
+    exited(s, s->p);
+    if (!escapee_pass(s))
+        return;
+    if (s->sub == 0)
+        start_escapees(s, 1);
+    else
+        after_escapees(s);
+}
+
+/* TERM / KILL: is the main child reaped and its group empty? Else wait for
+ * the members (the main child through its own pidfd). */
+static void check_group(struct mp_proc_stop *s)
+{
+    struct mp_proc *p = s->p;
+    drain_output(s);
+    if (s->helper && exited(s, s->helper))
+        helper_drop(s); /* `stop` finished */
+    exited(s, p);
+    pid_t members[MAX_WATCH];
+    int n = mp_proc__group_members(p->pid, members, MP_ARRAY_SIZE(members));
+    if (n < 0)
+        n = 0; /* /proc unreadable: fall back to the main child alone */
+    if (p->reaped && n == 0) {
+        if (s->step == MP_STOP_TERM)
+            s->t.exited_on_term = true;
+        start_escapees(s, p->marker ? 0 : 1);
+        return;
+    }
+    size_t nwatch = (size_t)MP_MIN(n, (int)MP_ARRAY_SIZE(members));
+    for (size_t i = 0; i < nwatch; i++) {
+        if (members[i] == p->pid) {
+            members[i] = members[--nwatch];
+            break;
+        }
+    }
+    if (!p->reaped && p->pidfd < 0 && nwatch < MP_ARRAY_SIZE(members))
+        members[nwatch++] = p->pid; /* no pidfd of ours: the tick fallback */
+    watch_pids(s, members, nwatch);
+}
+
+static void check_container(struct mp_proc_stop *s)
+{
+    if (s->helper && !exited(s, s->helper))
+        return;
+    helper_drop(s);
+    if (s->sub == 0)
+        start_rm(s);
+    else
+        finish(s);
+}
+
+/* Something happened (an exit, output, a tick): look at the step's
+ * condition again. A call made while one runs is folded into it. */
+static void check(struct mp_proc_stop *s)
+{
+    if (s->in_check) {
+        s->again = true;
+        return;
+    }
+    s->in_check = true;
+    do {
+        s->again = false;
+        switch (s->step) {
+        case MP_STOP_TERM:
+        case MP_STOP_KILL:
+            check_group(s);
+            break;
+        case MP_STOP_ESCAPEES:
+            check_escapees(s);
+            break;
+        case MP_STOP_CONTAINER:
+            check_container(s);
+            break;
+        case MP_STOP_DONE:
+            break;
+        }
+    } while (s->again && s->step != MP_STOP_DONE);
+    s->in_check = false;
+}
+
+static void kill_now(struct mp_proc_stop *s)
+{
+    kill(-s->p->pid, SIGKILL);
+    s->t.killed = true;
+    set_step(s, MP_STOP_KILL, mp_now_ns() + KILL_WAIT_NS);
+    check(s);
+}
+
+static void on_deadline(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
+{
+    struct mp_proc_stop *s = ud;
+    (void)l;
+    (void)t;
+    switch (s->step) {
+    case MP_STOP_TERM:
+        kill_now(s);
+        break;
+    case MP_STOP_KILL:
+        start_escapees(s, s->p->marker ? 0 : 1);
+        break;
+    case MP_STOP_ESCAPEES:
+        if (s->sub == 0)
+            start_escapees(s, 1);
+        else
+            after_escapees(s);
+        break;
+    case MP_STOP_CONTAINER:
+        helper_drop(s); /* past its time: killed */
+        if (s->sub == 0)
+            start_rm(s);
+        else
+            finish(s);
+        break;
+    case MP_STOP_DONE:
+        break;
+    }
+}
+
+struct mp_proc_stop *mp_proc_stop_begin(struct mp_proc *p, struct mp_loop *loop, double grace_s,
+                                        mp_proc_line_cb cb, void *ud,
+                                        void (*on_step)(void *ud, enum mp_stop_step step),
+                                        void *step_ud)
+{
+    struct mp_proc_stop *s = xcalloc(1, sizeof(*s));
+    s->p = p;
+    s->loop = loop;
+    s->cb = cb;
+    s->ud = ud;
+    s->out_fd = -1;
+    mp_loop_timer_init(&s->deadline, on_deadline, s);
+    mp_loop_timer_init(&s->tick, on_tick, s);
+    if (!(grace_s >= 0))
+        grace_s = 0;
+    if (grace_s > 86400)
+        grace_s = 86400;
+    s->grace_s = grace_s;
+    s->grace_ns = (int64_t)(grace_s * 1e9);
+    s->t0 = mp_now_ns();
+    s->step = MP_STOP_TERM;
+    if (p->out_fd >= 0 && mp_loop_fd_set(loop, p->out_fd, MP_LOOP_IN, on_output, s) == 0)
+        s->out_fd = p->out_fd;
+    if (p->pidfd >= 0 && !p->reaped)
+        mp_loop_watch_pid(loop, p->pidfd, on_pid, s);
+    s->t.was_running = !exited(s, p);
+    /* who belongs to p, before TERM breaks the tree apart */
+    if (!p->torn_down)
+        mp_proc__track(p);
+    pid_t members[1];
+    bool container = (p->runtime || p->client) && p->cname;
+    /* the callbacks may run from here on */
+    s->on_step = on_step;
+    s->step_ud = step_ud;
+    if (s->t.was_running || mp_proc__group_members(p->pid, members, 1) > 0) {
+        /* The pgid cannot have been recycled: either the leader is unreaped
+         * or a live member still holds the group. */
+        kill(-p->pid, SIGTERM);
+        kill(-p->pid, SIGCONT);
+        if (container) {
+            char secs[32];
+            snprintf(secs, sizeof(secs), "%.0f", ceil(grace_s));
+            s->helper = run_helper(p, "stop", "-t", secs, p->cname);
+            helper_watch(s);
+        }
+        set_step(s, MP_STOP_TERM, s->t0 + s->grace_ns);
+        check(s);
+    } else {
+        if (container) {
+            s->helper = run_helper(p, "stop", "-t", "0", p->cname);
+            helper_watch(s);
+        }
+        start_escapees(s, p->marker ? 0 : 1);
+    }
+    return s;
+}
+
+void mp_proc_stop_now(struct mp_proc_stop *s)
+{
+    if (s && s->step == MP_STOP_TERM)
+        kill_now(s);
+}
+
+enum mp_stop_step mp_proc_stop_step(const struct mp_proc_stop *s)
+{
+    return s ? s->step : MP_STOP_DONE;
+}
+
+int mp_proc_stop_end(struct mp_proc_stop *s, struct mp_teardown *out)
+{
+    if (!s)
+        return 0;
+    int rc = 0;
+    if (s->step != MP_STOP_DONE) { /* given up half-way: what is known now */
+        mp_loop_timer_stop(s->loop, &s->deadline);
+        helper_drop(s);
+        finish(s);
+    }
+    mp_loop_timer_stop(s->loop, &s->deadline);
+    mp_loop_timer_stop(s->loop, &s->tick);
+    if (s->t.leftovers > 0)
+        rc = MP_ETIMEOUT;
+    if (out)
+        *out = s->t;
+    free(s);
+    return rc;
 }
 
 int mp_proc_teardown(struct mp_proc *p, double grace_s, mp_proc_line_cb cb, void *ud,
                      struct mp_teardown *out)
 {
-    struct mp_teardown t;
-    int64_t t0 = mp_now_ns(), grace_ns, deadline;
-    struct mp_proc *stop = NULL;
-    pid_t members[1];
-    bool gone;
-    int rc = 0;
-
-    memset(&t, 0, sizeof(t));
-    if (!(grace_s >= 0))
-        grace_s = 0;
-    if (grace_s > 86400)
-        grace_s = 86400;
-    grace_ns = (int64_t)(grace_s * 1e9);
-    deadline = t0 + grace_ns;
-
-    t.was_running = !mp_proc_exited(p, NULL);
-    /* who belongs to p, before TERM breaks the tree apart */
-    if (!p->torn_down)
-        mp_proc__track(p);
-    if (t.was_running || mp_proc__group_members(p->pid, members, 1) > 0) {
-        /* The pgid cannot have been recycled: either the leader is unreaped
-         * or a live member still holds the group. */
-        kill(-p->pid, SIGTERM);
-        kill(-p->pid, SIGCONT);
-        if ((p->runtime || p->client) && p->cname) {
-            char secs[32];
-            snprintf(secs, sizeof(secs), "%.0f", ceil(grace_s));
-            stop = run_helper(p, "stop", "-t", secs, p->cname);
+    struct mp_loop *l = mp_loop_new();
+    if (!l) { /* no fds left for a loop: the quick way */
+        kill(-p->pid, SIGKILL);
+        mp_proc_exited(p, NULL);
+        if (out) {
+            memset(out, 0, sizeof(*out));
+            out->killed = true;
+            out->leftovers = p->reaped ? 0 : 1;
+            out->exit_status = p->reaped ? p->status : -1;
         }
-        gone = wait_group(p, deadline, cb, ud, stop);
-        t.exited_on_term = gone;
-        if (!gone) {
-            kill(-p->pid, SIGKILL);
-            t.killed = true;
-            gone = wait_group(p, mp_now_ns() + KILL_WAIT_NS, cb, ud, stop);
-        }
-    } else if ((p->runtime || p->client) && p->cname) {
-        stop = run_helper(p, "stop", "-t", "0", p->cname);
+        return p->reaped ? 0 : MP_ETIMEOUT;
     }
-
-    /* escapees: outside the group by now, found by the marker, or without
-     * it (a daemon that cleared its environment) by being p's descendant or
-     * orphan (reparented to us) */
-    struct killed_set ks;
-    memset(&ks, 0, sizeof(ks));
-    if (p->marker)
-        kill_escapees(p, true, mp_now_ns() + ESCAPEE_WAIT_NS, &ks);
-    kill_escapees(p, false, mp_now_ns() + ESCAPEE_WAIT_NS, &ks);
-    t.escapees_killed = ks.count;
-    mp_proc_reap_orphans();
-    mp_proc_exited(p, NULL);
-    /* what the group wrote before dying is still in the pipe */
-    if (p->out_fd >= 0)
-        mp_proc_read_lines(p, cb, ud);
-
-    if ((p->runtime || p->client) && p->cname) {
-        struct mp_proc *rm;
-        finish_helper(stop, t0 + grace_ns + HELPER_EXTRA_NS);
-        stop = NULL;
-        rm = run_helper(p, "rm", "-f", p->cname, NULL);
-        finish_helper(rm, mp_now_ns() + RM_WAIT_NS);
-    }
-
-    t.leftovers = count_left(p);
-    if (!p->reaped && t.leftovers == 0)
-        t.leftovers = 1; /* the leader itself (no marker, or stuck) */
-    t.exit_status = p->reaped ? p->status : -1;
-    t.seconds = (double)(mp_now_ns() - t0) / 1e9;
-    p->torn_down = true;
-    mp_proc__engine_gone(p);
-    if (t.leftovers > 0)
-        rc = MP_ETIMEOUT;
-    if (out)
-        *out = t;
+    struct mp_proc_stop *s = mp_proc_stop_begin(p, l, grace_s, cb, ud, NULL, NULL);
+    while (mp_proc_stop_step(s) != MP_STOP_DONE)
+        if (mp_loop_run_once(l, -1) < 0)
+            break;
+    int rc = mp_proc_stop_end(s, out);
+    mp_loop_free(l);
     return rc;
 }

@@ -194,7 +194,7 @@ void mp_fingerprint_detect_ex(struct mp_fingerprint *fp, struct mp_fp_extra *x)
     }
     if (uname(&u) == 0) {
         free(fp->host_arch);
-        fp->host_arch = xasprintf("%s (Linux %s)", u.machine, u.release);
+        fp->host_arch = xstrdup(u.machine); /* the machine name only (DESIGN.md) */
     }
     if (nvml_detect(fp, x) == 0 || smi_detect(fp, x) == 0)
         return;

@@ -21,6 +21,7 @@
 #include "verdict/stats.h"
 #include "xalloc.h"
 
+#include "report/crash.h"
 #include "report/internal.h"
 #include "report/overview.h"
 #include "report/srvm.h"
@@ -374,6 +375,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         cJSON_AddItemToObject(cr, "launch_site", jstr(f->launch_site));
         cJSON_AddBoolToObject(cr, "engine_dead", f->engine_dead);
         cJSON_AddItemToObject(cr, "exit", jstr(f->exit_desc));
+        mp_rep_crash_json(cr, rep, c); /* kernel, xid (report/crash.h) */
     } else {
         cJSON_AddNullToObject(o, "crash");
     }
@@ -436,6 +438,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         cJSON_AddItemToObject(e, "request_tok_s_p50", jnum_or_null(mp_rep_median_req_rate(a)));
         cJSON_AddItemToObject(e, "exit", jstr(a->exit_desc));
         cJSON_AddItemToObject(e, "gpu_telemetry", gpu_json(&a->gpu));
+        cJSON_AddItemToObject(e, "gpu_fault", mp_rep_attempt_fault_json(rep, a));
         cJSON *td = cJSON_AddObjectToObject(e, "teardown");
         cJSON_AddBoolToObject(td, "killed", a->teardown_killed);
         cJSON_AddNumberToObject(td, "escapees_killed", a->escapees_killed);
@@ -462,6 +465,11 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
         cJSON *ck = cJSON_Parse(rep->checkpoint_json);
         if (ck)
             cJSON_AddItemToObject(fp, "checkpoint", ck);
+    }
+    if (rep->engine_kernels_json) { /* docs/inspect.md: the kernel coverage check */
+        cJSON *ek = cJSON_Parse(rep->engine_kernels_json);
+        if (ek)
+            cJSON_AddItemToObject(fp, "engine_kernels", ek);
     }
     mp_rep_inherited_json(rep, fp);
     /* the vLLM version the preset's candidates were expressed for (cli/spec.h) */

@@ -40,6 +40,7 @@ struct att {
     struct mp_proc *proc;
     struct mp_logscan *ls;
     struct mp_lg *lg;
+    struct mp_loop *loop;      /* the attempt's one loop (owned) */
     FILE *logf, *timesf, *reqf;
     int64_t t_spawn;
     long log_bytes;
@@ -82,7 +83,7 @@ struct att {
     bool said_resolved;        /* progress_lines: the resolution was reported */
     bool resolve_stop;         /* resolve_only: stopped once resolved */
     struct mp_gpu_sampler *gpu; /* NVML telemetry, or NULL */
-    struct mp_srvm *srvm;      /* the engine's /metrics per load phase (run/srvmetrics.h), or NULL */
+    struct mp_srvm *srvm;      /* the engine's /metrics per load phase (observe/srvmetrics.h), or NULL */
     char *sized[PROMPT_COUNT]; /* prompts of sized_tokens tokens (built on first use) */
     int sized_tokens;
     char last_line[96];        /* the engine's last log line (live line during start-up) */
@@ -102,6 +103,10 @@ void mp_att_check_exit(struct att *a);
 void mp_att_follow_log(struct att *a);
 /* One turn of the event loop: wait for transfers, engine output, signals. */
 void mp_att_pump(struct att *a, int timeout_ms);
+/* Watch the signalfd and the engine's output on the attempt's loop (once
+ * spawned), and stop (before teardown reads the output itself). */
+void mp_att_watch(struct att *a);
+void mp_att_unwatch(struct att *a);
 
 /* ---- record.c ---- */
 /* Record the first failure (class, message) of the attempt. */
@@ -120,7 +125,10 @@ bool mp_att_wait_ready(struct att *a);
 /* Run the phases. Returns the outcome (CLEAN, CRASH, HANG, INTERRUPTED). */
 enum mp_outcome mp_att_run_workload(struct att *a);
 /* The output check: greedy completions of fixed prompts, one at a time. */
-enum mp_outcome mp_att_run_quality(struct att *a, const struct mp_lg_config *base);
+enum mp_outcome mp_att_run_quality(struct att *a);
+/* Pop the next load-generator result that is not a /metrics scrape (those
+ * go to the scraper). True when *res was filled (release it). */
+bool mp_att_next_result(struct att *a, struct mp_lg_result *res);
 
 /* ---- attempt.c ---- */
 /* What the log resolved, into the result. */

@@ -26,15 +26,16 @@
 #include "escape.h"
 #include "http/lgstats.h"
 #include "http/loadgen.h"
+#include "loop.h"
 #include "knowledge/knowledge.h"
 #include "logs/announce.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
-#include "run/delivery.h"
-#include "run/launch.h"
-#include "run/ports.h"
-#include "run/srvmetrics.h"
-#include "run/telemetry.h"
+#include "engine/delivery.h"
+#include "engine/launch.h"
+#include "engine/ports.h"
+#include "observe/srvmetrics.h"
+#include "observe/telemetry.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -50,7 +51,7 @@ void mp_att_copy_resolved(struct att *a)
     mp_resolved_from_log(&a->r->res, mp_logscan_result(a->ls));
 }
 
-/* Once ready: did the knobs reach the engine? (run/delivery.h) */
+/* Once ready: did the knobs reach the engine? (engine/delivery.h) */
 static void check_delivery(struct att *a, const struct mp_launch *l, const char *marker)
 {
     if (a->o->attach_url || !a->proc)
@@ -149,6 +150,12 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     a.follow_fd = -1;
     mp_lines_init(&a.follow, MP_ATT_FOLLOW_LINE_MAX);
     a.mask = o->store ? mp_store_mask(o->store) : NULL;
+    a.loop = mp_loop_new();
+    if (!a.loop) {
+        r->fail_message = xasprintf("cannot create an event loop: %s", strerror(errno));
+        r->outcome = MP_OUT_ERROR;
+        return -errno;
+    }
     struct mp_launch launch;
     memset(&launch, 0, sizeof(launch));
     int rc = 0;
@@ -215,7 +222,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     }
     struct mp_lg_config lgc = {
         .base_url = base_url,
-        .model = "",
+        .model = NULL, /* per request: the served model's name, once ready */
         .chat = o->wl->chat,
         .max_tokens = o->wl->max_tokens,
         .ignore_eos = true,
@@ -262,9 +269,11 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     /* its own thread: an NVML call that blocks never delays the loop, which
      * stamps token events; without a thread, capture.c samples each turn */
     (void)mp_gpu_sampler_start(a.gpu, 1.0);
-    a.srvm = mp_srvm_open(base_url, o->wl->api_key); /* server metrics (run/srvmetrics.h) */
-    /* Ready probes use a model-less loadgen; generation gets the served model name. */
-    a.lg = mp_lg_new(&lgc);
+    /* one loadgen for the attempt: probes, the load (with the served model's
+     * name once it is known) and the /metrics scrapes */
+    a.lg = mp_lg_new_on(a.loop, &lgc);
+    a.srvm = mp_srvm_new(a.lg); /* server metrics (observe/srvmetrics.h) */
+    mp_att_watch(&a);
     a.argv = launch.argv.v;
     a.argc = launch.argv.n;
     a.container = launch.container_runtime != NULL;
@@ -299,13 +308,10 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     } else {
         mp_att_copy_resolved(&a);
         check_delivery(&a, &launch, marker);
-        mp_lg_free(a.lg);
-        lgc.model = a.model;
-        a.lg = mp_lg_new(&lgc);
         int64_t t_work = mp_now_ns();
         r->outcome = mp_att_run_workload(&a);
         if (r->outcome == MP_OUT_CLEAN && o->nquality)
-            r->outcome = mp_att_run_quality(&a, &lgc);
+            r->outcome = mp_att_run_quality(&a);
         r->workload_s = (double)(mp_now_ns() - t_work) / 1e9;
     }
     mp_att_clear_progress(&a);
@@ -315,6 +321,7 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
     memset(&td, 0, sizeof(td));
     int64_t t_td = mp_now_ns();
     a.died_early = a.exited;
+    mp_att_unwatch(&a);
     if (a.proc)
         mp_proc_teardown(a.proc, o->wl->grace_s, mp_att_on_line, &a, &td);
     else
@@ -369,13 +376,14 @@ out:
         fclose(a.reqf);
     mp_gpu_summary(a.gpu, &r->gpu);
     mp_gpu_sampler_close(a.gpu);
-    mp_srvm_close(a.srvm);
+    mp_srvm_free(a.srvm);
     for (size_t i = 0; i < PROMPT_COUNT; i++)
         free(a.sized[i]);
     free(a.req_fail_class);
     free(a.req_fail_msg);
     free(a.nondefault);
     mp_lg_free(a.lg);
+    mp_loop_free(a.loop);
     mp_proc_free(a.proc);
     if (a.follow_fd >= 0)
         close(a.follow_fd);

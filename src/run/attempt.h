@@ -35,7 +35,7 @@ struct mp_attempt_opts {
     int index;
     const struct mp_knowledge *kn;     /* borrowed */
     const struct mp_workload *wl;      /* borrowed */
-    int signal_fd;                     /* signalfd for SIGINT/SIGTERM/SIGHUP/SIGCHLD or -1 */
+    int signal_fd;                     /* signalfd for SIGINT/TERM/HUP/QUIT/CHLD or -1 */
     const char *label;                 /* progress label, e.g. "cutlass 2/5" */
     bool progress;                     /* draw a live progress line on stderr (a terminal):
                                         * phase, counts, tok/s, the engine's last log line

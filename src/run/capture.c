@@ -5,7 +5,6 @@
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -26,15 +25,16 @@
 #include "escape.h"
 #include "http/lgstats.h"
 #include "http/loadgen.h"
+#include "loop.h"
 #include "knowledge/knowledge.h"
 #include "logs/announce.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
-#include "run/delivery.h"
-#include "run/launch.h"
-#include "run/ports.h"
-#include "run/srvmetrics.h"
-#include "run/telemetry.h"
+#include "engine/delivery.h"
+#include "engine/launch.h"
+#include "engine/ports.h"
+#include "observe/srvmetrics.h"
+#include "observe/telemetry.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -94,10 +94,14 @@ void mp_att_on_line(void *ud, const char *line, size_t len, bool truncated)
         a->nondefault_line = a->nlines;
     }
     if (a->o->progress) {
-        size_t n = MP_MIN(len, sizeof(a->last_line) - 1);
+        /* masked whole, then cut: no part of a secret reaches the live line */
+        size_t ml = 0;
+        char *m = mp_term_mask(line, len, &ml);
+        size_t n = MP_MIN(ml, sizeof(a->last_line) - 1);
         for (size_t i = 0; i < n; i++) /* shown on a terminal: printable ASCII only */
-            a->last_line[i] = (line[i] >= 0x20 && line[i] < 0x7f) ? line[i] : '?';
+            a->last_line[i] = (m[i] >= 0x20 && m[i] < 0x7f) ? m[i] : '?';
         a->last_line[n] = '\0';
+        free(m);
     }
     if (a->before_ready) {
         check_announce(a, line, len);
@@ -145,23 +149,47 @@ void mp_att_check_exit(struct att *a)
     }
 }
 
-static void drain_signals(struct att *a)
+/* The signalfd: SIGCHLD reaps orphans; the first other signal interrupts. */
+static void on_signal(struct mp_loop *l, int signo, void *ud)
 {
-    int fd = a->o->signal_fd;
-    if (fd < 0)
+    struct att *a = ud;
+    (void)l;
+    if (signo == SIGCHLD) {
+        mp_proc_reap_orphans();
         return;
-    struct signalfd_siginfo si;
-    for (;;) {
-        ssize_t n = read(fd, &si, sizeof(si));
-        if (n != (ssize_t)sizeof(si))
-            break;
-        if (si.ssi_signo == SIGCHLD) {
-            mp_proc_reap_orphans();
-            continue;
-        }
-        if (!a->signo)
-            a->signo = (int)si.ssi_signo;
     }
+    if (!a->signo)
+        a->signo = signo;
+}
+
+/* The engine's output pipe is readable: its lines (at most about 1 MiB a
+ * turn, so a flood cannot starve the loop), or its end. */
+static void on_output(struct mp_loop *l, int fd, unsigned what, void *ud)
+{
+    struct att *a = ud;
+    (void)what;
+    if (mp_proc_read_lines(a->proc, mp_att_on_line, a) != 0) {
+        a->eof = true;
+        mp_loop_fd_del(l, fd);
+    }
+}
+
+void mp_att_watch(struct att *a)
+{
+    if (a->o->signal_fd >= 0)
+        mp_loop_watch_signals(a->loop, a->o->signal_fd, on_signal, a);
+    int outfd = a->proc ? mp_proc_output_fd(a->proc) : -1;
+    if (outfd >= 0)
+        mp_loop_fd_set(a->loop, outfd, MP_LOOP_IN, on_output, a);
+}
+
+void mp_att_unwatch(struct att *a)
+{
+    if (a->o->signal_fd >= 0)
+        mp_loop_fd_del(a->loop, a->o->signal_fd);
+    int outfd = a->proc ? mp_proc_output_fd(a->proc) : -1;
+    if (outfd >= 0)
+        mp_loop_fd_del(a->loop, outfd);
 }
 
 /* Attach mode: read what the followed log file gained since the last turn
@@ -186,37 +214,25 @@ void mp_att_follow_log(struct att *a)
 /* One turn of the event loop: wait for transfers, engine output, signals. */
 void mp_att_pump(struct att *a, int timeout_ms)
 {
-    struct curl_waitfd extra[2];
-    unsigned n = 0;
-    int outfd = a->eof || !a->proc ? -1 : mp_proc_output_fd(a->proc);
-    if (outfd >= 0) {
-        extra[n].fd = outfd;
-        extra[n].events = CURL_WAIT_POLLIN;
-        extra[n].revents = 0;
-        n++;
-    }
-    if (a->o->signal_fd >= 0) {
-        extra[n].fd = a->o->signal_fd;
-        extra[n].events = CURL_WAIT_POLLIN;
-        extra[n].revents = 0;
-        n++;
-    }
     if (timeout_ms < 0)
         timeout_ms = 0;
-    mp_lg_poll(a->lg, extra, n, timeout_ms);
-    if (outfd >= 0) {
-        int rc = mp_proc_read_lines(a->proc, mp_att_on_line, a);
-        if (rc != 0)
-            a->eof = true;
-    }
+    mp_lg_poll(a->lg, timeout_ms);
     mp_att_follow_log(a);
     /* the evidence is current on disk every turn (one write a turn, not a
      * line): someone tailing server.log sees it, and a kill -9 of moeprobe
      * loses nothing the engine said before the turn */
     if (a->logf && !a->ev_errno && mp_att_ev_ok(a, fflush(a->logf) == 0, "server.log"))
         mp_att_ev_ok(a, fflush(a->timesf) == 0, "server.times");
-    drain_signals(a);
     mp_att_check_exit(a);
     mp_gpu_sample(a->gpu, (double)mp_now_ns() / 1e9, 1.0);
-    mp_srvm_tick(a->srvm); /* server metrics: a scrape a second during a phase, never blocking */
+}
+
+bool mp_att_next_result(struct att *a, struct mp_lg_result *res)
+{
+    while (mp_lg_next_result(a->lg, res) == 1) {
+        if (!mp_srvm_take(a->srvm, res))
+            return true;
+        mp_lg_result_release(res); /* a /metrics scrape: the scraper's */
+    }
+    return false;
 }

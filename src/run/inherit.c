@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "run/shape.h"
+#include "engine/shape.h"
 #include "xalloc.h"
 
 /* Does the docker-like run in cmd pass NAME through without a value? */

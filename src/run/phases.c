@@ -29,11 +29,11 @@
 #include "logs/announce.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
-#include "run/delivery.h"
-#include "run/launch.h"
-#include "run/ports.h"
-#include "run/srvmetrics.h"
-#include "run/telemetry.h"
+#include "engine/delivery.h"
+#include "engine/launch.h"
+#include "engine/ports.h"
+#include "observe/srvmetrics.h"
+#include "observe/telemetry.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -99,7 +99,7 @@ void mp_att_clear_progress(struct att *a)
 
 static bool stalled(struct att *a)
 {
-    if (mp_lg_inflight(a->lg) == 0)
+    if (mp_lg_inflight_gen(a->lg) == 0)
         return false;
     int64_t last = mp_lg_last_progress_ns(a->lg);
     return last && (double)(mp_now_ns() - last) / 1e9 > a->o->wl->stall_timeout_s;
@@ -181,7 +181,7 @@ bool mp_att_wait_ready(struct att *a)
         mp_att_pump(a, (int)MP_MIN(wait, 100));
         mp_att_draw_progress(a, "startup", 0, 1);
         struct mp_lg_result res;
-        while (mp_lg_next_result(a->lg, &res) == 1) {
+        while (mp_att_next_result(a, &res)) {
             bool ok = res.http_status == 200 && res.outcome == MP_LG_OK;
             if (res.user_tag == TAG_HEALTH && ok) {
                 mp_lg_get(a->lg, "/v1/models", 5.0, TAG_MODELS);
@@ -223,11 +223,11 @@ static void settle(struct att *a, double settle_s)
         if (a->exited && a->eof)
             break;
         const struct mp_logresult *lr = mp_logscan_result(a->ls);
-        if (lr->has_crash && mp_lg_inflight(a->lg) == 0 && lr->crash.engine_dead)
+        if (lr->has_crash && mp_lg_inflight_gen(a->lg) == 0 && lr->crash.engine_dead)
             break;
         mp_att_pump(a, 50);
         struct mp_lg_result res;
-        while (mp_lg_next_result(a->lg, &res) == 1) {
+        while (mp_att_next_result(a, &res)) {
             if (res.kind == MP_LG_GEN)
                 mp_att_handle_result(a, &res);
             mp_lg_result_release(&res);
@@ -253,7 +253,7 @@ static enum mp_outcome watch(struct att *a, const char *phase)
     if (stalled(a)) {
         a->req_fail_class = xstrdup("hang");
         a->req_fail_msg = xasprintf("no token progress for %.0f s with %zu request(s) in flight",
-                                    a->o->wl->stall_timeout_s, mp_lg_inflight(a->lg));
+                                    a->o->wl->stall_timeout_s, mp_lg_inflight_gen(a->lg));
         a->r->fail_phase = xstrdup(phase);
         a->r->ok_before_failure = a->r->req_ok;
         return MP_OUT_HANG;
@@ -292,7 +292,31 @@ static void finish_phase(struct att *a, struct mp_phase_result *ph, int64_t t0)
     if (ph->m.req_tok_s.n)
         ph->req_tok_s_p50 = mp_hist_percentile(&ph->m.req_tok_s, 50);
     a->t_phase = 0;
-    mp_gpu_set_load(a->gpu, false); /* GPU telemetry: load phases only (run/telemetry.h) */
+    mp_gpu_set_load(a->gpu, false); /* GPU telemetry: load phases only (observe/telemetry.h) */
+}
+
+/* A phase's first (begin) or last scrape of the engine's /metrics: sent,
+ * then the loop turns until it is back (bounded by its timeout) or a
+ * signal came; the last one's result into *out. */
+static void scrape_edge(struct att *a, bool begin, struct mp_server_metrics *out)
+{
+    if (!a->srvm)
+        return;
+    if (begin)
+        mp_srvm_phase_begin(a->srvm);
+    else
+        mp_srvm_phase_end(a->srvm);
+    while (mp_srvm_waiting(a->srvm) && !a->signo) {
+        mp_att_pump(a, 100);
+        struct mp_lg_result res;
+        while (mp_att_next_result(a, &res)) {
+            if (res.kind == MP_LG_GEN)
+                mp_att_handle_result(a, &res);
+            mp_lg_result_release(&res);
+        }
+    }
+    if (!begin)
+        mp_srvm_result(a->srvm, out);
 }
 
 /* Run the phases. Returns the outcome (CLEAN, CRASH, HANG, INTERRUPTED). */
@@ -328,7 +352,7 @@ enum mp_outcome mp_att_run_workload(struct att *a)
         ph->level = sp.level;
         ph->planned = sp.requests;
         a->cur_phase = (int)(r->nphases - 1);
-        mp_srvm_phase_begin(a->srvm); /* server metrics: the phase's first scrape */
+        scrape_edge(a, true, NULL); /* server metrics: the phase's first scrape */
         int64_t t0 = mp_now_ns();
         a->t_phase = t0;
         mp_gpu_set_load(a->gpu, true);
@@ -339,10 +363,12 @@ enum mp_outcome mp_att_run_workload(struct att *a)
             if (expired && done == started)
                 break; /* duration over and nothing in flight */
             while (!a->failed && !expired && started < sp.requests &&
-                   (int)mp_lg_inflight(a->lg) < sp.level) {
+                   (int)mp_lg_inflight_gen(a->lg) < sp.level) {
                 int pidx = (int)(a->gen_started % PROMPT_COUNT);
                 int ntok = sp.input_tokens > 0 ? sp.input_tokens : wl->input_tokens;
-                if (mp_lg_start(a->lg, prompt_for(a, pidx, ntok), pidx) < 0) {
+                struct mp_lg_gen g = {.prompt = prompt_for(a, pidx, ntok), .model = a->model,
+                                      .ignore_eos = -1, .user_tag = pidx};
+                if (mp_lg_start_gen(a->lg, &g) < 0) {
                     mp_att_set_fail(a, "client-error", "could not start a request");
                     break;
                 }
@@ -351,7 +377,7 @@ enum mp_outcome mp_att_run_workload(struct att *a)
             }
             mp_att_pump(a, 100);
             struct mp_lg_result res;
-            while (mp_lg_next_result(a->lg, &res) == 1) {
+            while (mp_att_next_result(a, &res)) {
                 if (res.kind == MP_LG_GEN) {
                     mp_att_handle_result(a, &res);
                     done++;
@@ -367,12 +393,12 @@ enum mp_outcome mp_att_run_workload(struct att *a)
                 break;
             if (w != MP_OUT_CLEAN) {
                 finish_phase(a, ph, t0);
-                mp_srvm_phase_end(a->srvm, &ph->srv); /* server metrics: what the engine saw */
+                scrape_edge(a, false, &ph->srv); /* server metrics: what the engine saw */
                 return w;
             }
         }
         finish_phase(a, ph, t0);
-        mp_srvm_phase_end(a->srvm, &ph->srv); /* server metrics: the last scrape, the deltas */
+        scrape_edge(a, false, &ph->srv); /* server metrics: the last scrape, the deltas */
         mp_att_note(a, "phase %s: %d ok, %d failed, %.1f tok/s in %.1f s", ph->name, ph->ok, ph->failed,
              ph->tok_s, ph->wall_s);
         if (a->failed)
@@ -386,15 +412,10 @@ enum mp_outcome mp_att_run_workload(struct att *a)
 }
 
 /* The output check: greedy completions of fixed prompts, one at a time. */
-enum mp_outcome mp_att_run_quality(struct att *a, const struct mp_lg_config *base)
+enum mp_outcome mp_att_run_quality(struct att *a)
 {
     const struct mp_attempt_opts *o = a->o;
     struct mp_attempt_result *r = a->r;
-    struct mp_lg_config qc = *base;
-    qc.ignore_eos = false;
-    qc.max_tokens = o->quality_max_tokens > 0 ? o->quality_max_tokens : MP_QUALITY_MAX_TOKENS;
-    struct mp_lg *main_lg = a->lg;
-    a->lg = mp_lg_new(&qc);
     r->nquality = o->nquality;
     r->quality_texts = xcalloc(o->nquality + 1, sizeof(*r->quality_texts));
     struct mp_phase_result *ph = &r->phases[r->nphases++];
@@ -407,7 +428,14 @@ enum mp_outcome mp_att_run_quality(struct att *a, const struct mp_lg_config *bas
     mp_gpu_set_load(a->gpu, true);
     enum mp_outcome out = MP_OUT_CLEAN;
     for (size_t i = 0; i < o->nquality && out == MP_OUT_CLEAN; i++) {
-        if (mp_lg_start(a->lg, o->quality_prompts[i], -1 - (int)i) < 0) {
+        struct mp_lg_gen g = {
+            .prompt = o->quality_prompts[i],
+            .model = a->model,
+            .max_tokens = o->quality_max_tokens > 0 ? o->quality_max_tokens : MP_QUALITY_MAX_TOKENS,
+            .ignore_eos = 0,
+            .user_tag = -1 - (int)i,
+        };
+        if (mp_lg_start_gen(a->lg, &g) < 0) {
             mp_att_set_fail(a, "client-error", "could not start a request");
             break;
         }
@@ -415,7 +443,7 @@ enum mp_outcome mp_att_run_quality(struct att *a, const struct mp_lg_config *bas
         while (!done) {
             mp_att_pump(a, 100);
             struct mp_lg_result res;
-            while (mp_lg_next_result(a->lg, &res) == 1) {
+            while (mp_att_next_result(a, &res)) {
                 if (res.kind == MP_LG_GEN) {
                     if (res.outcome == MP_LG_OK)
                         r->quality_texts[i] = xstrndup(res.text ? res.text : "", res.text_len);
@@ -439,7 +467,5 @@ enum mp_outcome mp_att_run_quality(struct att *a, const struct mp_lg_config *bas
         }
     }
     finish_phase(a, ph, t0);
-    mp_lg_free(a->lg);
-    a->lg = main_lg;
     return out;
 }

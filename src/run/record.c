@@ -31,10 +31,10 @@
 #include "logs/announce.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
-#include "run/delivery.h"
-#include "run/launch.h"
-#include "run/ports.h"
-#include "run/telemetry.h"
+#include "engine/delivery.h"
+#include "engine/launch.h"
+#include "engine/ports.h"
+#include "observe/telemetry.h"
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -52,7 +52,9 @@ void mp_att_set_fail(struct att *a, const char *cls, const char *msg)
     a->t_fail = mp_now_ns();
     a->req_fail_class = xstrdup(cls);
     a->req_fail_msg = xstrdup(msg);
-    mp_att_note(a, "failed: %s: %.300s", cls, msg);
+    char *shown = mp_term_mask(msg, strlen(msg), NULL); /* masked whole, then cut */
+    mp_att_note(a, "failed: %s: %.300s", cls, shown);
+    free(shown);
     a->r->ok_before_failure = a->r->req_ok;
     a->r->fail_request_line = a->fail_req_line;
     if (a->cur_phase >= 0 && (size_t)a->cur_phase < a->r->nphases)

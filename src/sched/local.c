@@ -20,6 +20,7 @@
 #include "proc/proc.h"
 #include "sched/internal.h"
 #include "sched/sched.h"
+#include "store/store.h"
 #include "xalloc.h"
 
 /* bounds of the hand-over checks */
@@ -49,15 +50,21 @@ struct loop {
     size_t done, running;
 };
 
+/* A task's output line into its task.log, through the process's mask
+ * (the task masks what it prints itself; this is the same mask again, for
+ * what it could not know, and for output it printed before its own mask). */
 static void log_line(void *ud, const char *line, size_t len, bool truncated)
 {
     struct slot *s = ud;
     if (s->logfd < 0)
         return;
-    struct iovec iov[2] = {{(void *)line, len}, {(void *)"\n", 1}};
-    MP_UNUSED(truncated);
-    if (writev(s->logfd, iov, 2) < 0)
-        return;
+    size_t ml = 0;
+    char *m = mp_store_mask_apply_ex(mp_store_mask_process(), line, len,
+                                     MP_MASK_WORDS | (truncated ? MP_MASK_CUT : 0), NULL, &ml);
+    struct iovec iov[2] = {{m, ml}, {(void *)"\n", 1}};
+    ssize_t w = writev(s->logfd, iov, 2);
+    free(m);
+    MP_UNUSED(w); /* best effort: the task's own store holds its results */
 }
 
 static void say(const struct loop *L, const char *name, const char *what)

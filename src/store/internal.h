@@ -29,7 +29,8 @@ struct mp_store {
 };
 
 enum mp_store_coltype { MP_COL_STR, MP_COL_LONG, MP_COL_ULONG, MP_COL_INT, MP_COL_DBL, MP_COL_BOOL, MP_COL_STRV,
-                           MP_COL_GPU /* struct mp_gpu_telemetry as JSON text */ };
+                           MP_COL_GPU /* struct mp_gpu_telemetry as JSON text */,
+                           MP_COL_FAULT /* struct mp_gpu_fault as JSON text (model/gpufault.h) */ };
 struct mp_store_col {
     const char *name;
     enum mp_store_coltype type;
@@ -82,7 +83,11 @@ extern const char mp_store_srvm_schema[];
 int mp_store_srvm_write(struct mp_store *s, int64_t attempt_id, const struct mp_attempt_result *r);
 int mp_store_srvm_load(struct mp_store *s, int64_t attempt_id, struct mp_attempt_result *r);
 
-/* The run's set-up (runinfo.c, store/runinfo.h): its tables come with v12. */
+/* bisect tables and fingerprint.engine_kernels (bisect.c) */
+#define MP_STORE_BISECT_VERSION 13
+extern const char mp_store_bisect_schema[];
+
+/* The run's set-up (runinfo.c, store/runinfo.h): its tables come with v14. */
 extern const char mp_store_runinfo_schema[];
 
 #endif

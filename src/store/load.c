@@ -90,6 +90,13 @@ static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void
     case MP_COL_GPU:
         gpu_from_json((struct mp_gpu_telemetry *)(void *)p, (const char *)sqlite3_column_text(st, i));
         break;
+    case MP_COL_FAULT: {
+        const char *t = (const char *)sqlite3_column_text(st, i);
+        cJSON *j = t ? cJSON_Parse(t) : NULL; /* damaged text: nothing known */
+        mp_gpu_fault_from_json((struct mp_gpu_fault *)(void *)p, j);
+        cJSON_Delete(j);
+        break;
+    }
     }
 }
 
@@ -237,6 +244,11 @@ static int load_fp(struct mp_store *s, struct mp_report *rep)
         if (mp_store_read_end(s, st, sr, "read the checkpoint") < 0)
             return MP_EDB;
     }
+    char *ek = NULL;
+    if (mp_store_load_engine_kernels(s, &ek) < 0)
+        return MP_EDB;
+    mp_report_set_engine_kernels_json(rep, ek);
+    free(ek);
     return 0;
 }
 

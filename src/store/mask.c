@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "escape.h"
 #include "secret.h"
 #include "xalloc.h"
 
@@ -17,7 +18,7 @@ extern char **environ;
 
 static void add_n(struct mp_store_mask *m, const char *value, size_t len)
 {
-    if (!value || len < EXPLICIT_MIN_LEN || (len == 3 && !memcmp(value, "***", 3)))
+    if (!m || !value || len < EXPLICIT_MIN_LEN || (len == 3 && !memcmp(value, "***", 3)))
         return;
     for (size_t i = 0; i < m->values.n; i++) {
         if (strlen(m->values.v[i]) == len && !memcmp(m->values.v[i], value, len))
@@ -54,17 +55,67 @@ void mp_store_mask_add_args(struct mp_store_mask *m, char *const *argv, size_t a
     mp_secret_scan_args(argv, argc, add_found, m);
 }
 
+void mp_store_mask_add_cands(struct mp_store_mask *m, const struct mp_candidate *cands,
+                             size_t ncands)
+{
+    for (size_t i = 0; m && i < ncands; i++) {
+        mp_secret_scan_args(cands[i].env.v, cands[i].env.n, add_found, m);
+        mp_secret_scan_args(cands[i].args.v, cands[i].args.n, add_found, m);
+    }
+}
+
 void mp_store_mask_init(struct mp_store_mask *m, const struct mp_candidate *cands, size_t ncands,
                         const char *extra)
 {
     memset(m, 0, sizeof(*m));
     for (char **e = environ; e && *e; e++)
         mp_secret_scan_args(e, 1, add_found, m); /* NAME=VALUE words */
-    for (size_t i = 0; i < ncands; i++) {
-        mp_secret_scan_args(cands[i].env.v, cands[i].env.n, add_found, m);
-        mp_secret_scan_args(cands[i].args.v, cands[i].args.n, add_found, m);
-    }
+    mp_store_mask_add_cands(m, cands, ncands);
     mp_store_mask_add(m, extra);
+}
+
+void mp_store_mask_merge(struct mp_store_mask *dst, const struct mp_store_mask *src)
+{
+    for (size_t i = 0; dst && src && i < src->values.n; i++)
+        mp_store_mask_add(dst, src->values.v[i]);
+}
+
+/* ---- the process's mask: the terminal and the scheduler's task logs ---- */
+
+static struct mp_store_mask process_mask;
+static bool process_mask_set;
+
+struct mp_store_mask *mp_store_mask_process(void)
+{
+    return process_mask_set ? &process_mask : NULL;
+}
+
+static char *term_mask(const void *ud, const char *s, size_t n, size_t *outlen)
+{
+    return mp_store_mask_apply_ex(ud, s, n, MP_MASK_WORDS, NULL, outlen);
+}
+
+void mp_store_mask_process_init(char *const *argv, size_t argc)
+{
+    mp_store_mask_release(&process_mask);
+    mp_store_mask_init(&process_mask, NULL, 0, NULL);
+    /* the server command after "--" (moeprobe's own options name no
+     * secret values: --api-key-env names a variable; candidates and the API
+     * key are added once parsed) */
+    size_t dd = 0;
+    while (dd < argc && strcmp(argv[dd], "--") != 0)
+        dd++;
+    if (dd < argc)
+        mp_store_mask_add_args(&process_mask, argv + dd + 1, argc - dd - 1);
+    process_mask_set = true;
+    mp_term_set_mask(term_mask, &process_mask);
+}
+
+void mp_store_mask_process_end(void)
+{
+    mp_term_set_mask(NULL, NULL);
+    mp_store_mask_release(&process_mask);
+    process_mask_set = false;
 }
 
 void mp_store_mask_release(struct mp_store_mask *m)

@@ -4,6 +4,7 @@
  * and the log lines behind its claims. */
 #include "store/internal.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,7 @@ const struct mp_store_col mp_store_attempt_cols[] = {
     BOOLF(cuda_fault), BOOLF(engine_died), LONGF(fail_request_line), INTF(announced_port),
     STRF(same_as), STRF(same_why),
     {"gpu_telemetry", MP_COL_GPU, offsetof(struct mp_attempt_result, gpu)},
+    {"gpu_fault", MP_COL_FAULT, offsetof(struct mp_attempt_result, fault)},
 };
 const size_t mp_store_nattempt_cols = MP_ARRAY_SIZE(mp_store_attempt_cols);
 
@@ -127,14 +129,16 @@ size_t mp_store_attempt_cols_in(int version)
 {
     /* v7 added no attempts column (knob delivery is its own table; the
      * dlv_* columns of v5/v6 are read by load.c for those stores only) */
-    if (version >= 8)
+    if (version >= 12)
         return mp_store_nattempt_cols;
+    if (version >= 8)
+        return mp_store_nattempt_cols - 1;          /* v12: 1 more */
     if (version >= 6)
-        return mp_store_nattempt_cols - 1;          /* v8: 1 more */
+        return mp_store_nattempt_cols - 2;          /* v8: 1 more */
     if (version >= 5)
-        return mp_store_nattempt_cols - 3;          /* v6: 2 more */
-    return version >= 4 ? mp_store_nattempt_cols - 7  /* v5: 4 more */
-                        : mp_store_nattempt_cols - 10; /* v4: 3 more */
+        return mp_store_nattempt_cols - 4;          /* v6: 2 more */
+    return version >= 4 ? mp_store_nattempt_cols - 8  /* v5: 4 more */
+                        : mp_store_nattempt_cols - 11; /* v4: 3 more */
 }
 
 static void bind_col(struct mp_store *s, sqlite3_stmt *st, int i, const struct mp_store_col *c,
@@ -183,6 +187,19 @@ static void bind_col(struct mp_store *s, sqlite3_stmt *st, int i, const struct m
         buf_adds(&b, "]}");
         sqlite3_bind_text(st, i, b.data, (int)b.len, SQLITE_TRANSIENT);
         buf_release(&b);
+        break;
+    }
+    case MP_COL_FAULT: {
+        const struct mp_gpu_fault *g = (const void *)p;
+        if (mp_gpu_fault_empty(g)) {
+            sqlite3_bind_null(st, i);
+            break;
+        }
+        cJSON *j = mp_gpu_fault_to_json(g, NULL);
+        char *t = cJSON_PrintUnformatted(j);
+        mp_store_bind_text(s, st, i, t);
+        cJSON_free(t);
+        cJSON_Delete(j);
         break;
     }
     }

@@ -165,11 +165,17 @@ static const char schema_v9[] =
 static const char schema_v11[] = "ALTER TABLE run ADD COLUMN objective TEXT;"
                                  "ALTER TABLE run ADD COLUMN percentiles TEXT;";
 
+/* Version 12: what an attempt learned about a GPU fault beyond the
+ * traceback (model/gpufault.h as JSON: core-dump kernels, Xids, why a
+ * source could not be read). */
+static const char schema_v12[] = "ALTER TABLE attempts ADD COLUMN gpu_fault TEXT;";
+
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
                                          schema_v6, schema_v7, schema_v8, schema_v9,
                                          mp_store_srvm_schema /* v10: store/srvmetrics.c */,
-                                         schema_v11,
-                                         mp_store_runinfo_schema /* v12: store/runinfo.c */};
+                                         schema_v11, schema_v12,
+                                         mp_store_bisect_schema /* v13: store/bisect.c */,
+                                         mp_store_runinfo_schema /* v14: store/runinfo.c */};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {

@@ -352,7 +352,10 @@ static char *argv_json(const struct mp_store_mask *m, char *const *argv, size_t 
 {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < argc; i++) {
-        char *w = mp_store_mask_apply(m, argv[i], strlen(argv[i]), true, NULL);
+        /* --api-key-env=NAME names a variable: its value is no secret (the
+         * key itself is a known value, masked wherever it appears) */
+        bool words = strncmp(argv[i], "--api-key-env=", 14) != 0;
+        char *w = mp_store_mask_apply(m, argv[i], strlen(argv[i]), words, NULL);
         cJSON_AddItemToArray(a, cJSON_CreateString(w));
         free(w);
     }

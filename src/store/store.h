@@ -40,7 +40,7 @@ struct mp_diagnosis;
 struct mp_attempt_result;
 
 #define MP_STORE_DB_NAME "moeprobe.db"
-#define MP_STORE_SCHEMA_VERSION 12
+#define MP_STORE_SCHEMA_VERSION 14
 
 /* ---- the secret mask ---- */
 
@@ -60,9 +60,26 @@ void mp_store_mask_init(struct mp_store_mask *m, const struct mp_candidate *cand
 /* Add the secret values of an argument vector (the server command):
  * mp_secret_scan_args's findings. */
 void mp_store_mask_add_args(struct mp_store_mask *m, char *const *argv, size_t argc);
-/* Add one value (>= 4 bytes; shorter ones are ignored). */
+/* Add one value (>= 4 bytes; shorter ones are ignored). The adders accept
+ * m == NULL (nothing to add to: no process mask in unit tests). */
 void mp_store_mask_add(struct mp_store_mask *m, const char *value);
+/* Add the candidates' secret env knobs and secret flag values. */
+void mp_store_mask_add_cands(struct mp_store_mask *m, const struct mp_candidate *cands,
+                             size_t ncands);
+/* Add every value src knows to dst (src may be NULL). */
+void mp_store_mask_merge(struct mp_store_mask *dst, const struct mp_store_mask *src);
 void mp_store_mask_release(struct mp_store_mask *m);
+
+/* The process's mask: what moeprobe shows on the terminal (every
+ * mp_term_dup/mp_term_write text, with MP_MASK_WORDS: escape.h's
+ * mp_term_set_mask) and what the scheduler copies into task logs. main
+ * makes it once (mp_store_mask_process_init: the secret values of our
+ * environment and of the server command after argv's "--"); a run adds the values its store's mask learns
+ * (mp_store_mask_merge), so every channel masks the same values.
+ * mp_store_mask_process() is NULL before init and after end. */
+void mp_store_mask_process_init(char *const *argv, size_t argc);
+struct mp_store_mask *mp_store_mask_process(void);
+void mp_store_mask_process_end(void);
 
 enum {
     MP_MASK_WORDS = 1, /* also NAME=VALUE words and --flag=VALUE (commands, knobs) */
@@ -190,6 +207,58 @@ int mp_store_attempt_finish(struct mp_store *s, int64_t id, const struct mp_atte
 /* One minimization test (minimize). */
 int mp_store_add_minimize_test(struct mp_store *s, unsigned test_no, const char *knobs,
                                const char *candidate, bool passed);
+
+/* ---- bisect (schema v13; store/bisect.c) ---- */
+
+enum mp_store_probe_outcome {
+    MP_STORE_PROBE_OPEN = 0, /* started, not judged (the run stopped in it) */
+    MP_STORE_PROBE_GOOD,
+    MP_STORE_PROBE_BAD,
+    MP_STORE_PROBE_SKIP,
+};
+/* One probe: a build, run as candidate row cand_pos (its attempts are the
+ * evidence). Owned strings when loaded. */
+struct mp_store_probe {
+    long step;                 /* 1-based order of the probes */
+    char *build;
+    long pos;                  /* index in the bisection's builds */
+    long cand_pos;             /* candidates.pos of its candidate row */
+    enum mp_store_probe_outcome outcome;
+    char *why;                 /* why good/bad/skip, or NULL */
+    unsigned long required;    /* clean requests it was asked for (0: the workload) */
+};
+/* The bisection's settings and its probes (loaded: owned). */
+struct mp_store_bisect {
+    char *good, *bad;
+    struct mp_strv builds;     /* oldest first, as given */
+    char *by;                  /* "verdict", "resolved", "throughput" */
+    double pct;                /* --by throughput:PCT */
+    char *candidate;           /* the candidate's name */
+    unsigned long probe_requests; /* --probe-requests (0: derived) */
+    unsigned long required;    /* clean requests per probe, once known */
+    bool required_set;
+    char *required_why;
+    double p_bad;              /* the bad build's per-request failure rate (0: none) */
+    struct mp_store_probe *probes;
+    size_t nprobes;
+};
+void mp_store_bisect_release(struct mp_store_bisect *b);
+/* Record the bisection's settings (replacing them). 0, -ENOENT (a store
+ * older than v13), MP_EDB. */
+int mp_store_bisect_begin(struct mp_store *s, const struct mp_store_bisect *b);
+/* The clean requests per probe and how they were chosen. 0 or MP_EDB. */
+int mp_store_bisect_set_required(struct mp_store *s, unsigned long required, double p_bad,
+                                 const char *why);
+/* Insert or replace probe p (by step). 0 or MP_EDB. */
+int mp_store_bisect_probe(struct mp_store *s, const struct mp_store_probe *p);
+/* Load the bisection into *b (zeroed first). 0, -ENOENT (no bisection
+ * here, or a store older than v13), MP_EDB. */
+int mp_store_bisect_load(struct mp_store *s, struct mp_store_bisect *b);
+/* `inspect --engine`'s compact JSON for the fingerprint (NULL clears);
+ * nothing on a store older than v13. 0 or MP_EDB. */
+int mp_store_set_engine_kernels(struct mp_store *s, const char *json);
+/* ... and back (*json: caller frees; NULL when none). 0 or MP_EDB. */
+int mp_store_load_engine_kernels(struct mp_store *s, char **json);
 
 /* ---- resume ---- */
 

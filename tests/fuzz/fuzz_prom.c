@@ -1,5 +1,5 @@
 /* fuzz_prom.c - the Prometheus text parser (http/prom.h) and the reading of
- * a /metrics body (run/srvmetrics.h) under arbitrary input.
+ * a /metrics body (observe/srvmetrics.h) under arbitrary input.
  *
  * The first byte picks a cut position (as a fraction of the rest); the rest
  * is the body. Invariants: names are valid metric names, strings are
@@ -14,7 +14,7 @@
 
 #include "err.h"
 #include "http/prom.h"
-#include "run/srvmetrics.h"
+#include "observe/srvmetrics.h"
 
 static bool valid_name(const char *s)
 {

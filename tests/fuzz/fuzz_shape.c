@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "model/candidate.h"
-#include "run/delivery.h"
-#include "run/launch.h"
-#include "run/shape.h"
+#include "engine/delivery.h"
+#include "engine/launch.h"
+#include "engine/shape.h"
 #include "strv.h"
 #include "xalloc.h"
 

@@ -33,6 +33,27 @@ echo "$out" | grep -q '"predicted_moe_backend": "MARLIN"' || fail "current envir
 
 run explain --engine-version 0.15.0 -- vllm serve m --moe-backend cutlass | tail -n 1 | grep -q "does not exist in vLLM 0.15.0" \
     || fail "--moe-backend before 0.17"
+# the first line is the verdict with its fix; exit 1 when the server will not start
+out=$(run explain --engine-version 0.18.0 -- vllm serve m --moe-backend humming); rc=$?
+[ $rc -eq 1 ] || fail "will not start: want exit 1, got $rc"
+echo "$out" | head -n 1 | grep -q "^will not start: --moe-backend 'humming' is not a choice of vLLM 0.18.0 .* fix: use an NvFp4 MoE backend" \
+    || fail "verdict line: $(echo "$out" | head -n 1)"
+out=$(run explain --engine-version 0.20.0 -- vllm serve m --moe-backend CUTLASS) || fail "CUTLASS: exit $? (argparse normalises the value)"
+echo "$out" | head -n 1 | grep -q "^MoE backend VLLM_CUTLASS, chosen by --moe-backend cutlass" || fail "CUTLASS verdict: $out"
+out=$(run explain --engine-version 0.20.0 -- VLLM_NVFP4_GEMM_BACKEND=fbgemm vllm serve m --moe-backend marlin); [ $? -eq 1 ] || fail "fbgemm: want exit 1"
+echo "$out" | head -n 1 | grep -q "^will not start: ValueError: Unknown VLLM_NVFP4_GEMM_BACKEND='fbgemm'" || fail "fbgemm verdict: $out"
+
+# NGC tags are NVIDIA releases, mapped through the release notes, never read as versions
+out=$(run explain -- docker run --gpus all -e VLLM_USE_FLASHINFER_MOE_FP4=0 nvcr.io/nvidia/vllm:26.03-py3 vllm serve M) || fail "NGC exit $?"
+echo "$out" | grep -q "^engine version: vLLM 0.17.1 (NGC image nvcr.io/nvidia/vllm:26.03-py3 ships it: https://docs.nvidia.com/" \
+    || fail "NGC 26.03: $out"
+echo "$out" | grep -A1 "VLLM_USE_FLASHINFER_MOE_FP4=0" | grep -q "affects moe, active" || fail "FP4 gone on NGC 26.03: $out"
+case "$out" in *"vLLM 26.03"*) fail "NGC tag read as a vLLM version";; esac
+out=$(run explain -- docker run nvcr.io/nvidia/vllm:26.07-py3 vllm serve M) || fail "unknown NGC exit $?"
+echo "$out" | grep -q "^engine version: unknown: NGC image nvcr.io/nvidia/vllm:26.07-py3 .*pass --engine-version" \
+    || fail "unknown NGC: $out"
+case "$out" in *"vLLM 26.07"*) fail "unknown NGC tag guessed";; esac
+
 run explain --engine-version nonsense -- vllm serve m 2>/dev/null; [ $? -eq 2 ] || fail "bad version: want 2"
 run explain 2>/dev/null; [ $? -eq 2 ] || fail "no command: want 2"
 run explain --help | grep -q "usage: moeprobe explain" || fail "--help"

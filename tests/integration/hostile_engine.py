@@ -32,6 +32,10 @@ from then on every one gets MODE:
              --pidfile (required) before the engine goes on
   unknownerr before serving, prints error lines no vLLM signature matches
              (and an INFO line that mentions a failure), then exits 2
+  echoauth   HTTP 401 whose error message echoes the request's Authorization
+             header and the secret-named variables of its environment (a
+             proxy or plugin that quotes credentials back: secrets_channels.sh),
+             then logs the same message and exits 1
   announce   prints vLLM's "Starting vLLM API server 0 on
              http://0.0.0.0:ANNOUNCE" (--announce, default PORT+1) and listens
              there, not on PORT (an engine listening somewhere else)
@@ -124,6 +128,16 @@ class H(BaseHTTPRequestHandler):
                                          "type": "InternalServerError", "param": None,
                                          "code": 500}}).encode()
             self.send_plain(500, "application/json", body)
+        elif mode == "echoauth":
+            env = "; ".join("%s=%s" % (k, v) for k, v in sorted(os.environ.items())
+                            if k in ("HF_TOKEN", "MY_API_KEY", "DB_PASS", "SMTP_PWD", "GITHUB_PAT"))
+            msg = "invalid credentials (Authorization: %s; %s)" % (
+                self.headers.get("Authorization", "none"), env)
+            body = json.dumps({"error": {"message": msg, "type": "AuthenticationError",
+                                         "param": None, "code": 401}}).encode()
+            self.send_plain(401, "application/json", body)
+            self.wfile.flush()
+            die("ERROR %s\n" % msg)
         elif mode == "nonsse":
             body = json.dumps({"choices": [{"text": "hello", "index": 0}]}).encode()
             self.send_plain(200, "application/json", body)

@@ -159,6 +159,50 @@ static void test_sources(void **st)
     assert_false(humming);
 }
 
+/* NGC tags are NVIDIA releases: the vLLM they ship comes from the release
+ * notes in the knowledge, never from the tag; upstream tags name it. */
+static void test_images(void **st)
+{
+    (void)st;
+    const struct mp_knowledge *k = mp_knowledge_builtin();
+    static const struct {
+        const char *image;
+        enum mp_kn_image_kind kind;
+        const char *version;
+    } rows[] = {
+        {"nvcr.io/nvidia/vllm:26.03-py3", MP_KN_IMAGE_NGC, "0.17.1"},
+        {"nvcr.io/nvidia/vllm:26.01-py3", MP_KN_IMAGE_NGC, "0.11.1"},
+        {"nvcr.io/nvidia/vllm:25.10-py3", MP_KN_IMAGE_NGC, "0.10.2"},
+        {"nvcr.io/nvidia/vllm:26.10", MP_KN_IMAGE_NGC, "0.31.0"},
+        {"nvcr.io/nvidia/vllm:26.07-py3", MP_KN_IMAGE_NGC_UNKNOWN, ""},
+        {"vllm/vllm-openai:v0.17.0-cu130", MP_KN_IMAGE_UPSTREAM, "0.17.0"},
+        {"localhost:5000/vllm/vllm-openai:v0.20.1@sha256:abcd", MP_KN_IMAGE_UPSTREAM, "0.20.1"},
+        {"docker.io/vllm/vllm-openai:0.19.0", MP_KN_IMAGE_UPSTREAM, "0.19.0"},
+        {"vllm/vllm-openai:latest", MP_KN_IMAGE_NONE, ""},
+        {"vllm/vllm-openai", MP_KN_IMAGE_NONE, ""},
+        {"ubuntu:22.04", MP_KN_IMAGE_NONE, ""},
+        {"nvcr.io/nvidia/pytorch:26.03-py3", MP_KN_IMAGE_NONE, ""},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct mp_kn_image_version iv;
+        enum mp_kn_image_kind kind = mp_kn_image_version(k, rows[i].image, &iv);
+        if (kind != rows[i].kind || strcmp(iv.version, rows[i].version))
+            fail_msg("%s: kind %d version '%s'", rows[i].image, kind, iv.version);
+        if (kind == MP_KN_IMAGE_NGC)
+            assert_non_null(strstr(iv.source, "docs.nvidia.com"));
+    }
+    const char *src = NULL;
+    assert_string_equal(mp_kn_ngc_vllm(k, "26.05-py3", &src), "0.20.1");
+    assert_non_null(strstr(src, "rel-26-05"));
+    assert_null(mp_kn_ngc_vllm(k, "26.02", NULL));
+    assert_null(mp_kn_ngc_vllm(k, "0.17", NULL));
+    struct mp_kn_ver v;
+    assert_int_equal(mp_kn_ver_parse(k->newest_version, &v), 0);
+    assert_int_equal(v.v[1], 31);
+    assert_true(k->unknown_env.has_from);
+    assert_int_equal(k->unknown_env.from.v[1], 17);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_files),
         cmocka_unit_test(test_sources),
+        cmocka_unit_test(test_images),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

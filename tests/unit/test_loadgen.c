@@ -6,6 +6,8 @@
  * close. The thread is joined at the end of every test. No sleeps. */
 #include "compat.h"
 
+#include <curl/curl.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -28,6 +30,7 @@
 #include "clock.h"
 #include "http/lgstats.h"
 #include "http/loadgen.h"
+#include "loop.h"
 #include "xalloc.h"
 
 enum seg_type { SEG_DATA, SEG_GATE, SEG_CLOSE, SEG_END };
@@ -135,7 +138,15 @@ static void build(struct conn *c, const char *req)
     }
     if (strncmp(req, "GET ", 4) == 0)
         return fixed(c, "404 Not Found", "{\"detail\":\"Not Found\"}");
-    if (strstr(req, "SCN_ok")) { /* 5 tokens, usage says 5 */
+    if (strstr(req, "SCN_echo")) { /* one token: the request's model, max_tokens and ignore_eos */
+        char text[160];
+        const char *m = strstr(req, "\"model\":\""), *x = strstr(req, "\"max_tokens\":");
+        const char *e = strstr(req, "\"ignore_eos\":");
+        snprintf(text, sizeof(text), "{\"choices\":[{\"index\":0,\"text\":\"model=%.*s max=%ld eos=%c\"}]}",
+                 m ? (int)strcspn(m + 9, "\"") : 1, m ? m + 9 : "-", x ? strtol(x + 13, NULL, 10) : -1L,
+                 e ? e[13] : '-');
+        sse_head(c); event(c, 0, text); event(c, 0, "[DONE]"); sse_tail(c);
+    } else if (strstr(req, "SCN_ok")) { /* 5 tokens, usage says 5 */
         sse_head(c); tokens(c, 5, 0, 0, true); usage(c, 5); event(c, 0, "[DONE]"); sse_tail(c);
     } else if (strstr(req, "SCN_paced")) { /* 30 ms before the first token, 4 more 5 ms apart */
         sse_head(c); tokens(c, 5, 30, 5, true); usage(c, 5); event(c, 0, "[DONE]"); sse_tail(c);
@@ -415,7 +426,7 @@ static struct mp_lg *lg_for(struct srv *s, bool chat, double timeout_s)
 static void one(struct mp_lg *lg, struct mp_lg_result *r)
 {
     while (mp_lg_next_result(lg, r) == 0)
-        assert_int_equal(mp_lg_poll(lg, NULL, 0, 1000), 0);
+        assert_int_equal(mp_lg_poll(lg, 1000), 0);
 }
 
 static void run_one(const char *scn, bool chat, double timeout_s, struct mp_lg_result *r)
@@ -605,6 +616,93 @@ static void t_get(void **state)
     srv_stop(s);
 }
 
+/* Per-request model, max_tokens and ignore_eos (one load generator for every kind of request);
+ * GETs are no generation in flight; a GET body beyond its cap is cut and says so. */
+static void t_per_request(void **state)
+{
+    (void)state;
+    struct srv *s = srv_start();
+    struct mp_lg *lg = lg_for(s, false, 0); /* model "m", max_tokens, ignore_eos from the config */
+    struct mp_lg_gen g = {.prompt = "SCN_echo", .ignore_eos = -1, .user_tag = 1};
+    struct mp_lg_result r;
+    assert_true(mp_lg_start_gen(lg, &g) > 0);
+    one(lg, &r);
+    char want[96];
+    snprintf(want, sizeof(want), "model=m max=%d eos=t", 5);
+    assert_string_equal(r.text, want);
+    mp_lg_result_release(&r);
+    g = (struct mp_lg_gen){.prompt = "SCN_echo", .model = "other", .max_tokens = 32, .ignore_eos = 0};
+    assert_true(mp_lg_start_gen(lg, &g) > 0);
+    assert_true(mp_lg_get(lg, "/health", 5, 9) > 0);
+    assert_int_equal(mp_lg_inflight(lg), 2);
+    assert_int_equal(mp_lg_inflight_gen(lg), 1);
+    for (int i = 0; i < 2; i++) {
+        one(lg, &r);
+        if (r.kind == MP_LG_GEN)
+            assert_string_equal(r.text, "model=other max=32 eos=f");
+        mp_lg_result_release(&r);
+    }
+    assert_int_equal(mp_lg_inflight_gen(lg), 0);
+    assert_int_equal(mp_lg_start_gen(lg, NULL), -EINVAL);
+    /* a body cut at its cap */
+    assert_true(mp_lg_get_max(lg, "nope", 5, 4, 3) > 0);
+    one(lg, &r);
+    assert_int_equal(r.text_len, 4);
+    assert_true(r.text_cut);
+    mp_lg_result_release(&r);
+    assert_true(mp_lg_get(lg, "nope", 5, 3) > 0);
+    one(lg, &r);
+    assert_false(r.text_cut);
+    mp_lg_result_release(&r);
+    mp_lg_free(lg);
+    srv_stop(s);
+}
+
+/* Two load generators on one caller's loop: each gets its own results; freeing one leaves the
+ * other's connections watched. */
+static void t_shared_loop(void **state)
+{
+    (void)state;
+    struct srv *s = srv_start();
+    struct mp_loop *loop = mp_loop_new();
+    assert_non_null(loop);
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->port);
+    struct mp_lg_config cfg = {.base_url = url, .max_tokens = 16, .ignore_eos = true, .text_keep = 4096};
+    struct mp_lg *a = mp_lg_new_on(loop, &cfg), *b = mp_lg_new_on(loop, &cfg);
+    assert_ptr_equal(mp_lg_loop(a), loop);
+    for (int round = 0; round < 2; round++) {
+        assert_true(mp_lg_start(a, "SCN_ok", 1) > 0);
+        if (b)
+            assert_true(mp_lg_start(b, "SCN_paced", 2) > 0);
+        int got_a = 0, got_b = 0;
+        int64_t safety = mp_now_ns() + (int64_t)20 * 1000000000;
+        while ((got_a < 1 || (b && got_b < 1)) && mp_now_ns() < safety) {
+            mp_loop_run_once(loop, safety);
+            struct mp_lg_result r;
+            while (mp_lg_next_result(a, &r) == 1) {
+                assert_int_equal(r.user_tag, 1);
+                assert_int_equal(r.outcome, MP_LG_OK);
+                got_a++;
+                mp_lg_result_release(&r);
+            }
+            while (b && mp_lg_next_result(b, &r) == 1) {
+                assert_int_equal(r.user_tag, 2);
+                assert_int_equal(r.outcome, MP_LG_OK);
+                got_b++;
+                mp_lg_result_release(&r);
+            }
+        }
+        assert_int_equal(got_a, 1);
+        assert_int_equal(got_b, b ? 1 : 0);
+        mp_lg_free(b); /* the second round runs a alone */
+        b = NULL;
+    }
+    mp_lg_free(a);
+    mp_loop_free(loop);
+    srv_stop(s);
+}
+
 /* Non-streaming generations: request says "stream": false, fields come from a scan of the body;
  * errors as for streaming requests; the connection is reused like any other. */
 static void t_complete(void **state)
@@ -659,7 +757,7 @@ static void t_arrival_stamps(void **state)
     int64_t started = mp_lg_last_progress_ns(lg); /* nothing received: oldest start */
     assert_true(started > 0);
     while (mp_lg_last_progress_ns(lg) == started)
-        assert_int_equal(mp_lg_poll(lg, NULL, 0, 1000), 0);
+        assert_int_equal(mp_lg_poll(lg, 1000), 0);
     int64_t seen = mp_now_ns(); /* the first token has arrived; the rest is held by the server */
     int64_t progress = mp_lg_last_progress_ns(lg);
     assert_true(progress > started && progress <= seen);
@@ -688,6 +786,13 @@ static void t_arrival_stamps(void **state)
     srv_stop(s);
 }
 
+static void on_extra(struct mp_loop *l, int fd, unsigned what, void *ud)
+{
+    (void)l;
+    (void)fd;
+    *(unsigned *)ud |= what;
+}
+
 static void t_cancel_and_extra_fds(void **state)
 {
     (void)state;
@@ -695,14 +800,16 @@ static void t_cancel_and_extra_fds(void **state)
     struct mp_lg *lg = lg_for(s, false, 0);
     long a = mp_lg_start(lg, "SCN_stall", 1);
     long b = mp_lg_start(lg, "SCN_stall", 2);
-    /* an extra fd wakes the poll and gets revents */
+    /* another fd watched by the same loop wakes the poll */
     int p[2];
     assert_int_equal(pipe(p), 0);
     assert_int_equal(write(p[1], "x", 1), 1);
-    struct curl_waitfd w = { p[0], CURL_WAIT_POLLIN, 0 };
+    unsigned seen = 0;
+    assert_int_equal(mp_loop_fd_set(mp_lg_loop(lg), p[0], MP_LOOP_IN, on_extra, &seen), 0);
     do
-        assert_int_equal(mp_lg_poll(lg, &w, 1, 5000), 0);
-    while (!(w.revents & CURL_WAIT_POLLIN));
+        assert_int_equal(mp_lg_poll(lg, 5000), 0);
+    while (!(seen & MP_LOOP_IN));
+    mp_loop_fd_del(mp_lg_loop(lg), p[0]);
     assert_int_equal(mp_lg_cancel(lg, a), 0);
     assert_int_equal(mp_lg_cancel(lg, a), -ENOENT);
     assert_int_equal(mp_lg_inflight(lg), 1);
@@ -718,10 +825,10 @@ static void t_cancel_and_extra_fds(void **state)
     assert_int_equal(mp_lg_next_result(lg, &r), 0);
     /* wakeup makes a long poll return */
     mp_lg_wakeup(lg);
-    assert_int_equal(mp_lg_poll(lg, NULL, 0, 60000), 0);
+    assert_int_equal(mp_lg_poll(lg, 60000), 0);
     /* free with requests still in flight */
     mp_lg_start(lg, "SCN_stall", 3);
-    mp_lg_poll(lg, NULL, 0, 0);
+    mp_lg_poll(lg, 0);
     mp_lg_free(lg);
     close(p[0]);
     close(p[1]);
@@ -766,7 +873,7 @@ static void t_server_closes_idle(void **state)
         assert_string_equal(r.text, "ok");
         mp_lg_result_release(&r);
         if (i % 2) /* give the hang-up a chance to arrive while nothing is in flight */
-            assert_int_equal(mp_lg_poll(lg, NULL, 0, 0), 0);
+            assert_int_equal(mp_lg_poll(lg, 0), 0);
     }
     mp_lg_get(lg, "/health", 5, 99);
     one(lg, &r);
@@ -820,7 +927,7 @@ static void t_concurrent(void **state)
     size_t got = 0;
     int64_t t0 = mp_now_ns();
     while (got < N) {
-        assert_int_equal(mp_lg_poll(lg, NULL, 0, 1000), 0);
+        assert_int_equal(mp_lg_poll(lg, 1000), 0);
         while (got < N && mp_lg_next_result(lg, &all[got]) == 1) {
             struct mp_lg_result *r = &all[got++];
             assert_int_equal(r->outcome, MP_LG_OK);
@@ -852,7 +959,7 @@ int main(void)
         cmocka_unit_test(t_errors),
         cmocka_unit_test(t_done_then_held_open),
         cmocka_unit_test(t_connect_refused),
-        cmocka_unit_test(t_get),
+        cmocka_unit_test(t_get), cmocka_unit_test(t_per_request), cmocka_unit_test(t_shared_loop),
         cmocka_unit_test(t_complete),
         cmocka_unit_test(t_arrival_stamps),
         cmocka_unit_test(t_cancel_and_extra_fds),

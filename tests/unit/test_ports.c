@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "logs/announce.h"
-#include "run/ports.h"
+#include "engine/ports.h"
 
 static enum mp_announce_kind parse(const char *line, struct mp_announce *an)
 {

@@ -25,12 +25,14 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "clock.h"
 #include "err.h"
+#include "loop.h"
 #include "proc/proc.h"
 #include "report/fingerprint.h"
 #include "xalloc.h"
@@ -393,6 +395,70 @@ static void test_ignores_term_needs_kill(void **state)
     mp_proc_describe_status(t.exit_status, desc, sizeof(desc));
     assert_string_equal(desc, "killed by signal 9 (Killed)");
     assert_true(t.seconds < 0.2 + 10.0); /* bounded (loose: a hang guard) */
+    mp_proc_free(p);
+    lines_free(&l);
+    assert_clean(marker);
+}
+
+/* The teardown as steps on the caller's loop: the loop's own timer still
+ * fires during the grace (nothing blocks it), the steps are reported in
+ * order, and mp_proc_stop_now (a second Ctrl-C) KILLs at once instead of
+ * waiting out a grace of 60 s. */
+struct steps {
+    char seen[16];
+    size_t n;
+    struct mp_proc_stop *stop;
+    int ticks;
+};
+
+static void on_step(void *ud, enum mp_stop_step step)
+{
+    struct steps *st = ud;
+    const char *names = "TKECD";
+    if (st->n + 1 < sizeof(st->seen) && (st->n == 0 || st->seen[st->n - 1] != names[step]))
+        st->seen[st->n++] = names[step];
+}
+
+static void on_caller_timer(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
+{
+    struct steps *st = ud;
+    (void)l;
+    (void)t;
+    st->ticks++;
+    mp_proc_stop_now(st->stop); /* the "second signal", served by the same loop */
+}
+
+static void test_stop_steps_on_callers_loop(void **state)
+{
+    char marker[MP_PROC_MARKER_SIZE];
+    struct lines l = { 0 };
+    struct mp_teardown t;
+    MP_UNUSED(state);
+
+    mp_proc_new_marker(marker, sizeof(marker));
+    struct mp_proc *p = spawn_sh("trap '' TERM; echo ready; exec sleep 1000", marker, NULL);
+    read_until(p, &l, "ready");
+    struct mp_loop *loop = mp_loop_new();
+    assert_non_null(loop);
+    struct steps st = { 0 };
+    struct mp_loop_timer tm;
+    mp_loop_timer_init(&tm, on_caller_timer, &st);
+    int64_t t0 = mp_now_ns();
+    st.stop = mp_proc_stop_begin(p, loop, 60.0, on_line, &l, on_step, &st);
+    assert_int_equal(mp_proc_stop_step(st.stop), MP_STOP_TERM);
+    mp_loop_timer_start(loop, &tm, mp_now_ns() + 50 * (int64_t)1000000);
+    while (mp_proc_stop_step(st.stop) != MP_STOP_DONE && mp_now_ns() - t0 < SAFETY_NS)
+        assert_true(mp_loop_run_once(loop, -1) >= 0);
+    assert_int_equal(st.ticks, 1);
+    assert_int_equal(mp_proc_stop_end(st.stop, &t), 0);
+    st.seen[st.n] = '\0';
+    assert_string_equal(st.seen, "TKED");
+    assert_true(t.was_running);
+    assert_true(t.killed);
+    assert_false(t.exited_on_term);
+    assert_int_equal(t.leftovers, 0);
+    assert_true(t.seconds < 30.0); /* not the 60 s grace */
+    mp_loop_free(loop);
     mp_proc_free(p);
     lines_free(&l);
     assert_clean(marker);
@@ -969,6 +1035,10 @@ static void test_fingerprint_smi_through_proc(void **state)
     assert_string_equal(fp.cuda, "13.0");
     assert_int_equal(x.gpu_memory_mib, 97871);
     assert_string_equal(x.gpu_source, "nvidia-smi");
+    /* host_arch is the machine name only (DESIGN.md: x86_64, aarch64) */
+    struct utsname un;
+    assert_int_equal(uname(&un), 0);
+    assert_string_equal(fp.host_arch, un.machine);
     char *blk = xasprintf("%s/sigblk", dir);
     f = fopen(blk, "r");
     assert_non_null(f);
@@ -1029,6 +1099,7 @@ int main(void)
         cmocka_unit_test(test_giant_line_truncated),
         cmocka_unit_test(test_exits_on_term),
         cmocka_unit_test(test_ignores_term_needs_kill),
+        cmocka_unit_test(test_stop_steps_on_callers_loop),
         cmocka_unit_test(test_flood_ignoring_term_is_bounded),
         cmocka_unit_test(test_stopped_engine_gets_cont),
         cmocka_unit_test(test_setsid_escapee_found_by_marker),

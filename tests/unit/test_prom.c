@@ -1,6 +1,6 @@
 /* test_prom.c - the Prometheus text parser (http/prom.h), the histogram
  * quantile and deltas (model/srvmetrics.h) and the reading of a vLLM
- * /metrics body into a phase's server metrics (run/srvmetrics.h). */
+ * /metrics body into a phase's server metrics (observe/srvmetrics.h). */
 #include "compat.h"
 
 #include <math.h>
@@ -16,7 +16,7 @@
 #include "err.h"
 #include "http/prom.h"
 #include "model/srvmetrics.h"
-#include "run/srvmetrics.h"
+#include "observe/srvmetrics.h"
 
 static int parse(struct mp_prom *p, const char *s)
 {

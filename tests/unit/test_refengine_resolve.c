@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "knowledge/knowledge.h"
 #include "resolve.h"
 #include "world.h"
 
@@ -53,22 +54,36 @@ static const struct row rows[] = {
     {"0.17.0", "sm121", NULL, "flashinfer_trtllm", {NULL}, RE_ERR_STARTUP, NULL,
      "ValueError: NvFp4 MoE backend 'FLASHINFER_TRTLLM' does not support the deployment "
      "configuration since kernel does not support current device."},
-    /* argparse choices are exact: case and hyphens matter on the command line */
-    {"0.17.0", "sm121", NULL, "Flashinfer-TRTLLM", {NULL}, RE_ERR_ARGPARSE, NULL,
-     "argument --moe-backend: invalid choice: 'Flashinfer-TRTLLM' (choose from 'auto', "
-     "'triton', 'deep_gemm', 'cutlass', 'flashinfer_trtllm', 'flashinfer_cutlass', "
-     "'flashinfer_cutedsl', 'marlin', 'aiter')"},
-    {"0.20.0", "sm121", NULL, "CUTLASS", {NULL}, RE_ERR_ARGPARSE, NULL, "invalid choice: 'CUTLASS'"},
+    /* argparse lower-cases the value and turns '-' into '_' first (type=), then
+     * checks the choices; the error shows the normalised value, choices sorted */
+    {"0.17.0", "sm121", NULL, "Flashinfer-TRTLLM", {NULL}, RE_ERR_STARTUP, NULL,
+     "NvFp4 MoE backend 'FLASHINFER_TRTLLM' does not support the deployment"},
+    {"0.20.0", "sm121", NULL, "CUTLASS", {NULL}, RE_OK, "VLLM_CUTLASS", NULL},
+    {"0.20.0", "sm121", NULL, "flashinfer-cutlass", {NULL}, RE_OK, "FLASHINFER_CUTLASS", NULL},
+    {"0.17.0", "sm121", NULL, "Foo-Bar", {NULL}, RE_ERR_ARGPARSE, NULL,
+     "argument --moe-backend: invalid choice: 'foo_bar' (choose from 'aiter', 'auto', "
+     "'cutlass', 'deep_gemm', 'flashinfer_cutedsl', 'flashinfer_cutlass', "
+     "'flashinfer_trtllm', 'marlin', 'triton')"},
     /* values the version's MoEBackend literal does not have yet */
     {"0.18.0", "sm121", NULL, "humming", {NULL}, RE_ERR_ARGPARSE, NULL, "invalid choice: 'humming'"},
+    {"0.21.0", "sm121", NULL, "humming", {NULL}, RE_ERR_ARGPARSE, NULL, "invalid choice: 'humming'"},
+    {"0.22.0", "sm121", NULL, "humming", {NULL}, RE_OK, "HUMMING", NULL},
+    {"0.22.0", "sm121", NULL, "triton_unfused", {NULL}, RE_ERR_STARTUP, NULL,
+     "ValueError: moe_backend='triton_unfused' is not supported for NvFP4 MoE"},
     {"0.21.0", "sm121", NULL, "flashinfer_b12x", {NULL}, RE_ERR_ARGPARSE, NULL,
      "invalid choice: 'flashinfer_b12x'"},
+    {"0.22.0", "sm121", NULL, "flashinfer_b12x", {NULL}, RE_ERR_ARGPARSE, NULL,
+     "invalid choice: 'flashinfer_b12x'"},
+    {"0.23.0", "sm121", NULL, "flashinfer_b12x", {NULL}, RE_OK, "FLASHINFER_B12X", NULL},
+    {"0.30.0", "sm121", NULL, "rdna3", {NULL}, RE_ERR_ARGPARSE, NULL, "invalid choice: 'rdna3'"},
+    {"0.31.0", "sm121", NULL, "RDNA3", {NULL}, RE_ERR_STARTUP, NULL,
+     "ValueError: moe_backend='rdna3' is not supported for NvFP4 MoE"},
     {"0.20.0", "sm121", NULL, "emulation", {NULL}, RE_OK, "EMULATION", NULL},
     {"0.17.0", "sm121", NULL, "triton", {NULL}, RE_ERR_STARTUP, NULL,
      "ValueError: moe_backend='triton' is not supported for NvFP4 MoE. Expected one of"},
     {"0.17.0", "sm121", NULL, "b12x", {NULL}, RE_ERR_ARGPARSE, NULL, "invalid choice: 'b12x'"},
-    {"0.27.1", "sm121", NULL, "b12x", {NULL}, RE_ERR_ARGPARSE, NULL, "invalid choice: 'b12x'"},
-    {"0.28.0", "sm121", NULL, "b12x", {NULL}, RE_OK, "B12X", NULL},
+    {"0.28.0", "sm121", NULL, "b12x", {NULL}, RE_ERR_ARGPARSE, NULL, "invalid choice: 'b12x'"},
+    {"0.29.0", "sm121", NULL, "b12x", {NULL}, RE_OK, "B12X", NULL},
     /* the flag does not exist before 0.17 */
     {"0.15.1", "sm120", NULL, "cutlass", {NULL}, RE_ERR_ARGPARSE, NULL,
      "unrecognized arguments: --moe-backend cutlass"},
@@ -96,9 +111,32 @@ static const struct row rows[] = {
     {"0.17.0", "sm121", NULL, "marlin", {"VLLM_USE_FLASHINFER_MOE_FP4=0", NULL}, RE_OK, "MARLIN",
      "potential backends: ['FLASHINFER_TRTLLM', 'FLASHINFER_CUTEDSL', 'FLASHINFER_CUTLASS', "
      "'VLLM_CUTLASS', 'MARLIN']."},
-    /* VLLM_TEST_FORCE_FP8_MARLIN lives until v0.28 (PR #52182) */
+    /* VLLM_TEST_FORCE_FP8_MARLIN: the NvFp4 oracle reads it until v0.23 (assumed,
+     * like the knowledge: uncertain), the variable lives until v0.28 (PR #52182) */
+    {"0.22.0", "sm121", NULL, NULL, {"VLLM_TEST_FORCE_FP8_MARLIN=1", NULL}, RE_OK, "MARLIN", NULL},
+    {"0.23.0", "sm121", NULL, NULL, {"VLLM_TEST_FORCE_FP8_MARLIN=1", NULL}, RE_OK,
+     "FLASHINFER_CUTLASS", NULL},
     {"0.28.0", "sm121", NULL, NULL, {"VLLM_TEST_FORCE_FP8_MARLIN=1", NULL}, RE_OK,
      "FLASHINFER_CUTLASS", NULL},
+    /* 0/1 variables are bool(int(value)): true or empty stop the engine where read */
+    {"0.17.0", "sm121", NULL, NULL, {"VLLM_USE_FLASHINFER_MOE_FP4=true", NULL}, RE_ERR_STARTUP,
+     NULL, "ValueError: invalid literal for int() with base 10: 'true'"},
+    {"0.17.0", "sm121", NULL, NULL, {"VLLM_TEST_FORCE_FP8_MARLIN=", NULL}, RE_ERR_STARTUP, NULL,
+     "ValueError: invalid literal for int() with base 10: ''"},
+    {"0.17.0", "sm121", NULL, NULL, {"VLLM_USE_FLASHINFER_MOE_FP4=2", NULL}, RE_OK,
+     "FLASHINFER_CUTLASS", NULL},
+    {"0.26.0", "sm121", NULL, NULL, {"VLLM_USE_FLASHINFER_MOE_FP4=true", NULL}, RE_OK,
+     "FLASHINFER_CUTLASS", NULL}, /* removed: not read */
+    /* VLLM_FLASHINFER_MOE_BACKEND is env_with_choices */
+    {"0.17.0", "sm121", NULL, NULL,
+     {"VLLM_USE_FLASHINFER_MOE_FP4=1", "VLLM_FLASHINFER_MOE_BACKEND=fast", NULL}, RE_ERR_STARTUP,
+     NULL,
+     "ValueError: Invalid value 'fast' for VLLM_FLASHINFER_MOE_BACKEND. Valid options: "
+     "['throughput', 'latency', 'masked_gemm']."},
+    /* fbgemm is no VLLM_NVFP4_GEMM_BACKEND value in the kernels/linear era */
+    {"0.20.0", "sm120", NULL, NULL, {"VLLM_NVFP4_GEMM_BACKEND=fbgemm", NULL}, RE_ERR_STARTUP, NULL,
+     "ValueError: Unknown VLLM_NVFP4_GEMM_BACKEND='fbgemm'. Valid choices: ['flashinfer-cutlass', "
+     "'cutlass', 'marlin', 'flashinfer-trtllm', 'flashinfer-cudnn', 'emulation']"},
     /* a variable the era does not have changes nothing */
     {"0.17.0", "sm121", NULL, NULL, {"VLLM_SCALED_MM_BACKEND=marlin", NULL}, RE_OK,
      "FLASHINFER_CUTLASS", NULL},
@@ -177,10 +215,23 @@ static void test_env_warnings(void **st)
     struct world w;
     struct re_resolution res;
     struct re_inputs in = {.env = env};
-    /* 0.17: no unknown-variable check yet */
-    mkworld(&w, "0.17.0", "sm121", NULL);
+    /* 0.16: no unknown-variable warning imitated (v0.16 is uncertain) */
+    mkworld(&w, "0.16.0", "sm121", NULL);
     re_resolve(&w, &in, &res);
     assert_int_equal(res.api_lines.n, 0);
+    re_resolution_free(&res);
+    /* 0.17: a real v0.17.1 log has the warning (PR #33581) */
+    mkworld(&w, "0.17.0", "sm121", NULL);
+    re_resolve(&w, &in, &res);
+    assert_true(has_line(&res.api_lines, "Unknown vLLM environment variable detected: VLLM_SCALED_MM_BACKEND"));
+    re_resolution_free(&res);
+    /* VLLM_WATCHDOG_TIME_S never was a variable: real vLLM warns about it */
+    const char *wd[] = {"VLLM_WATCHDOG_TIME_S=5", "VLLM_USE_FBGEMM=1", NULL};
+    struct re_inputs inw = {.env = wd};
+    mkworld(&w, "0.21.0", "sm121", NULL);
+    re_resolve(&w, &inw, &res);
+    assert_true(has_line(&res.api_lines, "detected: VLLM_WATCHDOG_TIME_S"));
+    assert_false(has_line(&res.api_lines, "detected: VLLM_USE_FBGEMM")); /* deprecated v0.22, not gone */
     re_resolution_free(&res);
     /* 0.19: the fork variable is unknown, the others are known */
     mkworld(&w, "0.19.0", "sm120", NULL);
@@ -262,12 +313,59 @@ static void test_dense_attention_and_tags(void **st)
     assert_string_equal(re_proc_tag(&w, RE_PROC_API), "APIServer");
 }
 
+/* refengine and the knowledge tell one story: a variable refengine's era
+ * knows is one the knowledge calls present (not removed, not yet there, not
+ * unknown) in that version, and --moe-backend accepts exactly the choices
+ * the knowledge lists for the version. */
+static void test_agrees_with_knowledge(void **st)
+{
+    MP_UNUSED(st);
+    static const char *const versions[] = {"0.9.2", "0.10.1", "0.11.0", "0.13.0", "0.15.0",
+                                           "0.15.1", "0.16.0", "0.17.0", "0.19.1", "0.20.0",
+                                           "0.21.0", "0.22.0", "0.23.0", "0.25.0", "0.27.1",
+                                           "0.28.0", "0.29.0", "0.30.0", "0.31.0"};
+    static const char *const vars[] = {
+        "VLLM_USE_FLASHINFER_MOE_FP4", "VLLM_FLASHINFER_MOE_BACKEND", "VLLM_TEST_FORCE_FP8_MARLIN",
+        "VLLM_NVFP4_GEMM_BACKEND", "VLLM_USE_NVFP4_CT_EMULATIONS", "VLLM_USE_FBGEMM",
+        "VLLM_ATTENTION_BACKEND", "VLLM_ALL2ALL_BACKEND", "VLLM_USE_V1",
+        "VLLM_B12X_MOE_FP4_FORCE_A16", "VLLM_WATCHDOG_TIME_S", "VLLM_RPC_TIMEOUT",
+        "VLLM_TORCH_PROFILER_DIR", "VLLM_USE_FLASHINFER_MOE_FP16", "VLLM_USE_FLASHINFER_MOE_FP8",
+        "VLLM_MXFP4_USE_MARLIN", "VLLM_DISABLED_KERNELS", "VLLM_SCALED_MM_BACKEND"};
+    const struct mp_knowledge *k = mp_knowledge_builtin();
+    for (size_t i = 0; i < MP_ARRAY_SIZE(versions); i++) {
+        struct world w;
+        mkworld(&w, versions[i], "sm121", NULL);
+        struct mp_kn_ver v;
+        mp_kn_ver_parse(versions[i], &v);
+        for (size_t j = 0; j < MP_ARRAY_SIZE(vars); j++) {
+            const struct mp_kn_knob *kb = mp_kn_find_knob(k, vars[j]);
+            const struct mp_kn_era *e = kb ? mp_kn_knob_era(kb, &v) : NULL;
+            bool kn = e && strcmp(e->status, "removed") && strcmp(e->status, "not-yet-available") &&
+                      strcmp(e->status, "unknown-to-engine");
+            if (kn != re_env_known(&w, vars[j]))
+                fail_msg("%s on %s: knowledge says %s, refengine %s", vars[j], versions[i],
+                         e ? e->status : "(no era)", kn ? "unknown" : "known");
+        }
+        const struct mp_kn_knob *mb = mp_kn_find_knob(k, "--moe-backend");
+        const struct mp_kn_era *me = mp_kn_knob_era(mb, &v);
+        for (size_t j = 0; j < mb->nvalues; j++) {
+            bool kn = false;
+            for (size_t x = 0; me && x < me->nvalues; x++)
+                kn = kn || !strcmp(me->values[x], mb->values[j]);
+            if (kn != re_moe_choice(&w, mb->values[j]))
+                fail_msg("--moe-backend %s on %s: knowledge %s, refengine differs", mb->values[j],
+                         versions[i], kn ? "accepts" : "rejects");
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_env_warnings),
         cmocka_unit_test(test_dense_attention_and_tags),
+        cmocka_unit_test(test_agrees_with_knowledge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

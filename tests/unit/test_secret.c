@@ -19,10 +19,16 @@ static void test_names(void **state)
 {
     (void)state;
     static const char *const yes[] = {"HF_TOKEN", "api-key", "api_key", "MY_SECRET", "DB_PASSWORD",
-                                      "db_passwd", "use-auth-token", "AWS_CREDENTIALS", "MONKEY"};
+                                      "db_passwd", "use-auth-token", "AWS_CREDENTIALS", "MONKEY",
+                                      /* a last word PASS, PWD or PAT after another word */
+                                      "DB_PASS", "smtp-pass", "SMTP_PWD", "GITHUB_PAT",
+                                      "gitlab.pat", "SSH_PASSPHRASE"};
     static const char *const no[] = {"VLLM_USE_V1", "max-num-batched-tokens", "tokenizer",
                                      "tokenizer-mode", "TOKENIZERS_PARALLELISM", "max_tokens",
-                                     "moe-backend", "port"};
+                                     "moe-backend", "port",
+                                     /* PASS/PWD/PAT inside a word, or alone */
+                                     "PWD", "OLDPWD", "PATH", "LD_LIBRARY_PATH", "BYPASS",
+                                     "COMPASS", "PASS_THROUGH", "pattern", "PAT", "PASS"};
     for (size_t i = 0; i < MP_ARRAY_SIZE(yes); i++)
         assert_true(mp_is_secret_name(yes[i], strlen(yes[i])));
     for (size_t i = 0; i < MP_ARRAY_SIZE(no); i++)

@@ -1,6 +1,6 @@
-/* Unit tests: command shapes (run/shape.h), where launch puts env knobs for
- * each shape (run/launch.h), and the pure parts of knob delivery
- * (run/delivery.h). */
+/* Unit tests: command shapes (engine/shape.h), where launch puts env knobs for
+ * each shape (engine/launch.h), and the pure parts of knob delivery
+ * (engine/delivery.h). */
 #include "compat.h"
 
 #include <setjmp.h>
@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "buf.h"
-#include "run/delivery.h"
-#include "run/launch.h"
-#include "run/shape.h"
+#include "engine/delivery.h"
+#include "engine/launch.h"
+#include "engine/shape.h"
 #include "strv.h"
 #include "xalloc.h"
 

@@ -11,7 +11,7 @@
 
 #include "cli/spec.h"
 #include "knowledge/knowledge.h"
-#include "run/launch.h"
+#include "engine/launch.h"
 #include "secret.h"
 
 static void test_split_quotes(void **state)
@@ -205,7 +205,11 @@ static void test_preset_eras(void **state)
     free(k);
     assert_null(pc(p, n, "flashinfer_b12x"));
     mp_preset_free(p, n);
+    /* the knowledge's --moe-backend eras: flashinfer_b12x from v0.23, b12x from v0.29 */
     assert_int_equal(mp_preset_express(kn, "sm12x-nvfp4", "0.22.0", &p, &n), 0);
+    assert_null(pc(p, n, "flashinfer_b12x"));
+    mp_preset_free(p, n);
+    assert_int_equal(mp_preset_express(kn, "sm12x-nvfp4", "0.23.0", &p, &n), 0);
     assert_non_null(pc(p, n, "flashinfer_b12x"));
     assert_null(pc(p, n, "b12x"));
     mp_preset_free(p, n);

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "model/srvmetrics.h"
-#include "run/srvmetrics.h"
+#include "observe/srvmetrics.h"
 
 static void test_queued_rule(void **st)
 {

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "run/telemetry.h"
+#include "observe/telemetry.h"
 
 static unsigned n_dev = 2, tick;
 static int inits, shutdowns;

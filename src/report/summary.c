@@ -1,0 +1,82 @@
+/* summary.c - the terminal summary a run prints at its end
+ * (mp_report_summary): a line per candidate, the recommendation or what was
+ * learned, and how to continue an unfinished run. */
+#include "report/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "escape.h"
+#include "verdict/recommend.h"
+
+#include "report/internal.h"
+
+/* Append s for the terminal (escape.h): controls shown, not sent. */
+static void term_add(struct buf *b, const char *s)
+{
+    if (s)
+        mp_term_esc(b, s, strlen(s), 0);
+}
+
+/* term_add padded with spaces to width bytes. */
+static void term_pad(struct buf *b, const char *s, size_t width)
+{
+    size_t before = b->len;
+    term_add(b, s);
+    for (size_t n = b->len - before; n < width; n++)
+        buf_addc(b, ' ');
+}
+
+void mp_report_summary(const struct mp_report *rep, struct buf *out)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct mp_cand_report *c = &rep->c[i];
+        const struct mp_attempt_result *p = mp_cand_primary(c);
+        buf_adds(out, "  ");
+        term_pad(out, c->cand.name, 20);
+        buf_addc(out, ' ');
+        term_pad(out, mp_cand_verdict_label(c), 16);
+        buf_addc(out, ' ');
+        term_pad(out, p && p->res.moe_backend ? p->res.moe_backend : "-", 20);
+        buf_addc(out, ' ');
+        double s = mp_rep_seq_tok_s(p);
+        if (p && p->outcome == MP_OUT_SAME_CONFIG) {
+            buf_adds(out, "shared with ");
+            term_add(out, p->same_as ? p->same_as : "?");
+        } else if (s >= 0) {
+            buf_printf(out, "%8.1f tok/s seq", s);
+        }
+        buf_adds(out, "\n");
+    }
+    if (rep->recommended >= 0) {
+        char *knobs = mp_candidate_knobs_str(&rep->c[rep->recommended].cand);
+        buf_adds(out, "recommendation: ");
+        term_add(out, rep->c[rep->recommended].cand.name);
+        if (knobs[0]) {
+            buf_adds(out, " (");
+            term_add(out, knobs);
+            buf_adds(out, ")");
+        }
+        buf_printf(out, ", by %s (--objective %s)\n", mp_verdict_objective_label(rep->objective),
+                   mp_objective_name(rep->objective));
+        free(knobs);
+    } else if (mp_report_is_resolve_map(rep)) {
+        buf_adds(out, "resolution only: no load was driven, nothing is recommended\n");
+    } else {
+        buf_adds(out, mp_report_nunfinished(rep) ? "no finished candidate qualified"
+                                                 : "no candidate qualified");
+        for (size_t i = 0; i < rep->learned.n; i++) {
+            buf_adds(out, i ? "; " : ": ");
+            term_add(out, rep->learned.v[i]);
+        }
+        buf_adds(out, "\n");
+    }
+    if (mp_report_incomplete(rep)) {
+        char *cmd = mp_report_resume_command(rep);
+        buf_printf(out, "%s; %s %s\n",
+                   rep->interrupted ? "the run was interrupted" : "the run did not finish",
+                   cmd ? "continue it with:" : "it cannot be resumed:",
+                   cmd ? cmd : "start it again with a new --out DIR");
+        free(cmd);
+    }
+}
