@@ -164,6 +164,7 @@ void mp_session_runctx(const struct mp_session *s, struct mp_runctx *ctx)
     ctx->diag_max_requests = o->diag_max_requests;
     ctx->diag_budget_s = o->diag_budget_s;
     ctx->store = s->store;
+    ctx->gpuwait = (struct mp_gpuwait)MP_GPUWAIT_INIT;
 }
 
 int mp_session_store_failed(const struct mp_session *s)

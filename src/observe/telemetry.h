@@ -63,6 +63,10 @@ void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s);
 int mp_gpu_sampler_start(struct mp_gpu_sampler *s, double interval_s);
 /* Summarise the samples so far. Returns false (out zeroed) without any. */
 bool mp_gpu_summary(struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out);
+/* The memory in use on the sampled devices now and their total, summed
+ * (bytes): for the wait before an engine starts (run/gpuwait.h). 0, or -1
+ * when NVML cannot say (NULL accepted). */
+int mp_gpu_memory_now(struct mp_gpu_sampler *s, unsigned long long *used, unsigned long long *total);
 /* Stop the thread (waiting at most for one reading), shut NVML down, free.
  * Accepts NULL. */
 void mp_gpu_sampler_close(struct mp_gpu_sampler *s);

@@ -2,6 +2,7 @@
  * workload (phases.c), teardown and the summary (see attempt.h; the shared
  * state is in att_internal.h). */
 #include "run/att_internal.h"
+#include "run/gpuwait.h"
 
 #include <arpa/inet.h>
 #include <cjson/cJSON.h>
@@ -230,6 +231,25 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
         .request_timeout_s = 0,
         .text_keep = 4096,
     };
+    /* the GPUs the engine is given: the candidate's CUDA_VISIBLE_DEVICES, else ours;
+     * opened before the spawn so that the previous engine's memory is seen free first */
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    for (size_t i = 0; o->cand && i < o->cand->env.n; i++)
+        if (!strncmp(o->cand->env.v[i], "CUDA_VISIBLE_DEVICES=", 21))
+            visible = o->cand->env.v[i] + 21;
+    a.gpu = mp_gpu_sampler_open(NULL, visible);
+    double waited = 0;
+    int wsig = 0;
+    if (o->gpuwait && !o->attach_url &&
+        !mp_gpuwait_before_start(o->gpuwait, a.gpu, o->signal_fd, !o->progress && !o->progress_lines,
+                                 o->label ? o->label : "", &waited, &wsig)) {
+        if (wsig) { /* interrupted while waiting: nothing was started */
+            a.signo = wsig;
+            r->outcome = MP_OUT_INTERRUPTED;
+            goto out;
+        }
+        mp_att_note(&a, "started with GPU memory still held after waiting %.0f s", waited);
+    }
     struct mp_diag d = MP_DIAG_INIT;
     a.t_spawn = mp_now_ns();
     if (o->attach_url) {
@@ -260,12 +280,6 @@ int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r,
                                                  mp_proc_starttime(mp_proc_pid(a.proc)), marker) < 0)
             a.io_err = true;
     }
-    /* the GPUs the engine is given: the candidate's CUDA_VISIBLE_DEVICES, else ours */
-    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-    for (size_t i = 0; o->cand && i < o->cand->env.n; i++)
-        if (!strncmp(o->cand->env.v[i], "CUDA_VISIBLE_DEVICES=", 21))
-            visible = o->cand->env.v[i] + 21;
-    a.gpu = mp_gpu_sampler_open(NULL, visible);
     /* its own thread: an NVML call that blocks never delays the loop, which
      * stamps token events; without a thread, capture.c samples each turn */
     (void)mp_gpu_sampler_start(a.gpu, 1.0);

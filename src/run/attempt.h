@@ -17,6 +17,8 @@
 
 #include "compat.h"
 
+struct mp_gpuwait;
+
 #include "model/attempt.h"
 #include "model/candidate.h"
 #include "model/workload.h"
@@ -78,6 +80,8 @@ struct mp_attempt_opts {
     bool (*same_config)(void *ud, const struct mp_resolved *res, char **same_as, char **why);
     void *same_ud;
     const char *cwd;                   /* the engine's working directory, NULL = ours */
+    struct mp_gpuwait *gpuwait;        /* wait for the previous engine's GPU memory before
+                                        * the spawn (run/gpuwait.h), or NULL */
     /* `moeprobe resolve`: stop the engine as soon as its selections are
      * logged (or at ready); outcome MP_OUT_RESOLVED, no load. */
     bool resolve_only;

@@ -246,6 +246,7 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .eta_after_s = est.known ? MP_MAX(0.0, after) : -1,
         .expect_s = est.known ? est.attempt_s : -1,
         .cwd = ctx->cwd,
+        .gpuwait = &ctx->gpuwait,
     };
     struct same_ctx sc = {ctx, rep, ci};
     if (ctx->dedupe && !blocking && !mp_cand_primary(c) && !ctx->attach_url) {

@@ -11,6 +11,7 @@
 
 #include "model/report.h"
 #include "run/attempt.h"
+#include "run/gpuwait.h"
 
 struct mp_runctx {
     const char *run_dir;              /* attempts go to run_dir/attempts/<cand>-<n> */
@@ -31,6 +32,8 @@ struct mp_runctx {
     unsigned long meas_reqs;          /* ... over this many requests */
     bool plan_said;
     bool diagnose;                    /* crashes will be diagnosed (the ETA counts them) */
+    struct mp_gpuwait gpuwait;        /* the GPU memory before the run's first engine
+                                       * (run/gpuwait.h; MP_GPUWAIT_INIT) */
     /* the caller's own work beyond the candidates (minimize's tests): called
      * before each estimate to set the three fields below (may be NULL) */
     void (*eta_prepare)(void *ud, const struct mp_report *rep);
