@@ -44,6 +44,7 @@ void mp_report_release(struct mp_report *rep)
     mp_inherited_release(&rep->inherited);
     free(rep->preset_version);
     free(rep->stop_reason);
+    mp_strv_release(&rep->server_cmd);
     free(rep->recommendation_why);
     mp_strv_release(&rep->learned);
     mp_report_derived_release(rep);

@@ -117,6 +117,9 @@ struct mp_report {
     /* why the run stopped before its candidates were done (the server
      * command fails before any backend is chosen), or NULL */
     char *stop_reason;
+    /* the server command as the run recorded it (secrets masked; {port} as
+     * given), for the next steps; empty when not known (attached soak) */
+    struct mp_strv server_cmd;
 };
 
 void mp_report_init(struct mp_report *rep, const char *run_dir);

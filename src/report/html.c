@@ -54,6 +54,7 @@ static const char css[] =
     "pre{background:#f6f8fa;border:1px solid var(--bd);padding:8px;white-space:pre-wrap;"
     "overflow-wrap:anywhere;word-break:break-all;border-radius:4px;max-width:100%}"
     "pre .hl{background:#fff3c4}"
+    "ul.next pre{margin:.3em 0 .6em}a.ev{white-space:nowrap}"
     "pre .ln{color:#8a93a3;user-select:none}"
     ".v{display:inline-block;padding:1px 8px;border-radius:10px;font-size:.85em;font-weight:600;"
     "white-space:nowrap;color:#fff;background:#6b7280}"
@@ -115,27 +116,6 @@ const char *mp_html_rel(const struct mp_report *rep, const char *dir)
     if (dir && !strncmp(dir, rep->run_dir, rl) && dir[rl] == '/')
         return dir + rl + 1;
     return dir;
-}
-
-static double phase_tok_s(const struct mp_attempt_result *a, const char *prefix, bool best)
-{
-    double v = -1;
-    for (size_t i = 0; a && i < a->nphases; i++) {
-        const struct mp_phase_result *ph = &a->phases[i];
-        if (ph->ok <= 0)
-            continue;
-        if (best ? !strncmp(ph->name, prefix, strlen(prefix)) : !strcmp(ph->name, prefix))
-            v = MP_MAX(v, ph->tok_s);
-    }
-    return v;
-}
-
-static void num_cell(struct buf *b, double v)
-{
-    if (v < 0)
-        buf_adds(b, "<td class=n>—</td>");
-    else
-        buf_printf(b, "<td class=n>%.1f</td>", v);
 }
 
 /* An id usable in href="#..." (candidate names are [A-Za-z0-9._-]+). */
@@ -301,12 +281,29 @@ static void unverified_note(struct buf *b, const struct mp_attempt_result *p)
         buf_adds(b, "</span>");
 }
 
+/* The one-line reason and a link to the evidence in the candidate's
+ * section (the log excerpt with the cited line). */
+static void why_cell(const struct mp_report *rep, const struct mp_cand_report *c, struct buf *b)
+{
+    char *why = mp_rep_reason_line(rep, c), *ev = mp_rep_evidence_ref(rep, c);
+    esc(b, why);
+    if (ev) {
+        buf_adds(b, " <a class=ev href=\"#");
+        mp_html_anchor(b, c->cand.name);
+        buf_adds(b, "\">");
+        esc(b, strrchr(ev, '/') ? strrchr(ev, '/') + 1 : ev);
+        buf_adds(b, "</a>");
+    }
+    free(why);
+    free(ev);
+}
+
 static void cand_table(const struct mp_report *rep, struct buf *b)
 {
     buf_adds(b, "<h2>Candidates</h2>\n<div class=scroll><table><thead><tr><th>candidate</th>"
-                "<th>verdict</th><th>resolved MoE backend</th><th>seq tok/s</th>"
-                "<th>best conc tok/s</th><th>failed / requests</th><th>output check</th>"
-                "<th>knobs</th></tr>"
+                "<th>verdict</th><th>resolved MoE backend</th><th>why (evidence)</th>"
+                "<th>seq tok/s</th><th>conc tok/s</th><th>failed / requests</th>"
+                "<th>output check</th><th>knobs</th></tr>"
                 "</thead><tbody>\n");
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_cand_report *c = &rep->c[i];
@@ -321,9 +318,12 @@ static void cand_table(const struct mp_report *rep, struct buf *b)
         unverified_note(b, p);
         buf_adds(b, "</td><td>");
         esc(b, p ? (p->res.moe_backend ? p->res.moe_backend : "(not logged)") : NULL);
-        buf_adds(b, "</td>");
-        num_cell(b, phase_tok_s(p, "sequential", false));
-        num_cell(b, phase_tok_s(p, "concurrency-", true));
+        buf_adds(b, "</td><td>");
+        why_cell(rep, c, b);
+        char seq[96], conc[160];
+        mp_rep_speed_cell(rep, c, true, seq, sizeof(seq));
+        mp_rep_speed_cell(rep, c, false, conc, sizeof(conc));
+        buf_printf(b, "</td><td class=n>%s</td><td>%s</td>", seq, conc);
         unsigned long ok = 0, failed = 0;
         for (size_t j = 0; j < c->nattempts; j++)
             if (!c->attempts[j].launch_blocking) {
@@ -449,6 +449,7 @@ void mp_report_html(const struct mp_report *rep, struct buf *out)
     incomplete_banner(rep, out);
     summary(rep, out);
     cand_table(rep, out);
+    mp_rep_next_steps_html(rep, out);
     mp_html_throughput(rep, out);
     mp_html_workload(rep, out);
     if (rep->ngroups) {

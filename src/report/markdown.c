@@ -12,6 +12,7 @@
 
 #include "report/internal.h"
 #include "report/md_int.h"
+#include "report/overview.h"
 #include "report/srvm.h"
 
 char *mp_report_resume_command(const struct mp_report *rep)
@@ -38,6 +39,10 @@ static void md_code(struct buf *b, const char *s)
  * candidates, and the command that continues it. */
 static void md_incomplete_banner(const struct mp_report *rep, struct buf *out)
 {
+    if (rep->stop_reason) { /* it stopped on purpose: why, and no resume */
+        mp_rep_stop_md(rep, out);
+        return;
+    }
     if (!mp_report_incomplete(rep))
         return;
     size_t nunf = mp_report_nunfinished(rep);
@@ -175,6 +180,13 @@ static void md_groups_noop(const struct mp_report *rep, struct buf *out)
         }
         buf_adds(out, "\n");
     }
+    char *noop_note = mp_rep_inherited_noop_note(rep);
+    if (noop_note && !rep->nnoop) {
+        buf_adds(out, "## Knobs that changed nothing\n\n");
+        mp_rmd_cell(out, noop_note, 800);
+        buf_adds(out, "\n\n");
+    }
+    free(noop_note);
     if (rep->nnoop) {
         buf_adds(out, "## Knobs that changed nothing\n\n");
         for (size_t i = 0; i < rep->nnoop; i++) {
@@ -229,8 +241,10 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
                    : rep->subcommand && !strcmp(rep->subcommand, "soak") ? "# moeprobe soak report\n\n" : "# moeprobe qualify report\n\n");
     md_incomplete_banner(rep, out);
     md_fingerprint(rep, out);
+    mp_rep_inherited_md(rep, out); /* report/overview.h: the first screen's shared parts */
     md_recommendation(rep, resolve_map, out);
     mp_rmd_cand_table(rep, out);
+    mp_rep_next_steps_md(rep, out);
     md_groups_noop(rep, out);
     mp_rmd_output_check(rep, out);
     if (!resolve_map)

@@ -6,6 +6,7 @@
 #include "store/internal.h"
 #include "store/runinfo.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,8 +198,27 @@ static int load_timeouts(struct mp_store *s, struct mp_report *rep)
     return mp_store_read_end(s, st, sr, "read the workload's timeouts");
 }
 
+/* The server command: the stored arguments after "--". */
+static int load_server_cmd(struct mp_store *s, struct mp_report *rep)
+{
+    char *sub = NULL;
+    struct mp_strv argv = MP_STRV_INIT;
+    int rc = mp_store_run_argv(s, &sub, &argv);
+    size_t k = 0;
+    while (rc == 0 && k < argv.n && strcmp(argv.v[k], "--") != 0)
+        k++;
+    mp_strv_release(&rep->server_cmd);
+    for (size_t i = k + 1; rc == 0 && i < argv.n; i++)
+        mp_strv_push(&rep->server_cmd, argv.v[i]);
+    free(sub);
+    mp_strv_release(&argv);
+    return rc == -ENOENT ? 0 : rc;
+}
+
 int mp_store_load_runinfo(struct mp_store *s, struct mp_report *rep)
 {
+    if (load_server_cmd(s, rep) < 0)
+        return MP_EDB;
     if (!has_runinfo(s))
         return 0;
     if (load_inherited(s, rep) < 0 || load_not_applicable(s, rep) < 0)
