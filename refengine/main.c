@@ -12,6 +12,7 @@
 #include "err.h"
 #include "logfmt.h"
 #include "resolve.h"
+#include "drafter.h"
 #include "server.h"
 #include "world.h"
 #include "xalloc.h"
@@ -59,6 +60,8 @@ static const char usage_text[] =
     "  --linear-backend X, --attention-backend X, --kernel-config JSON: as in vLLM\n"
     "  --served-model-name NAME, --max-model-len N: as in vLLM\n"
     "  --disable-log-stats  no vllm:* series on /metrics (vLLM builds no stat logger)\n"
+    "  --speculative-config JSON  a speculative drafter ({\"method\": \"mtp\"}): its MoE selection\n"
+    "                      after the weights, before 'Model loading took'\n"
     "  other --flag [VALUE]: accepted and echoed in 'non-default args'\n"
     "Environment: CUDA_LAUNCH_BLOCKING=1 (no async races; throughput x blocking_slowdown),\n"
     "VLLM_* with the era's semantics, VLLM_LOGGING_LEVEL=DEBUG.\n"
@@ -93,6 +96,7 @@ struct cli {
     const char *served_model_name;
     long max_model_len;
     bool disable_log_stats;
+    struct re_drafter drafter; /* --speculative-config */
     struct arg *args;
     size_t nargs;
 };
@@ -203,6 +207,10 @@ static int parse_cli(int argc, char **argv, struct cli *c)
             c->max_model_len = m;
         } else if (!strcmp(key, "disable_log_stats")) {
             c->disable_log_stats = true;
+        } else if (!strcmp(key, "speculative_config")) {
+            char e[160];
+            if (re_drafter_parse(val, &c->drafter, e, sizeof(e)) < 0)
+                return mp_error("%s", e);
         } else if (!strcmp(key, "kernel_config") && val) {
             cJSON *j = cJSON_Parse(val);
             const cJSON *mb = j ? cJSON_GetObjectItemCaseSensitive(j, "moe_backend") : NULL;
@@ -340,16 +348,18 @@ static void print_engine_init(const struct re_log *lg, const struct world *w, co
                               const char *model, const char *served, uint64_t seed)
 {
     struct buf b = BUF_INIT;
+    buf_printf(&b, "Initializing a V1 LLM engine (v%s) with config: model='%s', speculative_config=",
+               w->version, model);
+    re_drafter_config_repr(&c->drafter, model, &b);
     buf_printf(&b,
-               "Initializing a V1 LLM engine (v%s) with config: model='%s', speculative_config=None, "
-               "tokenizer='%s', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, "
+               ", tokenizer='%s', skip_tokenizer_init=False, tokenizer_mode=auto, revision=None, "
                "tokenizer_revision=None, trust_remote_code=False, dtype=torch.bfloat16, "
                "max_seq_len=%ld, download_dir=None, load_format=auto, tensor_parallel_size=1, "
                "pipeline_parallel_size=1, data_parallel_size=1, disable_custom_all_reduce=False, "
                "quantization=%s, enforce_eager=False, kv_cache_dtype=auto, device_config=cuda, "
                "seed=%llu, served_model_name=%s, enable_prefix_caching=True, "
                "enable_chunked_prefill=True",
-               w->version, model, model, c->max_model_len, w->quantization,
+               model, c->max_model_len, w->quantization,
                (unsigned long long)seed, served);
     if (re_ver_ge(w, 0, 17, 0)) {
         char mb[64] = "auto";
@@ -529,6 +539,7 @@ int main(int argc, char **argv)
     };
     re_resolve(&w, &in, &res);
     have_res = true;
+    re_drafter_resolve(&w, c.moe_backend, &c.drafter);
     if (res.status == RE_ERR_ARGPARSE) {
         fprintf(stderr, "usage: vllm serve [model_tag] [options]\nvllm serve: error: %s\n", res.error);
         rc = 2;
@@ -693,6 +704,7 @@ int main(int argc, char **argv)
         .site_key = site_key,
         .cuda = gpu,
         .cuda_path = gpu_path,
+        .drafter = &c.drafter,
     };
     rc = re_server_run(&cfg);
     moe_cuda_free(gpu);

@@ -11,6 +11,7 @@
 #include "logfmt.h"
 #include "resolve.h"
 #include "world.h"
+#include "drafter.h"
 #include "cuda/moe_cuda.h"
 
 #include <sys/types.h>
@@ -33,6 +34,7 @@ struct re_server_cfg {
     const char *site_key;   /* identifies the world for crash-site rotation */
     struct moe_cuda *cuda;  /* CUDA mode: the GPU MoE (NULL otherwise), not owned */
     enum moe_cuda_path cuda_path;
+    const struct re_drafter *drafter; /* --speculative-config (NULL or !on: none) */
 };
 
 /* The CUDA path a backend runs in CUDA mode: async-race -> RACY,

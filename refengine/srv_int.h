@@ -71,8 +71,10 @@ struct conn {
 };
 
 /* start-up after the selection lines (printed by main.c at select_seconds):
- * WEIGHTS (weights load) -> LOADING (profile, KV cache, CUDA graphs) -> READY */
-enum misc_state { MISC_WEIGHTS, MISC_LOADING, MISC_READY, MISC_SHUTDOWN };
+ * WEIGHTS (weights load) [-> DRAFTER (a speculative drafter is built: its
+ * MoE line) -> DRAFTED (its weights)] -> LOADING (profile, KV cache, CUDA
+ * graphs) -> READY */
+enum misc_state { MISC_WEIGHTS, MISC_DRAFTER, MISC_DRAFTED, MISC_LOADING, MISC_READY, MISC_SHUTDOWN };
 
 /* The server's state (defined in server.c, zeroed by re_server_run). */
 struct re_srv_state {
@@ -123,6 +125,9 @@ void re_srv_arm_misc(double seconds);
 void re_srv_start_shutdown_timer(double seconds);
 /* Seconds from start to weights loaded, as the world implies. */
 double re_srv_weights_done(const struct world *w);
+/* Seconds a speculative drafter adds after the weights: to its MoE line
+ * (*to_line) and then to its weights loaded (*to_loaded); 0 without one. */
+void re_srv_drafter_times(const struct world *w, double *to_line, double *to_loaded);
 /* The misc timer fired: the next start-up step, or the shutdown. */
 void re_srv_on_misc(void);
 /* "Engine core initialization failed" (start-up never completed). */

@@ -40,14 +40,73 @@ double re_srv_weights_done(const struct world *w)
     return w->select_seconds + 0.45 * (w->load_seconds - w->select_seconds);
 }
 
+static bool has_drafter(void)
+{
+    return srv.cfg->drafter && srv.cfg->drafter->on;
+}
+
+/* A drafter (an MTP head: one layer of the model) is built and loaded in a
+ * small fraction of the main weights' time: its MoE line about 1 % of it
+ * after "Loading drafter model..." (a real v0.23 log: 1 s after 128 s of
+ * weights), its weights 2 % more. */
+void re_srv_drafter_times(const struct world *w, double *to_line, double *to_loaded)
+{
+    double weights = re_srv_weights_done(w) - w->select_seconds;
+    *to_line = has_drafter() ? 0.01 * weights : 0;
+    *to_loaded = has_drafter() ? 0.02 * weights : 0;
+}
+
+static void print_model_loaded(void)
+{
+    const struct world *w = srv.cfg->w;
+    double d1, d2;
+    re_srv_drafter_times(w, &d1, &d2);
+    re_log(srv.cfg->log, RE_PROC_ENGINE, RE_INFO, "gpu_model_runner.py", 3659,
+           "Model loading took 61.3264 GiB memory and %.6f seconds", re_srv_weights_done(w) + d1 + d2);
+}
+
+/* The main model's weights are in; "Model loading took" comes after the
+ * drafter, when there is one (gpu_model_runner.py load_model). */
 static void print_weights_loaded(void)
 {
     const struct world *w = srv.cfg->w;
     double tw = re_srv_weights_done(w);
     re_log(srv.cfg->log, RE_PROC_ENGINE, RE_INFO, "default_loader.py", 291,
            "Loading weights took %.2f seconds", tw - w->select_seconds);
-    re_log(srv.cfg->log, RE_PROC_ENGINE, RE_INFO, "gpu_model_runner.py", 3659,
-           "Model loading took 61.3264 GiB memory and %.6f seconds", tw);
+    if (has_drafter())
+        re_log(srv.cfg->log, RE_PROC_ENGINE, RE_INFO, "gpu_model_runner.py", 5184,
+               "Loading drafter model...");
+    else
+        print_model_loaded();
+}
+
+/* The drafter's MoE layer is built: its oracle's line, or the ValueError
+ * of a --moe-backend value the unquantized oracle does not take (the
+ * engine fails to start). Returns false when it failed. */
+static bool print_drafter_built(void)
+{
+    const struct re_drafter *d = srv.cfg->drafter;
+    if (d->error[0]) {
+        re_log(srv.cfg->log, RE_PROC_ENGINE, RE_ERROR, "core.py", 1100,
+               "EngineCore failed to start.\nTraceback (most recent call last):\n"
+               "  File \"" PY "/v1/worker/gpu_model_runner.py\", line 5185, in load_model\n"
+               "    self.drafter.load_model(self.model)\n"
+               "  File \"" PY "/model_executor/layers/fused_moe/oracle/unquantized.py\", line 160, in "
+               "select_unquantized_moe_backend\n"
+               "    raise ValueError(\n"
+               "%s",
+               d->error);
+        re_srv_print_startup_failed();
+        srv.exit_code = 1;
+        srv.stopping = true;
+        return false;
+    }
+    char text[300];
+    const char *file = NULL;
+    int lineno = 0;
+    if (re_drafter_line(srv.cfg->w, d, text, sizeof(text), &file, &lineno))
+        re_log(srv.cfg->log, RE_PROC_ENGINE, RE_INFO, file, lineno, "%s", text);
+    return true;
 }
 
 static void print_ready(void)
@@ -55,7 +114,8 @@ static void print_ready(void)
     const struct re_server_cfg *cfg = srv.cfg;
     struct re_log *lg = cfg->log;
     const struct world *w = cfg->w;
-    double ld = w->load_seconds;
+    double ld = w->load_seconds, d1, d2;
+    re_srv_drafter_times(w, &d1, &d2);
     /* the KV cache the world gives (843,392 tokens in 38.61 GiB by default) */
     unsigned long kvt = srv.blocks_total * KV_BLOCK;
     char kvs[32];
@@ -77,7 +137,7 @@ static void print_ready(void)
            (double)kvt / (double)cfg->max_model_len);
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "core.py", 259,
            "init engine (profile, create kv cache, warmup model) took %.2f seconds",
-           ld - re_srv_weights_done(w));
+           ld - re_srv_weights_done(w) - d1 - d2);
     re_log(lg, RE_PROC_API, RE_INFO, "api_server.py", 1102, "Supported tasks: ['generate']");
     char addr[300];
     snprintf(addr, sizeof(addr), "http://%s:%d", cfg->host, cfg->port);
@@ -169,11 +229,23 @@ void re_srv_on_misc(void)
     uint64_t exp;
     if (read(srv.mfd, &exp, sizeof(exp)) < 0)
         return;
+    const struct world *w = srv.cfg->w;
+    double d1, d2;
+    re_srv_drafter_times(w, &d1, &d2);
     if (srv.misc == MISC_WEIGHTS) {
-        const struct world *w = srv.cfg->w;
         print_weights_loaded();
+        srv.misc = has_drafter() ? MISC_DRAFTER : MISC_LOADING;
+        double rest = w->load_seconds - re_srv_weights_done(w) - d1 - d2;
+        re_srv_arm_misc(has_drafter() ? d1 : srv.be->failure == WF_STARTUP_CRASH ? rest * 0.25 : rest);
+    } else if (srv.misc == MISC_DRAFTER) {
+        if (!print_drafter_built())
+            return;
+        srv.misc = MISC_DRAFTED;
+        re_srv_arm_misc(d2);
+    } else if (srv.misc == MISC_DRAFTED) {
+        print_model_loaded();
         srv.misc = MISC_LOADING;
-        double rest = w->load_seconds - re_srv_weights_done(w);
+        double rest = w->load_seconds - re_srv_weights_done(w) - d1 - d2;
         re_srv_arm_misc(srv.be->failure == WF_STARTUP_CRASH ? rest * 0.25 : rest);
     } else if (srv.misc == MISC_LOADING) {
         if (srv.be->failure == WF_STARTUP_CRASH) {

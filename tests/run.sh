@@ -31,8 +31,9 @@
 # processes it starts inherit it (escapees too), so after the test any process
 # still carrying it is a leftover: it is killed and the test fails (exit 99).
 # The marker is per test, so tests running side by side do not see each
-# other's processes. Integration scripts isolate themselves (mktemp -d, ports
-# the kernel picks, podman storage and Slurm daemons under their temp dir).
+# other's processes. Each test also gets a TMPDIR of its own (removed after
+# it). Integration scripts isolate themselves (mktemp -d, ports the kernel
+# picks, podman storage and Slurm daemons under their temp dir).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -40,6 +41,9 @@ root=$(cd "$here/.." && pwd)
 : "${MOEPROBE:=$BUILD/bin/moeprobe}"
 : "${REFENGINE:=$BUILD/bin/refengine}"
 : "${MOEPROBE_TEST_TIMEOUT_MULTIPLIER:=1}"
+# the scripts may change directory: relative paths are made absolute
+abs() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+BUILD=$(abs "$BUILD") MOEPROBE=$(abs "$MOEPROBE") REFENGINE=$(abs "$REFENGINE")
 export MOEPROBE REFENGINE BUILD ROOT="$root" MOEPROBE_TEST_TIMEOUT_MULTIPLIER
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
@@ -139,7 +143,11 @@ run_one() {
     smoke-build) cmd=("$root/scripts/fuzz-smoke.sh" build) ;;
     smoke) cmd=("$root/scripts/fuzz-smoke.sh" run "$path" "$FUZZ_SMOKE_SECONDS") ;;
     esac
-    MOEPROBE_TEST_MARKER=$marker "${cmd[@]}" >"$log" 2>&1 </dev/null
+    # a TMPDIR of its own: what a test's programs keep there (refengine's
+    # crash-site rotation counter) is not shared with the tests beside it
+    local tmp="$logdir/tmp.$i"
+    mkdir -p "$tmp"
+    TMPDIR=$tmp MOEPROBE_TEST_MARKER=$marker "${cmd[@]}" >"$log" 2>&1 </dev/null
     rc=$?
     local left
     left=$(leftovers "$marker")
@@ -150,6 +158,7 @@ run_one() {
         kill -9 $left 2>/dev/null
         [ $rc -eq 0 ] && rc=99
     fi
+    rm -rf "$tmp"
     echo "$rc $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')" >"$logdir/$i.rc"
 }
 

@@ -52,6 +52,8 @@ const char *mp_strerror(int code)
         return "usage error";
     case MP_ESTATE:
         return "invalid state";
+    case MP_ECOMMAND:
+        return "the command cannot be started";
     default:
         if (code < 0 && code > -4096)
             return strerror(-code);

@@ -21,6 +21,7 @@ enum {
     MP_ETIMEOUT = -10005, /* a deadline passed */
     MP_EUSAGE = -10006,   /* bad command line / spec */
     MP_ESTATE = -10007,   /* call not valid in current state */
+    MP_ECOMMAND = -10008, /* a command given to moeprobe could not be started */
 };
 
 /* Exit codes: a public contract (DESIGN.md). */

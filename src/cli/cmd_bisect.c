@@ -262,8 +262,7 @@ static int run_probe(struct bisect_run *br, size_t ci, const char *build, unsign
     if (br->rep.c[ci].nattempts)
         a = mp_cand_primary(&br->rep.c[ci]); /* resumed: its finished attempt stands */
     int r = a ? 0 : mp_run_attempt(&br->ctx, &br->rep, ci, false, NULL, &a);
-    bool spawn_failed = r < 0 && a && a->outcome == MP_OUT_ERROR && a->fail_class &&
-                        !strcmp(a->fail_class, "spawn");
+    bool spawn_failed = r == MP_ECOMMAND;
     if (r < 0 && !spawn_failed) { /* a build whose command cannot run is a skipped probe */
         ec = r == MP_EUSAGE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
         goto out;

@@ -599,10 +599,7 @@ static int q_run_one(struct qrun *q, size_t i)
             a = mp_cand_primary(&q->rep.c[i]);
         if (!a)
             r = mp_run_attempt(&q->ctx, &q->rep, i, false, NULL, &a);
-        if (r < 0 && a && a->outcome == MP_OUT_ERROR && a->fail_class &&
-            !strcmp(a->fail_class, "spawn")) {
-            /* the server command itself cannot run: no candidate can */
-            mp_error("%s", a->fail_message ? a->fail_message : "cannot start the server command");
+        if (r == MP_ECOMMAND) { /* the server command itself cannot run: no candidate can */
             q->input_error = true;
             return MP_EXIT_USAGE;
         }

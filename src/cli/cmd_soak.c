@@ -157,7 +157,7 @@ int cmd_soak(int argc, char **argv)
     ctx.attach_log = log_file;
     const struct mp_attempt_result *a = NULL;
     rc = mp_run_attempt(&ctx, &rep, 0, false, NULL, &a);
-    if (rc < 0 && !(a && a->outcome == MP_OUT_ERROR && a->fail_class && !strcmp(a->fail_class, "spawn"))) {
+    if (rc < 0 && rc != MP_ECOMMAND) {
         /* an I/O error (message printed): keep what was recorded */
         mp_session_reports(&ss, o.json, o.quiet, NULL);
         goto out;

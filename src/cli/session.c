@@ -19,6 +19,7 @@
 #include "proc/proc.h"
 #include "report/fingerprint.h"
 #include "report/report.h"
+#include "observe/telemetry.h"
 #include "run/inherit.h"
 #include "run/runner.h"
 #include "store/runinfo.h"
@@ -141,6 +142,9 @@ int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts
         apply_model_dir(s, o->model_dir, &in, rep);
     if ((rc = inherit_env(s, flags, rep)) != 0)
         goto out;
+    /* the GPU memory in use before this run starts an engine (run/gpuwait.h) */
+    if (!(flags & MP_SESSION_ATTACH))
+        mp_gpuwait_open(&s->gpuwait, mp_gpu_sampler_open(NULL, getenv("CUDA_VISIBLE_DEVICES")));
 out:
     if (o->model_dir)
         mp_inspect_release(&in);
@@ -164,7 +168,7 @@ void mp_session_runctx(const struct mp_session *s, struct mp_runctx *ctx)
     ctx->diag_max_requests = o->diag_max_requests;
     ctx->diag_budget_s = o->diag_budget_s;
     ctx->store = s->store;
-    ctx->gpuwait = (struct mp_gpuwait)MP_GPUWAIT_INIT;
+    ctx->gpuwait = (struct mp_gpuwait *)&s->gpuwait;
 }
 
 int mp_session_store_failed(const struct mp_session *s)
@@ -278,6 +282,7 @@ int mp_session_reports(struct mp_session *s, bool json, bool quiet, struct mp_re
 
 void mp_session_end(struct mp_session *s)
 {
+    mp_gpuwait_close(&s->gpuwait);
     mp_signals_end(&s->sig);
     mp_store_close(s->store);
     s->store = NULL;

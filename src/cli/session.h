@@ -30,6 +30,7 @@
 #include "cli/opts.h"
 #include "model/fingerprint.h"
 #include "proc/proc.h"
+#include "run/gpuwait.h"
 
 struct mp_candidate;
 struct mp_knowledge;
@@ -47,8 +48,9 @@ struct mp_session {
     char started[32];                /* ISO 8601 start of this process's part of the run */
     struct mp_fp_extra fpx;          /* what the fingerprint adds (GPU memory, checkpoint) */
     bool created;                    /* begin created the store (none was there before) */
+    struct mp_gpuwait gpuwait;       /* the GPU memory when the run began (run/gpuwait.h) */
 };
-#define MP_SESSION_INIT {.sig = MP_SIGNALS_INIT}
+#define MP_SESSION_INIT {.sig = MP_SIGNALS_INIT, .gpuwait = MP_GPUWAIT_INIT}
 
 /* begin's flags */
 #define MP_SESSION_RESUME 1u /* reopen the run's store (qualify --resume), do not create it */

@@ -192,7 +192,43 @@ void mp_attempt_result_release(struct mp_attempt_result *r)
     free(r->quality_texts);
     mp_evidence_free(r->evidence);
     mp_gpu_fault_release(&r->fault);
+    mp_attempt_obs_release(&r->obs);
     memset(r, 0, sizeof(*r));
+}
+
+void mp_attempt_obs_release(struct mp_attempt_obs *o)
+{
+    free(o->seen_message);
+    free(o->crash_class);
+    free(o->crash_message);
+    free(o->crash_launch_site);
+    mp_strv_release(&o->crash_sites);
+    free(o->startup_error);
+    free(o->error_quote);
+    memset(o, 0, sizeof(*o));
+}
+
+static const char *const seen_names[] = {
+    [MP_SEEN_HTTP_ERROR] = "http-error",       [MP_SEEN_STREAM_ERROR] = "stream-error",
+    [MP_SEEN_STREAM_CUT] = "stream-cut",       [MP_SEEN_PROTOCOL] = "protocol-error",
+    [MP_SEEN_CONNECT] = "connection-refused",  [MP_SEEN_TIMEOUT] = "request-timeout",
+    [MP_SEEN_REQUEST_FAILED] = "request-failed", [MP_SEEN_CLIENT_ERROR] = "client-error",
+    [MP_SEEN_ENGINE_FATAL] = "engine-fatal",   [MP_SEEN_PROCESS_EXIT] = "process-exit",
+    [MP_SEEN_HANG] = "hang",                   [MP_SEEN_READY_TIMEOUT] = "ready-timeout",
+    [MP_SEEN_PORT_MISMATCH] = "port-mismatch",
+};
+
+const char *mp_seen_name(enum mp_seen s)
+{
+    return (size_t)s < MP_ARRAY_SIZE(seen_names) ? seen_names[s] : NULL;
+}
+
+enum mp_seen mp_seen_from_name(const char *name)
+{
+    for (size_t i = 1; name && i < MP_ARRAY_SIZE(seen_names); i++)
+        if (seen_names[i] && !strcmp(seen_names[i], name))
+            return (enum mp_seen)i;
+    return MP_SEEN_NONE;
 }
 
 void mp_gpu_reasons_str(unsigned long long r, char *out, size_t n)

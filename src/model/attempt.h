@@ -29,6 +29,62 @@ enum mp_outcome {
  * disk, file-size limit, I/O error; outcome MP_OUT_ERROR): no verdict is
  * drawn from it. */
 #define MP_FAIL_EVIDENCE "evidence-incomplete"
+/* fail_class of an attempt whose server command could not be started (its
+ * record; the caller learns it from MP_ECOMMAND, never from this string). */
+#define MP_FAIL_SPAWN "spawn"
+
+/* What moeprobe itself saw go wrong first (the engine's own words are the
+ * log's). Its name is the failure class when the log has none better. */
+enum mp_seen {
+    MP_SEEN_NONE = 0,
+    MP_SEEN_HTTP_ERROR,      /* a request's outcome (http/loadgen.h): ... */
+    MP_SEEN_STREAM_ERROR,
+    MP_SEEN_STREAM_CUT,
+    MP_SEEN_PROTOCOL,
+    MP_SEEN_CONNECT,
+    MP_SEEN_TIMEOUT,
+    MP_SEEN_REQUEST_FAILED,
+    MP_SEEN_CLIENT_ERROR,    /* moeprobe could not start a request */
+    MP_SEEN_ENGINE_FATAL,    /* the log showed a fatal line during the load */
+    MP_SEEN_PROCESS_EXIT,    /* the engine exited (during the load, or before ready) */
+    MP_SEEN_HANG,            /* no token progress for --stall-timeout */
+    MP_SEEN_READY_TIMEOUT,   /* not ready within --ready-timeout */
+    MP_SEEN_PORT_MISMATCH,   /* it announced a port moeprobe cannot reach */
+};
+/* "http-error", "stream-error", "stream-cut", "protocol-error",
+ * "connection-refused", "request-timeout", "request-failed", "client-error",
+ * "engine-fatal", "process-exit", "hang", "ready-timeout", "port-mismatch";
+ * NULL for MP_SEEN_NONE. */
+const char *mp_seen_name(enum mp_seen s);
+/* The inverse; NULL or an unknown name is MP_SEEN_NONE. */
+enum mp_seen mp_seen_from_name(const char *name);
+
+/* What an attempt's failure is judged from (verdict/classify.h), recorded
+ * by run/ as it happened and kept in the store, so a newer moeprobe judges
+ * an old run again. Owned strings. */
+struct mp_attempt_obs {
+    bool recorded;            /* false: a store from before they were kept (the attempt's
+                               * fail_* fields stand as stored) */
+    enum mp_seen seen;        /* the first failure moeprobe saw, MP_SEEN_NONE */
+    char *seen_message;       /* its message, or NULL */
+    long announce_line;       /* MP_SEEN_PORT_MISMATCH: the announcement's server.log line */
+    bool died_early;          /* the engine's main process was gone before teardown began */
+    bool exited;              /* ... was reaped by the end (before or in teardown) */
+    int exit_status;          /* its waitpid status; -1 unknown */
+    long lines_after_exit;    /* server.log lines after it exited early (a daemon's) */
+    /* the log (logs/logscan.h): the first fatal failure, the engine's own
+     * reason before ready, its last error-looking lines */
+    bool crash;
+    char *crash_class, *crash_message, *crash_launch_site;
+    long crash_line;
+    bool crash_engine_dead;
+    struct mp_strv crash_sites;
+    char *startup_error;
+    long startup_error_line;
+    char *error_quote;        /* "server.log:N: text; ..." or NULL */
+    long last_error_line;
+};
+void mp_attempt_obs_release(struct mp_attempt_obs *o);
 
 /* "clean", "startup-failure", "crashed", "hang", "interrupted", "error",
  * "same-config", "resolved". */
@@ -152,6 +208,8 @@ struct mp_attempt_result {
     int announced_port;        /* port the engine said it listens on (0 = not said) */
     struct mp_gpu_telemetry gpu; /* samples = 0: none (no NVML) */
     struct mp_gpu_fault fault; /* core-dump kernels, Xids (run/crashinfo.h) */
+    struct mp_attempt_obs obs; /* what its failure is judged from (fail_* above are the
+                                * judgement, verdict/classify.h) */
     char *same_as;             /* MP_OUT_SAME_CONFIG: the candidate it is the same as */
     char *same_why;            /* ... and why that is safe (knobs that differ) */
     /* knob delivery, one entry per knob of the candidate (and per extra

@@ -102,6 +102,20 @@ bool mp_report_incomplete(const struct mp_report *rep)
     return rep->interrupted || !rep->finished || mp_report_nunfinished(rep) > 0;
 }
 
+const char *mp_lb_name(enum mp_lb_result r)
+{
+    return r == MP_LB_CLEAN ? "clean" : r == MP_LB_CRASHED ? "crashed" : NULL;
+}
+
+enum mp_lb_result mp_lb_from_name(const char *name)
+{
+    if (name && !strcmp(name, "clean"))
+        return MP_LB_CLEAN;
+    if (name && !strcmp(name, "crashed"))
+        return MP_LB_CRASHED;
+    return MP_LB_NONE;
+}
+
 const char *mp_cand_verdict_label(const struct mp_cand_report *c)
 {
     const struct mp_attempt_result *p = mp_cand_primary(c);

@@ -19,9 +19,20 @@
 
 #define MP_REPORT_MAX_PCT 8 /* --percentiles takes at most this many */
 
+/* What the CUDA_LAUNCH_BLOCKING=1 run showed. */
+enum mp_lb_result {
+    MP_LB_NONE = 0,  /* not run, or no evidence */
+    MP_LB_CLEAN,     /* it ran its requests clean */
+    MP_LB_CRASHED,   /* it failed too */
+};
+/* "clean", "crashed", or NULL for MP_LB_NONE (report.json's words). */
+const char *mp_lb_name(enum mp_lb_result r);
+/* The inverse; NULL or an unknown name is MP_LB_NONE. */
+enum mp_lb_result mp_lb_from_name(const char *name);
+
 struct mp_diagnosis {
     bool done;
-    const char *launch_blocking;   /* "clean" | "crashed" | NULL (not run) */
+    enum mp_lb_result launch_blocking;
     unsigned long requests_clean;  /* OK requests in the blocked run(s) */
     unsigned long requests_required;
     double confidence;             /* 0.95 when the requirement was met */

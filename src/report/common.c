@@ -23,7 +23,6 @@
 #include "xalloc.h"
 
 #include "report/internal.h"
-#include "report/srvm.h"
 
 /* the numbers the recommendation ranks by (verdict/recommend.h) */
 double mp_rep_seq_tok_s(const struct mp_attempt_result *a)
@@ -90,48 +89,6 @@ const struct mp_attempt_result *mp_rep_numbers_attempt(const struct mp_report *r
             return mp_cand_primary(&rep->c[j]) ? mp_cand_primary(&rep->c[j]) : p;
     }
     return p;
-}
-
-/* What makes the candidates' numbers not comparable: first attempts whose
- * median SM clocks differ by more than 5 %, throttling, or no telemetry at
- * all (sentences into out). */
-void mp_rep_gpu_comparability(const struct mp_report *rep, struct mp_strv *out)
-{
-    size_t sampled = 0, ran = 0;
-    for (size_t i = 0; i < rep->n; i++) {
-        const struct mp_attempt_result *a = mp_cand_primary(&rep->c[i]);
-        if (!a || a->workload_s <= 0)
-            continue;
-        ran++;
-        sampled += a->gpu.samples > 0;
-        if (a->gpu.throttle_reasons) {
-            char words[256];
-            mp_gpu_reasons_str(a->gpu.throttle_reasons, words, sizeof(words));
-            mp_strv_push_owned(out, xasprintf("%s: the GPU throttled its clocks (%s) while it ran",
-                                              rep->c[i].cand.name, words));
-        }
-        for (size_t j = 0; j < i; j++) {
-            const struct mp_attempt_result *b = mp_cand_primary(&rep->c[j]);
-            if (!b || b->workload_s <= 0 || !a->gpu.sm_clock_mhz.n || !b->gpu.sm_clock_mhz.n)
-                continue;
-            double x = a->gpu.sm_clock_mhz.median, y = b->gpu.sm_clock_mhz.median;
-            double d = fabs(x - y) / MP_MAX(x, y);
-            if (d > 0.05)
-                mp_strv_push_owned(
-                    out, xasprintf("%s (%.0f MHz median SM clock) and %s (%.0f MHz) ran at clocks "
-                                   "%.0f %% apart: their throughput is not directly comparable",
-                                   rep->c[j].cand.name, y, rep->c[i].cand.name, x, d * 100));
-        }
-    }
-    if (ran && !sampled)
-        mp_strv_push(out, "GPU clocks were not sampled (no NVML): throughput comparisons assume "
-                          "the GPU ran at the same clocks for every candidate");
-}
-
-void mp_rep_comparability(const struct mp_report *rep, struct mp_strv *out)
-{
-    mp_rep_gpu_comparability(rep, out);
-    mp_rep_srvm_flags(rep, out); /* phases that measured the KV cache or scheduler (srvm.c) */
 }
 
 static const double default_pct[] = {50, 90, 99};

@@ -1,5 +1,6 @@
 /* html_int.h - what the files of the HTML report share (html.c: the page
- * and its summary sections; html_cand.c: a candidate's section;
+ * and its summary sections; html_prim.c: the primitives under them all;
+ * html_cand.c: a candidate's section;
  * html_charts.c: throughput, workload, latency and the launch-blocking
  * comparison; html_evidence.c: log excerpts and the request timeline).
  * Not part of report/'s interface. Every function appends to b; every text
@@ -11,6 +12,8 @@
 
 #include "buf.h"
 #include "model/report.h"
+
+/* ---- html_prim.c: below every section file ---- */
 
 /* Escaped text, at most 4000 bytes. */
 void mp_html_text(struct buf *b, const char *s);

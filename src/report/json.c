@@ -382,7 +382,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     mp_strv_release(&sites);
     if (c->diag.done) {
         cJSON *d = cJSON_AddObjectToObject(o, "diagnosis");
-        cJSON_AddItemToObject(d, "launch_blocking", jstr(c->diag.launch_blocking));
+        cJSON_AddItemToObject(d, "launch_blocking", jstr(mp_lb_name(c->diag.launch_blocking)));
         cJSON_AddNumberToObject(d, "requests_clean", (double)c->diag.requests_clean);
         cJSON_AddNumberToObject(d, "requests_required", (double)c->diag.requests_required);
         cJSON_AddNumberToObject(d, "confidence", c->diag.confidence);

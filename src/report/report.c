@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "store/store.h"
 #include "verdict/recommend.h"
 #include "verdict/verdict.h"
 #include "xalloc.h"

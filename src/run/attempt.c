@@ -1,410 +1,750 @@
-/* attempt.c - one start of the engine for a candidate: set-up, launch, the
- * workload (phases.c), teardown and the summary (see attempt.h; the shared
- * state is in att_internal.h). */
+/* attempt.c - one start of the engine for a candidate, as a state machine
+ * on one event loop. Read this first.
+ *
+ * An attempt is one object (struct att, att_internal.h) in one state. Its
+ * one loop (base/loop.h) watches everything that can happen: the engine's
+ * output (every line goes to server.log at once), its exit (pidfd,
+ * SIGCHLD), the signalfd, the load generator's sockets and timers (HTTP
+ * results), the teardown's pidfds and the attempt's own timers. The loop's
+ * callbacks only record facts and raise events; at the start of every turn
+ * the dispatcher (att_dispatch, the loop's before-sleep hook) serves the
+ * pending events through the table below, one cell at a time: each cell is
+ * a small named function that may change the state. The outcome is set in
+ * one place (set_outcome, through att_stop), and nothing else waits or
+ * polls: no state has a loop of its own.
+ *
+ * States (what each waits for; its timer, if any, raises EV_DEADLINE):
+ *   STARTING     spawned (or attached): probes /health, then /v1/models,
+ *                every 250 ms (at once when the log says it is ready);
+ *                timer: --ready-timeout from spawn. The log's kernel
+ *                selections may end it early (resolve, same configuration).
+ *   LAST_WORDS   never ready: the engine finishes saying why (it exits and
+ *                its output ends); timer: 3 s.
+ *   OPENING      a load phase's first /metrics scrape (observe/srvmetrics.h).
+ *   SERVING      a load phase's requests, `level` at a time; timer: the
+ *                phase's duration (soak); a stall timer (EV_STALL).
+ *   CLOSING      a load phase's last /metrics scrape.
+ *   CHECKING     after the load phases, before teardown: the passes of
+ *                phases.c's mp_att_passes[] (the output check; a scoring
+ *                pass is one more row there), one request at a time.
+ *   SETTLING     after a failure: until the engine has said what happened:
+ *                it exited and its output ended, or its log says the engine
+ *                died and nothing is in flight, or /health answers 200 (it
+ *                stayed up: no crash is coming) and nothing is in flight;
+ *                timer: 10 s, the most it waits.
+ *   STOPPING     teardown (proc/proc.h mp_proc_stop_begin): TERM+CONT, the
+ *                grace runs (--grace); the engine's last words are still
+ *                read. A second signal KILLs at once (#30 item 6).
+ *   KILLING      teardown: KILL sent to the group.
+ *   SCANNING     teardown: escapees, the container's stop and rm.
+ *   DONE         the summary is written (att_summarise).
+ *
+ * Events (att_internal.h enum att_event) are served in that enum's order
+ * when several are pending: results first, then signals, I/O errors, the
+ * log's fatal line, the exit, ... Timers of a state are stopped when it is
+ * left, and their pending events dropped: a cell never sees another state's
+ * deadline.
+ *
+ * Hooks for later work: a pass after the load phases (correctness
+ * scoring): a row of mp_att_passes[] (phases.c). On a hang, before
+ * teardown (a dump of the engine's stacks): on_hang() below. Stopping at
+ * the selection lines: starting_selected() below. What the engine is given
+ * at launch (core-dump variables): engine/launch.c. */
 #include "run/att_internal.h"
-#include "run/gpuwait.h"
 
-#include <arpa/inet.h>
-#include <cjson/cJSON.h>
-#include <curl/curl.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <math.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "buf.h"
 #include "clock.h"
 #include "err.h"
-#include "escape.h"
-#include "http/lgstats.h"
-#include "http/loadgen.h"
-#include "loop.h"
-#include "knowledge/knowledge.h"
-#include "logs/announce.h"
 #include "logs/logscan.h"
-#include "proc/proc.h"
-#include "engine/delivery.h"
-#include "engine/launch.h"
-#include "engine/ports.h"
 #include "observe/srvmetrics.h"
 #include "observe/telemetry.h"
-#include "store/store.h"
-#include "verdict/stats.h"
+#include "proc/proc.h"
 #include "xalloc.h"
 
-static char *dup_or_null(const char *s)
+typedef void (*att_cell)(struct att *a);
+
+static void enter(struct att *a, enum att_state st);
+
+/* ---------- the outcome: set here and nowhere else ---------- */
+
+static void set_outcome(struct att *a, enum mp_outcome out)
 {
-    return s ? xstrdup(s) : NULL;
+    a->r->outcome = out;
 }
 
-void mp_att_copy_resolved(struct att *a)
+/* The attempt's active part is over with this outcome: tear down. */
+static void att_stop(struct att *a, enum mp_outcome out)
 {
-    mp_resolved_release(&a->r->res);
-    mp_resolved_from_log(&a->r->res, mp_logscan_result(a->ls));
+    set_outcome(a, out);
+    mp_att_clear_progress(a);
+    enter(a, ST_STOPPING);
 }
 
-/* Once ready: did the knobs reach the engine? (engine/delivery.h) */
-static void check_delivery(struct att *a, const struct mp_launch *l, const char *marker)
+/* ---------- state entries ---------- */
+
+static void arm(struct att *a, int64_t at)
 {
-    if (a->o->attach_url || !a->proc)
-        return; /* filled in as unverified at the end */
-    struct mp_delivery_ctx x = {
-        .cand = a->o->cand,
-        .launch = l,
-        .leader = mp_proc_pid(a->proc),
-        .marker = marker[0] ? marker : NULL,
-        .nondefault = a->nondefault,
-        .nondefault_line = a->nondefault_line,
-        .port = a->o->port,
-    };
-    mp_delivery_check(&x, a->r);
+    mp_loop_timer_start(a->loop, &a->t_state, at);
 }
 
-/* Fill fail_* from the log (the engine's own words) or the request failure. */
-static void classify_failure(struct att *a)
+static void on_step(void *ud, enum mp_stop_step step)
 {
-    struct mp_attempt_result *r = a->r;
+    (void)step;
+    att_raise(ud, EV_STOP_STEP);
+}
+
+static void begin_teardown(struct att *a)
+{
+    a->died_early = a->exited;
+    a->t_teardown = mp_now_ns();
+    if (a->t_work)
+        a->r->workload_s = (double)(a->t_teardown - a->t_work) / 1e9;
+    mp_att_unwatch_engine(a);
+    if (!a->proc) {
+        mp_att_follow_log(a); /* attached: the server is not ours to stop */
+        enter(a, ST_DONE);
+        return;
+    }
+    a->stop = mp_proc_stop_begin(a->proc, a->loop, a->o->wl->grace_s, mp_att_on_line, a, on_step, a);
+}
+
+/* The first load phase, or the passes, or a clean end. */
+static void next_work(struct att *a)
+{
+    if (mp_att_next_phase(a)) {
+        enter(a, ST_OPENING);
+        return;
+    }
+    for (; a->pass < mp_att_npasses; a->pass++)
+        if (mp_att_passes[a->pass].wanted(a))
+            break;
+    if (a->pass < mp_att_npasses)
+        enter(a, ST_CHECKING);
+    else
+        att_stop(a, MP_OUT_CLEAN);
+}
+
+static void enter(struct att *a, enum att_state st)
+{
+    mp_loop_timer_stop(a->loop, &a->t_state);
+    a->pending &= ~(1u << EV_DEADLINE);
+    if (st != ST_SERVING && st != ST_CHECKING) {
+        mp_loop_timer_stop(a->loop, &a->t_stall);
+        a->pending &= ~(1u << EV_STALL);
+    }
+    a->state = st;
+    switch (st) {
+    case ST_STARTING:
+        arm(a, a->t_spawn + (int64_t)(a->o->wl->ready_timeout_s * 1e9));
+        mp_att_probe(a);
+        break;
+    case ST_LAST_WORDS:
+        arm(a, mp_now_ns() + LAST_WORDS_NS);
+        break;
+    case ST_OPENING:
+        mp_srvm_phase_begin(a->srvm);
+        if (!mp_srvm_waiting(a->srvm))
+            enter(a, ST_SERVING);
+        break;
+    case ST_SERVING:
+        a->t_phase = mp_now_ns();
+        mp_gpu_set_load(a->gpu, true);
+        if (a->sp.duration_s > 0)
+            arm(a, a->t_phase + (int64_t)(a->sp.duration_s * 1e9));
+        mp_att_arm_stall(a);
+        mp_att_fill(a);
+        if (a->failed || mp_att_phase_complete(a))
+            att_raise(a, EV_RECHECK); /* nothing to wait for: close it on the next dispatch */
+        break;
+    case ST_CHECKING:
+        mp_att_passes[a->pass].begin(a);
+        mp_att_arm_stall(a);
+        if (a->failed || mp_att_passes[a->pass].complete(a))
+            att_raise(a, EV_RECHECK);
+        break;
+    case ST_SETTLING:
+        mp_att_note(a, "settling: up to %.0f s for the engine to say what happened",
+                    (double)SETTLE_NS / 1e9);
+        arm(a, mp_now_ns() + SETTLE_NS);
+        a->settle_up = false;
+        mp_lg_get(a->lg, "/health", 2.0, TAG_SETTLE); /* did it stay up? */
+        break;
+    case ST_STOPPING:
+        begin_teardown(a);
+        break;
+    case ST_DONE:
+        mp_loop_stop(a->loop); /* this turn does not wait */
+        break;
+    case ST_CLOSING:
+    case ST_KILLING:
+    case ST_SCANNING:
+    case ST_COUNT:
+        break;
+    }
+}
+
+/* ---------- cells: STARTING, LAST_WORDS ---------- */
+
+static void never_ready(struct att *a)
+{
+    if (a->seen) { /* it said why already (an unreachable port) */
+        att_stop(a, MP_OUT_STARTUP_FAILURE);
+        return;
+    }
+    enter(a, ST_LAST_WORDS);
+    if (a->exited && a->eof)
+        att_raise(a, EV_EOF);
+}
+
+static void ready(struct att *a)
+{
+    a->ready = true;
+    a->r->ready_s = (double)(mp_now_ns() - a->t_spawn) / 1e9;
+    mp_att_say_resolved(a);
+    mp_att_note(a, "ready in %.1f s", a->r->ready_s);
+    mp_att_copy_resolved(a);
+    att_check_delivery(a);
+    a->t_work = mp_now_ns();
+    next_work(a);
+}
+
+/* Stopped once resolved: resolve asks for nothing more, a same
+ * configuration as one tested already has nothing more to teach. */
+static bool stop_if_resolved(struct att *a)
+{
+    a->r->ready_s = (double)(mp_now_ns() - a->t_spawn) / 1e9;
+    if (a->o->resolve_only) {
+        att_check_delivery(a); /* which road, if the knobs arrived */
+        att_stop(a, MP_OUT_RESOLVED);
+        return true;
+    }
+    if (mp_att_check_same(a)) {
+        att_check_delivery(a); /* ... but did it run the candidate's knobs? */
+        att_stop(a, MP_OUT_SAME_CONFIG);
+        return true;
+    }
+    return false;
+}
+
+/* The log shows the kernel selections: report them; stop here when that is
+ * all the attempt asks for (the place for other "stop at selection" rules). */
+static void starting_selected(struct att *a)
+{
+    a->selected = true;
+    mp_att_say_resolved(a);
+    stop_if_resolved(a);
+}
+
+static void starting_result(struct att *a)
+{
+    if (mp_att_probe_result(a, &a->res) == 1 && !stop_if_resolved(a))
+        ready(a);
+}
+
+static void starting_ready_line(struct att *a)
+{
+    if (!a->probing) /* ask now rather than at the next 250 ms probe */
+        mp_att_probe(a);
+}
+
+static void starting_probe(struct att *a)
+{
+    if (!a->probing)
+        mp_att_probe(a);
+}
+
+static void starting_port_elsewhere(struct att *a)
+{
+    mp_loop_timer_start(a->loop, &a->t_mismatch, mp_now_ns() + MISMATCH_GRACE_NS);
+}
+
+static void starting_mismatch(struct att *a)
+{
+    if (a->seen)
+        return;
+    a->seen = MP_SEEN_PORT_MISMATCH;
+    a->seen_msg = xstrdup(a->mismatch_why);
+    never_ready(a);
+}
+
+static void starting_signal(struct att *a)
+{
+    att_stop(a, MP_OUT_INTERRUPTED);
+}
+
+static void any_io_error(struct att *a)
+{
+    att_stop(a, MP_OUT_ERROR);
+}
+
+static void last_words_over(struct att *a)
+{
+    if (!a->seen && !a->exited && !(a->events & MP_LOGEV_FATAL)) {
+        a->seen = MP_SEEN_READY_TIMEOUT;
+        a->seen_msg = xasprintf("the engine did not become ready within %.0f s",
+                                    a->o->wl->ready_timeout_s);
+    }
+    att_stop(a, MP_OUT_STARTUP_FAILURE);
+}
+
+static void last_words_check(struct att *a)
+{
+    if (a->exited && a->eof)
+        last_words_over(a);
+}
+
+/* ---------- cells: the load phases ---------- */
+
+/* After a phase's last scrape: its numbers, then what comes next. */
+static void phase_closed(struct att *a)
+{
+    struct mp_phase_result *ph = &a->r->phases[a->cur_phase];
+    mp_srvm_result(a->srvm, &ph->srv);
+    mp_att_note(a, "phase %s: %d ok, %d failed, %.1f tok/s in %.1f s", ph->name, ph->ok, ph->failed,
+                ph->tok_s, ph->wall_s);
+    if (a->hang)
+        att_stop(a, MP_OUT_HANG);
+    else if (a->failed)
+        enter(a, ST_SETTLING);
+    else
+        next_work(a);
+}
+
+static void close_phase(struct att *a)
+{
+    mp_att_finish_phase(a);
+    mp_srvm_phase_end(a->srvm);
+    if (mp_srvm_waiting(a->srvm))
+        enter(a, ST_CLOSING);
+    else
+        phase_closed(a);
+}
+
+/* Interrupted or cut short by an I/O error in a phase: its numbers so far,
+ * no closing scrape (nothing waits). */
+static void phase_abandon(struct att *a, enum mp_outcome out)
+{
+    mp_att_finish_phase(a);
+    mp_srvm_phase_end(a->srvm);
+    att_stop(a, out);
+}
+
+static void serving_result(struct att *a)
+{
+    if (a->res.kind != MP_LG_GEN)
+        return;
+    mp_att_handle_result(a, &a->res);
+    a->done++;
+    if (!a->failed)
+        mp_att_fill(a);
+    if (a->failed || mp_att_phase_complete(a))
+        close_phase(a);
+}
+
+static void serving_time_up(struct att *a)
+{
+    a->expired = true;
+    if (mp_att_phase_complete(a))
+        close_phase(a);
+}
+
+static void serving_fatal(struct att *a)
+{
+    mp_att_set_fail(a, MP_SEEN_ENGINE_FATAL, "the engine logged a fatal error");
+    close_phase(a);
+}
+
+static void serving_exit(struct att *a)
+{
+    mp_att_set_fail(a, MP_SEEN_PROCESS_EXIT, "the engine exited during the workload");
+    close_phase(a);
+}
+
+/* No token for --stall-timeout with requests in flight. The place for work
+ * done on a hang before teardown (a dump of the engine's stacks). */
+static void on_hang(struct att *a)
+{
+    (void)a;
+}
+
+static void serving_stall(struct att *a)
+{
+    if (!mp_att_stalled(a, a->r->phases[a->cur_phase].name)) {
+        mp_att_arm_stall(a);
+        return;
+    }
+    on_hang(a);
+    close_phase(a);
+}
+
+static void serving_signal(struct att *a)
+{
+    phase_abandon(a, MP_OUT_INTERRUPTED);
+}
+
+static void serving_io_error(struct att *a)
+{
+    phase_abandon(a, MP_OUT_ERROR);
+}
+
+static void opening_scraped(struct att *a)
+{
+    enter(a, ST_SERVING);
+}
+
+static void opening_failure(struct att *a)
+{
+    mp_att_set_fail(a, (a->events & MP_LOGEV_FATAL) && !a->exited ? MP_SEEN_ENGINE_FATAL : MP_SEEN_PROCESS_EXIT,
+                    (a->events & MP_LOGEV_FATAL) && !a->exited ? "the engine logged a fatal error"
+                                                               : "the engine exited during the workload");
+    close_phase(a);
+}
+
+static void serving_recheck(struct att *a)
+{
+    if (a->failed || mp_att_phase_complete(a))
+        close_phase(a);
+}
+
+static void closing_result(struct att *a)
+{
+    if (a->res.kind == MP_LG_GEN)
+        mp_att_handle_result(a, &a->res); /* in flight when the phase was closed */
+}
+
+static void closing_scraped(struct att *a)
+{
+    phase_closed(a);
+}
+
+static void closing_fatal(struct att *a)
+{
+    mp_att_set_fail(a, MP_SEEN_ENGINE_FATAL, "the engine logged a fatal error");
+}
+
+static void closing_exit(struct att *a)
+{
+    mp_att_set_fail(a, MP_SEEN_PROCESS_EXIT, "the engine exited during the workload");
+}
+
+/* A signal while a phase closes: what was found stands. */
+static void closing_signal(struct att *a)
+{
+    att_stop(a, a->hang ? MP_OUT_HANG : a->failed ? MP_OUT_CRASH : MP_OUT_INTERRUPTED);
+}
+
+/* ---------- cells: CHECKING (the passes after the load phases) ---------- */
+
+static void pass_over(struct att *a)
+{
+    mp_att_finish_phase(a);
+    if (a->hang) {
+        att_stop(a, MP_OUT_HANG);
+    } else if (a->failed) {
+        enter(a, ST_SETTLING);
+    } else {
+        for (a->pass++; a->pass < mp_att_npasses; a->pass++)
+            if (mp_att_passes[a->pass].wanted(a))
+                break;
+        if (a->pass < mp_att_npasses)
+            enter(a, ST_CHECKING);
+        else
+            att_stop(a, MP_OUT_CLEAN);
+    }
+}
+
+static void checking_result(struct att *a)
+{
+    if (a->res.kind != MP_LG_GEN)
+        return;
+    mp_att_passes[a->pass].on_result(a, &a->res);
+    if (a->failed || mp_att_passes[a->pass].complete(a))
+        pass_over(a);
+}
+
+static void checking_recheck(struct att *a)
+{
+    if (a->failed || mp_att_passes[a->pass].complete(a))
+        pass_over(a);
+}
+
+static void checking_fatal(struct att *a)
+{
+    mp_att_set_fail(a, MP_SEEN_ENGINE_FATAL, "the engine logged a fatal error");
+    pass_over(a);
+}
+
+static void checking_exit(struct att *a)
+{
+    mp_att_set_fail(a, MP_SEEN_PROCESS_EXIT, "the engine exited during the workload");
+    pass_over(a);
+}
+
+static void checking_stall(struct att *a)
+{
+    if (!mp_att_stalled(a, mp_att_passes[a->pass].name)) {
+        mp_att_arm_stall(a);
+        return;
+    }
+    on_hang(a);
+    pass_over(a);
+}
+
+static void checking_signal(struct att *a)
+{
+    mp_att_finish_phase(a);
+    att_stop(a, MP_OUT_INTERRUPTED);
+}
+
+/* ---------- cells: SETTLING ---------- */
+
+/* Is the engine's account of the failure in? */
+static void settling_check(struct att *a)
+{
     const struct mp_logresult *lr = mp_logscan_result(a->ls);
-    if (r->outcome == MP_OUT_STARTUP_FAILURE && a->req_fail_class &&
-        !strcmp(a->req_fail_class, "port-mismatch")) {
-        r->fail_class = xstrdup(a->req_fail_class);
-        r->fail_message = xstrdup(a->req_fail_msg);
-        r->fail_line = a->announce_line;
-    } else if (r->outcome == MP_OUT_STARTUP_FAILURE) {
-        if (lr->startup_error) {
-            r->fail_message = xstrdup(lr->startup_error);
-            r->fail_line = lr->startup_error_line;
-        } else if (lr->has_crash && lr->crash.message) {
-            r->fail_message = xstrdup(lr->crash.message);
-            r->fail_line = lr->crash.line;
-        } else if (lr->n_error_lines > 0) {
-            /* nothing recognised: quote what it said last */
-            struct buf q = BUF_INIT;
-            buf_printf(&q, "%s; its last error lines: ",
-                       a->req_fail_msg ? a->req_fail_msg : "the engine never became ready");
-            mp_logresult_quote_errors(lr, "server.log", &q);
-            r->fail_message = buf_detach(&q, NULL);
-            r->fail_line = lr->error_lines[lr->n_error_lines - 1].line;
-        }
-        r->fail_class = xstrdup(lr->has_crash && lr->crash.cls ? lr->crash.cls : "startup");
-    } else if (r->outcome == MP_OUT_CRASH || r->outcome == MP_OUT_HANG) {
-        /* Only a CUDA fault in the log may be diagnosed with launch
-         * blocking; without one, an engine that died crashed, and one that
-         * stayed up answered wrongly (the first bad response is the
-         * evidence). */
-        r->cuda_fault = lr->has_crash && mp_kn_class_name_is_cuda_fault(lr->crash.cls);
-        r->engine_died = a->died_early || (lr->has_crash && lr->crash.engine_dead);
-        if (r->outcome == MP_OUT_CRASH && lr->has_crash && (r->cuda_fault || r->engine_died)) {
-            r->fail_class = xstrdup(lr->crash.cls ? lr->crash.cls : "cuda-other");
-            r->fail_message = dup_or_null(lr->crash.message);
-            r->fail_line = lr->crash.line;
-            r->engine_dead = lr->crash.engine_dead;
-            for (size_t i = 0; i < lr->crash.nsites; i++)
-                mp_strv_push(&r->sites, lr->crash.sites[i]);
-            free(r->launch_site);
-            r->launch_site = dup_or_null(lr->crash.launch_site);
-        } else {
-            r->fail_class = dup_or_null(a->req_fail_class);
-            r->fail_message = dup_or_null(a->req_fail_msg);
-        }
-    }
-    if (!r->fail_message && r->outcome != MP_OUT_CLEAN && a->req_fail_msg)
-        r->fail_message = xstrdup(a->req_fail_msg);
-    if (!r->fail_class && r->outcome != MP_OUT_CLEAN && a->req_fail_class)
-        r->fail_class = xstrdup(a->req_fail_class);
+    bool quiet = mp_lg_inflight_gen(a->lg) == 0;
+    if ((a->exited && a->eof) || (lr->has_crash && lr->crash.engine_dead && quiet) ||
+        (a->settle_up && quiet && !lr->has_crash && !(a->events & MP_LOGEV_FATAL)))
+        att_stop(a, MP_OUT_CRASH);
 }
 
-static FILE *open_in(const char *dir, const char *name, struct mp_attempt_result *r)
+static void settling_result(struct att *a)
 {
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    /* never through a link planted in the run directory */
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        r->fail_message = xasprintf("cannot create '%s': %s", path,
-                                    e == ELOOP ? "it is a symbolic link (never written through)"
-                                               : strerror(e));
+    if (a->res.kind == MP_LG_GEN)
+        mp_att_handle_result(a, &a->res);
+    else if (a->res.user_tag == TAG_SETTLE)
+        a->settle_up = a->res.outcome == MP_LG_OK && a->res.http_status == 200;
+    settling_check(a);
+}
+
+static void settling_over(struct att *a)
+{
+    att_stop(a, MP_OUT_CRASH); /* a signal too: the failure stands */
+}
+
+/* ---------- cells: teardown ---------- */
+
+static void teardown_step(struct att *a)
+{
+    switch (mp_proc_stop_step(a->stop)) {
+    case MP_STOP_TERM:
+        a->state = ST_STOPPING;
+        break;
+    case MP_STOP_KILL:
+        a->state = ST_KILLING;
+        break;
+    case MP_STOP_ESCAPEES:
+    case MP_STOP_CONTAINER:
+        a->state = ST_SCANNING;
+        break;
+    case MP_STOP_DONE:
+        enter(a, ST_DONE);
+        break;
     }
-    return f;
+}
+
+/* A signal during teardown: the first is recorded (the run stops after this
+ * attempt, never "finished"); another means now: KILL the group at once. */
+static void teardown_signal(struct att *a)
+{
+    if (a->second_signal || !a->signo)
+        return; /* the first one was recorded by the dispatcher */
+    a->second_signal = true;
+    mp_att_note(a, "second signal: killing the engine now");
+    mp_proc_stop_now(a->stop);
+}
+
+/* ---------- the table ---------- */
+
+#define S(state) [ST_##state]
+static const att_cell table[ST_COUNT][EV_COUNT] = {
+    S(STARTING) = {
+        [EV_RESULT] = starting_result,
+        [EV_SIGNAL] = starting_signal,
+        [EV_IO_ERROR] = any_io_error,
+        [EV_FATAL] = never_ready,
+        [EV_EXIT] = never_ready,
+        [EV_DEADLINE] = never_ready,
+        [EV_SELECTED] = starting_selected,
+        [EV_PORT_ELSEWHERE] = starting_port_elsewhere,
+        [EV_MISMATCH] = starting_mismatch,
+        [EV_READY_LINE] = starting_ready_line,
+        [EV_PROBE] = starting_probe,
+    },
+    S(LAST_WORDS) = {
+        [EV_SIGNAL] = last_words_over,
+        [EV_EXIT] = last_words_check,
+        [EV_EOF] = last_words_check,
+        [EV_DEADLINE] = last_words_over,
+    },
+    S(OPENING) = {
+        [EV_SIGNAL] = serving_signal,
+        [EV_IO_ERROR] = serving_io_error,
+        [EV_FATAL] = opening_failure,
+        [EV_EXIT] = opening_failure,
+        [EV_SCRAPED] = opening_scraped,
+    },
+    S(SERVING) = {
+        [EV_RESULT] = serving_result,
+        [EV_SIGNAL] = serving_signal,
+        [EV_IO_ERROR] = serving_io_error,
+        [EV_FATAL] = serving_fatal,
+        [EV_EXIT] = serving_exit,
+        [EV_DEADLINE] = serving_time_up,
+        [EV_STALL] = serving_stall,
+        [EV_RECHECK] = serving_recheck,
+    },
+    S(CLOSING) = {
+        [EV_RESULT] = closing_result,
+        [EV_SIGNAL] = closing_signal,
+        [EV_IO_ERROR] = serving_io_error,
+        [EV_FATAL] = closing_fatal,
+        [EV_EXIT] = closing_exit,
+        [EV_SCRAPED] = closing_scraped,
+    },
+    S(CHECKING) = {
+        [EV_RESULT] = checking_result,
+        [EV_SIGNAL] = checking_signal,
+        [EV_IO_ERROR] = any_io_error,
+        [EV_FATAL] = checking_fatal,
+        [EV_EXIT] = checking_exit,
+        [EV_STALL] = checking_stall,
+        [EV_RECHECK] = checking_recheck,
+    },
+    S(SETTLING) = {
+        [EV_RESULT] = settling_result,
+        [EV_SIGNAL] = settling_over,
+        [EV_IO_ERROR] = settling_over,
+        [EV_FATAL] = settling_check,
+        [EV_EXIT] = settling_check,
+        [EV_EOF] = settling_check,
+        [EV_DEADLINE] = settling_over,
+    },
+    S(STOPPING) = {[EV_SIGNAL] = teardown_signal, [EV_STOP_STEP] = teardown_step},
+    S(KILLING) = {[EV_SIGNAL] = teardown_signal, [EV_STOP_STEP] = teardown_step},
+    S(SCANNING) = {[EV_SIGNAL] = teardown_signal, [EV_STOP_STEP] = teardown_step},
+    S(DONE) = {[EV_RESULT] = NULL},
+};
+#undef S
+
+/* ---------- the dispatcher ---------- */
+
+void att_raise(struct att *a, enum att_event ev)
+{
+    a->pending |= 1u << ev;
+}
+
+static void on_timer(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
+{
+    struct att *a = ud;
+    (void)l;
+    att_raise(a, t == &a->t_state     ? EV_DEADLINE
+                 : t == &a->t_probe   ? EV_PROBE
+                 : t == &a->t_stall   ? EV_STALL
+                                      : EV_MISMATCH);
+}
+
+void att_timers_init(struct att *a)
+{
+    mp_loop_timer_init(&a->t_state, on_timer, a);
+    mp_loop_timer_init(&a->t_probe, on_timer, a);
+    mp_loop_timer_init(&a->t_mismatch, on_timer, a);
+    mp_loop_timer_init(&a->t_stall, on_timer, a);
+}
+
+static void fire(struct att *a, enum att_event ev)
+{
+    att_cell cell = table[a->state][ev];
+    if (cell)
+        cell(a);
+}
+
+/* The next pending event other than a result, in enum order; EV_COUNT when
+ * none. A signal is served once per signal that came. */
+static enum att_event next_event(struct att *a)
+{
+    for (int ev = EV_SIGNAL; ev < EV_COUNT; ev++) {
+        if (!(a->pending & (1u << ev)))
+            continue;
+        if (ev == EV_SIGNAL) {
+            int signo = a->sig_q[0];
+            memmove(a->sig_q, a->sig_q + 1, (a->nsig_q - 1) * sizeof(a->sig_q[0]));
+            if (--a->nsig_q == 0)
+                a->pending &= ~(1u << EV_SIGNAL);
+            bool first = !a->signo;
+            if (first)
+                a->signo = signo; /* the interruption, recorded whatever the state */
+            if (first && a->state >= ST_STOPPING)
+                continue; /* a first signal in teardown stops the run after it */
+            return EV_SIGNAL;
+        }
+        a->pending &= ~(1u << ev);
+        return (enum att_event)ev;
+    }
+    return EV_COUNT;
+}
+
+void att_dispatch(struct att *a)
+{
+    for (;;) {
+        if (a->state != ST_DONE && mp_lg_next_result(a->lg, &a->res) == 1) {
+            if (mp_srvm_take(a->srvm, &a->res)) {
+                if (!mp_srvm_waiting(a->srvm))
+                    att_raise(a, EV_SCRAPED);
+            } else {
+                fire(a, EV_RESULT);
+            }
+            mp_lg_result_release(&a->res);
+            continue;
+        }
+        enum att_event ev = next_event(a);
+        if (ev == EV_COUNT)
+            break;
+        fire(a, ev);
+    }
+}
+
+static void hook(struct mp_loop *l, void *ud)
+{
+    struct att *a = ud;
+    (void)l;
+    att_dispatch(a);
+    mp_att_flush(a);
+    mp_att_draw_progress(a);
 }
 
 int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r, int *signo_out)
 {
     struct att a;
-    memset(&a, 0, sizeof(a));
-    a.o = o;
-    a.r = r;
-    a.cur_phase = -1;
-    a.follow_fd = -1;
-    mp_lines_init(&a.follow, MP_ATT_FOLLOW_LINE_MAX);
-    a.mask = o->store ? mp_store_mask(o->store) : NULL;
-    a.loop = mp_loop_new();
-    if (!a.loop) {
-        r->fail_message = xasprintf("cannot create an event loop: %s", strerror(errno));
-        r->outcome = MP_OUT_ERROR;
-        return -errno;
-    }
-    struct mp_launch launch;
-    memset(&launch, 0, sizeof(launch));
-    int rc = 0;
-    char marker[96] = "";
-    char base_url[512];
-    int64_t t_begin = mp_now_ns();
-
-    r->dir = xstrdup(o->dir);
-    r->index = o->index;
-    r->launch_blocking = o->launch_blocking;
-    r->ntexts = PROMPT_COUNT;
-    r->texts = xcalloc(PROMPT_COUNT, sizeof(*r->texts));
-    struct stat dst;
-    if (mkdir(o->dir, 0777) != 0 &&
-        (errno != EEXIST || lstat(o->dir, &dst) != 0 || !S_ISDIR(dst.st_mode))) {
-        /* a link planted under the attempt's name is not followed */
-        int e = errno == EEXIST ? ENOTDIR : errno;
-        r->fail_message = xasprintf("cannot create '%s': %s", o->dir,
-                                    e == ENOTDIR ? "something other than a directory is there"
-                                                 : strerror(e));
-        r->outcome = MP_OUT_ERROR;
-        rc = -e;
-        goto out;
-    }
-    a.logf = open_in(o->dir, "server.log", r);
-    a.timesf = a.logf ? open_in(o->dir, "server.times", r) : NULL;
-    a.reqf = a.timesf ? open_in(o->dir, "requests.jsonl", r) : NULL;
-    if (!a.reqf) {
-        r->outcome = MP_OUT_ERROR;
-        rc = MP_EDB;
-        goto out;
-    }
-
-    const char *blocking_env[] = {"CUDA_LAUNCH_BLOCKING=1", NULL};
-    char cname[128];
-    mp_launch_container_name(cname, sizeof(cname), (long)getpid(), o->cand->name, o->index,
-                             o->launch_blocking);
-    if (o->attach_url) {
-        r->command = xasprintf("(attached to %s%s%s)", o->attach_url,
-                               o->attach_log ? ", log " : "", o->attach_log ? o->attach_log : "");
-    } else {
-        mp_launch_build(&launch, o->cmd, o->ncmd, o->cand, o->port,
-                        o->launch_blocking ? blocking_env : NULL, cname);
-        r->command = mp_launch_display(&launch);
-        mp_proc_new_marker(marker, sizeof(marker));
-    }
-    struct mp_proc_spec spec = {
-        .argv = mp_strv_array(&launch.argv),
-        .env_add = mp_strv_array(&launch.env),
-        .marker = marker,
-        .cwd = o->cwd,
-        .container_runtime = launch.container_runtime,
-        .container_name = launch.container_name,
-        .container_client = launch.client.n ? mp_strv_array(&launch.client) : NULL,
-    };
-    a.ls = mp_logscan_new(o->kn);
-    if (o->attach_url) {
-        snprintf(base_url, sizeof(base_url), "%s", o->attach_url);
-        size_t bl = strlen(base_url);
-        while (bl > 0 && base_url[bl - 1] == '/')
-            base_url[--bl] = '\0';
-    } else {
-        snprintf(base_url, sizeof(base_url), "http://127.0.0.1:%d", o->port);
-    }
-    struct mp_lg_config lgc = {
-        .base_url = base_url,
-        .model = NULL, /* per request: the served model's name, once ready */
-        .chat = o->wl->chat,
-        .max_tokens = o->wl->max_tokens,
-        .ignore_eos = true,
-        .api_key = o->wl->api_key,
-        .request_timeout_s = 0,
-        .text_keep = 4096,
-    };
-    /* the GPUs the engine is given: the candidate's CUDA_VISIBLE_DEVICES, else ours;
-     * opened before the spawn so that the previous engine's memory is seen free first */
-    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
-    for (size_t i = 0; o->cand && i < o->cand->env.n; i++)
-        if (!strncmp(o->cand->env.v[i], "CUDA_VISIBLE_DEVICES=", 21))
-            visible = o->cand->env.v[i] + 21;
-    a.gpu = mp_gpu_sampler_open(NULL, visible);
-    double waited = 0;
-    int wsig = 0;
-    if (o->gpuwait && !o->attach_url &&
-        !mp_gpuwait_before_start(o->gpuwait, a.gpu, o->signal_fd, !o->progress && !o->progress_lines,
-                                 o->label ? o->label : "", &waited, &wsig)) {
-        if (wsig) { /* interrupted while waiting: nothing was started */
-            a.signo = wsig;
-            r->outcome = MP_OUT_INTERRUPTED;
-            goto out;
+    bool spawn_failed = false;
+    int rc = att_open(&a, o, r, &spawn_failed);
+    if (rc < 0) {
+        set_outcome(&a, MP_OUT_ERROR);
+        if (spawn_failed) {
+            r->fail_class = xstrdup(MP_FAIL_SPAWN); /* stored: the record says why */
+            rc = MP_ECOMMAND;
         }
-        mp_att_note(&a, "started with GPU memory still held after waiting %.0f s", waited);
-    }
-    struct mp_diag d = MP_DIAG_INIT;
-    a.t_spawn = mp_now_ns();
-    if (o->attach_url) {
-        if (o->attach_log) {
-            a.follow_fd = open(o->attach_log, O_RDONLY | O_CLOEXEC);
-            if (a.follow_fd < 0) {
-                rc = -errno;
-                r->outcome = MP_OUT_ERROR;
-                r->fail_class = xstrdup("spawn");
-                r->fail_message = xasprintf("cannot read the log '%s': %s", o->attach_log,
-                                            strerror(errno));
-                goto out;
+    } else {
+        mp_loop_hook_add(a.loop, hook, &a);
+        enter(&a, ST_STARTING);
+        while (a.state != ST_DONE) {
+            int lr = mp_loop_run_once(a.loop, -1);
+            if (lr < 0) { /* the loop itself failed: stop as cleanly as possible */
+                a.io_err = true;
+                if (a.state < ST_STOPPING)
+                    att_stop(&a, MP_OUT_ERROR);
+                else
+                    mp_proc_stop_now(a.stop);
             }
         }
-        if (o->store && mp_store_attempt_spawned(o->store, o->store_attempt, r->command, 0, 0, "") < 0)
-            a.io_err = true;
-    } else {
-        rc = mp_proc_spawn(&spec, &a.proc, &d);
-        if (rc < 0) {
-            r->outcome = MP_OUT_ERROR;
-            r->fail_class = xstrdup("spawn");
-            r->fail_message = xstrdup(d.msg[0] ? d.msg : mp_strerror(rc));
-            goto out;
-        }
-        mp_att_note(&a, "started: pid %d, attempt %d", (int)mp_proc_pid(a.proc), o->index);
-        if (o->store && mp_store_attempt_spawned(o->store, o->store_attempt, r->command,
-                                                 mp_proc_pid(a.proc),
-                                                 mp_proc_starttime(mp_proc_pid(a.proc)), marker) < 0)
-            a.io_err = true;
+        att_summarise(&a);
+        if (a.ev_errno || a.io_err)
+            set_outcome(&a, MP_OUT_ERROR); /* a cut evidence file or store: no verdict */
     }
-    /* its own thread: an NVML call that blocks never delays the loop, which
-     * stamps token events; without a thread, capture.c samples each turn */
-    (void)mp_gpu_sampler_start(a.gpu, 1.0);
-    /* one loadgen for the attempt: probes, the load (with the served model's
-     * name once it is known) and the /metrics scrapes */
-    a.lg = mp_lg_new_on(a.loop, &lgc);
-    a.srvm = mp_srvm_new(a.lg); /* server metrics (observe/srvmetrics.h) */
-    mp_att_watch(&a);
-    a.argv = launch.argv.v;
-    a.argc = launch.argv.n;
-    a.container = launch.container_runtime != NULL;
-    a.before_ready = !o->attach_url;
-    bool ready = mp_att_wait_ready(&a);
-    a.before_ready = false;
-    if (ready) {
-        mp_att_say_resolved(&a);
-        mp_att_note(&a, "ready in %.1f s", (double)(mp_now_ns() - a.t_spawn) / 1e9);
-    }
-    r->ready_s = (double)(mp_now_ns() - a.t_spawn) / 1e9;
-    if (a.signo) {
-        r->outcome = MP_OUT_INTERRUPTED;
-    } else if (a.same) {
-        r->outcome = MP_OUT_SAME_CONFIG; /* stopped at once: nothing more to learn */
-        check_delivery(&a, &launch, marker); /* ... but did it run the candidate's knobs? */
-    } else if (a.resolve_stop) {
-        r->outcome = MP_OUT_RESOLVED; /* resolve: the selections are all it asks for */
-        check_delivery(&a, &launch, marker); /* which road, if the knobs arrived */
-    } else if (!ready) {
-        r->outcome = MP_OUT_STARTUP_FAILURE;
-        /* let the engine finish saying why (one that listens elsewhere
-         * has said it) */
-        int64_t deadline = mp_now_ns() + 3000000000LL;
-        while (!a.req_fail_class && !(a.exited && a.eof) && mp_now_ns() < deadline && !a.signo)
-            mp_att_pump(&a, 50);
-        if (!a.req_fail_class && !a.exited && !(a.events & MP_LOGEV_FATAL)) {
-            a.req_fail_class = xstrdup("ready-timeout");
-            a.req_fail_msg = xasprintf("the engine did not become ready within %.0f s",
-                                       o->wl->ready_timeout_s);
-        }
-    } else {
-        mp_att_copy_resolved(&a);
-        check_delivery(&a, &launch, marker);
-        int64_t t_work = mp_now_ns();
-        r->outcome = mp_att_run_workload(&a);
-        if (r->outcome == MP_OUT_CLEAN && o->nquality)
-            r->outcome = mp_att_run_quality(&a);
-        r->workload_s = (double)(mp_now_ns() - t_work) / 1e9;
-    }
-    mp_att_clear_progress(&a);
-
-    /* teardown */
-    struct mp_teardown td;
-    memset(&td, 0, sizeof(td));
-    int64_t t_td = mp_now_ns();
-    a.died_early = a.exited;
-    mp_att_unwatch(&a);
-    if (a.proc)
-        mp_proc_teardown(a.proc, o->wl->grace_s, mp_att_on_line, &a, &td);
-    else
-        mp_att_follow_log(&a); /* attached: the server is not ours to stop */
-    mp_att_check_exit(&a);
-    r->teardown_s = (double)(mp_now_ns() - t_td) / 1e9;
-    r->teardown_leftovers = td.leftovers;
-    r->teardown_killed = td.killed;
-    r->escapees_killed = td.escapees_killed;
-    if (a.proc && (a.exited || !td.was_running)) {
-        char desc[128];
-        mp_proc_describe_status(a.exited ? a.exit_status : td.exit_status, desc, sizeof(desc));
-        r->exit_desc = xstrdup(desc);
-    }
-    if (a.ls)
-        mp_logscan_finish(a.ls);
-    mp_att_copy_resolved(&a);
-    if (a.exited && r->outcome == MP_OUT_STARTUP_FAILURE && !a.req_fail_msg) {
-        a.req_fail_class = xstrdup("process-exit");
-        a.req_fail_msg = xasprintf("the engine %s before it became ready", r->exit_desc ? r->exit_desc : "exited");
-    }
-    classify_failure(&a);
-    if (!r->ndlv)
-        mp_delivery_unverified(o->cand, o->launch_blocking ? blocking_env : NULL,
-                               o->attach_url ? "attached to a server moeprobe did not start"
-                                             : "the engine did not become ready",
-                               r);
-    rc = 0;
-    if (!a.ev_errno && mp_att_ev_ok(&a, fflush(a.logf) == 0, "server.log"))
-        mp_att_ev_ok(&a, fflush(a.timesf) == 0, "server.times");
-    if (a.ev_errno) {
-        r->outcome = MP_OUT_ERROR;
-        free(r->fail_class);
-        free(r->fail_message);
-        r->fail_class = xstrdup(MP_FAIL_EVIDENCE);
-        r->fail_message = xasprintf("cannot write '%s/%s': %s", o->dir, a.ev_file,
-                                    strerror(a.ev_errno));
-        rc = -a.ev_errno;
-    } else if (a.io_err) {
-        r->outcome = MP_OUT_ERROR;
-        free(r->fail_message);
-        r->fail_message = xasprintf("cannot write the evidence store: %s", mp_store_errmsg(o->store));
-        rc = MP_EDB;
-    }
-
-out:
-    if (a.logf && fclose(a.logf) != 0 && rc == 0)
-        rc = -errno;
-    if (a.timesf)
-        fclose(a.timesf);
-    if (a.reqf)
-        fclose(a.reqf);
-    mp_gpu_summary(a.gpu, &r->gpu);
-    mp_gpu_sampler_close(a.gpu);
-    mp_srvm_free(a.srvm);
-    for (size_t i = 0; i < PROMPT_COUNT; i++)
-        free(a.sized[i]);
-    free(a.req_fail_class);
-    free(a.req_fail_msg);
-    free(a.nondefault);
-    mp_lg_free(a.lg);
-    mp_loop_free(a.loop);
-    mp_proc_free(a.proc);
-    if (a.follow_fd >= 0)
-        close(a.follow_fd);
-    mp_lines_release(&a.follow);
-    mp_logscan_free(a.ls);
-    mp_launch_release(&launch);
-    r->wall_s = (double)(mp_now_ns() - t_begin) / 1e9;
+    rc = att_close(&a, rc);
     if (signo_out)
         *signo_out = a.signo;
     return rc;

@@ -10,14 +10,13 @@
  *   server.log        the engine's stdout+stderr, byte for byte (lines)
  *   server.times      one line per server.log line: seconds since spawn
  *   requests.jsonl    one JSON object per finished request
- *   attempt.json      the summary (written at the end)
+ * How it runs (states, events, the table) is run/attempt.c's header.
  * Loop-thread only; not re-entrant. */
 #ifndef MP_ATTEMPT_H
 #define MP_ATTEMPT_H
 
 #include "compat.h"
 
-struct mp_gpuwait;
 
 #include "model/attempt.h"
 #include "model/candidate.h"
@@ -80,17 +79,18 @@ struct mp_attempt_opts {
     bool (*same_config)(void *ud, const struct mp_resolved *res, char **same_as, char **why);
     void *same_ud;
     const char *cwd;                   /* the engine's working directory, NULL = ours */
-    struct mp_gpuwait *gpuwait;        /* wait for the previous engine's GPU memory before
-                                        * the spawn (run/gpuwait.h), or NULL */
     /* `moeprobe resolve`: stop the engine as soon as its selections are
      * logged (or at ready); outcome MP_OUT_RESOLVED, no load. */
     bool resolve_only;
 };
 
 /* Run one attempt. Returns 0 when the attempt ran (whatever its outcome;
- * see r->outcome), or <0 when moeprobe itself failed (r->fail_message says
- * why). *r must be zeroed by the caller; release with
- * mp_attempt_result_release. When interrupted, *signo_out gets the signal. */
+ * see r->outcome), MP_ECOMMAND when the server command could not be started
+ * (spawn failed, or the attached server's log cannot be read), or another
+ * <0 when moeprobe itself failed; r->fail_message says why. *r must be
+ * zeroed by the caller; release with mp_attempt_result_release. When
+ * interrupted, *signo_out gets the signal (also one that came during the
+ * teardown of an attempt that ended otherwise). */
 int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r, int *signo_out);
 
 #endif

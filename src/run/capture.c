@@ -1,42 +1,24 @@
-/* capture.c - an attempt's view of the engine: its output into server.log and
- * server.times (masked, capped), the attach-mode log follower, signals and
- * the loop turn (see att_internal.h). */
+/* capture.c - an attempt's watches on its loop: the engine's output into
+ * server.log and server.times (masked, capped) with what its lines tell
+ * (raised as events), its exit, the signalfd, the attach-mode log follower
+ * (see att_internal.h). Facts and events only: the table decides. */
 #include "run/att_internal.h"
 
-#include <arpa/inet.h>
-#include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <math.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
 #include "clock.h"
-#include "err.h"
 #include "escape.h"
-#include "http/lgstats.h"
-#include "http/loadgen.h"
-#include "loop.h"
-#include "knowledge/knowledge.h"
 #include "logs/announce.h"
 #include "logs/logscan.h"
 #include "proc/proc.h"
-#include "engine/delivery.h"
-#include "engine/launch.h"
 #include "engine/ports.h"
-#include "observe/srvmetrics.h"
-#include "observe/telemetry.h"
 #include "store/store.h"
-#include "verdict/stats.h"
 #include "xalloc.h"
 
 /* progress_lines: one line per state change. */
@@ -64,8 +46,8 @@ static void check_announce(struct att *a, const char *line, size_t len)
     a->r->announced_port = an.port;
     if (mp_ports_judge(a->argv, a->argc, a->container, an.port, a->o->port, a->mismatch_why,
                        sizeof(a->mismatch_why)) == MP_PORT_MISMATCH) {
-        a->t_mismatch = mp_now_ns();
         a->announce_line = a->nlines;
+        att_raise(a, EV_PORT_ELSEWHERE);
     }
 }
 
@@ -78,9 +60,27 @@ bool mp_att_ev_ok(struct att *a, bool ok, const char *name)
     if (!ok && !a->ev_errno) {
         a->ev_errno = errno ? errno : EIO;
         a->ev_file = name;
-        a->io_err = true;
+        mp_att_io_error(a);
     }
     return ok;
+}
+
+void mp_att_io_error(struct att *a)
+{
+    if (!a->io_err)
+        att_raise(a, EV_IO_ERROR);
+    a->io_err = true;
+}
+
+/* What a line's scan found that the table acts on. */
+static void line_events(struct att *a, unsigned ev)
+{
+    unsigned fresh = ev & ~a->events;
+    a->events |= ev;
+    if (fresh & MP_LOGEV_FATAL)
+        att_raise(a, EV_FATAL);
+    if (fresh & MP_LOGEV_READY)
+        att_raise(a, EV_READY_LINE);
 }
 
 void mp_att_on_line(void *ud, const char *line, size_t len, bool truncated)
@@ -88,7 +88,7 @@ void mp_att_on_line(void *ud, const char *line, size_t len, bool truncated)
     struct att *a = ud;
     a->nlines++;
     if (a->ls)
-        a->events |= mp_logscan_line(a->ls, line, len);
+        line_events(a, mp_logscan_line(a->ls, line, len));
     if (!a->nondefault && len > 20 && memmem(line, len, "non-default args: {", 19)) {
         a->nondefault = xstrndup(line, len);
         a->nondefault_line = a->nlines;
@@ -103,10 +103,12 @@ void mp_att_on_line(void *ud, const char *line, size_t len, bool truncated)
         a->last_line[n] = '\0';
         free(m);
     }
-    if (a->before_ready) {
+    if (a->state == ST_STARTING) { /* where it listens, and its selections, before ready */
         check_announce(a, line, len);
-        if (!a->selected && memmem(line, len, "Model loading took", 18))
+        if (!a->selected && memmem(line, len, "Model loading took", 18)) {
             a->selected = true;
+            att_raise(a, EV_SELECTED);
+        }
     }
     if (a->log_capped || a->ev_errno)
         return;
@@ -140,26 +142,35 @@ void mp_att_on_line(void *ud, const char *line, size_t len, bool truncated)
 
 void mp_att_check_exit(struct att *a)
 {
-    if (!a->exited && a->proc) {
-        int st;
-        if (mp_proc_exited(a->proc, &st)) {
-            a->exited = true;
-            a->exit_status = st;
-        }
+    if (a->exited || !a->proc || a->stop)
+        return;
+    int st, pfd = a->pidfd;
+    if (!mp_proc_exited(a->proc, &st))
+        return;
+    if (pfd >= 0) { /* closed by the reaping: the loop forgets it first */
+        mp_loop_fd_del(a->loop, pfd);
+        a->pidfd = -1;
     }
+    a->exited = true;
+    a->exit_status = st;
+    a->lines_at_exit = a->nlines;
+    att_raise(a, EV_EXIT);
 }
 
-/* The signalfd: SIGCHLD reaps orphans; the first other signal interrupts. */
+/* The signalfd: SIGCHLD reaps orphans and looks at the engine; any other
+ * signal is queued for the table. */
 static void on_signal(struct mp_loop *l, int signo, void *ud)
 {
     struct att *a = ud;
     (void)l;
     if (signo == SIGCHLD) {
         mp_proc_reap_orphans();
+        mp_att_check_exit(a);
         return;
     }
-    if (!a->signo)
-        a->signo = signo;
+    if (a->nsig_q < MP_ARRAY_SIZE(a->sig_q))
+        a->sig_q[a->nsig_q++] = signo;
+    att_raise(a, EV_SIGNAL);
 }
 
 /* The engine's output pipe is readable: its lines (at most about 1 MiB a
@@ -169,35 +180,28 @@ static void on_output(struct mp_loop *l, int fd, unsigned what, void *ud)
     struct att *a = ud;
     (void)what;
     if (mp_proc_read_lines(a->proc, mp_att_on_line, a) != 0) {
-        a->eof = true;
         mp_loop_fd_del(l, fd);
+        a->eof = true;
+        att_raise(a, EV_EOF);
+        mp_att_check_exit(a);
     }
 }
 
-void mp_att_watch(struct att *a)
+static void on_pidfd(struct mp_loop *l, int pidfd, void *ud)
 {
-    if (a->o->signal_fd >= 0)
-        mp_loop_watch_signals(a->loop, a->o->signal_fd, on_signal, a);
-    int outfd = a->proc ? mp_proc_output_fd(a->proc) : -1;
-    if (outfd >= 0)
-        mp_loop_fd_set(a->loop, outfd, MP_LOOP_IN, on_output, a);
+    struct att *a = ud;
+    (void)l;
+    (void)pidfd;
+    a->pidfd = -1; /* the one-shot watch is gone; the fd stays the proc's */
+    mp_att_check_exit(a);
 }
 
-void mp_att_unwatch(struct att *a)
-{
-    if (a->o->signal_fd >= 0)
-        mp_loop_fd_del(a->loop, a->o->signal_fd);
-    int outfd = a->proc ? mp_proc_output_fd(a->proc) : -1;
-    if (outfd >= 0)
-        mp_loop_fd_del(a->loop, outfd);
-}
-
-/* Attach mode: read what the followed log file gained since the last turn
- * (at most 4 MiB a turn, so a flood cannot starve the loop) and hand its
+/* Attach mode: read what the followed log file gained since the last look
+ * (at most 4 MiB a look, so a flood cannot starve the loop) and hand its
  * complete lines to on_line (a line longer than MP_ATT_FOLLOW_LINE_MAX goes
  * on cut, as soon as it passes the bound). A partial last line waits for
  * the rest: the file is still being written. A regular file is always
- * "readable", so it is read once per turn instead of being polled. */
+ * "readable", so it is read on a timer instead of being watched. */
 void mp_att_follow_log(struct att *a)
 {
     if (a->follow_fd < 0)
@@ -211,28 +215,53 @@ void mp_att_follow_log(struct att *a)
     }
 }
 
-/* One turn of the event loop: wait for transfers, engine output, signals. */
-void mp_att_pump(struct att *a, int timeout_ms)
+/* Every 100 ms: the attach-mode log, the exit check without a pidfd, the
+ * live progress line. */
+static void on_tick(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
 {
-    if (timeout_ms < 0)
-        timeout_ms = 0;
-    mp_lg_poll(a->lg, timeout_ms);
+    struct att *a = ud;
     mp_att_follow_log(a);
-    /* the evidence is current on disk every turn (one write a turn, not a
-     * line): someone tailing server.log sees it, and a kill -9 of moeprobe
-     * loses nothing the engine said before the turn */
-    if (a->logf && !a->ev_errno && mp_att_ev_ok(a, fflush(a->logf) == 0, "server.log"))
-        mp_att_ev_ok(a, fflush(a->timesf) == 0, "server.times");
-    mp_att_check_exit(a);
-    mp_gpu_sample(a->gpu, (double)mp_now_ns() / 1e9, 1.0);
+    if (a->pidfd < 0)
+        mp_att_check_exit(a);
+    if (a->state != ST_DONE)
+        mp_loop_timer_start(l, t, mp_now_ns() + 100000000LL);
 }
 
-bool mp_att_next_result(struct att *a, struct mp_lg_result *res)
+void mp_att_watch(struct att *a)
 {
-    while (mp_lg_next_result(a->lg, res) == 1) {
-        if (!mp_srvm_take(a->srvm, res))
-            return true;
-        mp_lg_result_release(res); /* a /metrics scrape: the scraper's */
-    }
-    return false;
+    if (a->o->signal_fd >= 0)
+        mp_loop_watch_signals(a->loop, a->o->signal_fd, on_signal, a);
+    int outfd = a->proc ? mp_proc_output_fd(a->proc) : -1;
+    if (outfd >= 0)
+        mp_loop_fd_set(a->loop, outfd, MP_LOOP_IN, on_output, a);
+    int pfd = a->proc ? mp_proc_pidfd(a->proc) : -1;
+    if (pfd >= 0 && mp_loop_watch_pid(a->loop, pfd, on_pidfd, a) == 0)
+        a->pidfd = pfd;
+    mp_loop_timer_init(&a->t_tick, on_tick, a);
+    mp_loop_timer_start(a->loop, &a->t_tick, mp_now_ns() + 100000000LL);
+}
+
+void mp_att_unwatch_engine(struct att *a)
+{
+    int outfd = a->proc ? mp_proc_output_fd(a->proc) : -1;
+    if (outfd >= 0)
+        mp_loop_fd_del(a->loop, outfd);
+    if (a->pidfd >= 0)
+        mp_loop_fd_del(a->loop, a->pidfd);
+    a->pidfd = -1;
+}
+
+void mp_att_unwatch_signals(struct att *a)
+{
+    if (a->o->signal_fd >= 0)
+        mp_loop_fd_del(a->loop, a->o->signal_fd);
+}
+
+/* The evidence is current on disk every turn (one write a turn, not a
+ * line): someone tailing server.log sees it, and a kill -9 of moeprobe
+ * loses nothing the engine said before the turn. */
+void mp_att_flush(struct att *a)
+{
+    if (a->logf && !a->ev_errno && mp_att_ev_ok(a, fflush(a->logf) == 0, "server.log"))
+        mp_att_ev_ok(a, fflush(a->timesf) == 0, "server.times");
 }

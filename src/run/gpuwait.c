@@ -46,18 +46,28 @@ static int wait_signal(int signal_fd)
     return 0;
 }
 
-bool mp_gpuwait_before_start(struct mp_gpuwait *w, struct mp_gpu_sampler *s, int signal_fd,
-                             bool quiet, const char *label, double *waited_s, int *signo)
+void mp_gpuwait_open(struct mp_gpuwait *w, struct mp_gpu_sampler *s)
 {
     double used, total;
+    w->s = s;
+    w->base_mib = s && read_mib(s, &used, &total) ? used : -1;
+}
+
+void mp_gpuwait_close(struct mp_gpuwait *w)
+{
+    mp_gpu_sampler_close(w->s);
+    w->s = NULL;
+}
+
+bool mp_gpuwait_before_start(struct mp_gpuwait *w, int signal_fd, bool quiet, const char *label,
+                             double *waited_s, int *signo)
+{
+    double used, total;
+    struct mp_gpu_sampler *s = w->s;
     *waited_s = 0;
     *signo = 0;
-    if (!read_mib(s, &used, &total))
+    if (!s || w->base_mib < 0 || !read_mib(s, &used, &total))
         return true; /* no NVML: nothing to read */
-    if (w->base_mib < 0) {
-        w->base_mib = used;
-        return true;
-    }
     if (!mp_gpuwait_busy(w->base_mib, used, total))
         return true;
     if (!quiet)

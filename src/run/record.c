@@ -4,39 +4,16 @@
  * attempt's first failure (see att_internal.h). */
 #include "run/att_internal.h"
 
-#include <arpa/inet.h>
-#include <cjson/cJSON.h>
-#include <curl/curl.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <math.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "buf.h"
 #include "clock.h"
-#include "err.h"
 #include "escape.h"
 #include "http/lgstats.h"
-#include "http/loadgen.h"
-#include "knowledge/knowledge.h"
-#include "logs/announce.h"
-#include "logs/logscan.h"
-#include "proc/proc.h"
-#include "engine/delivery.h"
-#include "engine/launch.h"
-#include "engine/ports.h"
-#include "observe/telemetry.h"
 #include "store/store.h"
-#include "verdict/stats.h"
 #include "xalloc.h"
 
 static double mp_att_ms(int64_t ns)
@@ -44,14 +21,15 @@ static double mp_att_ms(int64_t ns)
     return (double)ns / 1e6;
 }
 
-void mp_att_set_fail(struct att *a, const char *cls, const char *msg)
+void mp_att_set_fail(struct att *a, enum mp_seen seen, const char *msg)
 {
+    const char *cls = mp_seen_name(seen);
     if (a->failed)
         return;
     a->failed = true;
     a->t_fail = mp_now_ns();
-    a->req_fail_class = xstrdup(cls);
-    a->req_fail_msg = xstrdup(msg);
+    a->seen = seen;
+    a->seen_msg = xstrdup(msg);
     char *shown = mp_term_mask(msg, strlen(msg), NULL); /* masked whole, then cut */
     mp_att_note(a, "failed: %s: %.300s", cls, shown);
     free(shown);
@@ -61,24 +39,30 @@ void mp_att_set_fail(struct att *a, const char *cls, const char *msg)
         a->r->fail_phase = xstrdup(a->r->phases[a->cur_phase].name);
 }
 
-static const char *mp_att_outcome_class(enum mp_lg_outcome oc)
+/* What a failed request's outcome was (its name is requests.jsonl's outcome). */
+static enum mp_seen seen_of(enum mp_lg_outcome oc)
 {
     switch (oc) {
     case MP_LG_HTTP_ERROR:
-        return "http-error";
+        return MP_SEEN_HTTP_ERROR;
     case MP_LG_STREAM_ERROR:
-        return "stream-error";
+        return MP_SEEN_STREAM_ERROR;
     case MP_LG_CUT:
-        return "stream-cut";
+        return MP_SEEN_STREAM_CUT;
     case MP_LG_PROTOCOL:
-        return "protocol-error";
+        return MP_SEEN_PROTOCOL;
     case MP_LG_CONNECT:
-        return "connection-refused";
+        return MP_SEEN_CONNECT;
     case MP_LG_TIMEOUT:
-        return "request-timeout";
+        return MP_SEEN_TIMEOUT;
     default:
-        return "request-failed";
+        return MP_SEEN_REQUEST_FAILED;
     }
+}
+
+static const char *mp_att_outcome_class(enum mp_lg_outcome oc)
+{
+    return mp_seen_name(seen_of(oc));
 }
 
 /* One finished request into requests.jsonl and the store: one line / row per request, never
@@ -129,7 +113,7 @@ static void write_request(struct att *a, const struct mp_lg_result *res, const c
             .error = err,
         };
         if (mp_store_add_request(a->o->store, a->o->store_attempt, &rq) < 0)
-            a->io_err = true;
+            mp_att_io_error(a);
     }
     free(err);
 }
@@ -157,6 +141,6 @@ void mp_att_handle_result(struct att *a, struct mp_lg_result *res)
             snprintf(msg, sizeof(msg), "HTTP %d: %s", res->http_status, res->error);
         else
             snprintf(msg, sizeof(msg), "%s", res->error[0] ? res->error : mp_att_outcome_class(res->outcome));
-        mp_att_set_fail(a, mp_att_outcome_class(res->outcome), msg);
+        mp_att_set_fail(a, seen_of(res->outcome), msg);
     }
 }

@@ -11,6 +11,7 @@
 #include "proc/proc.h"
 #include "report/report.h"
 #include "store/store.h"
+#include "verdict/classify.h"
 #include "verdict/diagnose.h"
 #include "verdict/eta.h"
 #include "verdict/inherit.h"
@@ -174,42 +175,112 @@ static int check_attempt_dir(const char *dir)
     return 0;
 }
 
+/* Where attempt index of candidate ci goes, and its port: prepared in
+ * *dir, *port and the store (its attempt row, *att_id). 0, or <0 with the
+ * message printed. */
+static int prepare_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool blocking,
+                           const struct mp_workload *wl, char *dir, size_t dirn, int *index,
+                           int *port, int64_t *att_id)
+{
+    struct mp_cand_report *c = &rep->c[ci];
+    snprintf(dir, dirn, "%s/attempts", ctx->run_dir);
+    if (is_link(dir))
+        return MP_EUSAGE;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return mp_error("cannot create '%s': %s", dir, strerror(errno));
+    *index = (int)c->nattempts + 1;
+    if (ctx->store) {
+        /* the run's workload, once per store session (the store skips repeats) */
+        if (mp_store_set_workload(ctx->store, ctx->wl ? ctx->wl : wl) < 0 ||
+            mp_store_candidate(ctx->store, ci, &c->cand) < 0 ||
+            mp_store_next_index(ctx->store, ci, index) < 0)
+            return mp_error("cannot write the evidence store: %s", mp_store_errmsg(ctx->store));
+    }
+    snprintf(dir, dirn, "%s/attempts/%s-%d%s", ctx->run_dir, c->cand.name, *index,
+             blocking ? "-blocking" : "");
+    if (check_attempt_dir(dir) < 0)
+        return MP_EUSAGE;
+    *port = ctx->port;
+    if (ctx->attach_url) {
+        *port = 0; /* someone else's server: no port of ours */
+    } else if (*port == 0) {
+        *port = mp_free_port();
+        if (*port < 0)
+            return mp_error("cannot find a free port: %s", mp_strerror(*port));
+    } else if (mp_port_in_use(*port)) {
+        mp_error("port %d is already in use; pick another with --port or leave it out", *port);
+        return MP_EUSAGE;
+    }
+    if (ctx->store && mp_store_attempt_begin(ctx->store, ci, *index, blocking, dir, att_id) < 0)
+        return mp_error("cannot write the evidence store: %s", mp_store_errmsg(ctx->store));
+    return 0;
+}
+
+/* The attempt's line on stderr: outcome, backend, counts, class; for a
+ * startup failure the engine's own words; survivors of the teardown. */
+static void say_attempt(const char *label, const struct mp_attempt_result *r)
+{
+    /* the backend and class are the engine's words: shown escaped */
+    struct buf line = BUF_INIT;
+    buf_printf(&line, "moeprobe: %s: %s", label, mp_outcome_name(r->outcome));
+    if (r->res.moe_backend)
+        buf_printf(&line, ", MoE backend %s", r->res.moe_backend);
+    buf_printf(&line, ", %lu ok / %lu failed", r->req_ok, r->req_failed);
+    if (r->fail_class)
+        buf_printf(&line, " (%s)", r->fail_class);
+    if (r->same_as)
+        buf_printf(&line, " (same as %s: not tested again)", r->same_as);
+    buf_printf(&line, " in %.1f s", r->wall_s);
+    mp_term_write(stderr, line.data, line.len);
+    fputc('\n', stderr);
+    buf_release(&line);
+    if (r->outcome == MP_OUT_STARTUP_FAILURE && r->fail_message) {
+        char *why = mp_term_dup(r->fail_message); /* the engine's words */
+        fprintf(stderr, "moeprobe: %s: %s\n", label, why);
+        free(why);
+    }
+    if (r->teardown_leftovers > 0)
+        mp_warn("%d process(es) of %s survived teardown", r->teardown_leftovers, label);
+}
+
+/* What moeprobe could not do, said once (runner.h: every failure returned
+ * is printed). */
+static void say_failure(int rc, const char *label, const struct mp_attempt_result *r)
+{
+    if (rc == MP_ECOMMAND)
+        mp_error("%s", r->fail_message ? r->fail_message : "cannot start the server command");
+    else if (rc < 0 && r->outcome == MP_OUT_ERROR && r->fail_message && r->fail_class &&
+             !strcmp(r->fail_class, MP_FAIL_EVIDENCE))
+        mp_error("%s: %s; its evidence is incomplete, no verdict is drawn from it", label,
+                 r->fail_message);
+    else if (rc < 0 && r->outcome == MP_OUT_ERROR && r->fail_message && !r->fail_class)
+        mp_error("%s", r->fail_message);
+}
+
 int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool blocking,
                    const struct mp_workload *wl, const struct mp_attempt_result **out)
 {
     struct mp_cand_report *c = &rep->c[ci];
     char dir[4096];
-    snprintf(dir, sizeof(dir), "%s/attempts", ctx->run_dir);
-    if (is_link(dir))
-        return MP_EUSAGE;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return mp_error("cannot create '%s': %s", dir, strerror(errno));
-    int index = (int)c->nattempts + 1;
+    int index = 0, port = 0;
     int64_t att_id = 0;
-    if (ctx->store) {
-        /* the run's workload, once per store session (the store skips repeats) */
-        if (mp_store_set_workload(ctx->store, ctx->wl ? ctx->wl : wl) < 0 ||
-            mp_store_candidate(ctx->store, ci, &c->cand) < 0 ||
-            mp_store_next_index(ctx->store, ci, &index) < 0)
-            return mp_error("cannot write the evidence store: %s", mp_store_errmsg(ctx->store));
+    if (out)
+        *out = NULL;
+    if (ctx->gpuwait && !ctx->attach_url) {
+        /* the previous engine's GPU memory first (run/gpuwait.h) */
+        double waited;
+        int sig = 0;
+        snprintf(dir, sizeof(dir), "%s %zu/%zu%s", c->cand.name, ci + 1, rep->n,
+                 blocking ? " blocking" : "");
+        mp_gpuwait_before_start(ctx->gpuwait, ctx->signal_fd, ctx->quiet, dir, &waited, &sig);
+        if (sig) {
+            ctx->signo = sig; /* interrupted while waiting: nothing started */
+            return 0;
+        }
     }
-    snprintf(dir, sizeof(dir), "%s/attempts/%s-%d%s", ctx->run_dir, c->cand.name, index,
-             blocking ? "-blocking" : "");
-    if (check_attempt_dir(dir) < 0)
-        return MP_EUSAGE;
-    int port = ctx->port;
-    if (ctx->attach_url) {
-        port = 0; /* someone else's server: no port of ours */
-    } else if (port == 0) {
-        port = mp_free_port();
-        if (port < 0)
-            return mp_error("cannot find a free port: %s", mp_strerror(port));
-    } else if (mp_port_in_use(port)) {
-        mp_error("port %d is already in use; pick another with --port or leave it out", port);
-        return MP_EUSAGE;
-    }
-    if (ctx->store && mp_store_attempt_begin(ctx->store, ci, index, blocking, dir, &att_id) < 0)
-        return mp_error("cannot write the evidence store: %s", mp_store_errmsg(ctx->store));
+    int rc = prepare_attempt(ctx, rep, ci, blocking, wl, dir, sizeof(dir), &index, &port, &att_id);
+    if (rc < 0)
+        return rc;
     char label[128];
     snprintf(label, sizeof(label), "%s %zu/%zu%s", c->cand.name, ci + 1, rep->n,
              blocking ? " blocking" : "");
@@ -246,7 +317,6 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .eta_after_s = est.known ? MP_MAX(0.0, after) : -1,
         .expect_s = est.known ? est.attempt_s : -1,
         .cwd = ctx->cwd,
-        .gpuwait = &ctx->gpuwait,
     };
     struct same_ctx sc = {ctx, rep, ci};
     if (ctx->dedupe && !blocking && !mp_cand_primary(c) && !ctx->attach_url) {
@@ -256,47 +326,19 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     struct mp_attempt_result r;
     memset(&r, 0, sizeof(r));
     int signo = 0;
-    int rc = mp_attempt_run(&o, &r, &signo);
+    rc = mp_attempt_run(&o, &r, &signo);
     if (signo)
         ctx->signo = signo;
-    bool spawn_failed = r.outcome == MP_OUT_ERROR && r.fail_class && !strcmp(r.fail_class, "spawn");
-    if (!ctx->quiet && !spawn_failed) {
-        /* the backend and class are the engine's words: shown escaped */
-        struct buf line = BUF_INIT;
-        buf_printf(&line, "moeprobe: %s: %s", label, mp_outcome_name(r.outcome));
-        if (r.res.moe_backend)
-            buf_printf(&line, ", MoE backend %s", r.res.moe_backend);
-        buf_printf(&line, ", %lu ok / %lu failed", r.req_ok, r.req_failed);
-        if (r.fail_class)
-            buf_printf(&line, " (%s)", r.fail_class);
-        if (r.same_as)
-            buf_printf(&line, " (same as %s: not tested again)", r.same_as);
-        buf_printf(&line, " in %.1f s", r.wall_s);
-        mp_term_write(stderr, line.data, line.len);
-        fputc('\n', stderr);
-        buf_release(&line);
-        if (r.outcome == MP_OUT_STARTUP_FAILURE && r.fail_message) {
-            char *why = mp_term_dup(r.fail_message); /* the engine's words */
-            fprintf(stderr, "moeprobe: %s: %s\n", label, why);
-            free(why);
-        }
-        if (r.teardown_leftovers > 0)
-            mp_warn("%d process(es) of %s survived teardown", r.teardown_leftovers, label);
-    }
-    if (rc < 0 && r.outcome == MP_OUT_ERROR && r.fail_message && r.fail_class &&
-        !strcmp(r.fail_class, MP_FAIL_EVIDENCE))
-        mp_error("%s: %s; its evidence is incomplete, no verdict is drawn from it", label,
-                 r.fail_message);
-    else if (rc < 0 && r.outcome == MP_OUT_ERROR && r.fail_message && !r.fail_class)
-        mp_error("%s", r.fail_message);
-
-    if (ctx->store && rc != MP_EDB &&
-        mp_store_attempt_finish(ctx->store, att_id, &r) < 0) {
+    mp_verdict_classify(&r); /* its failure, judged from what it recorded */
+    if (!ctx->quiet && rc != MP_ECOMMAND)
+        say_attempt(label, &r);
+    say_failure(rc, label, &r);
+    if (ctx->store && rc != MP_EDB && mp_store_attempt_finish(ctx->store, att_id, &r) < 0) {
         mp_error("cannot write the evidence store: %s", mp_store_errmsg(ctx->store));
         rc = MP_EDB;
     }
     const struct mp_attempt_result *added = mp_report_add_attempt(rep, ci, &r);
-    if (!spawn_failed && !ctx->attach_url) {
+    if (rc != MP_ECOMMAND && !ctx->attach_url) {
         measure_attempt(ctx, added);
         if (!ctx->quiet && !ctx->signo)
             say_estimate(ctx, rep, ci);

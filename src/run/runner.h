@@ -32,8 +32,8 @@ struct mp_runctx {
     unsigned long meas_reqs;          /* ... over this many requests */
     bool plan_said;
     bool diagnose;                    /* crashes will be diagnosed (the ETA counts them) */
-    struct mp_gpuwait gpuwait;        /* the GPU memory before the run's first engine
-                                       * (run/gpuwait.h; MP_GPUWAIT_INIT) */
+    struct mp_gpuwait *gpuwait;       /* wait for the previous engine's GPU memory before
+                                       * each start (run/gpuwait.h; the session's) or NULL */
     /* the caller's own work beyond the candidates (minimize's tests): called
      * before each estimate to set the three fields below (may be NULL) */
     void (*eta_prepare)(void *ud, const struct mp_report *rep);
@@ -65,11 +65,12 @@ struct mp_runctx {
 /* Run one attempt of candidate ci (normal, or with CUDA_LAUNCH_BLOCKING=1)
  * with workload wl (NULL = ctx->wl), append it to the report and return it
  * through *out (valid until the next attempt is added). Returns 0, or <0
- * when moeprobe could not run it (message printed): MP_EUSAGE for an input
- * error (the --port is taken; a symbolic link planted where the attempt
- * writes: attempts/, its directory, server.log, server.times,
- * requests.jsonl - never written through), another code for an internal
- * error. ctx->signo is set when
+ * when moeprobe could not run it (every such failure's message printed):
+ * MP_ECOMMAND when the server command cannot be started (its attempt is
+ * recorded); MP_EUSAGE for an input error (the --port is taken; a symbolic
+ * link planted where the attempt writes: attempts/, its directory,
+ * server.log, server.times, requests.jsonl - never written through);
+ * another code for an internal or I/O error. ctx->signo is set when
  * interrupted. */
 int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool blocking,
                    const struct mp_workload *wl, const struct mp_attempt_result **out);

@@ -43,10 +43,12 @@ struct mp_sched_plan {
  * options and --out/--only/--port/--json/--resume (with their values, both
  * "--opt V" and "--opt=V" forms). */
 void mp_sched_filter_opts(char **argv, int nopt, struct mp_strv *out);
-/* Full argv of task i: self qualify OPTS --only NAME --out DIR [--port P] -- CMD. */
-void mp_sched_child_argv(const struct mp_sched_plan *pl, size_t i, int port, struct mp_strv *out);
 /* A task directory holds a finished result (report.json, not interrupted). */
 bool mp_sched_task_finished(const char *task_dir);
+
+/* ---- child.c ---- */
+/* Full argv of task i: self qualify OPTS --only NAME --out DIR [--port P] -- CMD. */
+void mp_sched_child_argv(const struct mp_sched_plan *pl, size_t i, int port, struct mp_strv *out);
 
 /* ---- task.c: RUNDIR/tasks/NAME/task.txt, "key=value" lines ---- */
 struct mp_sched_rec {

@@ -73,25 +73,6 @@ void mp_sched_filter_opts(char **argv, int nopt, struct mp_strv *out)
     }
 }
 
-void mp_sched_child_argv(const struct mp_sched_plan *pl, size_t i, int port, struct mp_strv *out)
-{
-    mp_strv_push(out, pl->self);
-    mp_strv_push(out, "qualify");
-    for (size_t k = 0; k < pl->child_opts.n; k++)
-        mp_strv_push(out, pl->child_opts.v[k]);
-    mp_strv_push(out, "--only");
-    mp_strv_push(out, pl->t[i].name);
-    mp_strv_push(out, "--out");
-    mp_strv_push(out, pl->t[i].dir);
-    if (port > 0) {
-        mp_strv_push(out, "--port");
-        mp_strv_push_owned(out, xasprintf("%d", port));
-    }
-    mp_strv_push(out, "--");
-    for (size_t k = 0; k < pl->ncmd; k++)
-        mp_strv_push(out, pl->cmd[k]);
-}
-
 bool mp_sched_task_finished(const char *task_dir)
 {
     struct mp_report t;

@@ -42,6 +42,9 @@ extern const size_t mp_store_nattempt_cols;
 /* Attempt columns a schema version has (the last ones came with later versions). */
 size_t mp_store_attempt_cols_in(int version);
 
+/* ---- db.c: the SQLite helpers, under every other file of the store ---- */
+
+/* The store fails (sticky) with what and SQLite's message; returns MP_EDB. */
 int mp_store_fail(struct mp_store *s, const char *what);
 int mp_store_prep(struct mp_store *s, sqlite3_stmt **st, const char *sql);
 void mp_store_bind_text(struct mp_store *s, sqlite3_stmt *st, int i, const char *v);
@@ -86,8 +89,5 @@ int mp_store_srvm_load(struct mp_store *s, int64_t attempt_id, struct mp_attempt
 /* bisect tables and fingerprint.engine_kernels (bisect.c) */
 #define MP_STORE_BISECT_VERSION 13
 extern const char mp_store_bisect_schema[];
-
-/* The run's set-up (runinfo.c, store/runinfo.h): its tables come with v14. */
-extern const char mp_store_runinfo_schema[];
 
 #endif

@@ -100,20 +100,6 @@ static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void
     }
 }
 
-/* The end of a read loop: the last sqlite3_step result must be SQLITE_DONE;
- * anything else (SQLITE_CORRUPT, SQLITE_IOERR...) is an error, never the
- * end of the data. Finalizes st. 0 or MP_EDB (message in the store). */
-int mp_store_read_end(struct mp_store *s, sqlite3_stmt *st, int r, const char *what)
-{
-    if (r != SQLITE_DONE && r != SQLITE_ROW) {
-        mp_store_fail(s, what);
-        sqlite3_finalize(st);
-        return MP_EDB;
-    }
-    sqlite3_finalize(st);
-    return 0;
-}
-
 /* Knob delivery: the knob_delivery table (v7+), or the three parallel JSON
  * lists of v5/v6. */
 static int load_delivery(struct mp_store *s, int64_t id, struct mp_attempt_result *r)
@@ -441,7 +427,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             struct mp_diagnosis *dg = &rep->c[i].diag;
             dg->done = sqlite3_column_int(st, 0) != 0;
             const char *lb = (const char *)sqlite3_column_text(st, 1);
-            dg->launch_blocking = !lb ? NULL : !strcmp(lb, "clean") ? "clean" : "crashed";
+            dg->launch_blocking = !lb ? MP_LB_NONE : !strcmp(lb, "clean") ? MP_LB_CLEAN : MP_LB_CRASHED;
             dg->requests_clean = (unsigned long)sqlite3_column_int64(st, 2);
             dg->requests_required = (unsigned long)sqlite3_column_int64(st, 3);
             dg->confidence = sqlite3_column_double(st, 4);

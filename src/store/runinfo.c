@@ -14,17 +14,6 @@
 #include "model/report.h"
 #include "xalloc.h"
 
-const char mp_store_runinfo_schema[] =
-    "CREATE TABLE run_info("
-    " id INTEGER PRIMARY KEY CHECK (id = 1), clean_env INTEGER NOT NULL DEFAULT 0,"
-    " preset_version TEXT, stop_reason TEXT);"
-    "CREATE TABLE inherited_env("
-    " pos INTEGER PRIMARY KEY, name TEXT NOT NULL, value TEXT NOT NULL,"
-    " passed INTEGER NOT NULL, acts INTEGER NOT NULL, affects TEXT, note TEXT);"
-    "ALTER TABLE candidates ADD COLUMN not_applicable TEXT;"
-    "ALTER TABLE workload ADD COLUMN ready_timeout_s REAL;"
-    "ALTER TABLE workload ADD COLUMN stall_timeout_s REAL;";
-
 static bool has_runinfo(const struct mp_store *s)
 {
     return s->version >= MP_STORE_RUNINFO_VERSION;

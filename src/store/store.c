@@ -1,7 +1,8 @@
 /* store.c - the SQLite evidence store: opening, locking, the run, the
  * fingerprint, candidates, the start of an attempt, minimization tests and
  * resume. The schema is in schema.c, what an attempt records in record.c
- * and metrics.c, reading back in load.c. */
+ * and metrics.c, reading back in load.c, the SQLite helpers all of them
+ * use in db.c. */
 #include "store/internal.h"
 
 #include <cjson/cJSON.h>
@@ -21,30 +22,6 @@
 #include "xalloc.h"
 
 /* ---------- open / close ---------- */
-
-int mp_store_fail(struct mp_store *s, const char *what)
-{
-    if (!s->failed) {
-        snprintf(s->err, sizeof(s->err), "%s: %s", what, sqlite3_errmsg(s->db));
-        s->failed = true;
-    }
-    return MP_EDB;
-}
-
-const char *mp_store_errmsg(const struct mp_store *s)
-{
-    return s ? s->err : "";
-}
-
-const char *mp_store_note(const struct mp_store *s)
-{
-    return s ? s->note : "";
-}
-
-struct mp_store_mask *mp_store_mask(struct mp_store *s)
-{
-    return &s->mask;
-}
 
 /* "file:" URI of path for sqlite3_open_v2(SQLITE_OPEN_URI): every byte
  * outside [A-Za-z0-9/._~-] percent-encoded (so '?', '#' and '%' in a
@@ -284,70 +261,6 @@ void mp_store_close(struct mp_store *s)
     free(s);
 }
 
-/* ---------- helpers ---------- */
-
-int mp_store_prep(struct mp_store *s, sqlite3_stmt **st, const char *sql)
-{
-    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK)
-        return mp_store_fail(s, "prepare");
-    return 0;
-}
-
-/* Bind a text masked (NULL binds NULL). */
-void mp_store_bind_text(struct mp_store *s, sqlite3_stmt *st, int i, const char *v)
-{
-    if (!v) {
-        sqlite3_bind_null(st, i);
-        return;
-    }
-    char *m = mp_store_mask_apply(&s->mask, v, strlen(v), false, NULL);
-    sqlite3_bind_text(st, i, m, -1, free);
-}
-
-/* Step a write statement to completion and finalize it. */
-int mp_store_step_done(struct mp_store *s, sqlite3_stmt *st, const char *what)
-{
-    int r = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (r != SQLITE_DONE)
-        return mp_store_fail(s, what);
-    return 0;
-}
-
-int mp_store_exec(struct mp_store *s, const char *sql)
-{
-    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-        return mp_store_fail(s, sql);
-    return 0;
-}
-
-int mp_store_begin(struct mp_store *s)
-{
-    if (s->failed || s->readonly)
-        return MP_EDB;
-    return mp_store_exec(s, "BEGIN IMMEDIATE");
-}
-
-int mp_store_commit(struct mp_store *s, int rc)
-{
-    if (rc == 0 && mp_store_exec(s, "COMMIT") == 0)
-        return 0;
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    return MP_EDB;
-}
-
-char *mp_store_strv_json(const struct mp_strv *v)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; i < v->n; i++)
-        cJSON_AddItemToArray(a, cJSON_CreateString(v->v[i]));
-    char *t = cJSON_PrintUnformatted(a);
-    cJSON_Delete(a);
-    char *r = xstrdup(t ? t : "[]");
-    cJSON_free(t);
-    return r;
-}
-
 static char *argv_json(const struct mp_store_mask *m, char *const *argv, size_t argc)
 {
     cJSON *a = cJSON_CreateArray();
@@ -582,7 +495,7 @@ int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diag
         if (rc == 0) {
             sqlite3_bind_int64(st, 1, id);
             sqlite3_bind_int(st, 2, dg->done);
-            mp_store_bind_text(s, st, 3, dg->launch_blocking);
+            mp_store_bind_text(s, st, 3, mp_lb_name(dg->launch_blocking));
             sqlite3_bind_int64(st, 4, (sqlite3_int64)dg->requests_clean);
             sqlite3_bind_int64(st, 5, (sqlite3_int64)dg->requests_required);
             sqlite3_bind_double(st, 6, dg->confidence);
@@ -614,11 +527,6 @@ int mp_store_next_index(struct mp_store *s, size_t pos, int *index)
 }
 
 /* ---------- attempts ---------- */
-
-void mp_store_now_iso(char *out, size_t n)
-{
-    mp_iso8601(mp_wall_ns(), out, n);
-}
 
 int mp_store_attempt_begin(struct mp_store *s, size_t pos, int index, bool blocking,
                            const char *dir, int64_t *id)

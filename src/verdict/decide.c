@@ -30,7 +30,7 @@ static enum mp_verdict decide_crash(const struct mp_cand_report *c,
                          cls, msg);
         return MP_V_CRASHED;
     }
-    if (dg->done && dg->launch_blocking && !strcmp(dg->launch_blocking, "crashed")) {
+    if (dg->done && dg->launch_blocking == MP_LB_CRASHED) {
         bool other_launch = dg->launch_site &&
                             (!dg->pinned_site || strcmp(dg->launch_site, dg->pinned_site));
         *why = xasprintf("failed with CUDA_LAUNCH_BLOCKING=1 too; the fault is pinned at %s%s%s",
@@ -39,7 +39,7 @@ static enum mp_verdict decide_crash(const struct mp_cand_report *c,
                          other_launch ? dg->launch_site : "");
         return MP_V_KERNEL_FAULT;
     }
-    if (dg->done && dg->launch_blocking && !strcmp(dg->launch_blocking, "clean") &&
+    if (dg->done && dg->launch_blocking == MP_LB_CLEAN &&
         dg->requests_clean >= dg->requests_required) {
         if (dg->throughput_ratio > 0)
             *why = xasprintf("crashed normally (%s) but ran %lu requests clean with "

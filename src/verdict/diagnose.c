@@ -136,14 +136,14 @@ void mp_verdict_read_blocked(const struct mp_attempt_result *b, unsigned long re
     if (bmiss) {
         /* the "blocked" run ran without launch blocking (or without a knob):
          * whatever it did says nothing about synchronous launches */
-        dg->launch_blocking = NULL;
+        dg->launch_blocking = MP_LB_NONE;
         dg->confidence = 0;
         dg->note = xasprintf("the blocked run is no evidence: %s did not reach the engine (%s)",
                              bmiss->knob, bmiss->evidence);
         return;
     }
     if (b->outcome == MP_OUT_CLEAN) {
-        dg->launch_blocking = "clean";
+        dg->launch_blocking = MP_LB_CLEAN;
         if (b->req_ok >= required) {
             dg->confidence = 0.95;
             return;
@@ -163,7 +163,7 @@ void mp_verdict_read_blocked(const struct mp_attempt_result *b, unsigned long re
                                            : "",
                              more, when);
     } else if (b->outcome == MP_OUT_CRASH) {
-        dg->launch_blocking = "crashed";
+        dg->launch_blocking = MP_LB_CRASHED;
         dg->confidence = 0.95;
         free(dg->pinned_site);
         dg->pinned_site = b->sites.n ? xstrdup(b->sites.v[0]) : NULL;
@@ -172,7 +172,7 @@ void mp_verdict_read_blocked(const struct mp_attempt_result *b, unsigned long re
         free(dg->launch_site);
         dg->launch_site = b->launch_site ? xstrdup(b->launch_site) : NULL;
     } else {
-        dg->launch_blocking = NULL;
+        dg->launch_blocking = MP_LB_NONE;
         dg->confidence = 0;
         dg->note = xasprintf("the CUDA_LAUNCH_BLOCKING=1 run ended as %s%s%s, so the diagnosis "
                              "is inconclusive",

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "quality/quality.h"
+#include "verdict/classify.h"
 #include "verdict/decide.h"
 #include "verdict/derive.h"
 #include "verdict/recommend.h"
@@ -65,6 +66,9 @@ static const struct mp_cand_report *representative(const struct mp_report *rep, 
 
 void mp_verdict_finalize(struct mp_report *rep)
 {
+    for (size_t i = 0; i < rep->n; i++) /* failures judged again from what was observed */
+        for (size_t j = 0; j < rep->c[i].nattempts; j++)
+            mp_verdict_classify(&rep->c[i].attempts[j]);
     for (size_t i = 0; i < rep->n; i++) {
         char *why = NULL;
         enum mp_verdict v = mp_verdict_decide(&rep->c[i], &why);

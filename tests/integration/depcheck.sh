@@ -2,7 +2,12 @@
 # tier: quick
 # depcheck: scripts/depcheck.sh passes on this tree and fails, naming the
 # include, on a tree with an upward include (store -> report), a same-rank
-# include (proc -> http) and a module missing from the rank table.
+# include (proc -> http) and a module missing from the rank table; and,
+# naming the files and the symbols that tie them, on a file-level circle
+# inside a folder (two files that call each other, or three in a ring, even
+# when both include only a shared internal header), but not on a chain, a
+# static function or struct tag that shares a name, or a known circle of the
+# script's list that has not grown.
 set -u
 : "${ROOT:?}"
 t=$(mktemp -d /tmp/mp-depcheck.XXXXXX)
@@ -35,4 +40,76 @@ rm "$t/tree/src/proc/proc.c"
 mk gadgets/g.c '#include "buf.h"'
 DEPCHECK_ROOT="$t/tree" "$ROOT/scripts/depcheck.sh" >"$t/unk.out" && fail "a module without a rank passes"
 grep -q 'src/gadgets/g.c' "$t/unk.out" || fail "unranked module not named"
+rm "$t/tree/src/gadgets/g.c"
+
+# file-level circles inside a folder (through a shared internal header)
+dc() { DEPCHECK_ROOT="$t/tree" "$ROOT/scripts/depcheck.sh" >"$t/c.out"; }
+mk store/internal.h 'int mp_a(void); int mp_b(void); int mp_c(void); struct mp_a { int x; };'
+mk store/a.c '#include "store/internal.h"
+/* the top file: uses b */
+int mp_a(void)
+{
+    return mp_b() + 1;
+}'
+mk store/b.c '#include "store/internal.h"
+int mp_b(void)
+{
+    return 2;
+}'
+dc || fail "a chain a -> b fails: $(cat "$t/c.out")"
+mk store/c.c '#include "store/internal.h"
+static int mp_a(void) { return 3; } /* its own, not a.c s */
+int mp_c(const struct mp_a *p)
+{
+    return mp_a() + p->x;
+}'
+mk store/b.c '#include "store/internal.h"
+int mp_b(void)
+{
+    return mp_c(0);
+}'
+dc || fail "a static function or a struct tag named like a.c's function makes a circle: $(cat "$t/c.out")"
+mk store/b.c '#include "store/internal.h"
+int mp_b(void)
+{
+    return mp_a() - 1; /* back up into the top file */
+}'
+dc && fail "a <-> b passes"
+grep -qF 'depcheck: file circle in src/store: a.c b.c | a.c -> b.c (mp_b), b.c -> a.c (mp_a)' "$t/c.out" ||
+    fail "the circle is not named with files and symbols: $(cat "$t/c.out")"
+mk store/b.c '#include "store/internal.h"
+int mp_b(void)
+{
+    return mp_c(0);
+}'
+mk store/c.c '#include "store/internal.h"
+int mp_c(const struct mp_a *p)
+{
+    return p ? p->x : mp_a();
+}'
+dc && fail "a ring a -> b -> c -> a passes"
+grep -qF 'file circle in src/store: a.c b.c c.c |' "$t/c.out" || fail "the ring is not named: $(cat "$t/c.out")"
+rm "$t/tree/src/store/"[abc].c
+# a known circle passes while it is exactly its files
+mk run/attempt.c 'int mp_att_a(void) { return mp_att_p(); }
+int mp_att_b(void)
+{
+    return 1;
+}'
+mk run/phases.c 'int mp_att_p(void)
+{
+    return mp_att_b();
+}'
+dc || fail "the known run/ circle fails: $(cat "$t/c.out")"
+grep -q 'known circle, being removed: src/run: attempt.c phases.c' "$t/c.out" || fail "the known circle is not named"
+mk run/capture.c 'int mp_cap(void)
+{
+    return mp_att_a();
+}'
+mk run/phases.c 'int mp_att_p(void)
+{
+    return mp_att_b() + mp_cap();
+}'
+dc && fail "a known circle that grew passes"
+grep -qF 'file circle in src/run: attempt.c capture.c phases.c' "$t/c.out" || fail "the grown circle is not named: $(cat "$t/c.out")"
 exit 0

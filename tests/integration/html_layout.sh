@@ -277,7 +277,9 @@ if bl and len(bl[0]["bars"]) == 2:
     import re
     tr = re.search(r"ratio ([0-9.]+)x", bl[0]["title"])
     check(tr and abs(float(tr.group(1)) - ratio) <= 0.0051, "title %r lacks the ratio" % bl[0]["title"])
-    check(bl[0]["vals"] == ["%.0f tok/s" % n, "%.0f tok/s" % b], "bar labels %s" % bl[0]["vals"])
+    # svg.c's number format: whole above 100, one decimal above 10, else two
+    fig = lambda v: ("%.0f" if v >= 100 else "%.1f" if v >= 10 else "%.2f") % v
+    check(bl[0]["vals"] == [fig(n) + " tok/s", fig(b) + " tok/s"], "bar labels %s" % bl[0]["vals"])
     check(bl[0]["labels"][0].startswith("normal") and bl[0]["labels"][1].startswith("blocking"),
           "bar names %s" % bl[0]["labels"])
 # throughput against concurrency: report.json's numbers

@@ -8,7 +8,8 @@
 # waits, with a deadline, for the other to have started), a process left
 # by one test fails that test (exit 99) and is killed, while the test
 # running beside it, which left nothing, passes; the timeout multiplier
-# reaches the tests and tmul scales by it; bad options are usage errors.
+# reaches the tests and tmul scales by it; each test has a TMPDIR of its
+# own, removed after it; bad options are usage errors.
 set -u
 : "${ROOT:?}"
 t=$(mktemp -d /tmp/mp-runner.XXXXXX)
@@ -41,7 +42,8 @@ exit 0"
 plant e_pair "$rv
 echo \$\$ >\"\$RT_SHARED/e.pid\"
 rv e d"
-plant m_mult 'echo "$MOEPROBE_TEST_TIMEOUT_MULTIPLIER" >"$RT_SHARED/mult"'
+plant m_mult 'echo "$MOEPROBE_TEST_TIMEOUT_MULTIPLIER" >"$RT_SHARED/mult"
+echo "$TMPDIR" >"$RT_SHARED/tmpdir"; touch "$TMPDIR/left-here"'
 plant q_quick '# tier: quick
 exit 0'
 printf '#!/bin/bash\nexit 1\n' >"$I/not_a_test.sh" # not executable: a library
@@ -49,7 +51,7 @@ printf '#!/bin/sh\nexit 0\n' >"$t/build/tests/test_ok"
 chmod +x "$t/build/tests/test_ok"
 
 run() { RUNSH_ROOT="$t/tree" BUILD="$t/build" MOEPROBE=/bin/false REFENGINE=/bin/false \
-    "$ROOT/tests/run.sh" "$@" >"$t/out" 2>&1; }
+    FUZZ_SMOKE_SECONDS=0 "$ROOT/tests/run.sh" "$@" >"$t/out" 2>&1; }
 list_is() { # EXPECTED-NAMES... (after run --list)
     local want
     want=$(printf '%s\n' "$@")
@@ -90,9 +92,13 @@ alive() { [ -e "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/n
 for _ in $(seq 100); do alive "$left" || break; sleep 0.05; done
 [ -n "$left" ] && ! alive "$left" || fail "the leftover process $left is still alive"
 
-# the multiplier reaches the tests (default 1); tmul scales and rounds up
+# the multiplier reaches the tests (default 1); tmul scales and rounds up;
+# a test has a TMPDIR of its own, gone after it
 rm -f "$t/shared/mult"; run m_mult || fail "m_mult: $(cat "$t/out")"
 [ "$(cat "$t/shared/mult")" = 1 ] || fail "default multiplier $(cat "$t/shared/mult"), want 1"
+td=$(cat "$t/shared/tmpdir")
+case "$td" in /tmp | /tmp/ | "") fail "the test ran with the shared TMPDIR '$td'" ;; esac
+[ ! -e "$td" ] || fail "the test's TMPDIR $td is left behind"
 MOEPROBE_TEST_TIMEOUT_MULTIPLIER=2.5 run m_mult || fail "m_mult: $(cat "$t/out")"
 [ "$(cat "$t/shared/mult")" = 2.5 ] || fail "multiplier not passed on"
 MOEPROBE_TEST_TIMEOUT_MULTIPLIER=2.5 bash -c '. "$0/tests/integration/timeout_lib.sh"; echo $(tmul 1) $(tmul 10) $(tmul 120)' "$ROOT" >"$t/tm"

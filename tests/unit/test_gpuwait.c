@@ -62,44 +62,48 @@ static void test_busy(void **state)
     assert_true(mp_gpuwait_busy(1024, 81920, 98304));
 }
 
+/* The reference is read when the wait opens (before the run's first
+ * engine); a later start waits until the memory is back near it. */
 static void test_wait_until_free(void **state)
 {
     (void)state;
     struct mp_gpuwait w = MP_GPUWAIT_INIT;
     double waited;
     int sig;
-    /* the first start: the reference */
-    unsigned long long first[] = {1024};
-    struct mp_gpu_sampler *s = open_fake(first, 1);
-    assert_non_null(s);
-    assert_true(mp_gpuwait_before_start(&w, s, -1, true, "t", &waited, &sig));
+    /* read 1: the warm-up read of the sampler's open; 2: the reference; then
+     * 80 GiB for two more reads, then back */
+    unsigned long long seq[] = {1024, 1024, 81920, 81920, 81920, 1100};
+    mp_gpuwait_open(&w, open_fake(seq, 6));
+    assert_non_null(w.s);
     assert_true(w.base_mib > 1023 && w.base_mib < 1025);
-    mp_gpu_sampler_close(s);
-    /* the next: 80 GiB for two more reads, then back */
-    unsigned long long later[] = {81920, 81920, 81920, 1100};
-    s = open_fake(later, 4);
-    assert_true(mp_gpuwait_before_start(&w, s, -1, true, "t", &waited, &sig));
+    assert_true(mp_gpuwait_before_start(&w, -1, true, "t", &waited, &sig));
     assert_int_equal(sig, 0);
-    assert_int_equal(ncalls, 4);
+    assert_int_equal(ncalls, 6);
     assert_true(waited > 0.5 && waited < 5);
-    mp_gpu_sampler_close(s);
+    /* free at once: no wait */
+    assert_true(mp_gpuwait_before_start(&w, -1, true, "t", &waited, &sig));
+    assert_true(waited == 0);
+    mp_gpuwait_close(&w);
 }
 
 /* Bounded: memory another process holds never frees; the start goes on. */
 static void test_bounded(void **state)
 {
     (void)state;
-    struct mp_gpuwait w = {1024, 0.6};
+    struct mp_gpuwait w = MP_GPUWAIT_INIT;
     double waited;
     int sig;
-    unsigned long long held[] = {81920};
-    struct mp_gpu_sampler *s = open_fake(held, 1);
-    assert_false(mp_gpuwait_before_start(&w, s, -1, true, "t", &waited, &sig));
+    unsigned long long held[] = {1024, 1024, 81920};
+    mp_gpuwait_open(&w, open_fake(held, 3));
+    w.max_s = 0.6;
+    assert_false(mp_gpuwait_before_start(&w, -1, true, "t", &waited, &sig));
     assert_int_equal(sig, 0);
     assert_true(waited >= 0.6 && waited < 3);
-    mp_gpu_sampler_close(s);
+    mp_gpuwait_close(&w);
     /* no NVML: nothing to wait for */
-    assert_true(mp_gpuwait_before_start(&w, NULL, -1, true, "t", &waited, &sig));
+    struct mp_gpuwait none = MP_GPUWAIT_INIT;
+    mp_gpuwait_open(&none, NULL);
+    assert_true(mp_gpuwait_before_start(&none, -1, true, "t", &waited, &sig));
 }
 
 int main(void)

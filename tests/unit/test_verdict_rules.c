@@ -4,7 +4,8 @@
  * (verdict/diagnose.h), same-backend groups and no-op knobs
  * (verdict/derive.h), the recommendation under each objective with its 1 %
  * ties and the tie-break to fewer knobs (verdict/recommend.h). Each rule
- * has a row that fails when the rule is changed. */
+ * has a row that fails when the rule is changed. One candidate's facts ->
+ * verdict rows live in tests/verdict/rules.test (test_verdict_table.c). */
 #include "compat.h"
 
 #include <setjmp.h>
@@ -68,106 +69,10 @@ static struct mp_phase_result *phase(struct mp_attempt_result *a, const char *na
     return ph;
 }
 
-/* ---- 1. one candidate's verdict ---- */
-
-struct vrow {
-    const char *what;
-    enum mp_outcome outcome;
-    bool cuda_fault, engine_died;
-    const char *fail_class;
-    bool done; const char *lb; unsigned long clean, required; double ratio; const char *note;
-    bool unfinished;
-    enum mp_verdict want; const char *why; /* ... and a substring of the why */
-};
-
-static const struct vrow vrows[] = {
-    {"clean", MP_OUT_CLEAN, 0, 0, NULL, 0, NULL, 0, 0, -1, NULL, 0, MP_V_STABLE,
-     "every phase ran with zero failures (12 requests)"},
-    {"never ready", MP_OUT_STARTUP_FAILURE, 0, 0, "argparse", 0, NULL, 0, 0, -1, NULL, 0,
-     MP_V_STARTUP_FAILURE, "never became ready: boom"},
-    {"could not run", MP_OUT_ERROR, 0, 0, "spawn", 0, NULL, 0, 0, -1, NULL, 0,
-     MP_V_STARTUP_FAILURE, "never became ready: boom"},
-    {"evidence cut", MP_OUT_ERROR, 0, 0, MP_FAIL_EVIDENCE, 0, NULL, 0, 0, -1, NULL, 0, MP_V_NONE,
-     "evidence incomplete, no verdict: boom (12 requests ok, 1 failed before it)"},
-    {"evidence cut beats unfinished", MP_OUT_ERROR, 0, 0, MP_FAIL_EVIDENCE, 0, NULL, 0, 0, -1,
-     NULL, 1, MP_V_NONE, "evidence incomplete"},
-    {"stalled", MP_OUT_HANG, 0, 0, "hang", 0, NULL, 0, 0, -1, NULL, 0, MP_V_HANG,
-     "boom (after 5 requests)"},
-    {"up but wrong", MP_OUT_CRASH, 0, 0, "http-error", 0, NULL, 0, 0, -1, NULL, 0,
-     MP_V_SERVER_ERROR, "stayed up but answered wrongly in phase sequential: boom; class http-error"},
-    {"died, no CUDA fault", MP_OUT_CRASH, 0, 1, "python-error", 0, NULL, 0, 0, -1, NULL, 0,
-     MP_V_CRASHED, "python-error: boom; not a CUDA fault: not diagnosed with CUDA_LAUNCH_BLOCKING=1"},
-    {"CUDA fault, --no-diagnose", MP_OUT_CRASH, 1, 1, "illegal-address", 0, NULL, 0, 0, -1,
-     "skipped (--no-diagnose)", 0, MP_V_CRASHED, "illegal-address: boom; skipped (--no-diagnose)"},
-    {"CUDA fault, engine up", MP_OUT_CRASH, 1, 0, "illegal-address", 0, NULL, 0, 0, -1, NULL, 0,
-     MP_V_CRASHED, "illegal-address: boom"},
-    {"blocked run crashed too", MP_OUT_CRASH, 1, 1, "illegal-address", 1, "crashed", 3, 47, -1,
-     NULL, 0, MP_V_KERNEL_FAULT, "pinned at gemm, launched from moe_forward"},
-    {"async race: exactly the required count", MP_OUT_CRASH, 1, 1, "illegal-address", 1, "clean",
-     47, 47, 0.58, NULL, 0, MP_V_ASYNC_RACE,
-     "crashed normally (illegal-address) but ran 47 requests clean with CUDA_LAUNCH_BLOCKING=1 "
-     "(47 required) at 0.58x speed"},
-    {"async race: one short", MP_OUT_CRASH, 1, 1, "illegal-address", 1, "clean", 46, 47, 0.58,
-     "1 short", 0, MP_V_CRASHED, "illegal-address: boom; 1 short"},
-    {"async race: more than required, ratio unknown", MP_OUT_CRASH, 1, 1, NULL, 1, "clean", 90,
-     47, -1, NULL, 0, MP_V_ASYNC_RACE,
-     "crashed normally but ran 90 requests clean with CUDA_LAUNCH_BLOCKING=1 (47 required)"},
-    {"blocked run inconclusive", MP_OUT_CRASH, 1, 1, "illegal-address", 1, NULL, 0, 47, -1,
-     "inconclusive", 0, MP_V_CRASHED, "inconclusive"},
-    {"clean count without a diagnosis", MP_OUT_CRASH, 1, 1, "illegal-address", 0, "clean", 47, 47,
-     -1, NULL, 0, MP_V_CRASHED, "illegal-address: boom"},
-    {"unfinished", MP_OUT_CLEAN, 0, 0, NULL, 0, NULL, 0, 0, -1, NULL, 1, MP_V_NONE,
-     "unfinished: the run stopped before this candidate finished (1 attempt recorded)"},
-    {"interrupted", MP_OUT_INTERRUPTED, 0, 0, NULL, 0, NULL, 0, 0, -1, NULL, 0, MP_V_NONE,
-     "interrupted before it finished"},
-    {"resolved only", MP_OUT_RESOLVED, 0, 0, NULL, 0, NULL, 0, 0, -1, NULL, 0, MP_V_NONE,
-     "resolved only (moeprobe resolve)"},
-    {"same configuration", MP_OUT_SAME_CONFIG, 0, 0, NULL, 0, NULL, 0, 0, -1, NULL, 0, MP_V_NONE,
-     "the same configuration as 'auto'"},
-};
-
-static void fill_row(struct mp_report *rep, const struct vrow *r)
-{
-    size_t i = cand(rep, "x: --moe-backend marlin");
-    struct mp_attempt_result *a = att(rep, i, r->outcome, false, "MARLIN");
-    a->cuda_fault = r->cuda_fault;
-    a->engine_died = r->engine_died;
-    a->fail_class = dupn(r->fail_class);
-    a->fail_message = xstrdup("boom");
-    a->fail_phase = xstrdup("sequential");
-    a->req_ok = 12;
-    a->req_failed = 1;
-    a->ok_before_failure = 5;
-    a->same_as = r->outcome == MP_OUT_SAME_CONFIG ? xstrdup("auto") : NULL;
-    struct mp_diagnosis *dg = &rep->c[i].diag;
-    dg->done = r->done;
-    dg->launch_blocking = r->lb;
-    dg->requests_clean = r->clean;
-    dg->requests_required = r->required;
-    dg->throughput_ratio = r->ratio;
-    dg->note = dupn(r->note);
-    dg->pinned_site = xstrdup("gemm");
-    dg->launch_site = xstrdup("moe_forward");
-    rep->c[i].unfinished = r->unfinished;
-}
-
-static void test_decide_table(void **st)
-{
-    (void)st;
-    for (size_t k = 0; k < MP_ARRAY_SIZE(vrows); k++) {
-        const struct vrow *r = &vrows[k];
-        struct mp_report rep;
-        mp_report_init(&rep, "/run");
-        fill_row(&rep, r);
-        char *why = NULL;
-        enum mp_verdict v = mp_verdict_decide(&rep.c[0], &why);
-        if (v != r->want || !why || !strstr(why, r->why))
-            fail_msg("%s: got %s '%s', want %s '%s'", r->what, mp_verdict_name(v), why,
-                     mp_verdict_name(r->want), r->why);
-        free(why);
-        mp_report_release(&rep);
-    }
-}
+/* ---- 1. one candidate's verdict ----
+ * The rules as rows (facts -> verdict and why) are data:
+ * tests/verdict/rules.test, run by test_verdict_table.c. Here: which
+ * attempt decides, and the wording details the rows do not pin. */
 
 static void test_decide_primary(void **st)
 {
@@ -192,7 +97,7 @@ static void test_decide_primary(void **st)
     struct mp_attempt_result *a = att(&rep, j, MP_OUT_CRASH, false, "M");
     a->cuda_fault = a->engine_died = true;
     rep.c[j].diag.done = true;
-    rep.c[j].diag.launch_blocking = "crashed";
+    rep.c[j].diag.launch_blocking = MP_LB_CRASHED;
     rep.c[j].diag.pinned_site = xstrdup("k");
     rep.c[j].diag.launch_site = xstrdup("k");
     assert_int_equal(mp_verdict_decide(&rep.c[j], &why), MP_V_KERNEL_FAULT);
@@ -427,10 +332,7 @@ static void test_read_blocked(void **st)
         dg->note = xstrdup("stale");
         mp_verdict_read_blocked(b, 47, rows[k].capped, rows[k].over, dg);
         assert_int_equal(dg->requests_clean, rows[k].ok);
-        if (rows[k].lb)
-            assert_string_equal(dg->launch_blocking, rows[k].lb);
-        else
-            assert_null(dg->launch_blocking);
+        assert_int_equal(dg->launch_blocking, mp_lb_from_name(rows[k].lb));
         assert_true(dg->confidence == rows[k].conf);
         if (rows[k].note ? !dg->note || !strstr(dg->note, rows[k].note) : dg->note != NULL)
             fail_msg("%s: note '%s', want '%s'", rows[k].what, dg->note, rows[k].note);
@@ -777,7 +679,6 @@ static void test_objective_words(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_decide_table),
         cmocka_unit_test(test_decide_primary),
         cmocka_unit_test(test_output_check),
         cmocka_unit_test(test_shared_and_delivery),
