@@ -336,7 +336,9 @@ int cmd_minimize(int argc, char **argv)
         goto out;
     }
     if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
-        mp_error("cannot create run directory '%s': %s", o.out_dir, strerror(errno));
+        int e = errno;
+        mp_error("cannot create run directory '%s': %s", o.out_dir, strerror(e));
+        exit_code = mp_cli_out_dir_input_error(-e) ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
         goto out;
     }
     /* both ends' knobs are masked: a secret in --from alone is in every test */

@@ -451,13 +451,51 @@ static int q_candidates(struct qrun *q)
     return 0;
 }
 
-/* --resume: end what the dead run left, refuse another machine or
- * environment, take the stored candidates and finished attempts. 0 or an
- * exit code. */
+/* Can the run in the store be resumed here and now? Read only, so that a
+ * refusal leaves the record as it was: a finished run has nothing to
+ * resume (its reports render again with `moeprobe report`), another machine
+ * or another inherited environment would not compare. 0 or MP_EXIT_USAGE
+ * (message printed). */
+static int q_resume_check(struct qrun *q)
+{
+    struct mp_report old;
+    mp_report_init(&old, q->o.out_dir);
+    bool *done = NULL;
+    if (mp_store_load(q->ss.store, &old, &done) < 0) {
+        mp_report_release(&old);
+        return mp_session_store_failed(&q->ss);
+    }
+    free(done);
+    int ec = 0;
+    char *why = mp_fingerprint_mismatch(&old.fp, &q->rep.fp, false);
+    char *envwhy = why ? NULL : mp_inherit_mismatch(&old.inherited, &q->rep.inherited);
+    if (old.finished && !old.interrupted && !mp_report_nunfinished(&old)) {
+        ec = mp_error("--resume: '%s' holds a finished %s run (finished %s): there is nothing to "
+                      "resume; 'moeprobe report %s' renders its reports again",
+                      q->o.out_dir, q->sub, old.finished, q->o.out_dir);
+    } else if (why) {
+        ec = mp_error("refusing to resume '%s' on a different machine (%s): results only "
+                      "hold for the fingerprint they were measured on", q->o.out_dir, why);
+    } else if (envwhy) {
+        ec = mp_error("refusing to resume '%s' in another environment (%s): every candidate "
+                      "inherits it, so the finished ones would not compare; set it as it "
+                      "was, or start a new run", q->o.out_dir, envwhy);
+    }
+    free(why);
+    free(envwhy);
+    mp_report_release(&old);
+    return ec ? MP_EXIT_USAGE : 0;
+}
+
+/* --resume: end what the dead run left, take the stored candidates and
+ * finished attempts (after q_resume_check). 0 or an exit code. */
 static int q_resume(struct qrun *q)
 {
     struct mp_store *store = q->ss.store;
     int killed = 0;
+    int ec = q_resume_check(q);
+    if (ec)
+        return ec;
     if (mp_run_end_dead_run(store, &killed) < 0 || mp_store_run_resumed(store, q->ss.started) < 0)
         return mp_session_store_failed(&q->ss);
     if (killed && !q->o.quiet)
@@ -468,21 +506,6 @@ static int q_resume(struct qrun *q)
     if (mp_store_load(store, &old, &q->done) < 0) {
         mp_report_release(&old);
         return mp_session_store_failed(&q->ss);
-    }
-    char *why = mp_fingerprint_mismatch(&old.fp, &q->rep.fp, false);
-    char *envwhy = why ? NULL : mp_inherit_mismatch(&old.inherited, &q->rep.inherited);
-    if (why || envwhy) {
-        if (why)
-            mp_error("refusing to resume '%s' on a different machine (%s): results only "
-                     "hold for the fingerprint they were measured on", q->o.out_dir, why);
-        else
-            mp_error("refusing to resume '%s' in another environment (%s): every candidate "
-                     "inherits it, so the finished ones would not compare; set it as it "
-                     "was, or start a new run", q->o.out_dir, envwhy);
-        free(why);
-        free(envwhy);
-        mp_report_release(&old);
-        return MP_EXIT_USAGE;
     }
     /* keep the original start, the stored candidates and finished attempts */
     mp_fingerprint_detect_ex(&old.fp, NULL);

@@ -42,8 +42,10 @@ static void set_na(struct mp_cand_report *c, const char *why)
     c->not_applicable = why ? xstrdup(why) : NULL;
 }
 
-/* The preset's candidates as version spells them, into rep. */
-static void refit_preset(struct mp_era *e, const char *version, struct mp_report *rep, bool **done)
+/* The preset's candidates as version spells them, into rep; changed[i]
+ * set for those whose knobs or applicability changed (rep->n entries). */
+static void refit_preset(struct mp_era *e, const char *version, struct mp_report *rep, bool **done,
+                         bool **changed)
 {
     struct mp_preset_cand *p = NULL;
     size_t n = 0;
@@ -51,18 +53,27 @@ static void refit_preset(struct mp_era *e, const char *version, struct mp_report
         return;
     for (size_t k = 0; k < n; k++) {
         ssize_t i = find_cand(rep, p[k].cand.name);
+        char *was = NULL;
         if (i < 0) {
             if (!mp_csv_has(e->only, p[k].cand.name))
                 continue; /* a later backend --only leaves out */
             i = (ssize_t)mp_report_add_candidate(rep, &p[k].cand);
             *done = xreallocarray(*done, rep->n + 1, sizeof(**done));
+            *changed = xreallocarray(*changed, rep->n + 1, sizeof(**changed));
             (*done)[i] = false;
+            (*changed)[i] = true;
         } else if (rep->c[i].nattempts) {
             continue; /* started already: it stays what it was */
         } else {
+            was = mp_candidate_knobs_str(&rep->c[i].cand);
             mp_candidate_release(&rep->c[i].cand);
             mp_candidate_copy(&rep->c[i].cand, &p[k].cand);
         }
+        char *now = mp_candidate_knobs_str(&rep->c[i].cand);
+        if ((was && strcmp(was, now) != 0) || p[k].not_applicable || rep->c[i].not_applicable)
+            (*changed)[i] = true;
+        free(was);
+        free(now);
         set_na(&rep->c[i], p[k].not_applicable);
     }
     mp_preset_free(p, n);
@@ -78,17 +89,21 @@ int mp_era_fit(struct mp_era *e, const char *version, struct mp_report *rep, str
                 "fitted to %s",
                 version, e->assumed_from ? e->assumed_from : "the assumption", e->assumed,
                 version);
-    refit_preset(e, version, rep, done);
+    bool *changed = xcalloc(rep->n + 1, sizeof(*changed));
+    refit_preset(e, version, rep, done, &changed);
     for (size_t i = 0; i < rep->n; i++) {
         struct mp_cand_report *c = &rep->c[i];
-        if (c->nattempts || (*done)[i] || !e->preset)
+        if (c->nattempts || (*done)[i] || !changed[i])
             continue;
-        if (st && mp_store_candidate_update(st, i, &c->cand, c->not_applicable) < 0)
+        if (st && mp_store_candidate_update(st, i, &c->cand, c->not_applicable) < 0) {
+            free(changed);
             return mp_error("cannot write the evidence store: %s", mp_store_errmsg(st));
+        }
     }
+    free(changed);
     free(e->applied);
     e->applied = xstrdup(version);
-    if (st && mp_store_set_preset_version(st, e->preset ? version : NULL) < 0)
+    if (st && e->preset && mp_store_set_preset_version(st, version) < 0)
         return mp_error("cannot write the evidence store: %s", mp_store_errmsg(st));
     free(rep->preset_version);
     rep->preset_version = e->preset ? xstrdup(version) : NULL;

@@ -79,6 +79,15 @@ static int check_launch(const struct mp_opts *o, unsigned flags)
     return 0;
 }
 
+bool mp_cli_out_dir_input_error(int rc)
+{
+    /* where --out points is the user's choice: a missing parent, a path it
+     * cannot write or that is no directory are input errors, as is a run
+     * directory in use; a full disk or an I/O error are not */
+    return rc == MP_ESTATE || rc == -ENOENT || rc == -EACCES || rc == -EPERM || rc == -EROFS ||
+           rc == -ENOTDIR || rc == -ENAMETOOLONG || rc == -ELOOP;
+}
+
 /* What the engines inherit from our environment (none for a server someone
  * else started), judged by the knowledge; with --clean-env removed from it
  * here, before any engine starts. 0 or MP_EXIT_INTERNAL. */
@@ -121,7 +130,7 @@ int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts
     rc = mp_store_open(o->out_dir, sf, &s->store, &d);
     if (rc < 0) {
         mp_error("%s", d.msg[0] ? d.msg : mp_strerror(rc));
-        rc = rc == MP_ESTATE || rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+        rc = mp_cli_out_dir_input_error(rc) ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
         goto out;
     }
     s->created = !(flags & MP_SESSION_RESUME) && !existed;
@@ -206,9 +215,17 @@ int mp_session_fingerprint(struct mp_session *s, struct mp_report *rep)
         if (p && p->res.quantization)
             s->fpx.quantization = xstrdup(p->res.quantization);
     }
+    /* the judgement follows the engine version the log gave: stored again
+     * only when it changed (each write grows the store's journal) */
+    struct mp_inherited before;
+    mp_inherited_copy(&before, &rep->inherited);
     mp_inherit_judge(s->kn, rep->fp.engine_version, &rep->inherited);
+    bool changed = false;
+    for (size_t i = 0; i < before.n; i++)
+        changed |= before.v[i].acts != rep->inherited.v[i].acts;
+    mp_inherited_release(&before);
     if (mp_store_set_fingerprint(s->store, &rep->fp, &s->fpx) < 0 ||
-        mp_store_set_inherited(s->store, &rep->inherited) < 0) {
+        (changed && mp_store_set_inherited(s->store, &rep->inherited) < 0)) {
         mp_session_store_failed(s);
         return -1;
     }

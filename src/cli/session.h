@@ -76,6 +76,11 @@ int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts
                      unsigned flags, const struct mp_candidate *cands, size_t ncands,
                      struct mp_report *rep);
 
+/* Is rc (a -errno or MP_E* from creating or opening the run directory) the
+ * user's input error - exit 2: a missing parent, no permission, a read-only
+ * file system, not a directory, in use - rather than an I/O error (exit 3)? */
+bool mp_cli_out_dir_input_error(int rc);
+
 /* Fill ctx as every command starts it (run directory, command, port,
  * knowledge, o->wl, the signal fd, progress on a terminal or as lines,
  * quiet, the diagnosis limits, the store); the rest zeroed. */

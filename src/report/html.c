@@ -102,7 +102,7 @@ static void header(const struct mp_report *rep, struct buf *b)
         mp_html_esc(b, rep->fp.model, 120);
     }
     buf_printf(b, "</title><style>%s</style></head><body><main>\n", css);
-    buf_adds(b, "<h1>moeprobe qualify report</h1>\n<p class=fp>");
+    buf_printf(b, "<h1>%s</h1>\n<p class=fp>", mp_rep_title(rep));
     buf_adds(b, "model <b>");
     esc(b, rep->fp.model);
     buf_adds(b, "</b> · GPU <b>");

@@ -237,8 +237,7 @@ static void md_comparability(const struct mp_report *rep, struct buf *out)
 void mp_report_markdown(const struct mp_report *rep, struct buf *out)
 {
     bool resolve_map = mp_report_is_resolve_map(rep);
-    buf_adds(out, resolve_map ? "# moeprobe resolve report: which road leads where\n\n"
-                   : rep->subcommand && !strcmp(rep->subcommand, "soak") ? "# moeprobe soak report\n\n" : "# moeprobe qualify report\n\n");
+    buf_printf(out, "# %s\n\n", mp_rep_title(rep));
     md_incomplete_banner(rep, out);
     md_fingerprint(rep, out);
     mp_rep_inherited_md(rep, out); /* report/overview.h: the first screen's shared parts */

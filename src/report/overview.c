@@ -169,6 +169,20 @@ void mp_rep_stop_html(const struct mp_report *rep, struct buf *b)
                 "command fails; a new run with the fixed command tests them.</div>\n");
 }
 
+const char *mp_rep_title(const struct mp_report *rep)
+{
+    const char *sub = rep->subcommand ? rep->subcommand : "qualify";
+    if (mp_report_is_resolve_map(rep) || !strcmp(sub, "resolve"))
+        return "moeprobe resolve report: which road leads where";
+    if (!strcmp(sub, "soak"))
+        return "moeprobe soak report";
+    if (!strcmp(sub, "diagnose"))
+        return "moeprobe diagnose report";
+    if (!strcmp(sub, "minimize"))
+        return "moeprobe minimize report";
+    return "moeprobe qualify report";
+}
+
 /* ---- the candidates at a glance ---- */
 
 char *mp_rep_reason_line(const struct mp_report *rep, const struct mp_cand_report *c)

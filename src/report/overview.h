@@ -27,6 +27,11 @@ void mp_rep_inherited_html(const struct mp_report *rep, struct buf *b);
  * variable acts ("none is claimed: ..."), or NULL (caller frees). */
 char *mp_rep_inherited_noop_note(const struct mp_report *rep);
 
+/* The report's title, by the run's command: "moeprobe qualify report",
+ * "moeprobe diagnose report", "moeprobe soak report", "moeprobe resolve
+ * report: which road leads where" (static). */
+const char *mp_rep_title(const struct mp_report *rep);
+
 /* ---- the candidates at a glance (report.md, report.html, the summary) ---- */
 
 /* The one-line reason of c's verdict (caller frees): the verdict's own

@@ -224,9 +224,9 @@ int mp_store_set_workload(struct mp_store *s, const struct mp_workload *w)
         sqlite3_bind_int(st, 6, p->input_tokens);
         rc = mp_store_step_done(s, st, "record a workload phase");
     }
-    rc = mp_store_commit(s, rc);
     if (rc == 0)
-        rc = mp_store_set_timeouts(s, w);
+        rc = mp_store_put_timeouts(s, w);
+    rc = mp_store_commit(s, rc);
     if (rc == 0)
         s->workload_set = true;
     return rc;

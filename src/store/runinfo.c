@@ -19,19 +19,16 @@ static bool has_runinfo(const struct mp_store *s)
     return s->version >= MP_STORE_RUNINFO_VERSION;
 }
 
-/* run_info's row, created on first use; one column set. */
-static int set_info(struct mp_store *s, const char *col, const char *text, int num, bool is_text)
+/* run_info's row, created on first use; one column set (inside the
+ * caller's transaction). */
+static int put_info(struct mp_store *s, const char *col, const char *text, int num, bool is_text)
 {
-    if (!has_runinfo(s))
-        return 0;
     char sql[160];
     snprintf(sql, sizeof(sql),
              "INSERT INTO run_info(id, %s) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET %s = "
              "excluded.%s",
              col, col, col);
     sqlite3_stmt *st = NULL;
-    if (mp_store_begin(s) < 0)
-        return MP_EDB;
     int rc = mp_store_prep(s, &st, sql);
     if (rc == 0) {
         if (is_text)
@@ -40,7 +37,16 @@ static int set_info(struct mp_store *s, const char *col, const char *text, int n
             sqlite3_bind_int(st, 1, num);
         rc = mp_store_step_done(s, st, "record the run's set-up");
     }
-    return mp_store_commit(s, rc);
+    return rc;
+}
+
+static int set_info(struct mp_store *s, const char *col, const char *text, int num, bool is_text)
+{
+    if (!has_runinfo(s))
+        return 0;
+    if (mp_store_begin(s) < 0)
+        return MP_EDB;
+    return mp_store_commit(s, put_info(s, col, text, num, is_text));
 }
 
 int mp_store_set_inherited(struct mp_store *s, const struct mp_inherited *in)
@@ -65,8 +71,9 @@ int mp_store_set_inherited(struct mp_store *s, const struct mp_inherited *in)
         mp_store_bind_text(s, st, 7, v->note);
         rc = mp_store_step_done(s, st, "record the inherited environment");
     }
-    rc = mp_store_commit(s, rc);
-    return rc == 0 ? set_info(s, "clean_env", NULL, in->clean_env, false) : rc;
+    if (rc == 0)
+        rc = put_info(s, "clean_env", NULL, in->clean_env, false);
+    return mp_store_commit(s, rc);
 }
 
 int mp_store_set_preset_version(struct mp_store *s, const char *version)
@@ -104,12 +111,10 @@ int mp_store_candidate_update(struct mp_store *s, size_t pos, const struct mp_ca
     return mp_store_commit(s, rc);
 }
 
-int mp_store_set_timeouts(struct mp_store *s, const struct mp_workload *w)
+int mp_store_put_timeouts(struct mp_store *s, const struct mp_workload *w)
 {
     if (!has_runinfo(s))
         return 0;
-    if (mp_store_begin(s) < 0)
-        return MP_EDB;
     sqlite3_stmt *st = NULL;
     int rc = mp_store_prep(s, &st, "UPDATE workload SET ready_timeout_s = ?, stall_timeout_s = ?"
                                    " WHERE id = 1");
@@ -118,7 +123,7 @@ int mp_store_set_timeouts(struct mp_store *s, const struct mp_workload *w)
         sqlite3_bind_double(st, 2, w->stall_timeout_s);
         rc = mp_store_step_done(s, st, "record the workload's timeouts");
     }
-    return mp_store_commit(s, rc);
+    return rc;
 }
 
 static char *col(sqlite3_stmt *st, int i)

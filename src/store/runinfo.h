@@ -29,9 +29,9 @@ int mp_store_set_stop_reason(struct mp_store *s, const char *why);
  * preset's era expression) and its not-applicable reason (NULL: applies). */
 int mp_store_candidate_update(struct mp_store *s, size_t pos, const struct mp_candidate *c,
                               const char *not_applicable);
-/* The ready and stall timeouts of the recorded workload (after
- * mp_store_set_workload). */
-int mp_store_set_timeouts(struct mp_store *s, const struct mp_workload *w);
+/* The ready and stall timeouts of the recorded workload, inside the
+ * transaction of mp_store_set_workload (store/metrics.c). */
+int mp_store_put_timeouts(struct mp_store *s, const struct mp_workload *w);
 /* Fill rep's inherited, preset_version, stop_reason, candidates'
  * not_applicable and the workload's timeouts (after the rest is loaded). */
 int mp_store_load_runinfo(struct mp_store *s, struct mp_report *rep);
