@@ -42,8 +42,8 @@ def main():
         return 1
     actual = end - at
     err = (eta - actual) / actual if actual > 0 else 0
-    print("ETA %.0f s after the first attempt, %.1f s taken (%+.0f %%), exit %d" %
-          (eta, actual, 100 * err, p.returncode))
+    print("ETA %.0f s printed at %.1f s, %.1f s taken after it (%+.0f %%), exit %d" %
+          (eta, at, actual, 100 * err, p.returncode))
     if abs(err) > tol:
         print("\n".join(lines[-60:]))
         return 1
