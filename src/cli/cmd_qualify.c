@@ -704,7 +704,8 @@ static int q_session(struct qrun *q, int argc, char **argv)
                         : NULL;
     q->era.only = q->o.only;
     q->era.quiet = q->o.quiet;
-    q->era.assumed = mp_era_assumed(q->o.engine_version, q->o.cmd, q->o.ncmd, &q->era.assumed_from);
+    q->era.assumed = mp_era_assumed(q->ss.kn, q->o.engine_version, q->o.cmd, q->o.ncmd,
+                                    &q->era.assumed_from);
     mp_session_runctx(&q->ss, &q->ctx);
     q->ctx.dedupe = !q->o.no_dedupe && q->kind == RUN_QUALIFY;
     q->ctx.resolve_only = q->kind == RUN_RESOLVE;

@@ -12,8 +12,8 @@
 #include "strv.h"
 #include "xalloc.h"
 
-const char *mp_era_assumed(const char *engine_version, char *const *cmd, size_t ncmd,
-                           const char **from)
+const char *mp_era_assumed(const struct mp_knowledge *kn, const char *engine_version,
+                           char *const *cmd, size_t ncmd, const char **from)
 {
     static char tagver[64];
     *from = NULL;
@@ -21,7 +21,7 @@ const char *mp_era_assumed(const char *engine_version, char *const *cmd, size_t 
         *from = "--engine-version";
         return engine_version;
     }
-    if (mp_image_engine_version(cmd, ncmd, tagver, sizeof(tagver))) {
+    if (mp_image_engine_version(kn, cmd, ncmd, tagver, sizeof(tagver))) {
         *from = "the image tag";
         return tagver;
     }

@@ -26,10 +26,11 @@ struct mp_era {
     bool quiet;
 };
 
-/* The version before any start: --engine-version, else a known image tag
- * of the server command (a static buffer), else NULL (*from names it). */
-const char *mp_era_assumed(const char *engine_version, char *const *cmd, size_t ncmd,
-                           const char **from);
+/* The version before any start: --engine-version, else the image of the
+ * server command when the knowledge knows it (an upstream tag, an NGC tag;
+ * a static buffer), else NULL (*from names it). */
+const char *mp_era_assumed(const struct mp_knowledge *kn, const char *engine_version,
+                           char *const *cmd, size_t ncmd, const char **from);
 
 /* Fit rep's candidates that have no attempt yet to version (NULL: nothing
  * to do; the same version as last time: nothing either): re-express the

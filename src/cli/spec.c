@@ -229,34 +229,19 @@ const char *mp_preset_names(void)
     return "sm12x-nvfp4";
 }
 
-/* "v0.17.0" / "0.17.0rc1" / "0.17.0-cu130" at the start of tag: the
- * version part, into out. */
-static bool tag_version(const char *tag, char *out, size_t n)
-{
-    const char *p = tag[0] == 'v' ? tag + 1 : tag;
-    struct mp_kn_ver v;
-    size_t len = strspn(p, "0123456789.");
-    if (len < 3 || !strchr(p, '.') || mp_kn_ver_parse(p, &v) != 0)
-        return false;
-    snprintf(out, n, "%.*s", (int)len, p);
-    return true;
-}
-
-bool mp_image_engine_version(char *const *cmd, size_t ncmd, char *out, size_t n)
+bool mp_image_engine_version(const struct mp_knowledge *kn, char *const *cmd, size_t ncmd,
+                             char *out, size_t n)
 {
     struct mp_shape sh;
     mp_shape_parse(cmd, ncmd, &sh);
     if (sh.kind != MP_SHAPE_DOCKER || sh.image >= ncmd)
         return false;
-    const char *img = cmd[sh.image];
-    const char *colon = strrchr(img, ':');
-    const char *slash = strrchr(img, '/');
-    if (!colon || (slash && colon < slash))
+    /* upstream images name the version in the tag, NGC's are looked up in
+     * the knowledge's table (NVIDIA's release notes): never guessed */
+    struct mp_kn_image_version iv;
+    mp_kn_image_version(kn, cmd[sh.image], &iv);
+    if (!iv.version[0])
         return false;
-    /* upstream images are tagged with the vLLM version itself
-     * (vllm/vllm-openai:v0.17.0, ...:v0.17.0-cu130); other tags (NGC's
-     * nvcr.io/nvidia/vllm:26.01-py3) need the knowledge's table */
-    if (strstr(img, "vllm-openai") && tag_version(colon + 1, out, n))
-        return true;
-    return false;
+    snprintf(out, n, "%s", iv.version);
+    return true;
 }

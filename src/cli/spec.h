@@ -42,9 +42,11 @@ int mp_preset_load(const char *name, struct mp_candidate **out, size_t *n);
 /* Name list for --help ("sm12x-nvfp4"). */
 const char *mp_preset_names(void);
 
-/* The engine version a server command's image tag names, when it is one
- * moeprobe knows ("vllm/vllm-openai:v0.17.0" -> "0.17.0"), into out (size
- * n). Returns true when found. */
-bool mp_image_engine_version(char *const *cmd, size_t ncmd, char *out, size_t n);
+/* The engine version a docker-like server command's image names, when the
+ * knowledge knows it (knowledge.h mp_kn_image_version: an upstream tag
+ * "vllm/vllm-openai:v0.17.0" -> "0.17.0", an NGC tag from its table), into
+ * out (size n). Returns true when found. */
+bool mp_image_engine_version(const struct mp_knowledge *kn, char *const *cmd, size_t ncmd,
+                             char *out, size_t n);
 
 #endif

@@ -6,7 +6,8 @@
 # (report.html said "stall timeout 0 s, ready timeout 0 s"); a diagnose run's
 # reports are titled a diagnose report; an --out that cannot be created is an
 # input error, exit 2, whether its parent is missing or not a directory (it
-# was 3 for the one, 2 for the other).
+# was 3 for the one, 2 for the other); explain names the inherited variables
+# as the reports do, and --clean-env leaves them out.
 . "$(dirname "$0")/q_lib.sh"
 command -v sqlite3 >/dev/null || { echo "sqlite3 CLI not installed"; exit 77; }
 FAST="$ROOT/tests/worlds/fast.ini"
@@ -36,5 +37,16 @@ for out in "$Q_TMP/no/such/parent/run" "$Q_TMP/afile/run"; do
     [ $rc = 2 ] || { cat "$Q_TMP/out.err"; fail "--out $out: exit $rc, want 2"; }
     grep -q "cannot create run directory" "$Q_TMP/out.err" || fail "--out $out: $(cat "$Q_TMP/out.err")"
 done
+# explain says what resolve and qualify say about the inherited environment
+# (#29 item 1): it names the variables taken from this shell and
+# --clean-env evaluates the command without them
+out=$(env -i PATH="$PATH" VLLM_TEST_FORCE_FP8_MARLIN=1 FLASHINFER_Y=2 "$MOEPROBE" explain \
+    --engine-version 0.17.0 -- vllm serve M) || fail "explain: exit $?"
+echo "$out" | head -1 | grep -q "MARLIN" || fail "explain did not evaluate the inherited variable: $out"
+echo "$out" | grep -q "^inherited from this shell .*: VLLM_TEST_FORCE_FP8_MARLIN=1, FLASHINFER_Y=2$" ||
+    fail "explain does not name the inherited variables: $out"
+out=$(env -i PATH="$PATH" VLLM_TEST_FORCE_FP8_MARLIN=1 "$MOEPROBE" explain --clean-env \
+    --engine-version 0.17.0 -- vllm serve M) || fail "explain --clean-env: exit $?"
+! echo "$out" | grep -q "VLLM_TEST_FORCE_FP8_MARLIN" || fail "explain --clean-env used the variable: $out"
 assert_no_leftovers
 echo ok

@@ -228,12 +228,20 @@ static void test_image_version(void **state)
     (void)state;
     char v[64];
     char *up[] = {"docker", "run", "--gpus", "all", "vllm/vllm-openai:v0.17.0-cu130", "M"};
-    assert_true(mp_image_engine_version(up, 6, v, sizeof(v)));
+    const struct mp_knowledge *kn = mp_knowledge_builtin();
+    assert_true(mp_image_engine_version(kn, up, 6, v, sizeof(v)));
     assert_string_equal(v, "0.17.0");
+    /* an NGC tag: the knowledge's table of NVIDIA's release notes */
     char *ngc[] = {"docker", "run", "nvcr.io/nvidia/vllm:26.01-py3", "vllm", "serve"};
-    assert_false(mp_image_engine_version(ngc, 5, v, sizeof(v))); /* the knowledge's table */
+    struct mp_kn_image_version iv;
+    mp_kn_image_version(kn, ngc[2], &iv);
+    assert_int_equal(mp_image_engine_version(kn, ngc, 5, v, sizeof(v)), iv.version[0] != 0);
+    if (iv.version[0])
+        assert_string_equal(v, iv.version);
+    char *unknown[] = {"docker", "run", "nvcr.io/nvidia/vllm:99.99-py3", "vllm", "serve"};
+    assert_false(mp_image_engine_version(kn, unknown, 5, v, sizeof(v))); /* never guessed */
     char *host[] = {"vllm", "serve", "vllm/vllm-openai:v0.17.0"};
-    assert_false(mp_image_engine_version(host, 3, v, sizeof(v)));
+    assert_false(mp_image_engine_version(kn, host, 3, v, sizeof(v)));
 }
 
 int main(void)
