@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "proc/proc.h"
 #include "store/store.h"
 #include "version.h"
 #include "err.h"
@@ -85,6 +86,9 @@ int main(int argc, char **argv)
     if (!fill_std_fds())
         return MP_EXIT_INTERNAL;
     mp_progname = "moeprobe";
+    /* its connections are moeprobe's own: the hard limit, not a conservative
+     * soft default (engines get the soft limit back: src/proc/limits.c) */
+    mp_proc_raise_nofile();
     /* a file-size limit (ulimit -f) must be a write error (EFBIG) that is
      * reported with the file's name, not a silent death by SIGXFSZ; engines
      * get the default back (src/proc/spawn.c) */

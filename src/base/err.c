@@ -1,5 +1,6 @@
 #include "err.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,11 @@ void mp_diag_format(const struct mp_diag *d, char *out, size_t outsz)
         snprintf(out, outsz, "line %zu: %s", d->line, d->msg);
     else
         snprintf(out, outsz, "%s", d->msg);
+}
+
+bool mp_errno_is_local_resource(int e)
+{
+    return e == EMFILE || e == ENFILE || e == ENOMEM || e == ENOBUFS || e == EADDRNOTAVAIL;
 }
 
 const char *mp_strerror(int code)

@@ -46,6 +46,12 @@ int mp_diag_set(struct mp_diag *d, int code, size_t line, const char *fmt, ...)
 /* Render "file:line: msg" (or parts that are set) into out. */
 void mp_diag_format(const struct mp_diag *d, char *out, size_t outsz);
 
+/* Is e (an errno) moeprobe's own resource running out when it opens a
+ * connection or a file - EMFILE, ENFILE (descriptors), ENOMEM, ENOBUFS
+ * (memory), EADDRNOTAVAIL (local ports exhausted) - never evidence about
+ * the peer? */
+bool mp_errno_is_local_resource(int e);
+
 /* Human-readable text for a code from this convention (-errno or MP_E*). */
 const char *mp_strerror(int code);
 

@@ -270,14 +270,13 @@ static int run_probe(struct bisect_run *br, size_t ci, const char *build, unsign
     if (!br->ctx.signo && !br->o->no_diagnose && a && a->outcome == MP_OUT_CRASH &&
         mp_diagnose(&br->ctx, &br->rep, ci) < 0)
         ec = MP_EXIT_INTERNAL;
-    else if (!br->ctx.signo && br->o->no_diagnose && a && a->outcome == MP_OUT_CRASH) {
-        free(br->rep.c[ci].diag.note);
-        br->rep.c[ci].diag.note = xstrdup("diagnosis skipped (--no-diagnose)");
-    }
+    struct mp_diag_policy pol; /* a crash only: diagnosed, or skipped with --no-diagnose */
+    mp_run_diag_policy(&br->ctx, !br->o->no_diagnose, br->o->no_diagnose, false, &pol);
     if (!ec && !br->ctx.signo) {
+        mp_run_candidate_diagnosis(&br->rep, ci, &pol);
         if (mp_session_fingerprint(br->ss, &br->rep) < 0)
             ec = MP_EXIT_INTERNAL;
-        else if (mp_store_candidate_done(br->ss->store, ci, &br->rep.c[ci].diag) < 0)
+        else if (mp_store_candidate_done(br->ss->store, ci, &br->rep.c[ci].diag, &pol) < 0)
             ec = mp_session_store_failed(br->ss);
     }
     for (size_t k = 0; k < br->rep.c[ci].nattempts; k++) {

@@ -242,7 +242,7 @@ static int try_config(struct mctx *m, const struct mp_candidate *c, const char *
         int e = mp_store_add_minimize_test(m->store, m->ntests, knobs, c->name, pass);
         free(knobs);
         if (e == 0)
-            e = mp_store_candidate_done(m->store, ci, NULL);
+            e = mp_store_candidate_done(m->store, ci, NULL, NULL);
         if (e < 0)
             return mp_error("cannot write the evidence store: %s", mp_store_errmsg(m->store));
     }

@@ -17,6 +17,7 @@
 #include "cli/resume.h"
 #include "cli/session.h"
 #include "err.h"
+#include "escape.h"
 #include "quality/quality.h"
 #include "report/report.h"
 #include "run/runner.h"
@@ -363,6 +364,7 @@ static int restore_candidates(struct mp_report *rep, const bool *done)
     return 0;
 }
 
+
 enum run_kind { RUN_QUALIFY, RUN_DIAGNOSE, RUN_RESOLVE };
 
 /* One qualify/diagnose/resolve run, from its parsed options to its exit
@@ -380,6 +382,7 @@ struct qrun {
     struct mp_runctx ctx;
     bool input_error;       /* the server command cannot run: no candidate can */
     bool command_ok;        /* an attempt got past the kernel selection (or died of a knob) */
+    struct mp_diag_policy policy; /* recorded with each candidate: its diagnosis is derived */
     char *stop_reason;      /* the server command fails before any backend is chosen */
 };
 
@@ -496,6 +499,16 @@ static int q_resume(struct qrun *q)
     int ec = q_resume_check(q);
     if (ec)
         return ec;
+    char *io_why = NULL; /* the run stopped on an I/O error: say so */
+    if (mp_store_io_stop(store, &io_why) < 0)
+        return mp_session_store_failed(&q->ss);
+    if (io_why && !q->o.quiet) {
+        char *shown = mp_term_dup(io_why);
+        fprintf(stderr, "moeprobe: resuming %s: the run was stopped by an I/O error (%s)\n",
+                q->o.out_dir, shown);
+        free(shown);
+    }
+    free(io_why);
     if (mp_run_end_dead_run(store, &killed) < 0 || mp_store_run_resumed(store, q->ss.started) < 0)
         return mp_session_store_failed(&q->ss);
     if (killed && !q->o.quiet)
@@ -537,28 +550,15 @@ static const char *q_version(const struct qrun *q)
     return q->rep.fp.engine_version ? q->rep.fp.engine_version : q->era.assumed;
 }
 
-/* After candidate i's attempt: its diagnosis, or the note why none. 0, or
- * -1 (message printed). */
+/* After candidate i's attempt: the CUDA_LAUNCH_BLOCKING=1 run of a crash
+ * (not for resolve, not with --no-diagnose); what it means, and why others
+ * are not diagnosed, is derived by mp_run_candidate_diagnosis. 0, or -1
+ * (message printed). */
 static int q_diagnose(struct qrun *q, size_t i, const struct mp_attempt_result *a)
 {
-    struct mp_cand_report *c = &q->rep.c[i];
-    bool crashed = a && a->outcome == MP_OUT_CRASH;
-    if (q->kind == RUN_RESOLVE) {
-        /* the selections are the result: nothing to diagnose */
-    } else if (!q->o.no_diagnose && crashed) {
-        if (mp_diagnose(&q->ctx, &q->rep, i) < 0)
-            return -1;
-    } else if (a && a->outcome == MP_OUT_SAME_CONFIG) {
-        free(c->diag.note);
-        c->diag.note = xasprintf("not tested again: the same configuration as '%s'",
-                                 a->same_as ? a->same_as : "?");
-    } else if (a && !crashed) {
-        mp_diagnose(&q->ctx, &q->rep, i); /* notes why it is not diagnosed */
-    }
-    if (q->o.no_diagnose && crashed) {
-        free(c->diag.note);
-        c->diag.note = xstrdup("diagnosis skipped (--no-diagnose)");
-    }
+    if (q->kind != RUN_RESOLVE && !q->o.no_diagnose && a && a->outcome == MP_OUT_CRASH &&
+        mp_diagnose(&q->ctx, &q->rep, i) < 0)
+        return -1;
     return 0;
 }
 
@@ -627,8 +627,10 @@ static int q_run_one(struct qrun *q, size_t i)
             return MP_EXIT_USAGE;
         }
         if (r < 0) {
-            if (r != MP_EUSAGE) /* an I/O error: keep what was recorded */
+            if (r != MP_EUSAGE) { /* an I/O error: say so in the store, keep what was recorded */
+                mp_store_record_io_stop(store);
                 mp_session_reports(&q->ss, q->o.json, q->o.quiet, NULL);
+            }
             return r == MP_EUSAGE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
         }
         if (q->ctx.signo)
@@ -641,9 +643,10 @@ static int q_run_one(struct qrun *q, size_t i)
         if (q->ctx.signo)
             return 0;
     }
+    mp_run_candidate_diagnosis(&q->rep, i, &q->policy); /* what it means: verdict/diagnose.h */
     if (mp_session_fingerprint(&q->ss, &q->rep) < 0)
         return MP_EXIT_INTERNAL;
-    if (mp_store_candidate_done(store, i, &q->rep.c[i].diag) < 0)
+    if (mp_store_candidate_done(store, i, &q->rep.c[i].diag, &q->policy) < 0)
         return mp_session_store_failed(&q->ss);
     q->done[i] = true;
     return 0;
@@ -714,6 +717,9 @@ static int q_session(struct qrun *q, int argc, char **argv)
     q->ctx.diagnose = !q->o.no_diagnose && q->kind != RUN_RESOLVE;
     if (!q->o.no_quality && q->kind != RUN_RESOLVE)
         q->ctx.quality_prompts = mp_quality_prompts(&q->ctx.nquality);
+    bool resolve = q->kind == RUN_RESOLVE;
+    mp_run_diag_policy(&q->ctx, !resolve && !q->o.no_diagnose, !resolve && q->o.no_diagnose,
+                       !resolve, &q->policy);
     for (size_t i = 0; i < q->rep.n && !q->ctx.signo && !q->stop_reason; i++) {
         if (!q->done[i] && (ec = q_run_one(q, i)) != 0)
             return ec;

@@ -163,8 +163,12 @@ int cmd_soak(int argc, char **argv)
         goto out;
     }
     bool clean = a && a->outcome == MP_OUT_CLEAN;
+    struct mp_diag_policy pol; /* a soak is never diagnosed */
+    mp_run_diag_policy(&ctx, false, false, false, &pol);
+    if (!ctx.signo)
+        mp_run_candidate_diagnosis(&rep, 0, &pol);
     if (!ctx.signo && (mp_session_fingerprint(&ss, &rep) < 0 ||
-                       mp_store_candidate_done(ss.store, 0, &rep.c[0].diag) < 0)) {
+                       mp_store_candidate_done(ss.store, 0, &rep.c[0].diag, &pol) < 0)) {
         exit_code = mp_session_store_failed(&ss);
         goto out;
     }

@@ -107,6 +107,28 @@ static int inherit_env(struct mp_session *s, unsigned flags, struct mp_report *r
     return 0;
 }
 
+/* Can moeprobe hold the workload's requests in flight (its descriptors:
+ * one connection each, and its own files)? Checked before anything is
+ * created: running out later would be moeprobe's failure, never the
+ * engine's. 0 or MP_EXIT_USAGE (message printed, with the numbers). */
+static int check_fds(const char *sub, const struct mp_opts *o)
+{
+    long level = 1;
+    for (size_t k = 0; k < o->wl.nphases; k++)
+        level = MP_MAX(level, (long)o->wl.phases[k].level);
+    if (!strcmp(sub, "soak"))
+        level = MP_MAX(level, (long)o->concurrency);
+    struct mp_proc_fd_room room;
+    if (mp_proc_fd_fits(level, &room))
+        return 0;
+    mp_error("the workload runs up to %ld requests at once, which needs about %lu file "
+             "descriptors (one per request, %lu for moeprobe's own files); moeprobe may open %lu "
+             "(ulimit -n; hard limit %lu): raise the limit (ulimit -n %lu, or the hard limit in "
+             "/etc/security/limits.conf) or lower the concurrency", level, room.need,
+             room.need - (unsigned long)level, room.limit, room.hard, room.need);
+    return MP_EXIT_USAGE;
+}
+
 int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts *o,
                      unsigned flags, const struct mp_candidate *cands, size_t ncands,
                      struct mp_report *rep)
@@ -117,7 +139,7 @@ int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts
     s->o = o;
     if (mp_cli_knowledge(sub, o->knowledge_file, &s->kn_owned, &s->kn) < 0)
         return MP_EXIT_USAGE;
-    if ((rc = check_launch(o, flags)) != 0)
+    if ((rc = check_fds(sub, o)) != 0 || (rc = check_launch(o, flags)) != 0)
         return rc;
     if (o->model_dir && (rc = inspect_model_dir(o->model_dir, &in)) != 0)
         return rc;
@@ -184,6 +206,7 @@ int mp_session_store_failed(const struct mp_session *s)
 {
     mp_error("cannot write the evidence store in '%s': %s", s->o->out_dir,
              mp_store_errmsg(s->store));
+    mp_store_record_io_stop(s->store); /* best effort: no attempt left "running" */
     return MP_EXIT_INTERNAL;
 }
 

@@ -49,6 +49,7 @@ struct lg_req {
 
 struct mp_lg {
     CURLM *multi;
+    int local_errno;   /* our socket() failed for lack of our own resources (lgsock.c), 0 = no */
     char *url_gen;
     char *base_url;
     /* connection-cache shards: shard i sends to http://mp-sNN.invalid:PORT, pinned to the real
@@ -103,6 +104,8 @@ curl_socket_t lg_opensocket(void *clientp, curlsocktype purpose, struct curl_soc
 int lg_closesocket(void *clientp, curl_socket_t fd);
 int lg_sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp);
 int lg_timer_cb(CURLM *m, long timeout_ms, void *userp);
+/* The loop's before-sleep hook: finish what libcurl reports done. */
+void lg_turn(struct mp_loop *l, void *ud);
 /* The loop timers' callbacks (curl_timer, held_timer). */
 void lg_on_curl_timer(struct mp_loop *l, struct mp_loop_timer *t, void *ud);
 void lg_on_held_timer(struct mp_loop *l, struct mp_loop_timer *t, void *ud);

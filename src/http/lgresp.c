@@ -96,8 +96,8 @@ static int on_event(void *ud, const struct mp_sse_event *ev)
         snip[n] = '\0';
         r->protocol_error = true;
         r->res.protocol_pos = (int)MP_MIN(c.err_pos, (size_t)INT32_MAX);
-        set_error(r, "malformed JSON in SSE event %llu at byte %zu: %s",
-                  (unsigned long long)r->sse.events, c.err_pos, snip);
+        set_error(r, "malformed JSON in SSE event %llu at byte %zu (%s): %s",
+                  (unsigned long long)r->sse.events, c.err_pos, c.err_why ? c.err_why : "?", snip);
         mp_sse_chunk_release(&c);
         return 1; /* stop: the transfer is aborted */
     }
@@ -247,10 +247,34 @@ static void unshard_message(const struct mp_lg *lg, const char *msg, char *out, 
     snprintf(out, cap, "%.*s%s%s", (int)(p - msg), msg, lg->real_host, q + 8);
 }
 
+/* The errno of moeprobe's own resources behind a failed transfer, or 0:
+ * our socket() failing (lgsock.c), connect() failing with a local cause
+ * (CURLINFO_OS_ERRNO: EADDRNOTAVAIL when the local ports are exhausted), or
+ * libcurl out of memory. */
+static int local_cause(struct lg_req *r, CURLcode cc)
+{
+    if (cc == CURLE_OUT_OF_MEMORY)
+        return ENOMEM;
+    if (cc != CURLE_COULDNT_CONNECT)
+        return 0;
+    long oe = 0;
+    if (curl_easy_getinfo(r->easy, CURLINFO_OS_ERRNO, &oe) == CURLE_OK &&
+        mp_errno_is_local_resource((int)oe))
+        return (int)oe;
+    return r->lg->local_errno;
+}
+
 static void curl_failure(struct lg_req *r, CURLcode cc)
 {
     char msg[CURL_ERROR_SIZE + 64];
     unshard_message(r->lg, r->errbuf[0] ? r->errbuf : curl_easy_strerror(cc), msg, sizeof(msg));
+    int local = local_cause(r, cc);
+    if (local) {
+        r->res.outcome = MP_LG_LOCAL;
+        set_error(r, "moeprobe's own limit: it cannot open a connection: %s (%s)", strerror(local),
+                  msg);
+        return;
+    }
     switch (cc) {
     case CURLE_COULDNT_CONNECT:
     case CURLE_COULDNT_RESOLVE_HOST:
@@ -347,10 +371,16 @@ void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted)
         }
     } else {
         if (cc == CURLE_OK && res->http_status == 200 && !r->done_seen && !r->protocol_error) {
-            r->now = now; /* a last event without its blank line */
+            r->now = now;
             if (mp_sse_finish(&r->sse, on_event, r) == MP_ELIMIT) {
                 r->protocol_error = true;
                 set_error(r, "SSE event larger than %zu bytes", (size_t)MP_SSE_DEFAULT_MAX_EVENT);
+            } else if (r->sse.unterminated) {
+                /* the body ended inside an event: a cut (SSE discards it), not bad JSON */
+                set_error(r, "stream cut inside SSE event %llu: the body ended after %llu bytes of "
+                             "it, before the blank line that ends an event",
+                          (unsigned long long)r->sse.events + 1,
+                          (unsigned long long)r->sse.unterminated);
             }
         }
         if (res->http_status != 200 && res->http_status != 0) {

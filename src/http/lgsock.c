@@ -34,8 +34,11 @@ curl_socket_t lg_opensocket(void *clientp, curlsocktype purpose, struct curl_soc
     struct mp_lg *lg = clientp;
     (void)purpose;
     curl_socket_t fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
-    if (fd == CURL_SOCKET_BAD)
+    if (fd == CURL_SOCKET_BAD) {
+        if (mp_errno_is_local_resource(errno))
+            lg->local_errno = errno; /* libcurl says only "could not connect" */
         return fd;
+    }
     *lg_fd_state(lg, fd) = LGFD_OWNED;
     return fd;
 }
@@ -69,8 +72,6 @@ static void on_socket(struct mp_loop *l, int fd, unsigned what, void *ud)
     if (what & MP_LOOP_ERR)
         flags |= CURL_CSELECT_ERR;
     curl_multi_socket_action(lg->multi, fd, flags, &running);
-    lg_drain(lg);
-    lg_arm_held(lg);
 }
 
 int lg_sock_cb(CURL *e, curl_socket_t fd, int what, void *userp, void *socketp)
@@ -120,6 +121,17 @@ void lg_on_curl_timer(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
     (void)l;
     (void)t;
     curl_multi_socket_action(lg->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+}
+
+/* Once a turn, after every ready socket and due timer of the last one was
+ * handed to libcurl: finish what it reports done, all at once (a transfer
+ * removed while other handles of the turn are still being served would let
+ * libcurl's connection cache shrink to four per handle still added, and
+ * close connections the next requests then open again). */
+void lg_turn(struct mp_loop *l, void *ud)
+{
+    struct mp_lg *lg = ud;
+    (void)l;
     lg_drain(lg);
     lg_arm_held(lg);
 }

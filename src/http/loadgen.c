@@ -31,6 +31,7 @@ const char *mp_lg_outcome_name(enum mp_lg_outcome o)
     case MP_LG_CONNECT: return "connect";
     case MP_LG_TIMEOUT: return "timeout";
     case MP_LG_ABORTED: return "aborted";
+    case MP_LG_LOCAL: return "local";
     }
     return "unknown";
 }
@@ -103,6 +104,10 @@ struct mp_lg *mp_lg_new_on(struct mp_loop *loop, const struct mp_lg_config *cfg)
     }
     mp_loop_timer_init(&lg->curl_timer, lg_on_curl_timer, lg);
     mp_loop_timer_init(&lg->held_timer, lg_on_held_timer, lg);
+    if (mp_loop_hook_add(lg->loop, lg_turn, lg) < 0) {
+        fputs("fatal: too many load generators on one loop\n", stderr);
+        abort();
+    }
     curl_multi_setopt(lg->multi, CURLMOPT_SOCKETFUNCTION, lg_sock_cb);
     curl_multi_setopt(lg->multi, CURLMOPT_SOCKETDATA, lg);
     curl_multi_setopt(lg->multi, CURLMOPT_TIMERFUNCTION, lg_timer_cb);
@@ -167,6 +172,7 @@ void mp_lg_free(struct mp_lg *lg)
     curl_multi_cleanup(lg->multi); /* closes the idle connections (lg_closesocket) */
     mp_loop_timer_stop(lg->loop, &lg->curl_timer);
     mp_loop_timer_stop(lg->loop, &lg->held_timer);
+    mp_loop_hook_del(lg->loop, lg_turn, lg);
     for (size_t fd = 0; fd < lg->fdcap; fd++) /* sockets libcurl did not open through us */
         if (lg->fdst[fd] & LGFD_REG)
             mp_loop_fd_del(lg->loop, (int)fd);
@@ -370,6 +376,7 @@ int mp_lg_poll(struct mp_lg *lg, int timeout_ms)
 {
     int64_t deadline = lg->done_head || timeout_ms <= 0 ? 0 : mp_now_ns() + (int64_t)timeout_ms * 1000000;
     int rc = mp_loop_run_once(lg->loop, deadline);
+    lg_turn(lg->loop, lg); /* what the turn finished is popped at once */
     return rc < 0 ? rc : 0;
 }
 

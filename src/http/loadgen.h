@@ -136,8 +136,12 @@ enum mp_lg_outcome {
     MP_LG_CONNECT,      /* could not connect */
     MP_LG_TIMEOUT,      /* request_timeout_s (or the GET timeout) passed */
     MP_LG_ABORTED,      /* mp_lg_cancel */
+    MP_LG_LOCAL,        /* moeprobe's own resources ran out opening the connection (EMFILE,
+                         * ENFILE, ENOMEM, ENOBUFS, EADDRNOTAVAIL: mp_errno_is_local_resource):
+                         * nothing about the engine */
 };
-/* "ok", "http-error", "stream-error", "cut", "protocol", "connect", "timeout", "aborted" */
+/* "ok", "http-error", "stream-error", "cut", "protocol", "connect", "timeout", "aborted",
+ * "local" */
 const char *mp_lg_outcome_name(enum mp_lg_outcome o);
 
 struct mp_lg_result {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "http/jsoncheck.h"
 #include "xalloc.h"
 
 void mp_sse_init(struct mp_sse *p, size_t max_event)
@@ -200,23 +201,22 @@ int mp_sse_feed(struct mp_sse *p, const char *buf, size_t len, mp_sse_cb cb, voi
 
 int mp_sse_finish(struct mp_sse *p, mp_sse_cb cb, void *ud)
 {
-    bool limited = false;
-    int rc = 0;
-    if (p->bom_state > 0 && p->bom_state < 3)
-        line_append(p, (const char *)bom, p->bom_state);
-    if (p->line_len > 0 || p->skip_line) {
-        if (!p->skip_line)
-            rc = process_line(p, p->line, p->line_len, cb, ud, &limited);
-    }
-    if (rc == 0 && (p->has_data || p->skip_event))
-        rc = dispatch(p, cb, ud, &limited);
+    (void)cb;
+    (void)ud;
+    bool limited = p->skip_event || p->skip_line;
+    if (limited)
+        p->oversize++;
+    /* the stream ended inside an event: data lines not yet dispatched, or a
+     * field line cut before its end (a partial comment is no event) */
+    uint64_t cut = 0;
+    if (!limited && (p->has_data || (p->line_len > 0 && p->line[0] != ':')))
+        cut = MP_MAX((uint64_t)1, (uint64_t)(p->data_len + p->line_len)); /* "data:" alone too */
     uint64_t bytes = p->bytes, events = p->events, oversize = p->oversize;
     mp_sse_init(p, p->max_event);
     p->bytes = bytes;
     p->events = events;
     p->oversize = oversize;
-    if (rc != 0)
-        return rc;
+    p->unterminated = cut;
     return limited ? MP_ELIMIT : 0;
 }
 
@@ -249,6 +249,14 @@ static void fill_error(const cJSON *root, struct mp_sse_chunk *out)
     out->err_code = jlong(src, "code");
 }
 
+static int malformed(struct mp_sse_chunk *out, size_t pos, const char *why)
+{
+    out->kind = MP_SSE_CHUNK_MALFORMED;
+    out->err_pos = pos;
+    out->err_why = why;
+    return MP_EPARSE;
+}
+
 int mp_sse_chunk_parse(const char *data, size_t len, struct mp_sse_chunk *out)
 {
     memset(out, 0, sizeof(*out));
@@ -265,15 +273,23 @@ int mp_sse_chunk_parse(const char *data, size_t len, struct mp_sse_chunk *out)
         out->kind = MP_SSE_CHUNK_DONE;
         return 0;
     }
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(data, len, &end, false);
-    if (!root || !cJSON_IsObject(root)) {
-        out->kind = MP_SSE_CHUNK_MALFORMED;
-        out->err_pos = (root || !end || end < data) ? 0 : (size_t)(end - data);
-        if (out->err_pos > len)
-            out->err_pos = len;
+    /* judged by RFC 8259 (http/jsoncheck.h), not by what cJSON happens to take */
+    struct mp_json_err je = {0, NULL, 0};
+    size_t lone = 0;
+    if (mp_json_check(data, len, NULL, &lone, &je) < 0)
+        return malformed(out, je.pos, je.why);
+    char *fixed = NULL; /* lone surrogate escapes (valid JSON) as \ufffd, which cJSON reads */
+    if (lone) {
+        fixed = xmalloc(len + 1);
+        memcpy(fixed, data, len);
+        mp_json_check(data, len, fixed, NULL, NULL);
+    }
+    cJSON *root = cJSON_ParseWithLength(fixed ? fixed : data, len);
+    free(fixed);
+    if (!cJSON_IsObject(root)) {
+        bool parsed = root != NULL;
         cJSON_Delete(root);
-        return MP_EPARSE;
+        return malformed(out, 0, parsed ? "not a JSON object" : "JSON that cJSON cannot read");
     }
     out->priv_ = root;
     const char *obj = jstr(root, "object");

@@ -13,9 +13,10 @@
  * "id:" are kept (bounded, truncated); "retry:" and unknown fields are ignored; a blank line
  * dispatches the event if at least one data line was seen. Bytes are passed through untouched
  * (invalid UTF-8 included; NUL bytes are kept, so use data_len, not strlen).
- * Deviation from the spec, on purpose: mp_sse_finish() dispatches a pending event whose final
- * blank line (or final line ending) is missing, because a server that closes right after the last
- * "data:" line still sent that data.
+ * At the end of the stream an event still being assembled (data lines without the blank line
+ * that dispatches them, or a line cut before its end) is discarded, never dispatched, as the
+ * spec says: the stream was cut inside that event. mp_sse_finish() counts it in p->unterminated
+ * (its bytes), so the caller can say "stream cut" rather than judge half an event as JSON.
  *
  * Bounds: an event whose data would exceed max_event bytes (or with a line longer than
  * max_event + 16) is dropped whole;
@@ -59,6 +60,8 @@ struct mp_sse {
     uint8_t bom_state;  /* 0..2 bytes of a BOM matched; 3 = past the start */
     /* statistics (read-only for callers) */
     uint64_t bytes, events, oversize;
+    uint64_t unterminated; /* set by mp_sse_finish: bytes of the event the stream ended inside
+                            * (discarded), 0 when it ended between events */
 };
 
 /* Initialise (also resets). max_event 0 = default. Does not allocate. */
@@ -68,8 +71,9 @@ void mp_sse_free(struct mp_sse *p);
 /* Feed len bytes. Returns 0, MP_ELIMIT (an oversize event was dropped; parsing went on), or the
  * callback's non-zero value. */
 int mp_sse_feed(struct mp_sse *p, const char *buf, size_t len, mp_sse_cb cb, void *ud);
-/* End of stream: treat a partial last line as complete and dispatch a pending event.
- * Returns like mp_sse_feed. The parser is reset to the start-of-stream state afterwards. */
+/* End of stream: an event the stream ended inside (p->unterminated, above) is discarded; an
+ * oversize one still pending is MP_ELIMIT. Calls cb for nothing. Returns 0 or MP_ELIMIT. The
+ * parser is reset to the start-of-stream state afterwards (the statistics are kept). */
 int mp_sse_finish(struct mp_sse *p, mp_sse_cb cb, void *ud);
 
 /* Part 2: interpreting one data payload of vLLM's OpenAI-compatible stream (see
@@ -78,7 +82,8 @@ enum mp_sse_chunk_kind {
     MP_SSE_CHUNK_DONE = 1,   /* "[DONE]" */
     MP_SSE_CHUNK_DATA,       /* a completion/chat chunk (content, finish, or usage chunk) */
     MP_SSE_CHUNK_ERROR,      /* in-band error event: {"error": {...}} or {"object": "error", ...} */
-    MP_SSE_CHUNK_MALFORMED,  /* not JSON, or JSON that is not an object */
+    MP_SSE_CHUNK_MALFORMED,  /* not JSON by RFC 8259 (http/jsoncheck.h: raw control bytes and
+                              * invalid UTF-8 in strings included), or not an object */
 };
 
 struct mp_sse_chunk {
@@ -97,8 +102,11 @@ struct mp_sse_chunk {
     const char *err_message;  /* "" if none */
     const char *err_type;     /* "" if none */
     long err_code;            /* -1 if none */
-    /* MALFORMED: byte offset (0-based) into the payload where parsing failed */
+    /* MALFORMED: byte offset (0-based) into the payload where parsing failed, and why (static
+     * text: "a raw control byte inside a string ...", "invalid UTF-8 inside a string", "the text
+     * ends inside a string", "not a JSON object", ...) */
     size_t err_pos;
+    const char *err_why;
     void *priv_;              /* cJSON tree that the strings point into */
 };
 

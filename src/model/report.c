@@ -30,10 +30,7 @@ void mp_report_release(struct mp_report *rep)
         free(c->attempts);
         free(c->why);
         free(c->not_applicable);
-        free(c->diag.pinned_site);
-        free(c->diag.launch_site);
-        free(c->diag.reasoning);
-        free(c->diag.note);
+        mp_diagnosis_reset(&c->diag);
     }
     free(rep->c);
     free(rep->moeprobe_version);
@@ -41,6 +38,7 @@ void mp_report_release(struct mp_report *rep)
     free(rep->started);
     free(rep->finished);
     free(rep->subcommand);
+    free(rep->stopped_by);
     mp_inherited_release(&rep->inherited);
     free(rep->preset_version);
     free(rep->stop_reason);
@@ -100,6 +98,16 @@ size_t mp_report_nunfinished(const struct mp_report *rep)
 bool mp_report_incomplete(const struct mp_report *rep)
 {
     return rep->interrupted || !rep->finished || mp_report_nunfinished(rep) > 0;
+}
+
+void mp_diagnosis_reset(struct mp_diagnosis *dg)
+{
+    free(dg->pinned_site);
+    free(dg->launch_site);
+    free(dg->reasoning);
+    free(dg->note);
+    memset(dg, 0, sizeof(*dg));
+    dg->throughput_ratio = -1;
 }
 
 const char *mp_lb_name(enum mp_lb_result r)

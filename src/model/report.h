@@ -43,11 +43,31 @@ struct mp_diagnosis {
     char *note;                    /* why the result is crashed/inconclusive, or NULL */
 };
 
+/* Free the diagnosis' strings; *dg becomes empty (throughput_ratio -1). */
+void mp_diagnosis_reset(struct mp_diagnosis *dg);
+
+/* How a candidate's diagnosis ran: recorded with the candidate, so that its
+ * diagnosis is derived from its attempts again (verdict/diagnose.h
+ * mp_verdict_diagnosis), by this moeprobe or a newer one. */
+struct mp_diag_policy {
+    bool recorded;             /* false: an older store (its stored diagnosis stands) */
+    bool diagnose;             /* a crash with CUDA-fault evidence gets the
+                                * CUDA_LAUNCH_BLOCKING=1 run */
+    bool skipped;              /* --no-diagnose: a crash's note says so */
+    bool notes;                /* every other outcome says why it is not diagnosed
+                                * (qualify, diagnose; not soak, resolve, bisect) */
+    unsigned long cap;         /* --diagnose-max-requests, 0 = none */
+    double budget_s;           /* --diagnose-budget, 0 = none */
+    int concurrency;           /* the workload's highest level (the blocked run's) */
+};
+
 struct mp_cand_report {
     struct mp_candidate cand;
     struct mp_attempt_result *attempts; /* normal and blocked, in run order */
     size_t nattempts;
-    struct mp_diagnosis diag;
+    struct mp_diagnosis diag;       /* derived from the attempts under policy (finalize) when
+                                     * policy.recorded, else as stored */
+    struct mp_diag_policy policy;
     /* derived by finalize */
     enum mp_verdict verdict;        /* MP_V_NONE if not run, unfinished or without a verdict
                                      * (mp_verdict_name gives DESIGN's word) */
@@ -57,6 +77,14 @@ struct mp_cand_report {
      * (candidates.done = 0 in the store): no verdict, whatever its attempts
      * show so far; "finished": false in report.json. */
     bool unfinished;
+    /* Engines of this candidate that an interruption cut short and that are
+     * not among attempts[] (a resume redid them; a kill -9 left them
+     * 'running'): counted in its cost, never results (store: attempts whose
+     * status is not 'done' and that were not loaded). cut_reruns: of them,
+     * normal-mode ones started after a finished normal attempt - extra
+     * normal runs of the diagnosis, which count against its budget. */
+    unsigned cut_starts, cut_reruns;
+    double cut_engine_s;
     /* The candidate cannot exist in the engine's version (its knobs are not
      * there and the preset has no era equivalent): the reason ("not
      * applicable to vLLM 0.15.1: ..."), and it was not started; NULL when
@@ -118,6 +146,9 @@ struct mp_report {
     double percentiles[MP_REPORT_MAX_PCT];
     size_t npercentiles;
     bool interrupted;               /* stopped by a signal (run.interrupted) */
+    int resumes;                    /* times it was continued with --resume (run.resumes) */
+    char *stopped_by;               /* interrupted by an I/O error of the evidence store
+                                     * (run.interrupted = 2): what it was (owned), else NULL */
     char *subcommand;               /* the run's command ("qualify", "soak", ...) or NULL */
     /* what the candidates inherited from moeprobe's environment (judged for
      * the engine version), and --clean-env */

@@ -55,6 +55,11 @@ struct mp_proc__known {
  * freed. While there is exactly one, a process reparented to us that we did
  * not start belongs to it (we are a subreaper: orphans of our children's
  * trees come to us). */
+struct rlimit;
+/* The RLIMIT_NOFILE moeprobe was started with, for its children (limits.c):
+ * false when mp_proc_raise_nofile never ran. */
+bool mp_proc__child_nofile(struct rlimit *out);
+
 int mp_proc__live_engines(void);
 void mp_proc__live_engines_add(void);          /* at spawn, with p->engine set */
 void mp_proc__engine_gone(struct mp_proc *p); /* clears p->engine; idempotent */

@@ -287,6 +287,48 @@ unsigned long long mp_proc_starttime(pid_t pid);
  * of processes (or groups) signalled. */
 int mp_proc_end_leftover(pid_t pid, unsigned long long start, const char *marker);
 
+/* ---- the engine's processes, as seen (seen.c) ----
+ * Called with each process of p's tree seen for the first time: a
+ * descendant of its leader, or (while p is the only engine alive here) an
+ * orphan reparented to us that started after p - a daemon that left the
+ * group and cleared its environment included. */
+typedef void (*mp_proc_seen_cb)(void *ud, pid_t pid, unsigned long long start);
+/* Look at /proc now (one scan; the same bookkeeping teardown uses for
+ * escapees without the marker) and call cb for every process of p's tree
+ * first seen since the count `from` a previous call returned (0 the first
+ * time; the leader itself is not reported: it is known from the spawn).
+ * Returns the new count. Non-blocking; loop thread only. */
+size_t mp_proc_watch(struct mp_proc *p, size_t from, mp_proc_seen_cb cb, void *ud);
+/* This boot's id (/proc/sys/kernel/random/boot_id, read once), "" when
+ * unreadable: a start time is a clock-tick count since boot, so a recorded
+ * process is only ever matched within the boot it was seen in. */
+const char *mp_proc_boot_id(void);
+/* End a process a dead run recorded: SIGKILL pid when it is still that
+ * process (boot_id equal to this boot's, non-empty; start time equal).
+ * Returns true when it was signalled. */
+bool mp_proc_end_seen(pid_t pid, unsigned long long start, const char *boot_id);
+
+/* ---- descriptors (limits.c) ----
+ * moeprobe's connections are its own resource: running out of them is
+ * moeprobe's failure, never the engine's. */
+/* Raise the soft RLIMIT_NOFILE to the hard limit (main, once, at start)
+ * and remember the old soft limit: every process mp_proc_spawn starts gets
+ * it back, so an engine runs with the limit it was given. Returns the soft
+ * limit now in force (~0UL: unlimited; 0: unknown). */
+unsigned long mp_proc_raise_nofile(void);
+/* Descriptors moeprobe keeps beyond one per request in flight: the store
+ * and its -wal/-shm, the evidence files, the engine's pipe, the loop, the
+ * signalfd, /health and /metrics connections, helpers (about 20 measured
+ * with 100..400 requests in flight; docs/store.md). */
+#define MP_PROC_FD_RESERVE 64
+struct mp_proc_fd_room {
+    unsigned long need;   /* streams + descriptors open now + MP_PROC_FD_RESERVE */
+    unsigned long limit;  /* soft RLIMIT_NOFILE (~0UL: unlimited) */
+    unsigned long hard;   /* hard RLIMIT_NOFILE */
+};
+/* Can this process hold `streams` requests in flight at once? Fills *room. */
+bool mp_proc_fd_fits(long streams, struct mp_proc_fd_room *room);
+
 /* Write a fresh unique marker "<pid>-<16 random hex digits>" into out
  * (outsz >= MP_PROC_MARKER_SIZE recommended; truncated otherwise). */
 void mp_proc_new_marker(char *out, size_t outsz);

@@ -163,9 +163,11 @@ static void child_fail(int errw, int stage)
 
 /* Runs in the child: async-signal-safe calls only. */
 static void child(const char *path, char *const *argv, char *const *envp, const char *cwd,
-                  int devnull, int outw, int errto, int errw, int maxfd, pid_t parent) MP_NORETURN;
+                  int devnull, int outw, int errto, int errw, int maxfd, pid_t parent,
+                  const struct rlimit *nofile) MP_NORETURN;
 static void child(const char *path, char *const *argv, char *const *envp, const char *cwd,
-                  int devnull, int outw, int errto, int errw, int maxfd, pid_t parent)
+                  int devnull, int outw, int errto, int errw, int maxfd, pid_t parent,
+                  const struct rlimit *nofile)
 {
     struct sigaction sa;
     sigset_t none;
@@ -195,6 +197,8 @@ static void child(const char *path, char *const *argv, char *const *envp, const 
     }
     if (cwd && chdir(cwd) < 0)
         child_fail(errw, STAGE_CHDIR);
+    if (nofile)
+        setrlimit(RLIMIT_NOFILE, nofile); /* the limit we were given, not the one we raised */
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     execve(path, argv, envp);
@@ -245,13 +249,15 @@ int mp_proc_spawn(const struct mp_proc_spec *spec, struct mp_proc **out, struct 
         goto out;
     }
 
+    struct rlimit nofile;
+    bool restore_nofile = mp_proc__child_nofile(&nofile);
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     masked = true;
     pid = fork();
     if (pid == 0)
         child(path, spec->argv, envp, spec->cwd, devnull, outp[1], spec->stderr_null ? devnull : outp[1],
-              errp[1], maxfd, me);
+              errp[1], maxfd, me, restore_nofile ? &nofile : NULL);
     if (pid < 0) {
         rc = -errno;
         mp_diag_set(d, rc, 0, "cannot fork for '%s': %s", spec->argv[0], strerror(-rc));

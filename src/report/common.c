@@ -47,7 +47,7 @@ double mp_rep_median_req_rate(const struct mp_attempt_result *a)
 
 struct mp_rep_cost mp_rep_cand_cost(const struct mp_cand_report *c)
 {
-    struct mp_rep_cost k = {0, 0, 0};
+    struct mp_rep_cost k = {0, 0, 0, 0};
     for (size_t j = 0; j < c->nattempts; j++) {
         const struct mp_attempt_result *a = &c->attempts[j];
         if (a->outcome == MP_OUT_ERROR && a->wall_s <= 0)
@@ -56,7 +56,20 @@ struct mp_rep_cost mp_rep_cand_cost(const struct mp_cand_report *c)
         k.engine_s += a->wall_s > 0 ? a->wall_s : 0;
         k.workload_s += a->workload_s > 0 ? a->workload_s : 0;
     }
+    /* engines an interruption cut short cost a start too (not results) */
+    k.cut = c->cut_starts;
+    k.starts += c->cut_starts;
+    k.engine_s += c->cut_engine_s;
     return k;
+}
+
+const char *mp_rep_resumed_words(int n, char *out, size_t outsz)
+{
+    if (n == 1)
+        snprintf(out, outsz, "interrupted and resumed once");
+    else
+        snprintf(out, outsz, "interrupted and resumed %d times", n);
+    return out;
 }
 
 /* Seconds between two ISO 8601 times of the report, <0 when unknown. */

@@ -128,6 +128,11 @@ static void header(const struct mp_report *rep, struct buf *b)
     esc(b, rep->finished);
     if (rep->interrupted)
         buf_adds(b, " <span class=bad>(interrupted)</span>");
+    if (rep->resumes > 0) {
+        char rw[64];
+        buf_printf(b, " <span>(%s)</span>",
+                   mp_rep_resumed_words(rep->resumes, rw, sizeof(rw)));
+    }
     buf_adds(b, "</p>\n");
     mp_rep_inherited_html(rep, b);
     if (rep->checkpoint_summary) {
@@ -155,9 +160,15 @@ static void incomplete_banner(const struct mp_report *rep, struct buf *b)
         return;
     size_t nunf = mp_report_nunfinished(rep);
     buf_adds(b, "<div class=banner role=alert><b>");
-    buf_adds(b, rep->interrupted ? "This run was interrupted</b> (by a signal) before it finished"
-                                 : "This run did not finish</b> (moeprobe was killed, or the run "
-                                   "is still going)");
+    if (rep->interrupted && rep->stopped_by) {
+        buf_adds(b, "This run was stopped by an I/O error</b> before it finished (");
+        esc(b, rep->stopped_by);
+        buf_adds(b, ")");
+    } else {
+        buf_adds(b, rep->interrupted ? "This run was interrupted</b> (by a signal) before it finished"
+                                     : "This run did not finish</b> (moeprobe was killed, or the run "
+                                       "is still going)");
+    }
     if (nunf) {
         buf_printf(b, ": %zu of %zu candidate%s unfinished: ", nunf, rep->n,
                    rep->n == 1 ? " is" : "s are");

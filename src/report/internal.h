@@ -11,8 +11,9 @@
 /* What a candidate cost: engine starts, the engines' lifetime (spawn to
  * teardown), the time spent driving load. */
 struct mp_rep_cost {
-    size_t starts;
+    size_t starts;             /* every engine started, those cut short included */
     double engine_s, workload_s;
+    size_t cut;                /* of starts: cut short by an interruption, redone by a resume */
 };
 
 /* Output tok/s of an attempt's "sequential" phase, <0 when unknown. */
@@ -23,6 +24,8 @@ double mp_rep_best_conc_tok_s(const struct mp_attempt_result *a);
 double mp_rep_median_req_rate(const struct mp_attempt_result *a);
 /* Engine starts, engine lifetime and load time of a candidate. */
 struct mp_rep_cost mp_rep_cand_cost(const struct mp_cand_report *c);
+/* "interrupted and resumed once" / "... N times" into out (n > 0). */
+const char *mp_rep_resumed_words(int n, char *out, size_t outsz);
 /* Seconds between two ISO 8601 times, <0 when unknown. */
 double mp_rep_iso_span(const char *a, const char *b);
 /* The candidate was stopped as the same configuration as another. */

@@ -302,6 +302,8 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     cJSON_AddNumberToObject(ct, "engine_starts", (double)k.starts);
     cJSON_AddNumberToObject(ct, "engine_seconds", round(k.engine_s * 10) / 10);
     cJSON_AddNumberToObject(ct, "workload_seconds", round(k.workload_s * 10) / 10);
+    if (k.cut) /* engines an interruption cut short (their starts are in engine_starts) */
+        cJSON_AddNumberToObject(ct, "interrupted_starts", (double)k.cut);
     if (p && p->outcome == MP_OUT_CLEAN)
         cJSON_AddNumberToObject(o, "failure_rate_upper_95",
                                 round(mp_stats_failure_upper95(p->req_ok) * 1e4) / 1e4);
@@ -481,6 +483,10 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
     cJSON_AddItemToObject(root, "wall_seconds", jnum_or_null(mp_rep_iso_span(rep->started, rep->finished)));
     if (rep->interrupted)
         cJSON_AddBoolToObject(root, "interrupted", true);
+    if (rep->interrupted && rep->stopped_by) /* not a signal: the store could not be written */
+        cJSON_AddStringToObject(root, "interrupted_by", rep->stopped_by);
+    if (rep->resumes > 0) /* the run was interrupted and continued with --resume */
+        cJSON_AddNumberToObject(root, "resumes", rep->resumes);
     if (mp_report_incomplete(rep)) {
         /* the banner's facts: what is unfinished, and how to continue */
         cJSON_AddBoolToObject(root, "incomplete", true);

@@ -46,10 +46,16 @@ static void md_incomplete_banner(const struct mp_report *rep, struct buf *out)
     if (!mp_report_incomplete(rep))
         return;
     size_t nunf = mp_report_nunfinished(rep);
-    buf_adds(out, rep->interrupted ? "> **This run was interrupted** (by a signal) before it "
-                                     "finished"
-                                   : "> **This run did not finish** (moeprobe was killed, or "
-                                     "the run is still going)");
+    if (rep->interrupted && rep->stopped_by) {
+        buf_adds(out, "> **This run was stopped by an I/O error** before it finished (");
+        mp_md_text(out, rep->stopped_by, 400, 0);
+        buf_adds(out, ")");
+    } else {
+        buf_adds(out, rep->interrupted ? "> **This run was interrupted** (by a signal) before it "
+                                         "finished"
+                                       : "> **This run did not finish** (moeprobe was killed, or "
+                                         "the run is still going)");
+    }
     if (nunf) {
         buf_printf(out, ": %zu of %zu candidate%s unfinished: ", nunf, rep->n,
                    rep->n == 1 ? " is" : "s are");
@@ -104,9 +110,14 @@ static void md_fingerprint(const struct mp_report *rep, struct buf *out)
     for (size_t i = 0; i < rep->n; i++)
         starts += mp_rep_cand_cost(&rep->c[i]).starts;
     double wall = mp_rep_iso_span(rep->started, rep->finished);
+    char rw[64];
     if (wall >= 0)
-        buf_printf(out, "| run | %.0f s wall time, %zu engine start%s |\n", wall, starts,
-                   starts == 1 ? "" : "s");
+        buf_printf(out, "| run | %.0f s wall time, %zu engine start%s%s%s |\n", wall, starts,
+                   starts == 1 ? "" : "s", rep->resumes > 0 ? ", " : "",
+                   rep->resumes > 0 ? mp_rep_resumed_words(rep->resumes, rw, sizeof(rw)) : "");
+    else if (rep->resumes > 0)
+        buf_printf(out, "| run | %zu engine start%s, %s |\n", starts, starts == 1 ? "" : "s",
+                   mp_rep_resumed_words(rep->resumes, rw, sizeof(rw)));
     if (rep->engine_kernels_summary) {
         buf_adds(out, "| engine kernels | ");
         mp_rmd_cell(out, rep->engine_kernels_summary, 600);

@@ -223,8 +223,10 @@ static void details_cand(const struct mp_report *rep, const struct mp_cand_repor
         buf_adds(out, "\n");
     }
     struct mp_rep_cost k = mp_rep_cand_cost(c);
-    buf_printf(out, "- cost: %zu engine start%s, %.1f s of engine time, %.1f s driving load\n",
-               k.starts, k.starts == 1 ? "" : "s", k.engine_s, k.workload_s);
+    buf_printf(out, "- cost: %zu engine start%s", k.starts, k.starts == 1 ? "" : "s");
+    if (k.cut)
+        buf_printf(out, " (%zu cut short by the interruption)", k.cut);
+    buf_printf(out, ", %.1f s of engine time, %.1f s driving load\n", k.engine_s, k.workload_s);
     details_gpu(c, out);
     buf_adds(out, "\n");
 }

@@ -3,7 +3,10 @@
  * table) is run/attempt.c's header.
  *
  *   attempt.c   the state x event table, the dispatcher, the one place the
- *               outcome is set, mp_attempt_run
+ *               outcome is set, mp_attempt_run (uses every file below)
+ *   att_core.c  what every file uses: raising an event, the state's timers,
+ *               a progress line, an evidence file's failure, the resolved
+ *               backends (uses none of the others)
  *   att_open.c  set-up (directory, evidence files, launch, spawn, sampler,
  *               load generator), the summary after teardown, release
  *   capture.c   the loop's watches: the engine's output (server.log,
@@ -181,15 +184,30 @@ struct att {
     char *nondefault;          /* the engine's "non-default args" line (knob delivery) */
     long nondefault_line;
     int64_t t_begin, t_work, t_teardown;
+    /* the engine's processes recorded in the store (procwatch.c) */
+    size_t procs_known;        /* mp_proc_watch's count so far */
+    int64_t procs_at;          /* last look, 0 = none */
+    bool procs_ready;          /* looked once the engine was ready */
+    char *local_err;           /* moeprobe's own resources ran out (MP_LG_LOCAL), or NULL */
 };
 
 /* ---- attempt.c ---- */
-/* Queue event ev (served by the dispatcher after the current callback). */
-void att_raise(struct att *a, enum att_event ev);
 /* Serve every pending event and result (the loop's before-sleep hook). */
 void att_dispatch(struct att *a);
+
+/* ---- att_core.c ---- */
+/* Queue event ev (served by the dispatcher after the current callback). */
+void att_raise(struct att *a, enum att_event ev);
 /* The state's timers, each raising its event (t_state: EV_DEADLINE, ...). */
 void att_timers_init(struct att *a);
+/* progress_lines: one line per state change. */
+void mp_att_note(struct att *a, const char *fmt, ...) MP_PRINTF(2, 3);
+/* Note the first failed write of an evidence file (see att_core.c). Returns ok. */
+bool mp_att_ev_ok(struct att *a, bool ok, const char *name);
+/* The store could not be written: stop (EV_IO_ERROR). */
+void mp_att_io_error(struct att *a);
+/* What the log resolved, into the result. */
+void mp_att_copy_resolved(struct att *a);
 
 /* ---- att_open.c ---- */
 /* Set up and spawn (or attach). 0, or <0 with r->fail_message set (and
@@ -203,16 +221,8 @@ void att_check_delivery(struct att *a);
 void att_summarise(struct att *a);
 /* Release everything; returns the final code of mp_attempt_run given rc. */
 int att_close(struct att *a, int rc);
-/* What the log resolved, into the result. */
-void mp_att_copy_resolved(struct att *a);
 
 /* ---- capture.c ---- */
-/* progress_lines: one line per state change. */
-void mp_att_note(struct att *a, const char *fmt, ...) MP_PRINTF(2, 3);
-/* Note the first failed write of an evidence file (see capture.c). Returns ok. */
-bool mp_att_ev_ok(struct att *a, bool ok, const char *name);
-/* The store could not be written: stop (EV_IO_ERROR). */
-void mp_att_io_error(struct att *a);
 /* One engine log line (mp_proc_read_lines / teardown callback; ud is the att). */
 void mp_att_on_line(void *ud, const char *line, size_t len, bool truncated);
 /* Has the engine exited? (EV_EXIT once when it has.) */
@@ -226,6 +236,13 @@ void mp_att_unwatch_engine(struct att *a);
 void mp_att_unwatch_signals(struct att *a);
 /* The evidence files are current on disk (once a turn). */
 void mp_att_flush(struct att *a);
+
+/* ---- procwatch.c ---- */
+/* Record in the store every process of the engine's tree first seen since
+ * the last look (a look at most every 0.5 s, and once when the engine is
+ * ready), so that a --resume after a kill -9 can end them (store.h "engine
+ * processes"). Returns false when the store could not be written. */
+bool mp_att_watch_procs(struct att *a);
 
 /* ---- record.c ---- */
 /* Record the first failure (what moeprobe saw, its message) of the attempt. */

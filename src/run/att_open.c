@@ -30,12 +30,6 @@ static char *dup_or_null(const char *s)
     return s ? xstrdup(s) : NULL;
 }
 
-void mp_att_copy_resolved(struct att *a)
-{
-    mp_resolved_release(&a->r->res);
-    mp_resolved_from_log(&a->r->res, mp_logscan_result(a->ls));
-}
-
 void att_check_delivery(struct att *a)
 {
     if (a->o->attach_url || !a->proc)
@@ -331,6 +325,12 @@ void att_summarise(struct att *a)
         r->fail_class = xstrdup(MP_FAIL_EVIDENCE);
         r->fail_message = xasprintf("cannot write '%s/%s': %s", o->dir, a->ev_file,
                                     strerror(a->ev_errno));
+    } else if (a->local_err) {
+        /* moeprobe's limit, not the engine's failure: no verdict from it (exit 3) */
+        free(r->fail_class);
+        free(r->fail_message);
+        r->fail_class = xstrdup(MP_FAIL_EVIDENCE);
+        r->fail_message = xasprintf("%s; not the engine's failure", a->local_err);
     } else if (a->io_err) {
         free(r->fail_message);
         r->fail_message = xasprintf("cannot write the evidence store: %s", mp_store_errmsg(o->store));
@@ -342,6 +342,8 @@ int att_close(struct att *a, int rc)
     struct mp_attempt_result *r = a->r;
     if (rc == 0 && a->ev_errno)
         rc = -a->ev_errno;
+    else if (rc == 0 && a->local_err)
+        rc = MP_ELIMIT; /* moeprobe's own resources ran out (exit 3) */
     else if (rc == 0 && a->io_err)
         rc = MP_EDB;
     if (a->logf && fclose(a->logf) != 0 && rc == 0)
@@ -357,6 +359,7 @@ int att_close(struct att *a, int rc)
         free(a->sized[i]);
     free(a->seen_msg);
     free(a->nondefault);
+    free(a->local_err);
     mp_proc_stop_end(a->stop, NULL);
     mp_lg_free(a->lg);
     if (a->loop)

@@ -632,29 +632,6 @@ static const att_cell table[ST_COUNT][EV_COUNT] = {
 
 /* ---------- the dispatcher ---------- */
 
-void att_raise(struct att *a, enum att_event ev)
-{
-    a->pending |= 1u << ev;
-}
-
-static void on_timer(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
-{
-    struct att *a = ud;
-    (void)l;
-    att_raise(a, t == &a->t_state     ? EV_DEADLINE
-                 : t == &a->t_probe   ? EV_PROBE
-                 : t == &a->t_stall   ? EV_STALL
-                                      : EV_MISMATCH);
-}
-
-void att_timers_init(struct att *a)
-{
-    mp_loop_timer_init(&a->t_state, on_timer, a);
-    mp_loop_timer_init(&a->t_probe, on_timer, a);
-    mp_loop_timer_init(&a->t_mismatch, on_timer, a);
-    mp_loop_timer_init(&a->t_stall, on_timer, a);
-}
-
 static void fire(struct att *a, enum att_event ev)
 {
     att_cell cell = table[a->state][ev];

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -21,29 +20,6 @@
 #include "engine/ports.h"
 #include "store/store.h"
 #include "xalloc.h"
-
-/* progress_lines: one line per state change, stamped with the local time
- * (a log read hours later, a soak under nohup). */
-void mp_att_note(struct att *a, const char *fmt, ...)
-{
-    if (!a->o->progress_lines)
-        return;
-    char msg[600], when[16] = "";
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    time_t t = time(NULL);
-    struct tm tm;
-    if (localtime_r(&t, &tm))
-        strftime(when, sizeof(when), "%H:%M:%S", &tm);
-    /* engine words: no control character (C0, DEL, C1, bidi) to the terminal */
-    char *shown = mp_term_dup(msg);
-    fprintf(stderr, "moeprobe: %s [%s] %s\n", when, a->o->label ? a->o->label : "", shown);
-    free(shown);
-    a->last_beat = mp_now_ns();
-}
-
 
 static void check_announce(struct att *a, const char *line, size_t len)
 {
@@ -56,27 +32,6 @@ static void check_announce(struct att *a, const char *line, size_t len)
         a->announce_line = a->nlines;
         att_raise(a, EV_PORT_ELSEWHERE);
     }
-}
-
-/* Note the first failed write of an evidence file (server.log,
- * server.times, requests.jsonl: a full disk, a file-size limit, an I/O
- * error): the attempt stops, later writes to its files are skipped, and it
- * ends as "evidence-incomplete" (never clean over a cut log). Returns ok. */
-bool mp_att_ev_ok(struct att *a, bool ok, const char *name)
-{
-    if (!ok && !a->ev_errno) {
-        a->ev_errno = errno ? errno : EIO;
-        a->ev_file = name;
-        mp_att_io_error(a);
-    }
-    return ok;
-}
-
-void mp_att_io_error(struct att *a)
-{
-    if (!a->io_err)
-        att_raise(a, EV_IO_ERROR);
-    a->io_err = true;
 }
 
 /* What a line's scan found that the table acts on. */
@@ -230,6 +185,8 @@ static void on_tick(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
     mp_att_follow_log(a);
     if (a->pidfd < 0)
         mp_att_check_exit(a);
+    if (!mp_att_watch_procs(a)) /* the engine's processes into the store, as they appear */
+        mp_att_io_error(a);
     if (a->state != ST_DONE)
         mp_loop_timer_start(l, t, mp_now_ns() + 100000000LL);
 }

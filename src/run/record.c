@@ -127,6 +127,14 @@ void mp_att_handle_result(struct att *a, struct mp_lg_result *res)
      * with the events) */
     if (ph)
         mp_lg_phase_add(ph, res);
+    if (res->outcome == MP_LG_LOCAL) {
+        /* moeprobe's own descriptors, memory or ports ran out: nothing about
+         * the engine. The attempt stops (io_err) and draws no verdict. */
+        if (!a->local_err)
+            a->local_err = xstrdup(res->error);
+        mp_att_io_error(a);
+        return;
+    }
     if (res->outcome == MP_LG_OK) {
         r->req_ok++;
         int pidx = res->user_tag;

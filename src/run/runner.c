@@ -357,23 +357,20 @@ static int top_level(const struct mp_workload *wl)
 }
 
 /* The diagnosis of candidate ci: the mechanics (which attempts to start)
- * live here; what they mean is verdict/diagnose.h's. */
+ * live here; what they mean is verdict/diagnose.h's (mp_verdict_diagnosis
+ * derives c->diag from the attempts afterwards). */
 int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
 {
     struct mp_cand_report *c = &rep->c[ci];
-    struct mp_diagnosis *dg = &c->diag;
     char *note = NULL;
-    if (!mp_verdict_diagnosable(mp_cand_primary(c), &note)) {
-        if (note) {
-            free(dg->note);
-            dg->note = note;
-        }
+    bool go = mp_verdict_diagnosable(mp_cand_primary(c), &note);
+    free(note); /* the note is the derived diagnosis' */
+    if (!go)
         return 0;
-    }
     /* evidence from normal mode, sharpened while that pays */
     struct mp_diag_plan plan;
     struct mp_stats_async est;
-    for (int extra = 0;; extra++) {
+    for (int extra = mp_verdict_reruns_done(c);; extra++) { /* a resume continues the budget */
         struct mp_stats_attempt *obs = xcalloc(c->nattempts + 1, sizeof(*obs));
         size_t n_att = mp_verdict_diag_evidence(c, obs);
         struct mp_diag_cost_in in = {
@@ -384,6 +381,7 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
             .cap = ctx->diag_max_requests,
         };
         mp_verdict_diag_measure(c, &in.start_s, &in.req_s);
+        memset(&plan, 0, sizeof(plan));
         mp_stats_async_estimate(obs, n_att, &est);
         int prc = mp_stats_diag_plan(&in, &plan);
         free(obs);
@@ -399,11 +397,6 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
             return rc;
     }
     unsigned long need = plan.need ? plan.need : est.required_n;
-    bool capped = ctx->diag_max_requests && est.required_n > ctx->diag_max_requests;
-    dg->done = true;
-    dg->requests_required = est.required_n;
-    free(dg->reasoning);
-    dg->reasoning = xasprintf("%s; %s", est.why, plan.why);
     if (!ctx->quiet) {
         fprintf(stderr, "moeprobe: %s: %s\n", c->cand.name, est.why);
         fprintf(stderr, "moeprobe: %s: %s%s\n", c->cand.name, plan.why,
@@ -422,12 +415,26 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
     wl.min_total_ok = need;
     wl.extend_budget_s = ctx->diag_budget_s;
     const struct mp_attempt_result *b = NULL;
-    int rc = mp_run_attempt(ctx, rep, ci, true, &wl, &b);
-    if (rc < 0 || ctx->signo)
-        return rc;
-    dg->throughput_ratio = mp_verdict_throughput_ratio(c);
-    mp_verdict_read_blocked(b, est.required_n, capped, plan.over_budget, dg);
-    return 0;
+    return mp_run_attempt(ctx, rep, ci, true, &wl, &b);
+}
+
+void mp_run_diag_policy(const struct mp_runctx *ctx, bool diagnose, bool skipped, bool notes,
+                        struct mp_diag_policy *pol)
+{
+    memset(pol, 0, sizeof(*pol));
+    pol->recorded = true;
+    pol->diagnose = diagnose;
+    pol->skipped = skipped;
+    pol->notes = notes;
+    pol->cap = ctx->diag_max_requests;
+    pol->budget_s = ctx->diag_budget_s;
+    pol->concurrency = ctx->wl ? top_level(ctx->wl) : 1;
+}
+
+void mp_run_candidate_diagnosis(struct mp_report *rep, size_t ci, const struct mp_diag_policy *pol)
+{
+    rep->c[ci].policy = *pol;
+    mp_verdict_diagnosis(&rep->c[ci], pol, &rep->c[ci].diag);
 }
 
 int mp_run_end_dead_run(struct mp_store *st, int *killed)
@@ -440,5 +447,9 @@ int mp_run_end_dead_run(struct mp_store *st, int *killed)
     for (size_t i = 0; i < n; i++)
         *killed += mp_proc_end_leftover(l[i].pid, l[i].start, l[i].marker);
     mp_store_leftovers_free(l, n);
+    int k = mp_run_end_seen_procs(st); /* what escaped group and marker, as recorded */
+    if (k < 0)
+        return MP_EDB;
+    *killed += k;
     return mp_store_mark_interrupted(st);
 }

@@ -75,19 +75,31 @@ struct mp_runctx {
 int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool blocking,
                    const struct mp_workload *wl, const struct mp_attempt_result **out);
 
-/* Diagnose candidate ci whose first attempt crashed: gather normal-mode
- * evidence (more normal attempts, at most 3, while one is expected to save
- * more blocked time than it costs: mp_stats_diag_plan on measured start-up
- * and request times), compute the required clean request count, print the
- * estimate, run with CUDA_LAUNCH_BLOCKING=1 within ctx->diag_budget_s and
- * fill rep->c[ci].diag. Candidates that did
- * not crash get a note saying why they are not diagnosed this way.
- * Returns 0 or <0 (moeprobe error). */
+/* Run the attempts the diagnosis of candidate ci needs, when its first
+ * attempt crashed with CUDA-fault evidence (verdict/diagnose.h): gather
+ * normal-mode evidence (more normal attempts, at most 3, while one is
+ * expected to save more blocked time than it costs: mp_stats_diag_plan on
+ * measured start-up and request times), print the estimate, run with
+ * CUDA_LAUNCH_BLOCKING=1 within ctx->diag_budget_s. What they mean is
+ * derived afterwards (mp_run_candidate_diagnosis). Returns 0 or <0
+ * (moeprobe error). */
 int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci);
 
+/* The diagnosis policy of a run: *pol recorded, from ctx's cap, budget and
+ * workload, with what the command does (verdict/diagnose.h). */
+void mp_run_diag_policy(const struct mp_runctx *ctx, bool diagnose, bool skipped, bool notes,
+                        struct mp_diag_policy *pol);
+/* Candidate ci is done: its policy, and its diagnosis derived from its
+ * attempts (mp_verdict_diagnosis), into rep->c[ci]. */
+void mp_run_candidate_diagnosis(struct mp_report *rep, size_t ci, const struct mp_diag_policy *pol);
+
 /* `--resume`: end what a dead run left (the engines of the attempts the
- * store still has "running", ended by proc/) and mark those attempts
- * interrupted. *killed gets the number of processes signalled. 0 or MP_EDB. */
+ * store still has "running", ended by proc/, and every engine process it
+ * recorded: mp_run_end_seen_procs) and mark those attempts interrupted. *killed gets the number of processes signalled. 0 or MP_EDB. */
 int mp_run_end_dead_run(struct mp_store *st, int *killed);
+/* End every engine process the store recorded (procwatch.c: pid, start
+ * time and boot id must all match: a recycled pid is never hit) that is
+ * still alive. Returns how many were signalled, or MP_EDB. */
+int mp_run_end_seen_procs(struct mp_store *st);
 
 #endif

@@ -73,6 +73,7 @@ static void move_cands(struct mp_report *dst, struct mp_report *src)
         for (size_t j = 0; j < c->nattempts; j++)
             mp_report_add_attempt(dst, k, &c->attempts[j]);
         dst->c[k].diag = c->diag;
+        dst->c[k].policy = c->policy; /* the diagnosis is derived again under it */
         memset(&c->diag, 0, sizeof(c->diag));
     }
     if (src->started && (!dst->started || strcmp(src->started, dst->started) < 0)) {

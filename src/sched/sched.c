@@ -17,8 +17,10 @@
 #include "file.h"
 #include "model/report.h"
 #include "report/report.h"
+#include "run/runner.h"
 #include "sched/internal.h"
 #include "sched/sched.h"
+#include "store/store.h"
 #include "xalloc.h"
 
 bool mp_sched_wanted(const struct mp_sched_cfg *o)
@@ -120,6 +122,24 @@ static void plan_release(struct mp_sched_plan *pl)
 
 /* A task that runs again starts from an empty directory; what an earlier
  * try left is kept beside it as NAME.prev-K. */
+/* A task of a dead run that is done again: end what its engines left (its
+ * store's running attempts and recorded engine processes, as a serial
+ * --resume does: a daemon that escaped group and marker included) before
+ * its directory is moved aside. Best effort: a store that cannot be opened
+ * or is locked by a live task is left alone. */
+static void end_dead_task(const char *dir, bool quiet)
+{
+    struct mp_store *st = NULL;
+    struct mp_diag d = MP_DIAG_INIT;
+    if (mp_store_open(dir, MP_STORE_LOCK, &st, &d) < 0)
+        return;
+    int killed = 0;
+    if (mp_run_end_dead_run(st, &killed) == 0 && killed && !quiet)
+        fprintf(stderr, "moeprobe: killed %d engine process(es) left by the interrupted task in %s\n",
+                killed, dir);
+    mp_store_close(st);
+}
+
 static void move_aside(const char *dir)
 {
     struct stat st;
@@ -216,6 +236,8 @@ int mp_sched_qualify(const struct mp_sched_cfg *o, int argc, char **argv)
         if (pl.t[i].skip)
             continue;
         todo++;
+        if (o->resume)
+            end_dead_task(pl.t[i].dir, o->quiet);
         if (!o->slurm_script)
             move_aside(pl.t[i].dir);
     }

@@ -13,6 +13,8 @@
 #include "model/workload.h"
 #include "store/store.h"
 
+struct mp_cand_report;
+
 struct mp_store {
     sqlite3 *db;
     int lock_fd;
@@ -30,12 +32,19 @@ struct mp_store {
 
 enum mp_store_coltype { MP_COL_STR, MP_COL_LONG, MP_COL_ULONG, MP_COL_INT, MP_COL_DBL, MP_COL_BOOL, MP_COL_STRV,
                            MP_COL_GPU /* struct mp_gpu_telemetry as JSON text */,
-                           MP_COL_FAULT /* struct mp_gpu_fault as JSON text (model/gpufault.h) */ };
+                           MP_COL_FAULT /* struct mp_gpu_fault as JSON text (model/gpufault.h) */,
+                           MP_COL_OBS /* struct mp_attempt_obs as JSON text (obs.c) */ };
 struct mp_store_col {
     const char *name;
     enum mp_store_coltype type;
     size_t off;
 };
+/* obs.c: an attempt's observations as JSON (every string masked with m;
+ * NULL when they were not recorded), and back (NULL or damaged text: not
+ * recorded). */
+struct mp_attempt_obs;
+char *mp_store_obs_json(const struct mp_store_mask *m, const struct mp_attempt_obs *o);
+void mp_store_obs_read(struct mp_attempt_obs *o, const char *text);
 /* attempts columns that mirror struct mp_attempt_result fields */
 extern const struct mp_store_col mp_store_attempt_cols[];
 extern const size_t mp_store_nattempt_cols;
@@ -79,6 +88,13 @@ int mp_store_load_metrics(struct mp_store *s, int64_t attempt, struct mp_attempt
  * store older than v9). 0 or MP_EDB. */
 int mp_store_load_workload(struct mp_store *s, struct mp_report *rep);
 
+/* resume.c: the candidate's engine starts that an interruption cut short
+ * and the load did not take as results (c->cut_*; see model/report.h);
+ * interrupted: the run is still interrupted (its interrupted attempts with
+ * a summary were loaded). 0 or MP_EDB. */
+int mp_store_load_cut(struct mp_store *s, int64_t cand_id, bool interrupted,
+                      struct mp_cand_report *c);
+
 /* Server metrics per phase (srvmetrics.c): the table comes with this schema
  * version; write / load return 0 or MP_EDB and do nothing before it. */
 #define MP_STORE_SRVM_VERSION 10
@@ -89,5 +105,6 @@ int mp_store_srvm_load(struct mp_store *s, int64_t attempt_id, struct mp_attempt
 /* bisect tables and fingerprint.engine_kernels (bisect.c) */
 #define MP_STORE_BISECT_VERSION 13
 extern const char mp_store_bisect_schema[];
+extern const char mp_store_procs_schema[];   /* v15: resume.c */
 
 #endif

@@ -61,6 +61,27 @@ static void gpu_from_json(struct mp_gpu_telemetry *g, const char *text)
     cJSON_Delete(j);
 }
 
+/* diagnoses.policy (v14): how the diagnosis ran; NULL or damaged: not
+ * recorded (the stored diagnosis stands). */
+static void policy_from_json(struct mp_diag_policy *p, const char *text)
+{
+    memset(p, 0, sizeof(*p));
+    cJSON *j = text ? cJSON_Parse(text) : NULL;
+    if (cJSON_IsObject(j)) {
+        const cJSON *cap = cJSON_GetObjectItemCaseSensitive(j, "cap");
+        const cJSON *bud = cJSON_GetObjectItemCaseSensitive(j, "budget_s");
+        const cJSON *conc = cJSON_GetObjectItemCaseSensitive(j, "concurrency");
+        p->recorded = true;
+        p->diagnose = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "diagnose"));
+        p->skipped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "skipped"));
+        p->notes = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "notes"));
+        p->cap = cJSON_IsNumber(cap) && cap->valuedouble > 0 ? (unsigned long)cap->valuedouble : 0;
+        p->budget_s = cJSON_IsNumber(bud) && bud->valuedouble > 0 ? bud->valuedouble : 0;
+        p->concurrency = cJSON_IsNumber(conc) && conc->valuedouble >= 1 ? (int)conc->valuedouble : 1;
+    }
+    cJSON_Delete(j);
+}
+
 static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void *base)
 {
     char *p = (char *)base + c->off;
@@ -97,6 +118,9 @@ static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void
         cJSON_Delete(j);
         break;
     }
+    case MP_COL_OBS:
+        mp_store_obs_read((struct mp_attempt_obs *)(void *)p, (const char *)sqlite3_column_text(st, i));
+        break;
     }
 }
 
@@ -314,13 +338,50 @@ static int load_report_opts(struct mp_store *s, struct mp_report *rep)
     return mp_store_read_end(s, st, sr, "read the report options");
 }
 
+/* Candidate id's diagnoses row into c (none: c's stays empty), with the
+ * policy it was derived under (v14). 0 or MP_EDB. */
+static int read_diagnosis(struct mp_store *s, int64_t id, struct mp_cand_report *c)
+{
+    sqlite3_stmt *st = NULL;
+    if (mp_store_prep(s, &st,
+                      s->version >= 14
+                          ? "SELECT done, launch_blocking, requests_clean, requests_required,"
+                            " confidence, throughput_ratio, pinned_site, reasoning, note,"
+                            " launch_site, policy FROM diagnoses WHERE candidate_id = ?"
+                      : s->version >= 4
+                          ? "SELECT done, launch_blocking, requests_clean, requests_required,"
+                            " confidence, throughput_ratio, pinned_site, reasoning, note,"
+                            " launch_site, NULL FROM diagnoses WHERE candidate_id = ?"
+                          : "SELECT done, launch_blocking, requests_clean, requests_required,"
+                            " confidence, throughput_ratio, pinned_site, reasoning, note,"
+                            " NULL, NULL FROM diagnoses WHERE candidate_id = ?") < 0)
+        return MP_EDB;
+    sqlite3_bind_int64(st, 1, id);
+    int sr = sqlite3_step(st);
+    if (sr == SQLITE_ROW) {
+        struct mp_diagnosis *dg = &c->diag;
+        dg->done = sqlite3_column_int(st, 0) != 0;
+        dg->launch_blocking = mp_lb_from_name((const char *)sqlite3_column_text(st, 1));
+        dg->requests_clean = (unsigned long)sqlite3_column_int64(st, 2);
+        dg->requests_required = (unsigned long)sqlite3_column_int64(st, 3);
+        dg->confidence = sqlite3_column_double(st, 4);
+        dg->throughput_ratio = sqlite3_column_double(st, 5);
+        dg->pinned_site = col_str(st, 6);
+        dg->reasoning = col_str(st, 7);
+        dg->note = col_str(st, 8);
+        dg->launch_site = col_str(st, 9);
+        policy_from_json(&c->policy, (const char *)sqlite3_column_text(st, 10));
+    }
+    return mp_store_read_end(s, st, sr, "read the diagnoses") < 0 ? MP_EDB : 0;
+}
+
 int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
 {
     sqlite3_stmt *st = NULL;
     int rc = 0;
     bool *done = NULL;
-    if (mp_store_prep(s, &st, "SELECT started, finished, interrupted, moeprobe_version, subcommand"
-                              " FROM run WHERE id = 1") < 0)
+    if (mp_store_prep(s, &st, "SELECT started, finished, interrupted, moeprobe_version, subcommand,"
+                              " resumes FROM run WHERE id = 1") < 0)
         return MP_EDB;
     int sr = sqlite3_step(st);
     if (sr != SQLITE_ROW) {
@@ -333,6 +394,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
     rep->started = col_str(st, 0);
     rep->finished = col_str(st, 1);
     rep->interrupted = sqlite3_column_int(st, 2) != 0;
+    rep->resumes = sqlite3_column_int(st, 5);
+    bool io_stop = sqlite3_column_int(st, 2) == 2; /* stopped by an I/O error (resume.c) */
     free(rep->subcommand);
     rep->subcommand = col_str(st, 4);
     char *ver = col_str(st, 3);
@@ -341,6 +404,10 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         rep->moeprobe_version = ver;
     }
     sqlite3_finalize(st);
+    free(rep->stopped_by);
+    rep->stopped_by = NULL;
+    if (io_stop && mp_store_io_stop(s, &rep->stopped_by) < 0)
+        return MP_EDB;
     if ((rc = load_fp(s, rep)) < 0 || (rc = mp_store_load_workload(s, rep)) < 0 ||
         (rc = load_report_opts(s, rep)) < 0)
         return rc;
@@ -405,40 +472,13 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
             sqlite3_finalize(st);
             break;
         }
-        if (mp_store_read_end(s, st, sr, "read the attempts") < 0) {
+        if (mp_store_read_end(s, st, sr, "read the attempts") < 0 ||
+            mp_store_load_cut(s, ids[i], rep->interrupted, &rep->c[i]) < 0) {
             rc = MP_EDB;
             break;
         }
-        /* diagnosis */
-        if (mp_store_prep(s, &st,
-                          s->version >= 4
-                              ? "SELECT done, launch_blocking, requests_clean, requests_required,"
-                                " confidence, throughput_ratio, pinned_site, reasoning, note,"
-                                " launch_site FROM diagnoses WHERE candidate_id = ?"
-                              : "SELECT done, launch_blocking, requests_clean, requests_required,"
-                                " confidence, throughput_ratio, pinned_site, reasoning, note,"
-                                " NULL FROM diagnoses WHERE candidate_id = ?") < 0) {
-            rc = MP_EDB;
-            break;
-        }
-        sqlite3_bind_int64(st, 1, ids[i]);
-        sr = sqlite3_step(st);
-        if (sr == SQLITE_ROW) {
-            struct mp_diagnosis *dg = &rep->c[i].diag;
-            dg->done = sqlite3_column_int(st, 0) != 0;
-            const char *lb = (const char *)sqlite3_column_text(st, 1);
-            dg->launch_blocking = !lb ? MP_LB_NONE : !strcmp(lb, "clean") ? MP_LB_CLEAN : MP_LB_CRASHED;
-            dg->requests_clean = (unsigned long)sqlite3_column_int64(st, 2);
-            dg->requests_required = (unsigned long)sqlite3_column_int64(st, 3);
-            dg->confidence = sqlite3_column_double(st, 4);
-            dg->throughput_ratio = sqlite3_column_double(st, 5);
-            dg->pinned_site = col_str(st, 6);
-            dg->reasoning = col_str(st, 7);
-            dg->note = col_str(st, 8);
-            dg->launch_site = col_str(st, 9);
-        }
-        if (mp_store_read_end(s, st, sr, "read the diagnoses") < 0)
-            rc = MP_EDB;
+        if (rc == 0)
+            rc = read_diagnosis(s, ids[i], &rep->c[i]);
     }
     free(ids);
     if (rc == 0)

@@ -122,6 +122,7 @@ const struct mp_store_col mp_store_attempt_cols[] = {
     STRF(same_as), STRF(same_why),
     {"gpu_telemetry", MP_COL_GPU, offsetof(struct mp_attempt_result, gpu)},
     {"gpu_fault", MP_COL_FAULT, offsetof(struct mp_attempt_result, fault)},
+    {"observations", MP_COL_OBS, offsetof(struct mp_attempt_result, obs)},
 };
 const size_t mp_store_nattempt_cols = MP_ARRAY_SIZE(mp_store_attempt_cols);
 
@@ -129,16 +130,18 @@ size_t mp_store_attempt_cols_in(int version)
 {
     /* v7 added no attempts column (knob delivery is its own table; the
      * dlv_* columns of v5/v6 are read by load.c for those stores only) */
-    if (version >= 12)
+    if (version >= 14)
         return mp_store_nattempt_cols;
+    if (version >= 12)
+        return mp_store_nattempt_cols - 1;          /* v14: 1 more */
     if (version >= 8)
-        return mp_store_nattempt_cols - 1;          /* v12: 1 more */
+        return mp_store_nattempt_cols - 2;          /* v12: 1 more */
     if (version >= 6)
-        return mp_store_nattempt_cols - 2;          /* v8: 1 more */
+        return mp_store_nattempt_cols - 3;          /* v8: 1 more */
     if (version >= 5)
-        return mp_store_nattempt_cols - 4;          /* v6: 2 more */
-    return version >= 4 ? mp_store_nattempt_cols - 8  /* v5: 4 more */
-                        : mp_store_nattempt_cols - 11; /* v4: 3 more */
+        return mp_store_nattempt_cols - 5;          /* v6: 2 more */
+    return version >= 4 ? mp_store_nattempt_cols - 9  /* v5: 4 more */
+                        : mp_store_nattempt_cols - 12; /* v4: 3 more */
 }
 
 static void bind_col(struct mp_store *s, sqlite3_stmt *st, int i, const struct mp_store_col *c,
@@ -200,6 +203,14 @@ static void bind_col(struct mp_store *s, sqlite3_stmt *st, int i, const struct m
         mp_store_bind_text(s, st, i, t);
         cJSON_free(t);
         cJSON_Delete(j);
+        break;
+    }
+    case MP_COL_OBS: {
+        char *t = mp_store_obs_json(&s->mask, (const struct mp_attempt_obs *)(const void *)p);
+        if (t)
+            sqlite3_bind_text(st, i, t, -1, free); /* masked string by string */
+        else
+            sqlite3_bind_null(st, i);
         break;
     }
     }

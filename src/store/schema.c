@@ -170,11 +170,19 @@ static const char schema_v11[] = "ALTER TABLE run ADD COLUMN objective TEXT;"
  * source could not be read). */
 static const char schema_v12[] = "ALTER TABLE attempts ADD COLUMN gpu_fault TEXT;";
 
-/* Version 14: the run's own set-up (store/runinfo.c): what the candidates
+/* Version 14: observations in the store, decisions in verdict/ (#28): an
+ * attempt's observations (JSON: what moeprobe saw, the engine's exit, the
+ * log's crash and reasons) from which its failure is judged again, and the
+ * diagnosis policy each candidate ran under, from which its diagnosis is
+ * derived again (the diagnoses row's conclusions stay for older readers). */
+static const char schema_v14[] = "ALTER TABLE attempts ADD COLUMN observations TEXT;"
+                                 "ALTER TABLE diagnoses ADD COLUMN policy TEXT;";
+
+/* Version 16: the run's own set-up (store/runinfo.c): what the candidates
  * inherited from the environment and --clean-env, the engine version the
  * preset was fitted to, why the run stopped early, a candidate's
  * not-applicable reason, the workload's timeouts. */
-static const char schema_v14[] =
+static const char schema_v16[] =
     "CREATE TABLE run_info("
     " id INTEGER PRIMARY KEY CHECK (id = 1), clean_env INTEGER NOT NULL DEFAULT 0,"
     " preset_version TEXT, stop_reason TEXT);"
@@ -190,7 +198,9 @@ static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema
                                          mp_store_srvm_schema /* v10: store/srvmetrics.c */,
                                          schema_v11, schema_v12,
                                          mp_store_bisect_schema /* v13: store/bisect.c */,
-                                         schema_v14};
+                                         schema_v14,
+                                         mp_store_procs_schema /* v15: store/resume.c */,
+                                         schema_v16};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {

@@ -475,7 +475,19 @@ int mp_store_candidate(struct mp_store *s, size_t pos, const struct mp_candidate
     return rc;
 }
 
-int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diagnosis *dg)
+/* The policy as diagnoses.policy's JSON (v14), or NULL. */
+static char *policy_json(const struct mp_diag_policy *p)
+{
+    if (!p || !p->recorded)
+        return NULL;
+    return xasprintf("{\"diagnose\":%s,\"skipped\":%s,\"notes\":%s,\"cap\":%lu,"
+                     "\"budget_s\":%.17g,\"concurrency\":%d}",
+                     p->diagnose ? "true" : "false", p->skipped ? "true" : "false",
+                     p->notes ? "true" : "false", p->cap, p->budget_s, p->concurrency);
+}
+
+int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diagnosis *dg,
+                            const struct mp_diag_policy *pol)
 {
     int64_t id = cand_id(s, pos);
     if (id <= 0 || mp_store_begin(s) < 0)
@@ -490,8 +502,8 @@ int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diag
         rc = mp_store_prep(s, &st,
                            "INSERT OR REPLACE INTO diagnoses(candidate_id, done, launch_blocking,"
                            " requests_clean, requests_required, confidence, throughput_ratio,"
-                           " pinned_site, reasoning, note, launch_site)"
-                           " VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+                           " pinned_site, reasoning, note, launch_site, policy)"
+                           " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
         if (rc == 0) {
             sqlite3_bind_int64(st, 1, id);
             sqlite3_bind_int(st, 2, dg->done);
@@ -504,6 +516,9 @@ int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diag
             mp_store_bind_text(s, st, 9, dg->reasoning);
             mp_store_bind_text(s, st, 10, dg->note);
             mp_store_bind_text(s, st, 11, dg->launch_site);
+            char *pj = policy_json(pol);
+            mp_store_bind_text(s, st, 12, pj);
+            free(pj);
             rc = mp_store_step_done(s, st, "record a diagnosis");
         }
     }

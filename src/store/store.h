@@ -40,7 +40,7 @@ struct mp_diagnosis;
 struct mp_attempt_result;
 
 #define MP_STORE_DB_NAME "moeprobe.db"
-#define MP_STORE_SCHEMA_VERSION 14
+#define MP_STORE_SCHEMA_VERSION 16
 
 /* ---- the secret mask ---- */
 
@@ -171,8 +171,13 @@ int mp_store_set_fingerprint(struct mp_store *s, const struct mp_fingerprint *fp
 
 /* Make sure candidate number pos (report index) is stored; 0 or MP_EDB. */
 int mp_store_candidate(struct mp_store *s, size_t pos, const struct mp_candidate *c);
-/* Mark candidate pos finished, with its diagnosis (may be NULL). */
-int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diagnosis *dg);
+/* Mark candidate pos finished, with its diagnosis (may be NULL: none) and
+ * the policy it was derived under (may be NULL: not recorded; a loaded
+ * candidate with a policy gets its diagnosis derived again, the stored one
+ * is for older readers). */
+struct mp_diag_policy;
+int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diagnosis *dg,
+                            const struct mp_diag_policy *pol);
 /* Next free attempt number of candidate pos (counts every stored attempt,
  * interrupted ones included, so directories are never reused). */
 int mp_store_next_index(struct mp_store *s, size_t pos, int *index);
@@ -275,6 +280,39 @@ int mp_store_running_attempts(struct mp_store *s, struct mp_store_leftover **out
 void mp_store_leftovers_free(struct mp_store_leftover *l, size_t n);
 /* Mark every attempt still "running" as "interrupted". 0 or MP_EDB. */
 int mp_store_mark_interrupted(struct mp_store *s);
+/* After the store failed on a write (full disk, file-size limit, I/O
+ * error): try once to record why the run stops - every attempt still
+ * "running" becomes "interrupted" (outcome interrupted, fail_class
+ * "io-error", fail_message naming the error) and the run interrupted by an
+ * I/O error (run.interrupted = 2, finished now) - after a TRUNCATE
+ * checkpoint of the -wal (which frees what a file-size limit counted
+ * against it). The store stays failed. 0, or MP_EDB when even that could
+ * not be written (a disk without a free byte): the attempt then stays
+ * "running", as after a kill -9, until a --resume. */
+int mp_store_record_io_stop(struct mp_store *s);
+/* Why an interrupted run stopped, when it was an I/O error
+ * (run.interrupted = 2): the stopped attempt's message into *why (owned),
+ * else NULL. 0 or MP_EDB. */
+int mp_store_io_stop(struct mp_store *s, char **why);
+
+/* ---- engine processes (schema v15; store/resume.c) ----
+ * Every process of an engine's tree that moeprobe saw while the attempt
+ * ran (descendants of its leader, orphans reparented to us: proc.h's
+ * mp_proc_watch), by pid, start time (/proc/PID/stat field 22) and boot id,
+ * written as they are seen, so that a later moeprobe on the run directory
+ * can end those still alive after a kill -9 - a daemon that left the group
+ * and cleared its environment included - and never a recycled pid. */
+struct mp_store_proc {
+    pid_t pid;
+    unsigned long long start;
+    char boot_id[40];          /* /proc/sys/kernel/random/boot_id, "" unknown */
+};
+/* Record n processes of attempt (duplicates ignored), one transaction.
+ * 0 or MP_EDB. */
+int mp_store_add_engine_procs(struct mp_store *s, int64_t attempt, const struct mp_store_proc *p,
+                              size_t n);
+/* Every recorded process of the run (caller frees *out). 0 or MP_EDB. */
+int mp_store_engine_procs(struct mp_store *s, struct mp_store_proc **out, size_t *n);
 
 /* ---- reading back ---- */
 

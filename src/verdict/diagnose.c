@@ -84,6 +84,14 @@ bool mp_verdict_rerun_first(const struct mp_diag_plan *plan, int reruns)
     return plan->sharpen && reruns < MP_VERDICT_MAX_RERUNS;
 }
 
+int mp_verdict_reruns_done(const struct mp_cand_report *c)
+{
+    int normal = 0;
+    for (size_t j = 0; j < c->nattempts; j++)
+        normal += !c->attempts[j].launch_blocking;
+    return (normal > 1 ? normal - 1 : 0) + (int)c->cut_reruns;
+}
+
 /* Median per-request decode rate of a phase in the given mode, the best
  * attempt's; <0 when unknown. */
 /* The best req_tok_s_p50 of phase `phase` over c's attempts of one kind,
@@ -178,5 +186,76 @@ void mp_verdict_read_blocked(const struct mp_attempt_result *b, unsigned long re
                              "is inconclusive",
                              mp_outcome_name(b->outcome), b->fail_message ? ": " : "",
                              b->fail_message ? b->fail_message : "");
+    }
+}
+
+/* The estimate and the plan from c's normal attempts (what the blocked run
+ * was sized by). */
+static void estimate(const struct mp_cand_report *c, const struct mp_diag_policy *pol,
+                     struct mp_stats_async *est, struct mp_diag_plan *plan)
+{
+    struct mp_stats_attempt *obs = xcalloc(c->nattempts + 1, sizeof(*obs));
+    size_t n = mp_verdict_diag_evidence(c, obs);
+    struct mp_diag_cost_in in = {
+        .obs = obs,
+        .nobs = n,
+        .concurrency = pol->concurrency > 0 ? pol->concurrency : 1,
+        .budget_s = pol->budget_s,
+        .cap = pol->cap,
+    };
+    mp_verdict_diag_measure(c, &in.start_s, &in.req_s);
+    memset(est, 0, sizeof(*est));
+    memset(plan, 0, sizeof(*plan));
+    mp_stats_async_estimate(obs, n, est);
+    (void)mp_stats_diag_plan(&in, plan);
+    free(obs);
+}
+
+/* A crash that is diagnosed: the required count, the reasoning, and what
+ * the last blocked run showed. */
+static void crash_diagnosis(const struct mp_cand_report *c, const struct mp_diag_policy *pol,
+                            struct mp_diagnosis *dg)
+{
+    char *note = NULL;
+    if (!mp_verdict_diagnosable(mp_cand_primary(c), &note)) {
+        dg->note = note;
+        return;
+    }
+    struct mp_stats_async est;
+    struct mp_diag_plan plan;
+    estimate(c, pol, &est, &plan);
+    dg->done = true;
+    dg->requests_required = est.required_n;
+    dg->reasoning = xasprintf("%s; %s", est.why, plan.why);
+    const struct mp_attempt_result *b = NULL;
+    for (size_t i = 0; i < c->nattempts; i++)
+        if (c->attempts[i].launch_blocking)
+            b = &c->attempts[i];
+    if (!b)
+        return; /* stopped before its blocked run */
+    bool capped = pol->cap && est.required_n > pol->cap;
+    dg->throughput_ratio = mp_verdict_throughput_ratio(c);
+    mp_verdict_read_blocked(b, est.required_n, capped, plan.over_budget, dg);
+}
+
+void mp_verdict_diagnosis(const struct mp_cand_report *c, const struct mp_diag_policy *pol,
+                          struct mp_diagnosis *dg)
+{
+    mp_diagnosis_reset(dg);
+    const struct mp_attempt_result *p = mp_cand_primary(c);
+    if (!p)
+        return;
+    if (p->outcome == MP_OUT_CRASH) {
+        if (pol->diagnose)
+            crash_diagnosis(c, pol, dg);
+        else if (pol->skipped)
+            dg->note = xstrdup("diagnosis skipped (--no-diagnose)");
+    } else if (pol->notes && p->outcome == MP_OUT_SAME_CONFIG) {
+        dg->note = xasprintf("not tested again: the same configuration as '%s'",
+                             p->same_as ? p->same_as : "?");
+    } else if (pol->notes) {
+        char *note = NULL;
+        mp_verdict_diagnosable(p, &note);
+        dg->note = note;
     }
 }

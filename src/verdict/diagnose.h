@@ -41,6 +41,10 @@ void mp_verdict_diag_measure(const struct mp_cand_report *c, double *start_s, do
  * the plan says it saves more blocked time than it costs (plan->sharpen)
  * and fewer than MP_VERDICT_MAX_RERUNS were made already (reruns). */
 bool mp_verdict_rerun_first(const struct mp_diag_plan *plan, int reruns);
+/* The extra normal runs c has had so far: its normal-mode attempts after
+ * the first, and those an interruption cut short (c->cut_reruns), so that
+ * a resumed run does not start the budget again. */
+int mp_verdict_reruns_done(const struct mp_cand_report *c);
 
 /* Blocked / normal median per-request decode rate of c, from the
  * "sequential" phase, else the "warmup" phase, that both modes ran (the
@@ -56,6 +60,20 @@ struct mp_diag_rates {
 };
 /* Fills *out and returns true when both modes ran such a phase, else false. */
 bool mp_verdict_diag_rates(const struct mp_cand_report *c, struct mp_diag_rates *out);
+
+/* c's diagnosis, derived from its attempts under policy pol, into *dg
+ * (reset first; dg may be &c->diag): for a crash of its first normal
+ * attempt with pol->diagnose, what run/runner.c's mp_diagnose ran - the
+ * required clean count from every normal attempt (mp_stats_async_estimate,
+ * mp_stats_diag_plan with pol's cap, budget and concurrency), the reasoning,
+ * and what the last CUDA_LAUNCH_BLOCKING=1 attempt means
+ * (mp_verdict_read_blocked, the throughput ratio); or why it is not
+ * diagnosed (mp_verdict_diagnosable's note); with pol->skipped a crash says
+ * "diagnosis skipped (--no-diagnose)"; with pol->notes every other outcome
+ * says why it is not diagnosed (a same-configuration result: "not tested
+ * again: ..."). Pure. */
+void mp_verdict_diagnosis(const struct mp_cand_report *c, const struct mp_diag_policy *pol,
+                          struct mp_diagnosis *dg);
 
 /* What the blocked run b means for dg, which the caller has given
  * requests_required (= required) and throughput_ratio: sets requests_clean,

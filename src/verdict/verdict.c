@@ -7,6 +7,7 @@
 #include "quality/quality.h"
 #include "verdict/classify.h"
 #include "verdict/decide.h"
+#include "verdict/diagnose.h"
 #include "verdict/derive.h"
 #include "verdict/recommend.h"
 #include "xalloc.h"
@@ -66,9 +67,13 @@ static const struct mp_cand_report *representative(const struct mp_report *rep, 
 
 void mp_verdict_finalize(struct mp_report *rep)
 {
-    for (size_t i = 0; i < rep->n; i++) /* failures judged again from what was observed */
-        for (size_t j = 0; j < rep->c[i].nattempts; j++)
-            mp_verdict_classify(&rep->c[i].attempts[j]);
+    for (size_t i = 0; i < rep->n; i++) { /* judged again from what was observed */
+        struct mp_cand_report *c = &rep->c[i];
+        for (size_t j = 0; j < c->nattempts; j++)
+            mp_verdict_classify(&c->attempts[j]);
+        if (c->policy.recorded && !c->unfinished)
+            mp_verdict_diagnosis(c, &c->policy, &c->diag);
+    }
     for (size_t i = 0; i < rep->n; i++) {
         char *why = NULL;
         enum mp_verdict v = mp_verdict_decide(&rep->c[i], &why);

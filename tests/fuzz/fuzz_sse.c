@@ -2,8 +2,9 @@
  *
  * The first byte picks the max event size (small, to reach the oversize paths), the next 8 bytes
  * are split sizes; the rest is the stream, fed in those pieces (cycled). Invariants: no event
- * larger than the bound, data NUL-terminated, the same events whatever the chunking (compared
- * with a one-shot parse), and the chunk interpreter never crashes on any event. */
+ * larger than the bound, data NUL-terminated, the same events and the same unterminated tail
+ * whatever the chunking (compared with a one-shot parse), and the chunk interpreter never
+ * crashes on any event. */
 #include "compat.h"
 
 #include <stdio.h>
@@ -55,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     mp_sse_init(&p, max);
     int r1 = mp_sse_feed(&p, s, len, on_ev, &one);
     int r2 = mp_sse_finish(&p, on_ev, &one);
-    uint64_t over1 = p.oversize;
+    uint64_t over1 = p.oversize, cut1 = p.unterminated;
     mp_sse_init(&p, max);
     int lim = 0;
     for (size_t off = 0, k = 0; off < len; k++) {
@@ -75,6 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     if (one.log.len != many.log.len || memcmp(one.log.data, many.log.data, one.log.len) != 0)
         abort();
     if (p.oversize != over1 || (over1 > 0) != (lim || r1 == MP_ELIMIT || r2 == MP_ELIMIT))
+        abort();
+    if (p.unterminated != cut1) /* the event the stream ended inside, whatever the chunking */
         abort();
     mp_sse_free(&p);
     buf_release(&one.log);

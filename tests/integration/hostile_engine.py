@@ -6,7 +6,7 @@ a wrong answer from a live server (or a Python death) into a CUDA verdict, and
 by q_done_open.sh, q_escapee.sh and q_unknown_error.sh (modes donehold, daemon,
 unknownerr).
 
-    hostile_engine.py --mode MODE [--good N] --port PORT
+    hostile_engine.py --mode MODE [--good N] [--token-delay S] --port PORT
 
 It serves GET /health, GET /v1/models and POST /v1/completions (streaming SSE
 like vLLM). The first N generation requests (default 2) are answered well;
@@ -55,6 +55,7 @@ ap.add_argument("--good", type=int, default=2)
 ap.add_argument("--port", type=int, required=True)
 ap.add_argument("--announce", type=int, default=0)
 ap.add_argument("--pidfile", default="")
+ap.add_argument("--token-delay", type=float, default=0.0)  # seconds before each good token
 args, _unknown = ap.parse_known_args()
 
 MODEL = "test/hostile-NVFP4"
@@ -195,6 +196,8 @@ class H(BaseHTTPRequestHandler):
     def stream_good(self, max_tokens):
         self.start_sse(chunked=True)
         for i in range(max_tokens):
+            if args.token_delay:
+                time.sleep(args.token_delay)  # a slow engine (resume_escapee.sh)
             self.chunk(token(i))
         self.chunk(event({"choices": [], "usage": {"prompt_tokens": 5,
                                                    "completion_tokens": max_tokens,

@@ -4,6 +4,7 @@
 # `moeprobe inspect` or `qualify --model-dir` wait forever for a writer: the
 # type is checked before anything is read, and the file is named in an
 # input error (exit 2). Every call is bounded by timeout(1): a hang fails.
+# tier: quick
 set -u
 : "${MOEPROBE:?}" "${ROOT:?}" "${REFENGINE:?}"
 tmp=$(mktemp -d /tmp/inspect-fifo.XXXXXX)

@@ -19,7 +19,7 @@ load_seconds = 0
 tokens_per_second = $4
 contention = 0
 [backend MARLIN]
-tokens_per_second = 400
+tokens_per_second = 100
 contention = 0
 failure = $3
 crash_after_requests = 3

@@ -12,7 +12,7 @@ S_ENV=pL4ntL-env-word-000002    # env HF_TOKEN=VALUE word in the server command
 S_KNOB=pL4ntM-knob-env-00003    # candidate knob MY_TOKEN=VALUE
 S_FLAG=pL4ntN-knob-flag-0004    # candidate knob --db-password VALUE
 mkdir -p "$Q_TMP/w"
-sed 's/^load_seconds = 0/load_seconds = 2/' "$ROOT/tests/worlds/fast.ini" >"$Q_TMP/w/w.ini"
+sed 's/^load_seconds = 0/load_seconds = 1/' "$ROOT/tests/worlds/fast.ini" >"$Q_TMP/w/w.ini"
 # the engine records what it was started with: its arguments and the secrets in its environment
 cat >"$Q_TMP/engine.sh" <<SH
 #!/bin/bash

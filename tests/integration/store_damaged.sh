@@ -4,7 +4,8 @@
 # error that names the file (exit 3), never a report that looks like an
 # empty run ("No candidate qualified", exit 0): pages overwritten with
 # garbage, a file that is no database, an empty file, a database without a
-# schema version. The intact store still renders.
+# schema version. The intact store still renders. And the documented limit:
+# a byte changed inside a stored value passes the check and is shown.
 set -u
 : "${MOEPROBE:?}" "${REFENGINE:?}" "${ROOT:?}"
 command -v sqlite3 >/dev/null || { echo "sqlite3 CLI not installed"; exit 77; }
@@ -62,4 +63,22 @@ mkdir "$T/other" && sqlite3 "$T/other/moeprobe.db" 'CREATE TABLE x(y); INSERT IN
 damaged "$T/other" other "foreign database"
 grep -q 'not a moeprobe evidence store' "$T/other.err" || fail "foreign database: unclear message"
 
-echo "ok: intact store renders; garbage pages, a text file, an empty file and a foreign database exit 3 naming the file"
+# 6. what the check cannot see (docs/store.md "Reading a store"): a byte changed
+# inside a stored value whose record header still holds passes PRAGMA
+# integrity_check, and the report shows the changed data - the store has no
+# checksum of its own. (If this starts failing, the docs promise too little.)
+mkdir "$T/value" && cp "$T/run/moeprobe.db" "$T/value/"
+python3 - "$T/value/moeprobe.db" <<'PY' || fail "could not change a stored value"
+import sys
+p = sys.argv[1]
+b = open(p, "rb").read()
+n = b.count(b"EXTRA=1")
+assert n > 0, "the knob is not in the file"
+open(p, "wb").write(b.replace(b"EXTRA=1", b"EXTRA=7"))
+PY
+[ "$(sqlite3 "$T/value/moeprobe.db" 'PRAGMA integrity_check')" = ok ] || fail "a changed value: integrity_check saw it (update docs/store.md)"
+report "$T/value" value
+[ $RC -eq 0 ] || fail "a changed value: exit $RC (update docs/store.md)"
+grep -q 'EXTRA=7' "$T/value.out" || fail "a changed value: the report does not show it (update docs/store.md)"
+
+echo "ok: intact store renders; garbage pages, a text file, an empty file and a foreign database exit 3 naming the file; a changed value inside a record passes the check and is shown (documented)"

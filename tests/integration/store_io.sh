@@ -26,10 +26,8 @@ sqlite3 "$T/red/moeprobe.db" "SELECT argv FROM run" | grep -q 'DB_PASSWORD=\*\*\
 unset HF_TOKEN MY_BEARER
 
 # 2. full disk: a file-size limit hits the database while requests are written
-# (the limit must leave room for the schema and the run's set-up, which the
-# journal holds before its first checkpoint: 200 KiB left 2 requests once
-# store v14 was there and none after; 300 KiB leaves a few)
-( ulimit -f 300; exec "$MOEPROBE" qualify --quiet --no-quality --out "$T/full" --seq 400 --conc 4:4000 \
+# (400 KiB: above the new store's migration transaction in its -wal, about 150 KiB)
+( ulimit -f 400; exec "$MOEPROBE" qualify --quiet --no-quality --out "$T/full" --seq 400 --conc 4:4000 \
     --max-tokens 8 --candidate 'a: ' -- "$REFENGINE" serve --world "$W" --port '{port}' ) \
     >"$T/full.out" 2>"$T/full.err"
 rc=$?

@@ -514,7 +514,7 @@ static void test_store_evidence(void **state)
     r.res.unknown_env_line = 3;  /* overlaps: lines are stored once */
     r.fail_line = 30;            /* context 28..32 */
     assert_int_equal(mp_store_attempt_finish(s, id, &r), 0);
-    assert_int_equal(mp_store_candidate_done(s, 0, NULL), 0);
+    assert_int_equal(mp_store_candidate_done(s, 0, NULL, NULL), 0);
     assert_int_equal(mp_store_run_finish(s, "t1", false), 0);
     mp_store_close(s);
     mp_candidate_release(&c);

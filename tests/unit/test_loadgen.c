@@ -177,6 +177,8 @@ static void build(struct conn *c, const char *req)
         sse_head(c); tokens(c, 2, 0, 0, true); sse_tail(c);
     } else if (strstr(req, "SCN_noblank")) { /* [DONE] without its blank line, then a clean end */
         sse_head(c); tokens(c, 2, 0, 0, true); raw(c, 0, "c\r\ndata: [DONE]\r\n"); sse_tail(c);
+    } else if (strstr(req, "SCN_midevent")) { /* a clean end of the body inside an event */
+        sse_head(c); tokens(c, 2, 0, 0, false); raw(c, 0, "f\r\ndata: {\"choices\r\n"); sse_tail(c);
     } else if (strstr(req, "SCN_chat")) {
         sse_head(c);
         event(c, 0, "{\"id\":\"chatcmpl-9814ea0f38ec847a\",\"object\":\"chat.completion.chunk\",\"created\":1,"
@@ -484,8 +486,17 @@ static void t_chat_and_nousage(void **state)
     assert_false(r.usage_seen);
     assert_int_equal(r.output_tokens, 4);
     mp_lg_result_release(&r);
+    /* [DONE] whose event is never ended by a blank line: SSE never dispatches it */
     run_one("SCN_noblank", false, 0, &r);
-    assert_int_equal(r.outcome, MP_LG_OK);
+    assert_int_equal(r.outcome, MP_LG_CUT);
+    assert_non_null(strstr(r.error, "stream cut inside SSE event 3"));
+    mp_lg_result_release(&r);
+    /* the body ends inside an event: a cut (stream-cut), not malformed JSON */
+    run_one("SCN_midevent", false, 0, &r);
+    assert_int_equal(r.outcome, MP_LG_CUT);
+    assert_int_equal(r.chunks, 2);
+    assert_non_null(strstr(r.error, "stream cut inside SSE event 3"));
+    assert_null(strstr(r.error, "JSON"));
     mp_lg_result_release(&r);
 }
 
@@ -857,6 +868,35 @@ static void t_keepalive(void **state)
     srv_stop(s);
 }
 
+/* Closed loop at 24 in flight: every finished request is replaced at once, 10 rounds, and the
+ * connections are kept: 24 accepts for 240 requests (finishing a turn's transfers one socket at
+ * a time let libcurl's cache shrink and reconnect: far more accepts). */
+static void t_keepalive_concurrent(void **state)
+{
+    (void)state;
+    struct srv *s = srv_start();
+    struct mp_lg *lg = lg_for(s, false, 0);
+    int started = 0, done = 0;
+    for (; started < 24; started++)
+        assert_true(mp_lg_get(lg, "/health", 5, started) > 0);
+    int64_t safety = mp_now_ns() + (int64_t)30 * 1000000000;
+    while (done < 240 && mp_now_ns() < safety) {
+        assert_int_equal(mp_lg_poll(lg, 1000), 0);
+        struct mp_lg_result r;
+        while (mp_lg_next_result(lg, &r) == 1) {
+            assert_int_equal(r.outcome, MP_LG_OK);
+            mp_lg_result_release(&r);
+            done++;
+            if (started < 240)
+                assert_true(mp_lg_get(lg, "/health", 5, started++) > 0);
+        }
+    }
+    assert_int_equal(done, 240);
+    assert_int_equal(atomic_load(&s->accepts), 24);
+    mp_lg_free(lg);
+    srv_stop(s);
+}
+
 /* The server closes connections while they idle in libcurl's cache (their sockets stay in the
  * epoll set between requests): every next request still succeeds, on a new connection, and the
  * client does not spin on the dead socket or confuse a reused fd number with it. */
@@ -963,7 +1003,7 @@ int main(void)
         cmocka_unit_test(t_complete),
         cmocka_unit_test(t_arrival_stamps),
         cmocka_unit_test(t_cancel_and_extra_fds),
-        cmocka_unit_test(t_keepalive),
+        cmocka_unit_test(t_keepalive), cmocka_unit_test(t_keepalive_concurrent),
         cmocka_unit_test(t_server_closes_idle),
         cmocka_unit_test(t_host_header),
         cmocka_unit_test(t_concurrent),

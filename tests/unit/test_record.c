@@ -82,7 +82,7 @@ static void test_huge_lines(void **state)
     assert_int_equal(mp_store_attempt_finish(s, id, &r), 0);
     long grew = peak_rss_kb() - before;
     assert_true(grew < 8 * 1024); /* KiB: far below either line */
-    assert_int_equal(mp_store_candidate_done(s, 0, NULL), 0);
+    assert_int_equal(mp_store_candidate_done(s, 0, NULL, NULL), 0);
     assert_int_equal(mp_store_run_finish(s, "t1", false), 0);
     mp_store_close(s);
     mp_candidate_release(&c);

@@ -159,7 +159,7 @@ static void task(const char *run, const char *name, const char *gpu, double tok_
         mp_hist_add(&ph->m.req_tok_s, tok_s);
     }
     assert_int_equal(mp_store_attempt_finish(s, id, &r), 0);
-    assert_int_equal(mp_store_candidate_done(s, 0, NULL), 0);
+    assert_int_equal(mp_store_candidate_done(s, 0, NULL, NULL), 0);
     assert_int_equal(mp_store_run_finish(s, "2026-12-02T10:01:00Z", false), 0);
     mp_store_close(s);
     mp_attempt_result_release(&r);

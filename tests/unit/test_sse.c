@@ -79,7 +79,7 @@ static void t_basic(void **state)
 static void t_bom_and_finish(void **state)
 {
     (void)state;
-    const char *s = "\xEF\xBB\xBF" "data: one\n\ndata: [DONE]";
+    const char *s = "\xEF\xBB\xBF" "data: one\n\ndata: [DONE]\n\n";
     int n = 0, rc = 0;
     char *got = parse_whole(s, strlen(s), 0, &n, &rc);
     assert_int_equal(rc, 0);
@@ -91,6 +91,36 @@ static void t_bom_and_finish(void **state)
     got = parse_whole(s2, strlen(s2), 0, &n, &rc);
     assert_int_equal(n, 0); /* field name "\xEF" "data" is unknown */
     free(got);
+}
+
+/* The stream ends inside an event: SSE discards it (never dispatched, so half
+ * an event is never judged as JSON); finish says how many bytes it had. */
+static void t_unterminated(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *s;
+        int events;
+        bool cut;
+    } cases[] = {
+        {"data: {\"a\":1}\n\ndata: {\"choi", 1, true},   /* cut inside a line */
+        {"data: {\"a\":1}\n\ndata: [DONE]\n", 1, true},  /* complete lines, no blank line */
+        {"data: [DONE]", 0, true},
+        {"data:\n", 0, true},                            /* an empty data line is an event too */
+        {"data: x\n\n: keep-al", 1, false},              /* a partial comment is no event */
+        {"data: x\n\n", 1, false},
+        {"", 0, false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct mp_sse p = { 0 };
+        struct coll c = { BUF_INIT, 0, 0 };
+        assert_int_equal(mp_sse_feed(&p, cases[i].s, strlen(cases[i].s), collect, &c), 0);
+        assert_int_equal(mp_sse_finish(&p, collect, &c), 0);
+        assert_int_equal(c.n, cases[i].events);
+        assert_int_equal(p.unterminated > 0, cases[i].cut);
+        buf_release(&c.out);
+        mp_sse_free(&p);
+    }
 }
 
 /* a realistic vLLM completions stream (v0.11 shape, usage chunk, DONE) with CRLF variants */
@@ -333,6 +363,47 @@ static void t_chunk_errors(void **state)
     mp_sse_chunk_release(&c);
 }
 
+/* RFC 8259 is the judge, not cJSON: a lone surrogate escape is valid JSON
+ * (read as U+FFFD); raw control bytes and invalid UTF-8 inside a string, and
+ * what the grammar forbids (leading zeros, data after the value), are not. */
+static void t_chunk_rfc8259(void **state)
+{
+    (void)state;
+    struct mp_sse_chunk c;
+    chunk("{\"choices\":[{\"index\":0,\"text\":\"a\\ud800b\"}]}", &c, 0);
+    assert_int_equal(c.kind, MP_SSE_CHUNK_DATA);
+    assert_string_equal(c.text, "a\xef\xbf\xbd" "b");
+    mp_sse_chunk_release(&c);
+    chunk("{\"choices\":[{\"text\":\"\\udc00\\ud83d\\ude00\"}]}", &c, 0); /* lone low, then a pair */
+    assert_string_equal(c.text, "\xef\xbf\xbd\xf0\x9f\x98\x80");
+    mp_sse_chunk_release(&c);
+    static const struct {
+        const char *s;
+        size_t len;
+        size_t pos;
+        const char *why;
+    } bad[] = {
+        {"{\"choices\":[{\"text\":\"a\0b\"}]}", 28, 22, "a raw control byte inside a string"},
+        {"{\"choices\":[{\"text\":\"a\x01\"}]}", 27, 22, "a raw control byte inside a string"},
+        {"{\"choices\":[{\"text\":\"a\xff\"}]}", 27, 22, "invalid UTF-8 inside a string"},
+        {"{\"choices\":[{\"text\":\"\xc0\xaf\"}]}", 27, 21, "invalid UTF-8 inside a string"},
+        {"{\"choices\":[{\"text\":\"\xed\xa0\x80\"}]}", 28, 21, "invalid UTF-8 inside a string"},
+        {"{\"a\":01}", 9, 6, "expected ',' or '}'"},
+        {"{\"a\":1} x", 10, 8, "data after the JSON value"},
+        {"{\"a\":+1}", 9, 5, "an unexpected character"},
+        {"{\"a\":\"\\x\"}", 11, 7, "an invalid escape"},
+        {"{\"a\":\"\\u12\"}", 12, 8, "a \\u escape without 4 hex digits"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(mp_sse_chunk_parse(bad[i].s, bad[i].len, &c), MP_EPARSE);
+        assert_int_equal(c.kind, MP_SSE_CHUNK_MALFORMED);
+        assert_int_equal(c.err_pos, bad[i].pos);
+        assert_non_null(c.err_why);
+        assert_non_null(strstr(c.err_why, bad[i].why));
+        mp_sse_chunk_release(&c);
+    }
+}
+
 static void t_error_body(void **state)
 {
     (void)state;
@@ -371,6 +442,8 @@ int main(void)
         cmocka_unit_test(t_chunk_completions),
         cmocka_unit_test(t_chunk_chat),
         cmocka_unit_test(t_chunk_errors),
+        cmocka_unit_test(t_chunk_rfc8259),
+        cmocka_unit_test(t_unterminated),
         cmocka_unit_test(t_error_body),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -548,6 +548,72 @@ static void test_delivery_migration(void **state)
     free(dir);
 }
 
+/* Schema v14: an attempt's observations come back whole (masked), and the
+ * verdict is judged from them, not from the conclusions stored beside
+ * them: an older moeprobe's judgement (here: a CUDA fault the log does not
+ * show) is judged again. */
+static void test_observations_rejudged(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    struct mp_store *s = NULL;
+    assert_int_equal(mp_store_open(dir, MP_STORE_CREATE | MP_STORE_LOCK, &s, NULL), 0);
+    struct mp_candidate c;
+    assert_int_equal(mp_candidate_from_knobs("t", "HF_TOKEN=hunter2222", &c, NULL), 0);
+    mp_store_mask_init(mp_store_mask(s), &c, 1, NULL);
+    char *argv[] = {"qualify"};
+    assert_int_equal(mp_store_run_begin(s, "qualify", argv, 1, "9.9", "t0"), 0);
+    assert_int_equal(mp_store_candidate(s, 0, &c), 0);
+    int64_t id = 0;
+    assert_int_equal(mp_store_attempt_begin(s, 0, 1, false, "/x/t-1", &id), 0);
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CRASH;
+    r.fail_class = xstrdup("illegal-address"); /* the stored judgement */
+    r.cuda_fault = r.engine_died = true;
+    r.obs.recorded = true;
+    r.obs.seen = MP_SEEN_HTTP_ERROR;
+    r.obs.seen_message = xstrdup("HTTP 500: token hunter2222 rejected");
+    r.obs.exit_status = -1;
+    r.obs.error_quote = xstrdup("server.log:4: auth hunter2222");
+    r.obs.last_error_line = 4;
+    r.obs.crash = true; /* a crash line that is no CUDA fault, the engine alive */
+    r.obs.crash_class = xstrdup("python-error");
+    r.obs.crash_line = 9;
+    mp_strv_push(&r.obs.crash_sites, "schedule");
+    assert_int_equal(mp_store_attempt_finish(s, id, &r), 0);
+    mp_attempt_result_release(&r);
+    assert_int_equal(mp_store_candidate_done(s, 0, NULL, NULL), 0);
+    mp_candidate_release(&c);
+    mp_store_close(s);
+    struct mp_report rep;
+    load_one(dir, MP_STORE_READONLY, &rep);
+    const struct mp_attempt_obs *o = &rep.c[0].attempts[0].obs;
+    assert_true(o->recorded);
+    assert_int_equal(o->seen, MP_SEEN_HTTP_ERROR);
+    assert_string_equal(o->seen_message, "HTTP 500: token *** rejected");
+    assert_string_equal(o->error_quote, "server.log:4: auth ***");
+    assert_int_equal(o->last_error_line, 4);
+    assert_int_equal(o->exit_status, -1);
+    assert_true(o->crash);
+    assert_string_equal(o->crash_class, "python-error");
+    assert_int_equal(o->crash_line, 9);
+    assert_int_equal(o->crash_sites.n, 1);
+    assert_string_equal(rep.c[0].attempts[0].fail_class, "illegal-address"); /* as stored */
+    mp_report_finalize(&rep);
+    const struct mp_attempt_result *a = &rep.c[0].attempts[0];
+    assert_false(a->cuda_fault);
+    assert_false(a->engine_died);
+    assert_string_equal(a->fail_class, "http-error");
+    assert_string_equal(mp_verdict_name(rep.c[0].verdict), "server-error");
+    mp_report_release(&rep);
+    char *cmd = xasprintf("grep -rqa hunter2222 '%s'", dir);
+    assert_int_not_equal(system(cmd), 0);
+    free(cmd);
+    rmtree(dir);
+    free(dir);
+}
+
 /* Schema v9: the metric histograms as buckets, the workload; and a v8
  * store's raw request rows (with their per-request ITL blobs) rebuilt into
  * histograms, read-only (unmigrated) and after the migration. */
@@ -715,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_metrics_v9),
         cmocka_unit_test(test_lock_and_roundtrip),
         cmocka_unit_test(test_mask),
+        cmocka_unit_test(test_observations_rejudged),
         cmocka_unit_test(test_fingerprint_nvml),
         cmocka_unit_test(test_model_dir),
         cmocka_unit_test(test_reader_refuses_damage),

@@ -282,6 +282,75 @@ static void test_thin_evidence_rerun(void **st)
     assert_false(mp_verdict_rerun_first(&plan, 0));
 }
 
+/* The diagnosis derived from the attempts under the candidate's policy:
+ * the notes each policy writes, and a full diagnosis equal to what its
+ * parts give (estimate, reasoning, the last blocked run). */
+static void test_derived_diagnosis(void **st)
+{
+    (void)st;
+    static const struct {
+        enum mp_outcome o;
+        bool cuda, diagnose, skipped, notes;
+        const char *note; /* NULL: none */
+    } rows[] = {
+        {MP_OUT_CRASH, 1, 0, 1, 1, "diagnosis skipped (--no-diagnose)"},
+        {MP_OUT_CRASH, 1, 0, 0, 0, NULL},                       /* soak, resolve */
+        {MP_OUT_CRASH, 0, 1, 0, 1, "not a CUDA fault"},
+        {MP_OUT_CRASH, 0, 1, 0, 0, "not a CUDA fault"},         /* bisect too */
+        {MP_OUT_HANG, 0, 1, 0, 1, "a hang is not diagnosed"},
+        {MP_OUT_HANG, 0, 1, 0, 0, NULL},                        /* bisect: no notes */
+        {MP_OUT_SAME_CONFIG, 0, 1, 0, 1, "not tested again: the same configuration as 'auto'"},
+        {MP_OUT_CLEAN, 0, 1, 0, 1, NULL},
+    };
+    for (size_t k = 0; k < MP_ARRAY_SIZE(rows); k++) {
+        struct mp_report rep;
+        mp_report_init(&rep, "/run");
+        size_t i = cand(&rep, "x:");
+        struct mp_attempt_result *a = att(&rep, i, rows[k].o, false, "M");
+        a->cuda_fault = a->engine_died = rows[k].cuda;
+        a->same_as = rows[k].o == MP_OUT_SAME_CONFIG ? xstrdup("auto") : NULL;
+        struct mp_diag_policy pol = {.recorded = true, .diagnose = rows[k].diagnose,
+                                     .skipped = rows[k].skipped, .notes = rows[k].notes,
+                                     .concurrency = 4};
+        rep.c[i].diag.note = xstrdup("stale"); /* replaced, never kept */
+        mp_verdict_diagnosis(&rep.c[i], &pol, &rep.c[i].diag);
+        const char *note = rep.c[i].diag.note;
+        if (rows[k].note ? !note || !strstr(note, rows[k].note) : note != NULL)
+            fail_msg("row %zu: note '%s', want '%s'", k, note, rows[k].note);
+        assert_false(rep.c[i].diag.done);
+        mp_report_release(&rep);
+    }
+    /* diagnosed: two normal crashes, then a blocked run clean for the required count */
+    struct mp_report rep;
+    mp_report_init(&rep, "/run");
+    size_t i = cand(&rep, "x:");
+    for (int n = 0; n < 2; n++) {
+        struct mp_attempt_result *a = att(&rep, i, MP_OUT_CRASH, false, "M");
+        a->cuda_fault = a->engine_died = true;
+        a->ok_before_failure = 3;
+        a->req_ok = 3;
+        a->req_failed = 1;
+    }
+    struct mp_stats_attempt obs[3];
+    size_t n = mp_verdict_diag_evidence(&rep.c[i], obs);
+    struct mp_stats_async est;
+    mp_stats_async_estimate(obs, n, &est);
+    struct mp_attempt_result *b = att(&rep, i, MP_OUT_CLEAN, true, "M");
+    b->req_ok = est.required_n + 1;
+    struct mp_diag_policy pol = {.recorded = true, .diagnose = true, .notes = true, .concurrency = 4};
+    mp_verdict_diagnosis(&rep.c[i], &pol, &rep.c[i].diag);
+    const struct mp_diagnosis *dg = &rep.c[i].diag;
+    assert_true(dg->done);
+    assert_int_equal(dg->requests_required, est.required_n);
+    assert_non_null(strstr(dg->reasoning, est.why));
+    assert_int_equal(dg->launch_blocking, MP_LB_CLEAN);
+    assert_int_equal(dg->requests_clean, est.required_n + 1);
+    char *why = NULL;
+    assert_int_equal(mp_verdict_decide(&rep.c[i], &why), MP_V_ASYNC_RACE);
+    free(why);
+    mp_report_release(&rep);
+}
+
 static void test_read_blocked(void **st)
 {
     (void)st;
@@ -685,6 +754,7 @@ int main(void)
         cmocka_unit_test(test_diagnosable),
         cmocka_unit_test(test_evidence_and_measure),
         cmocka_unit_test(test_thin_evidence_rerun),
+        cmocka_unit_test(test_derived_diagnosis),
         cmocka_unit_test(test_read_blocked),
         cmocka_unit_test(test_throughput_ratio),
         cmocka_unit_test(test_groups_and_noop),
