@@ -237,6 +237,9 @@ install: all
 	install -m 755 $(B)/bin/refengine $(DESTDIR)$(PREFIX)/bin/moeprobe-refengine
 	install -d $(DESTDIR)$(PREFIX)/share/moeprobe/worlds
 	install -m 644 worlds/*.ini $(DESTDIR)$(PREFIX)/share/moeprobe/worlds/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 docs/moeprobe.1 $(DESTDIR)$(PREFIX)/share/man/man1/moeprobe.1
+	install -m 644 completions/moeprobe.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/moeprobe
 
 clean:
 	rm -rf build moeprobe refengine/refengine demo-run
