@@ -1,86 +1,180 @@
 #!/bin/bash
-# bench/time_to_verdict.sh - what testing each configuration once saves (issue #14 part 5).
+# bench/time_to_verdict.sh - what a qualify run costs, counted honestly (issues #14, #27).
 #
-# For each seed-like world, with a realistic start-up scaled down 100x (a DGX Spark:
-# kernel selection ~40 s after `vllm serve`, ready at ~600 s -> select 0.4 s, ready 6 s),
-# runs `moeprobe qualify` with the default preset (sm12x-nvfp4: auto, cutlass, marlin,
-# flashinfer_cutlass, marlin-env) twice: as it is (dedupe) and with --no-dedupe. Reports per
-# world and mode: engine starts (attempts), engine-seconds to ready (sum of attempts'
-# ready_s), wall time, and whether every candidate's verdict is the same both ways.
-#   worlds: spark-nemotron-super-upstream-scaled (upstream 0.19: auto, flashinfer_cutlass and
-#   marlin-env all resolve to the racing FLASHINFER_CUTLASS), spark-nemotron-super-scaled (0.17
-#   with the fork knob that really selects Marlin), mistral-small-4
-#   (a start-up crash under auto), era-0.19-unknown-env (knobs the engine calls unknown)
+# Runs `moeprobe qualify` with the default preset (sm12x-nvfp4: auto, cutlass, marlin,
+# flashinfer_cutlass, marlin-env) on seed-like worlds whose DGX Spark start-up is scaled down
+# SCALE times (the real machine: kernel selection ~40 s after `vllm serve`, ready at ~600 s,
+# ~14 tok/s; at SCALE=100: 0.4 s, 6 s, ~1400 tok/s), once as it is (dedupe) and once with
+# --no-dedupe. Reports per world and mode:
+#   - the scaled wall time, measured;
+#   - where it went (report.json cost, summed over the attempts): engine start-up, requests, and
+#     moeprobe's own time inside the attempts (probing, settling, scrapes, teardown) and outside
+#     them (its start-up, the reports);
+#   - the real-equivalent time: engine start-up and request time multiplied by SCALE, plus
+#     moeprobe's own time as measured (it does not shrink with the world);
+#   - engine starts, of them stopped at their selection lines, and whether every verdict is the
+#     same both ways;
+#   - the plan's ETA (printed after the first attempt) against the time the rest actually took.
+# Then one world again at CHECK_SCALE (10: selection 4 s, ready 60 s, ~140 tok/s), dedupe only:
+# its real-equivalent time checks the extrapolation of the SCALE run.
+#
 # Usage: make -j2 && bench/time_to_verdict.sh
-# Env: SELECT_S (0.4), LOAD_S (6), MAX_TOKENS (64), SEQ (10), CONC ("4:16 8:32"),
-#      WORLDS (the three above). Exits 77 when a tool is missing.
+# Env: SCALE (100), CHECK_SCALE (10; 0 = skip), CHECK_WORLD (spark-nemotron-super-upstream-scaled),
+#      MODES ("dedupe no-dedupe"), MAX_TOKENS (64), SEQ (10), CONC ("4:16 8:32"),
+#      WORLDS ("NAME:OWN_SCALE ..."; OWN_SCALE is the scale the world file's tokens_per_second
+#      already has: 100 for the *-scaled worlds, 1 for worlds written at real speed),
+#      EXTRA_ARGS (more qualify options, e.g. the correctness checks), KEEP=DIR (keep the runs).
+# Exits 77 when a tool is missing.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 MP=${MOEPROBE_BIN:-$root/moeprobe}
 RE=${REFENGINE_BIN:-$root/refengine/refengine}
-SELECT_S=${SELECT_S:-0.4}
-LOAD_S=${LOAD_S:-6}
+SCALE=${SCALE:-100}
+CHECK_SCALE=${CHECK_SCALE:-10}
+CHECK_WORLD=${CHECK_WORLD:-spark-nemotron-super-upstream-scaled}
+MODES=${MODES:-dedupe no-dedupe}
 MAX_TOKENS=${MAX_TOKENS:-64}
 SEQ=${SEQ:-10}
 CONC=${CONC:-4:16 8:32}
-WORLDS=${WORLDS:-spark-nemotron-super-upstream-scaled spark-nemotron-super-scaled mistral-small-4 era-0.19-unknown-env}
+WORLDS=${WORLDS:-spark-nemotron-super-upstream-scaled:100 spark-nemotron-super-scaled:100 mistral-small-4:1 era-0.19-unknown-env:1}
+EXTRA_ARGS=${EXTRA_ARGS:-}
+REAL_SELECT_S=40
+REAL_LOAD_S=600
 for x in "$MP" "$RE"; do [ -x "$x" ] || { echo "missing $x (run: make -j2)"; exit 77; }; done
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
-tmp=$(mktemp -d /tmp/ttv.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+tmp=${KEEP:-$(mktemp -d /tmp/ttv.XXXXXX)}
+mkdir -p "$tmp"
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT
 conc=()
 for c in $CONC; do conc+=(--conc "$c"); done
+# shellcheck disable=SC2206
+extra=($EXTRA_ARGS)
 
-# a copy of world $1 with the scaled start-up
+# world copy: scaled WORLD OWN_SCALE SCALE -> path. Start-up at the real Spark's /SCALE, every
+# backend's tokens_per_second at its real rate x SCALE (the file's rate, or refengine's default
+# of 50 tok/s where it gives none, / OWN_SCALE x SCALE; a backend without a section gets one).
 scaled() {
-    local w=$1 out=$tmp/$1.ini
-    python3 - "$root/worlds/$w.ini" "$out" "$SELECT_S" "$LOAD_S" <<'PY'
+    local w=$1 own=$2 scale=$3 out=$tmp/$1-x$3.ini
+    python3 - "$root/worlds/$w.ini" "$out" "$own" "$scale" "$REAL_SELECT_S" "$REAL_LOAD_S" <<'PY'
 import re, sys
-src, dst, sel, load = sys.argv[1:5]
-out, in_engine = [], False
+src, dst, own, scale, rsel, rload = sys.argv[1:7]
+own, scale = float(own), float(scale)
+DEFAULT_TPS = 50.0  # refengine/world.c world_backend_defaults
+BACKENDS = ["FLASHINFER_TRTLLM", "FLASHINFER_CUTEDSL", "FLASHINFER_CUTEDSL_BATCHED",
+            "FLASHINFER_CUTLASS", "VLLM_CUTLASS", "MARLIN", "HUMMING", "EMULATION",
+            "FLASHINFER_B12X", "B12X"]
+out, section, has_rate, seen = [], None, False, set()
+def rate(tps):
+    return "tokens_per_second = %g" % (tps / own * scale)
+def close():
+    if section == "[engine]":
+        out.extend(["select_seconds = %g" % (float(rsel) / scale),
+                    "load_seconds = %g" % (float(rload) / scale)])
+    elif section and section.startswith("[backend") and not has_rate:
+        out.append(rate(DEFAULT_TPS))
 for line in open(src).read().splitlines():
     if re.match(r"\s*\[", line):
-        if in_engine:
-            out += ["select_seconds = " + sel, "load_seconds = " + load]
-        in_engine = line.strip() == "[engine]"
-    elif in_engine and re.match(r"\s*(select_seconds|load_seconds)\s*=", line):
+        close()
+        section, has_rate = line.strip(), False
+        m = re.match(r"\[backend\s+(\w+)\]", section)
+        if m:
+            seen.add(m.group(1))
+    elif section == "[engine]" and re.match(r"\s*(select_seconds|load_seconds)\s*=", line):
         continue
+    else:
+        m = re.match(r"\s*tokens_per_second\s*=\s*([0-9.]+)(.*)", line)
+        if m and section and section.startswith("[backend"):
+            line, has_rate = rate(float(m.group(1))) + m.group(2), True
     out.append(line)
-if in_engine:
-    out += ["select_seconds = " + sel, "load_seconds = " + load]
+close()
+for b in BACKENDS:
+    if b not in seen:
+        out += ["", "[backend %s]" % b, rate(DEFAULT_TPS)]
 open(dst, "w").write("\n".join(out) + "\n")
 PY
     echo "$out"
 }
 
-printf '%-28s %-10s %7s %14s %9s\n' world mode starts engine_s_ready wall_s
-summary=()
-for w in $WORLDS; do
-    wf=$(scaled "$w")
-    for mode in dedupe no-dedupe; do
-        extra=()
-        [ "$mode" = no-dedupe ] && extra=(--no-dedupe)
-        d="$tmp/$w-$mode"
-        t0=$(date +%s.%N)
-        "$MP" qualify --out "$d" --quiet --seq "$SEQ" "${conc[@]}" --max-tokens "$MAX_TOKENS" \
-            "${extra[@]}" -- "$RE" --world "$wf" --port '{port}' >/dev/null 2>"$d.stderr"
-        rc=$?
-        t1=$(date +%s.%N)
-        [ "$rc" -le 1 ] || { echo "qualify failed (exit $rc) on $w $mode:"; cat "$d.stderr"; exit 1; }
-        python3 - "$d/report.json" "$w" "$mode" "$(echo "$t1 - $t0" | bc)" "$tmp/$w-$mode.verdicts" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
+# run NAME WORLDFILE SCALE [qualify options...]: one qualify, its stderr stamped with the
+# seconds since start; prints one table row and writes NAME.verdicts
+run() {
+    local name=$1 wf=$2 scale=$3; shift 3
+    local d="$tmp/$name" t0 t1 rc
+    rm -rf "$d"
+    t0=$(date +%s.%N)
+    "$MP" qualify --out "$d" --seq "$SEQ" "${conc[@]}" --max-tokens "$MAX_TOKENS" "${extra[@]}" "$@" \
+        -- "$RE" --world "$wf" --port '{port}' 2> >(python3 -u -c '
+import sys, time
+t0 = float(sys.argv[1])
+for line in sys.stdin:
+    sys.stdout.write("%.3f %s" % (time.time() - t0, line))' "$t0" >"$d.stderr") >/dev/null
+    rc=$?
+    t1=$(date +%s.%N)
+    sleep 0.2 # the stamping filter flushes its last lines
+    [ "$rc" -le 1 ] || { echo "qualify failed (exit $rc) on $name:"; cat "$d.stderr"; exit 1; }
+    python3 - "$d/report.json" "$d.stderr" "$name" "$scale" "$(echo "$t1 - $t0" | bc)" "$tmp/$name.verdicts" <<'PY'
+import json, re, sys
+rep, err, name, scale, wall, vout = sys.argv[1:7]
+scale, wall = float(scale), float(wall)
+r = json.load(open(rep))
+k = r["cost"]
 atts = [a for c in r["candidates"] for a in c["attempts"]]
-starts = len(atts)
-ready = sum(a["ready_s"] or 0 for a in atts)
-print("%-28s %-10s %7d %14.1f %9.1f" % (sys.argv[2], sys.argv[3], starts, ready, float(sys.argv[4])))
-open(sys.argv[5], "w").write(json.dumps({c["name"]: c["verdict"] for c in r["candidates"]}, sort_keys=True))
-open(sys.argv[5] + ".wall", "w").write(sys.argv[4])
+in_att = sum(a.get("wall_s") or 0 for a in atts)
+outside = max(0.0, wall - in_att)
+own = k["overhead_seconds"] + outside
+real = (k["startup_seconds"] + k["request_seconds"]) * scale + own
+eta, at = None, None
+for line in open(err):
+    m = re.match(r"([0-9.]+) moeprobe: plan: .*ETA ([0-9.]+) (s|min|h)\b", line)
+    if m:
+        at = float(m.group(1))
+        eta = float(m.group(2)) * {"s": 1, "min": 60, "h": 3600}[m.group(3)]
+        break
+rest = wall - at if at is not None else None
+print("%-42s %5d %5d %9.1f %9.1f %8.2f %8.2f %8.1f %9.1f %8s %8s" % (
+    name, k["engine_starts"], k["selection_stops"], k["startup_seconds"], k["request_seconds"],
+    k["overhead_seconds"], outside, wall, real / 60,
+    "-" if eta is None else "%.0f" % eta, "-" if rest is None else "%.0f" % rest))
+json.dump({"verdicts": {c["name"]: c["verdict"] for c in r["candidates"]}, "wall": wall,
+           "real": real}, open(vout, "w"), sort_keys=True)
 PY
+}
+
+printf '%-42s %5s %5s %9s %9s %8s %8s %8s %9s %8s %8s\n' world/mode starts stops startup_s \
+    request_s own_in_s own_out_s wall_s real_min plan_eta rest_s
+summary=()
+for ws in $WORLDS; do
+    w=${ws%%:*} own=${ws#*:}
+    wf=$(scaled "$w" "$own" "$SCALE")
+    for mode in $MODES; do
+        m=()
+        [ "$mode" = no-dedupe ] && m=(--no-dedupe)
+        run "$w-x$SCALE-$mode" "$wf" "$SCALE" "${m[@]}"
     done
-    same=$(cmp -s "$tmp/$w-dedupe.verdicts" "$tmp/$w-no-dedupe.verdicts" && echo yes || echo NO)
-    saved=$(python3 -c "a=float(open('$tmp/$w-dedupe.verdicts.wall').read()); b=float(open('$tmp/$w-no-dedupe.verdicts.wall').read()); print('%.0f' % (100*(1-a/b)))")
-    summary+=("$(printf '%-28s same verdicts: %-3s  wall time saved: %s %%  verdicts: %s' "$w" "$same" "$saved" "$(cat "$tmp/$w-dedupe.verdicts")")")
+    a="$tmp/$w-x$SCALE-dedupe.verdicts" b="$tmp/$w-x$SCALE-no-dedupe.verdicts"
+    [ -f "$a" ] && [ -f "$b" ] && summary+=("$(python3 - "$a" "$b" "$w" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+same = "yes" if a["verdicts"] == b["verdicts"] else "NO"
+print("%-36s same verdicts: %-3s  scaled wall %.2fx of --no-dedupe  real-equivalent %.0f vs %.0f min  verdicts: %s"
+      % (sys.argv[3], same, a["wall"] / b["wall"], a["real"] / 60, b["real"] / 60,
+         json.dumps(a["verdicts"], sort_keys=True)))
+PY
+)")
 done
+if [ "$CHECK_SCALE" != 0 ]; then
+    own=$(for ws in $WORLDS; do [ "${ws%%:*}" = "$CHECK_WORLD" ] && echo "${ws#*:}"; done)
+    wf=$(scaled "$CHECK_WORLD" "${own:-1}" "$CHECK_SCALE")
+    run "$CHECK_WORLD-x$CHECK_SCALE-dedupe" "$wf" "$CHECK_SCALE"
+    a="$tmp/$CHECK_WORLD-x$SCALE-dedupe.verdicts" b="$tmp/$CHECK_WORLD-x$CHECK_SCALE-dedupe.verdicts"
+    [ -f "$a" ] && summary+=("$(python3 - "$a" "$b" "$SCALE" "$CHECK_SCALE" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+print("extrapolation check: real-equivalent %.1f min from the x%s run, %.1f min from the x%s run (%+.0f %%); same verdicts: %s"
+      % (a["real"] / 60, sys.argv[3], b["real"] / 60, sys.argv[4], 100 * (a["real"] / b["real"] - 1),
+         "yes" if a["verdicts"] == b["verdicts"] else "NO"))
+PY
+)")
+fi
 echo
 printf '%s\n' "${summary[@]}"

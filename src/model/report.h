@@ -59,6 +59,8 @@ struct mp_diag_policy {
     unsigned long cap;         /* --diagnose-max-requests, 0 = none */
     double budget_s;           /* --diagnose-budget, 0 = none */
     int concurrency;           /* the workload's highest level (the blocked run's) */
+    unsigned long lead;        /* requests a run serves one at a time before that level
+                                * (warm-up, sequential); 0 = not recorded (older runs) */
 };
 
 struct mp_cand_report {
@@ -106,6 +108,8 @@ struct mp_noop {
                            * (knob_delivery), or NULL when it was not checked */
     char *delivery_evidence; /* for "unverified": why, or NULL */
 };
+
+struct mp_knowledge;
 
 struct mp_report {
     char *moeprobe_version;
@@ -162,6 +166,9 @@ struct mp_report {
     /* the server command as the run recorded it (secrets masked; {port} as
      * given), for the next steps; empty when not known (attached soak) */
     struct mp_strv server_cmd;
+    /* the knowledge whose known issues the reports match (--knowledge;
+     * borrowed), NULL: the built-in one */
+    const struct mp_knowledge *kn;
 };
 
 void mp_report_init(struct mp_report *rep, const char *run_dir);

@@ -47,20 +47,42 @@ double mp_rep_median_req_rate(const struct mp_attempt_result *a)
 
 struct mp_rep_cost mp_rep_cand_cost(const struct mp_cand_report *c)
 {
-    struct mp_rep_cost k = {0, 0, 0, 0};
+    struct mp_rep_cost k;
+    memset(&k, 0, sizeof(k));
     for (size_t j = 0; j < c->nattempts; j++) {
         const struct mp_attempt_result *a = &c->attempts[j];
         if (a->outcome == MP_OUT_ERROR && a->wall_s <= 0)
             continue; /* never started */
         k.starts++;
-        k.engine_s += a->wall_s > 0 ? a->wall_s : 0;
+        k.stops += a->outcome == MP_OUT_SAME_CONFIG || a->outcome == MP_OUT_RESOLVED;
+        double wall = a->wall_s > 0 ? a->wall_s : 0, req = 0;
+        k.engine_s += wall;
         k.workload_s += a->workload_s > 0 ? a->workload_s : 0;
+        for (size_t p = 0; p < a->nphases; p++)
+            req += a->phases[p].wall_s > 0 ? a->phases[p].wall_s : 0;
+        double start = MP_MIN(a->ready_s > 0 ? a->ready_s : 0, wall);
+        req = MP_MIN(req, wall - start);
+        k.startup_s += start;
+        k.request_s += req;
+        k.overhead_s += wall - start - req;
     }
     /* engines an interruption cut short cost a start too (not results) */
     k.cut = c->cut_starts;
     k.starts += c->cut_starts;
     k.engine_s += c->cut_engine_s;
     return k;
+}
+
+void mp_rep_cost_add(struct mp_rep_cost *to, const struct mp_rep_cost *k)
+{
+    to->starts += k->starts;
+    to->stops += k->stops;
+    to->cut += k->cut;
+    to->engine_s += k->engine_s;
+    to->workload_s += k->workload_s;
+    to->startup_s += k->startup_s;
+    to->request_s += k->request_s;
+    to->overhead_s += k->overhead_s;
 }
 
 const char *mp_rep_resumed_words(int n, char *out, size_t outsz)

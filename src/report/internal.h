@@ -9,12 +9,20 @@
 #include "strv.h"
 
 /* What a candidate cost: engine starts, the engines' lifetime (spawn to
- * teardown), the time spent driving load. */
+ * teardown), the time spent driving load; and that lifetime split (#27):
+ * the engine's start-up (spawn to ready, or to the stop at its selection
+ * lines, or to its failure), its requests (each load phase from its first
+ * request sent to its last one ended) and the rest, moeprobe's own
+ * (probing, settling, scrapes, gaps between phases, teardown). */
 struct mp_rep_cost {
     size_t starts;             /* every engine started, those cut short included */
     double engine_s, workload_s;
     size_t cut;                /* of starts: cut short by an interruption, redone by a resume */
+    size_t stops;           /* of the starts: stopped at their selection lines */
+    double startup_s, request_s, overhead_s;
 };
+/* The sum of two costs. */
+void mp_rep_cost_add(struct mp_rep_cost *to, const struct mp_rep_cost *k);
 
 /* Output tok/s of an attempt's "sequential" phase, <0 when unknown. */
 double mp_rep_seq_tok_s(const struct mp_attempt_result *a);

@@ -106,9 +106,13 @@ static void md_fingerprint(const struct mp_report *rep, struct buf *out)
     buf_adds(out, " |\n| moeprobe | ");
     mp_rmd_cell(out, rep->moeprobe_version, 40);
     buf_adds(out, " |\n");
-    size_t starts = 0;
-    for (size_t i = 0; i < rep->n; i++)
-        starts += mp_rep_cand_cost(&rep->c[i]).starts;
+    struct mp_rep_cost all;
+    memset(&all, 0, sizeof(all));
+    for (size_t i = 0; i < rep->n; i++) {
+        struct mp_rep_cost k = mp_rep_cand_cost(&rep->c[i]);
+        mp_rep_cost_add(&all, &k);
+    }
+    size_t starts = all.starts;
     double wall = mp_rep_iso_span(rep->started, rep->finished);
     char rw[64];
     if (wall >= 0)
@@ -118,6 +122,10 @@ static void md_fingerprint(const struct mp_report *rep, struct buf *out)
     else if (rep->resumes > 0)
         buf_printf(out, "| run | %zu engine start%s, %s |\n", starts, starts == 1 ? "" : "s",
                    mp_rep_resumed_words(rep->resumes, rw, sizeof(rw)));
+    if (starts)
+        buf_printf(out, "| cost | %zu stopped at their selection lines; engine start-up %.1f s, "
+                        "requests %.1f s, moeprobe's own %.1f s |\n",
+                   all.stops, all.startup_s, all.request_s, all.overhead_s);
     if (rep->engine_kernels_summary) {
         buf_adds(out, "| engine kernels | ");
         mp_rmd_cell(out, rep->engine_kernels_summary, 600);

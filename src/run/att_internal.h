@@ -30,6 +30,7 @@
 #include "buf.h"
 #include "http/loadgen.h"
 #include "lines.h"
+#include "logs/selstop.h"
 #include "loop.h"
 #include "run/attempt.h"
 
@@ -79,7 +80,7 @@ enum att_event {
     EV_EXIT,          /* the engine's main process exited (reaped) */
     EV_EOF,           /* its output ended */
     EV_DEADLINE,      /* the state's timer */
-    EV_SELECTED,      /* the log shows the kernel selections are done ("Model loading took") */
+    EV_SELECTED,      /* every selection line the command can print is in (logs/selstop.h) */
     EV_PORT_ELSEWHERE,/* the log announces a port moeprobe cannot reach */
     EV_MISMATCH,      /* ... and the grace for it passed */
     EV_READY_LINE,    /* the log says the server is ready */
@@ -135,10 +136,12 @@ struct att {
     bool exited, eof;
     int exit_status;
     int signo;                 /* the first signal (the attempt was interrupted), 0 = none */
+    int nsignals;              /* signals served so far */
     bool second_signal;        /* another came during teardown: KILL at once */
     char model[512];           /* the served model (from /v1/models), "" until ready */
     bool probing;              /* a readiness probe is in flight */
-    bool selected;             /* the engine logged that its model is built */
+    bool selected;             /* every selection line its command can print is in (sel) */
+    struct mp_selstop sel;     /* which are still to come (logs/selstop.h) */
     bool same_checked;         /* o->same_config was asked (the answer is r->same_as) */
     bool said_resolved;        /* progress_lines: the resolution was reported */
     bool ready;

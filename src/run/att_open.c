@@ -150,6 +150,8 @@ static void build_launch(struct att *a)
 {
     const struct mp_attempt_opts *o = a->o;
     a->launch = xcalloc(1, sizeof(*a->launch));
+    /* which selection lines the command can print (logs/selstop.h) */
+    mp_selstop_init(&a->sel, mp_seltiming_builtin(), NULL, 0);
     if (o->attach_url) {
         a->r->command = xasprintf("(attached to %s%s%s)", o->attach_url,
                                   o->attach_log ? ", log " : "", o->attach_log ? o->attach_log : "");
@@ -165,6 +167,7 @@ static void build_launch(struct att *a)
     a->argv = a->launch->argv.v;
     a->argc = a->launch->argv.n;
     a->container = a->launch->container_runtime != NULL;
+    mp_selstop_init(&a->sel, mp_seltiming_builtin(), a->argv, a->argc);
 }
 
 /* NVML telemetry for the GPUs the engine is given: the candidate's

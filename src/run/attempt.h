@@ -70,8 +70,10 @@ struct mp_attempt_opts {
     const char *attach_url;
     const char *attach_log;
     /* Resolve first (qualify without --no-dedupe): called once before
-     * ready, as soon as the engine has logged its kernel selections (its
-     * "Model loading took" line comes after them; at ready at the latest),
+     * ready, as soon as the engine has logged every kernel selection its
+     * command can print (logs/selstop.h: per era, a drafter's own MoE line
+     * included; "Model loading took" where nothing vouches for less; at
+     * ready at the latest),
      * with what it resolved. Returning true with *same_as and *why set
      * (malloc'd; the attempt takes them) says this candidate is the same
      * configuration as one tested already: the engine is stopped at once

@@ -67,8 +67,9 @@ void mp_att_on_line(void *ud, const char *line, size_t len, bool truncated)
     }
     if (a->state == ST_STARTING) { /* where it listens, and its selections, before ready */
         check_announce(a, line, len);
-        if (!a->selected && memmem(line, len, "Model loading took", 18)) {
-            a->selected = true;
+        if (!a->selected && a->ls &&
+            mp_selstop_line(&a->sel, line, len, mp_logscan_result(a->ls))) {
+            a->selected = true; /* the selections are all in (logs/selstop.h) */
             att_raise(a, EV_SELECTED);
         }
     }

@@ -356,6 +356,16 @@ static int top_level(const struct mp_workload *wl)
     return top;
 }
 
+/* Requests a run serves one at a time before its top level (warm-up, sequential). */
+static unsigned long lead_requests(const struct mp_workload *wl)
+{
+    unsigned long n = 0;
+    for (size_t i = 0; i < wl->nphases; i++)
+        if (wl->phases[i].level <= 1 && wl->phases[i].requests > 0)
+            n += (unsigned long)wl->phases[i].requests;
+    return n;
+}
+
 /* The diagnosis of candidate ci: the mechanics (which attempts to start)
  * live here; what they mean is verdict/diagnose.h's (mp_verdict_diagnosis
  * derives c->diag from the attempts afterwards). */
@@ -370,22 +380,11 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
     /* evidence from normal mode, sharpened while that pays */
     struct mp_diag_plan plan;
     struct mp_stats_async est;
+    struct mp_diag_policy pol;
+    mp_run_diag_policy(ctx, true, false, true, &pol);
     for (int extra = mp_verdict_reruns_done(c);; extra++) { /* a resume continues the budget */
-        struct mp_stats_attempt *obs = xcalloc(c->nattempts + 1, sizeof(*obs));
-        size_t n_att = mp_verdict_diag_evidence(c, obs);
-        struct mp_diag_cost_in in = {
-            .obs = obs,
-            .nobs = n_att,
-            .concurrency = top_level(ctx->wl),
-            .budget_s = ctx->diag_budget_s,
-            .cap = ctx->diag_max_requests,
-        };
-        mp_verdict_diag_measure(c, &in.start_s, &in.req_s);
-        memset(&plan, 0, sizeof(plan));
-        mp_stats_async_estimate(obs, n_att, &est);
-        int prc = mp_stats_diag_plan(&in, &plan);
-        free(obs);
-        if (prc < 0 || !mp_verdict_rerun_first(&plan, extra))
+        mp_verdict_diag_estimate(c, &pol, &est, &plan); /* the engine's times (#27) */
+        if (!mp_verdict_rerun_first(&plan, extra))
             break;
         if (!ctx->quiet)
             fprintf(stderr, "moeprobe: %s: one more normal run first: it should cost about %.0f s "
@@ -429,6 +428,7 @@ void mp_run_diag_policy(const struct mp_runctx *ctx, bool diagnose, bool skipped
     pol->cap = ctx->diag_max_requests;
     pol->budget_s = ctx->diag_budget_s;
     pol->concurrency = ctx->wl ? top_level(ctx->wl) : 1;
+    pol->lead = ctx->wl ? lead_requests(ctx->wl) : 0;
 }
 
 void mp_run_candidate_diagnosis(struct mp_report *rep, size_t ci, const struct mp_diag_policy *pol)

@@ -178,11 +178,17 @@ static const char schema_v12[] = "ALTER TABLE attempts ADD COLUMN gpu_fault TEXT
 static const char schema_v14[] = "ALTER TABLE attempts ADD COLUMN observations TEXT;"
                                  "ALTER TABLE diagnoses ADD COLUMN policy TEXT;";
 
-/* Version 16: the run's own set-up (store/runinfo.c): what the candidates
+/* Version 16: what the engine resolved beyond the target's MoE, dense and
+ * attention selections - the speculative drafter's own MoE selection, the
+ * other selection lines, the FlashInfer autotuner's failed tactics, the
+ * device the log names, its fatal messages - as JSON (model/attempt.h). */
+static const char schema_v16[] = "ALTER TABLE attempts ADD COLUMN resolved_more TEXT;";
+
+/* Version 17: the run's own set-up (store/runinfo.c): what the candidates
  * inherited from the environment and --clean-env, the engine version the
  * preset was fitted to, why the run stopped early, a candidate's
  * not-applicable reason, the workload's timeouts. */
-static const char schema_v16[] =
+static const char schema_v17[] =
     "CREATE TABLE run_info("
     " id INTEGER PRIMARY KEY CHECK (id = 1), clean_env INTEGER NOT NULL DEFAULT 0,"
     " preset_version TEXT, stop_reason TEXT);"
@@ -200,7 +206,7 @@ static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema
                                          mp_store_bisect_schema /* v13: store/bisect.c */,
                                          schema_v14,
                                          mp_store_procs_schema /* v15: store/resume.c */,
-                                         schema_v16};
+                                         schema_v16, schema_v17};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hist.h"
 #include "xalloc.h"
 
 bool mp_verdict_diagnosable(const struct mp_attempt_result *p, char **note)
@@ -77,6 +78,49 @@ void mp_verdict_diag_measure(const struct mp_cand_report *c, double *start_s, do
         }
     }
     *start_s = n ? sum / n : 0;
+}
+
+/* Did attempt a start up as a whole engine (a start-up the rule can count on)? */
+static bool full_start(const struct mp_attempt_result *a)
+{
+    return !a->launch_blocking && a->ready_s > 0 && a->outcome != MP_OUT_STARTUP_FAILURE &&
+           a->outcome != MP_OUT_SAME_CONFIG && a->outcome != MP_OUT_RESOLVED &&
+           a->outcome != MP_OUT_ERROR && a->outcome != MP_OUT_INTERRUPTED;
+}
+
+void mp_verdict_diag_meas(const struct mp_cand_report *c, int level, struct mp_diag_meas *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->level = level < 1 ? 1 : level;
+    struct mp_hist e2e = MP_HIST_INIT;
+    double sum = 0, top_wall = 0;
+    int n = 0, top_ok = 0;
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        if (!full_start(a))
+            continue;
+        sum += a->ready_s;
+        n++;
+        for (size_t k = 0; k < a->nphases; k++) {
+            const struct mp_phase_result *ph = &a->phases[k];
+            if (ph->level <= 1 && ph->ok > 0 && strcmp(ph->name, "quality") != 0)
+                mp_hist_merge(&e2e, &ph->m.e2e_ms);
+            /* a phase cut by the failure: its wall time holds the wait for it */
+            if (ph->level == m->level && ph->ok > 0 && ph->failed == 0 && ph->wall_s > 0) {
+                top_wall += ph->wall_s;
+                top_ok += ph->ok;
+            }
+        }
+    }
+    m->start_s = n ? sum / n : 0;
+    m->req1_s = e2e.n ? mp_hist_percentile(&e2e, 50) / 1000 : 0;
+    mp_hist_free(&e2e);
+    if (top_ok > 0) {
+        m->top_s = top_wall / top_ok;
+    } else if (m->req1_s > 0) {
+        m->top_s = m->req1_s * (1 + MP_DIAG_CONTENTION * (m->level - 1)) / m->level;
+        m->projected = m->level > 1;
+    }
 }
 
 bool mp_verdict_rerun_first(const struct mp_diag_plan *plan, int reruns)
@@ -189,10 +233,8 @@ void mp_verdict_read_blocked(const struct mp_attempt_result *b, unsigned long re
     }
 }
 
-/* The estimate and the plan from c's normal attempts (what the blocked run
- * was sized by). */
-static void estimate(const struct mp_cand_report *c, const struct mp_diag_policy *pol,
-                     struct mp_stats_async *est, struct mp_diag_plan *plan)
+void mp_verdict_diag_estimate(const struct mp_cand_report *c, const struct mp_diag_policy *pol,
+                              struct mp_stats_async *est, struct mp_diag_plan *plan)
 {
     struct mp_stats_attempt *obs = xcalloc(c->nattempts + 1, sizeof(*obs));
     size_t n = mp_verdict_diag_evidence(c, obs);
@@ -202,8 +244,14 @@ static void estimate(const struct mp_cand_report *c, const struct mp_diag_policy
         .concurrency = pol->concurrency > 0 ? pol->concurrency : 1,
         .budget_s = pol->budget_s,
         .cap = pol->cap,
+        .lead = pol->lead,
     };
-    mp_verdict_diag_measure(c, &in.start_s, &in.req_s);
+    struct mp_diag_meas dm; /* the engine's times, net of moeprobe's (#27) */
+    mp_verdict_diag_meas(c, in.concurrency, &dm);
+    in.start_s = dm.start_s;
+    in.req_s = dm.top_s;
+    in.req1_s = dm.req1_s;
+    in.req_projected = dm.projected;
     memset(est, 0, sizeof(*est));
     memset(plan, 0, sizeof(*plan));
     mp_stats_async_estimate(obs, n, est);
@@ -223,7 +271,7 @@ static void crash_diagnosis(const struct mp_cand_report *c, const struct mp_diag
     }
     struct mp_stats_async est;
     struct mp_diag_plan plan;
-    estimate(c, pol, &est, &plan);
+    mp_verdict_diag_estimate(c, pol, &est, &plan);
     dg->done = true;
     dg->requests_required = est.required_n;
     dg->reasoning = xasprintf("%s; %s", est.why, plan.why);

@@ -31,11 +31,40 @@ bool mp_verdict_diagnosable(const struct mp_attempt_result *p, char **note);
  * c->nattempts). Other outcomes are no evidence. Returns the count. */
 size_t mp_verdict_diag_evidence(const struct mp_cand_report *c, struct mp_stats_attempt *obs);
 
-/* What c's normal attempts measured for the cost estimate: *start_s the
- * mean spawn-to-ready of those that became ready (0 when none), *req_s the
- * seconds per request (phase wall time / OK requests) of the highest
- * concurrency phase that served (the last such phase; 0 when none). */
+/* What c's normal attempts measured, as the ETA reads it (verdict/eta.h):
+ * *start_s the mean spawn-to-ready of those that became ready (0 when
+ * none), *req_s the seconds per request (phase wall time / OK requests) of
+ * the highest concurrency phase that served (the last such phase; 0 when
+ * none). The diagnosis' own rule uses mp_verdict_diag_meas. */
 void mp_verdict_diag_measure(const struct mp_cand_report *c, double *start_s, double *req_s);
+
+/* The contention assumed where the top concurrency was not measured: a
+ * request at concurrency C takes 1 + MP_DIAG_CONTENTION x (C - 1) times as
+ * long as one alone (the ETA's assumption too, verdict/eta.h). */
+#define MP_DIAG_CONTENTION 0.1
+
+/* What c's normal attempts measured for the diagnosis' cost rule, as the
+ * engine's time only: moeprobe's own (settling, teardown, scrapes, the gaps
+ * between phases, a failed request's wait) is in none of them. */
+struct mp_diag_meas {
+    double start_s;  /* mean spawn-to-ready of the normal attempts that became ready (0: none) */
+    double req1_s;   /* one request alone: the median E2E latency (sent to its last token) of
+                      * the OK requests of level-1 phases (warm-up, sequential); 0: none */
+    double top_s;    /* seconds per request at `level`: a phase at that level that served
+                      * without a failure (wall time / OK requests), else projected from
+                      * req1_s: req1_s x (1 + MP_DIAG_CONTENTION x (level - 1)) / level */
+    int level;
+    bool projected;  /* top_s was projected */
+};
+/* Fill *m for concurrency level (>= 1). */
+void mp_verdict_diag_meas(const struct mp_cand_report *c, int level, struct mp_diag_meas *m);
+
+/* The estimate (*est) and the plan (*plan: what the blocked run is sized
+ * by, whether one more normal run comes first) from c's normal attempts
+ * under pol, with the engine's times (mp_verdict_diag_meas). The runner
+ * decides with it; the derived diagnosis records its reasoning. */
+void mp_verdict_diag_estimate(const struct mp_cand_report *c, const struct mp_diag_policy *pol,
+                              struct mp_stats_async *est, struct mp_diag_plan *plan);
 
 /* The thin-evidence rerun: one more normal run before the blocked one when
  * the plan says it saves more blocked time than it costs (plan->sharpen)

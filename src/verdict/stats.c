@@ -246,6 +246,83 @@ void mp_stats_fmt_duration(char *out, size_t n, double s)
         snprintf(out, n, "%.0f s", s);
 }
 
+/* Seconds for the first n requests of a run: the first `lead` at r1 each
+ * (one at a time), the rest at rt each (the top concurrency). */
+static double run_requests_s(double n, double lead, double r1, double rt)
+{
+    double alone = MP_MIN(n, lead);
+    return alone * r1 + MP_MAX(0.0, n - alone) * rt;
+}
+
+/* Blocked requests the time `left` pays for. */
+static unsigned long affordable_requests(double left, double lead, double r1, double rt)
+{
+    if (left <= 0 || rt <= 0)
+        return 0;
+    double alone = lead * r1; /* the requests served one at a time */
+    if (r1 > 0 && left <= alone)
+        return (unsigned long)(left / r1);
+    return (unsigned long)(lead + (left - alone) / rt);
+}
+
+/* One more normal run, expected to fail after 1/p̂ requests: what it costs
+ * and what its failure saves of the blocked run. */
+static void plan_sharpen(const struct mp_diag_cost_in *in, const struct mp_stats_async *est,
+                         double r1, double slow, struct mp_diag_plan *out)
+{
+    double m = est->p_hat > 0 ? 1.0 / est->p_hat : 0;
+    if (!(m > 0 && m < 1e9 && in->nobs < 64))
+        return;
+    struct mp_stats_attempt obs[65];
+    memcpy(obs, in->obs, in->nobs * sizeof(*obs));
+    obs[in->nobs].served = (unsigned long)(m > 1 ? m - 1 : 0);
+    obs[in->nobs].failed = true;
+    struct mp_stats_async more;
+    if (mp_stats_async_estimate(obs, in->nobs + 1, &more) < 0 || more.required_n >= est->required_n)
+        return;
+    unsigned long need2 = more.required_n;
+    if (in->cap && need2 > in->cap)
+        need2 = in->cap;
+    need2 = MP_MIN(need2, out->need);
+    double lead = (double)in->lead;
+    out->sharpen_known = true;
+    out->sharpen_need = need2;
+    out->sharpen_cost_s = in->start_s + run_requests_s(m, lead, r1, in->req_s);
+    out->sharpen_saves_s = run_requests_s((double)out->need, lead, r1 * slow, in->req_s * slow) -
+                           run_requests_s((double)need2, lead, r1 * slow, in->req_s * slow);
+    out->sharpen = out->sharpen_saves_s > out->sharpen_cost_s;
+}
+
+/* The plan's sentence: the blocked run's arithmetic, then the rerun's. */
+static void plan_why(const struct mp_diag_cost_in *in, double r1, double slow,
+                     struct mp_diag_plan *out)
+{
+    char total[32], budget[32], cost[32], saves[32];
+    mp_stats_fmt_duration(total, sizeof(total), out->blocked_s);
+    mp_stats_fmt_duration(budget, sizeof(budget), in->budget_s);
+    unsigned long alone = MP_MIN(out->need, in->lead), rest = out->need - alone;
+    size_t n = sizeof(out->why);
+    int k = snprintf(out->why, n,
+                     "the CUDA_LAUNCH_BLOCKING=1 run needs %lu clean request%s: about %s = start-up "
+                     "%.3g s + (%lu x %.3g s alone + %lu x %.3g s at concurrency %d%s) x %.3g "
+                     "assumed blocked",
+                     out->need, out->need == 1 ? "" : "s", total, in->start_s, alone, r1, rest,
+                     in->req_s, in->concurrency,
+                     in->req_projected ? ", projected from one request alone" : "", slow);
+    if (k > 0 && (size_t)k < n && out->over_budget)
+        k += snprintf(out->why + k, n - (size_t)k, ", over the --diagnose-budget of %s (it pays for %lu)",
+                      budget, out->affordable);
+    if (k > 0 && (size_t)k < n && out->sharpen_known) {
+        mp_stats_fmt_duration(cost, sizeof(cost), out->sharpen_cost_s);
+        mp_stats_fmt_duration(saves, sizeof(saves), out->sharpen_saves_s);
+        snprintf(out->why + k, n - (size_t)k,
+                 "; one more normal run would cost about %s (start-up %.3g s + its requests to the "
+                 "expected failure) and save about %s (%lu instead of %lu blocked requests): %s",
+                 cost, in->start_s, saves, out->sharpen_need, out->need,
+                 out->sharpen ? "worth it" : "not worth it");
+    }
+}
+
 int mp_stats_diag_plan(const struct mp_diag_cost_in *in, struct mp_diag_plan *out)
 {
     if (!in || !out)
@@ -255,7 +332,7 @@ int mp_stats_diag_plan(const struct mp_diag_cost_in *in, struct mp_diag_plan *ou
     if (mp_stats_async_estimate(in->obs, in->nobs, &est) < 0)
         return -EINVAL;
     double slow = in->blocked_slowdown > 1 ? in->blocked_slowdown : 2;
-    double per = in->req_s > 0 ? in->req_s * slow : 0; /* a blocked request */
+    double r1 = in->req1_s > 0 ? in->req1_s : in->req_s;
     out->required_n = est.required_n;
     out->need = est.required_n;
     if (in->cap && out->need > in->cap)
@@ -264,42 +341,14 @@ int mp_stats_diag_plan(const struct mp_diag_cost_in *in, struct mp_diag_plan *ou
         snprintf(out->why, sizeof(out->why), "no failure to diagnose");
         return 0;
     }
-    out->blocked_s = in->start_s + (double)out->need * per;
+    double lead = (double)in->lead;
+    out->blocked_s = in->start_s + run_requests_s((double)out->need, lead, r1 * slow, in->req_s * slow);
     out->over_budget = in->budget_s > 0 && out->blocked_s > in->budget_s;
-    if (in->budget_s > 0) {
-        double left = in->budget_s - in->start_s;
-        out->affordable = per > 0 && left > 0 ? (unsigned long)(left / per) : 0;
-    }
-    /* one more normal run, expected to fail after 1/p̂ requests */
-    double m = est.p_hat > 0 ? 1.0 / est.p_hat : 0;
-    if (m > 0 && m < 1e9 && in->nobs < 64) {
-        struct mp_stats_attempt obs[65];
-        memcpy(obs, in->obs, in->nobs * sizeof(*obs));
-        obs[in->nobs].served = (unsigned long)(m > 1 ? m - 1 : 0);
-        obs[in->nobs].failed = true;
-        struct mp_stats_async more;
-        if (mp_stats_async_estimate(obs, in->nobs + 1, &more) == 0 &&
-            more.required_n < est.required_n) {
-            unsigned long need2 = more.required_n;
-            if (in->cap && need2 > in->cap)
-                need2 = in->cap;
-            out->sharpen_cost_s = in->start_s + m * in->req_s;
-            out->sharpen_saves_s = (double)(out->need - MP_MIN(need2, out->need)) * per;
-            out->sharpen = out->sharpen_saves_s > out->sharpen_cost_s;
-        }
-    }
-    char total[32], budget[32];
-    mp_stats_fmt_duration(total, sizeof(total), out->blocked_s);
-    mp_stats_fmt_duration(budget, sizeof(budget), in->budget_s);
-    int k = snprintf(out->why, sizeof(out->why),
-                     "the CUDA_LAUNCH_BLOCKING=1 run needs %lu clean request%s: about %s at "
-                     "concurrency %d (start-up %.0f s, %.2g s per request measured, assumed %.0fx "
-                     "slower blocked)",
-                     out->need, out->need == 1 ? "" : "s", total, in->concurrency, in->start_s,
-                     in->req_s, slow);
-    if (k > 0 && (size_t)k < sizeof(out->why) && out->over_budget)
-        snprintf(out->why + k, sizeof(out->why) - (size_t)k,
-                 ", over the --diagnose-budget of %s (it pays for %lu)", budget, out->affordable);
+    if (in->budget_s > 0)
+        out->affordable = affordable_requests(in->budget_s - in->start_s, lead, r1 * slow,
+                                              in->req_s * slow);
+    plan_sharpen(in, &est, r1, slow, out);
+    plan_why(in, r1, slow, out);
     return 0;
 }
 

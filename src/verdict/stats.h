@@ -74,17 +74,31 @@ int mp_stats_async_estimate(const struct mp_stats_attempt *attempts, size_t n, s
 /* What the CUDA_LAUNCH_BLOCKING=1 run will cost, and whether one more
  * normal run pays for itself first. Measured inputs, one assumption
  * (blocked_slowdown: blocked requests take that many times as long; the
- * blocked run measures the real ratio afterwards). */
+ * blocked run measures the real ratio afterwards).
+ *
+ * A run (normal or blocked) serves its first `lead` requests one at a time
+ * (warm-up, sequential: req1_s each), the rest at the top concurrency
+ * (req_s each). Both times are the engine's, net of moeprobe's own time
+ * (verdict/diagnose.h mp_verdict_diag_meas), so the rule decides the same
+ * on a world scaled down 100x as on the real machine: an extra normal run
+ * costs start_s + its requests to the expected failure (1/p̂); it saves
+ * the blocked requests its extra failure is expected to remove; it is
+ * bought when it saves more than it costs. */
 struct mp_diag_cost_in {
     const struct mp_stats_attempt *obs; /* the normal attempts so far (borrowed) */
     size_t nobs;
     double start_s;          /* measured start-up, spawn to ready (mean) */
-    double req_s;            /* measured seconds per request at the blocked run's
-                              * concurrency (phase wall time / requests served) */
+    double req_s;            /* seconds per request at the blocked run's concurrency, the
+                              * engine's time (measured there, or projected: req_projected) */
     int concurrency;         /* that concurrency, for the message */
     double blocked_slowdown; /* assumed, >= 1 (2 when <= 0) */
     double budget_s;         /* --diagnose-budget; <= 0: none */
     unsigned long cap;       /* --diagnose-max-requests; 0: none */
+    double req1_s;           /* one request served alone (level 1), the engine's time;
+                              * <= 0: req_s stands for it */
+    unsigned long lead;      /* requests a run serves at level 1 before the top level
+                              * (warm-up, sequential); 0: all at req_s */
+    bool req_projected;      /* req_s was projected from req1_s (the message says so) */
 };
 
 struct mp_diag_plan {
@@ -97,7 +111,9 @@ struct mp_diag_plan {
                                * blocked time than it costs */
     double sharpen_cost_s;    /* a normal run to the next failure: start + 1/p̂ requests */
     double sharpen_saves_s;   /* blocked time saved if it fails as p̂ predicts */
-    char why[512];            /* the estimate in one sentence */
+    unsigned long sharpen_need; /* the blocked requests asked for after that failure */
+    bool sharpen_known;       /* the three above were computed (a failure rate > 0) */
+    char why[1024];           /* the estimate and the rerun decision, with their arithmetic */
 };
 
 /* A duration for people: "42 s", "12 min", "1.5 h". */

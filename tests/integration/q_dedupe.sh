@@ -35,7 +35,7 @@ grep -q "fc .*shared with auto" "$Q_TMP/dd.stderr" || { cat "$Q_TMP/dd.stderr"; 
 # the shared candidates' engines were stopped before serving anything
 for n in fc unk; do
     [ ! -s "$Q_DIR/attempts/$n-1/requests.jsonl" ] || fail "$n served requests"
-    grep -q "Model loading took" "$Q_DIR/attempts/$n-1/server.log" || fail "$n: no selection in its log"
+    grep -q "NvFp4 MoE backend" "$Q_DIR/attempts/$n-1/server.log" || fail "$n: no selection in its log"
 done
 grep -q "the same configuration as \`auto\` (shared result)" "$Q_DIR/report.md" || fail "report.md"
 grep -q "^| fc | stable | .* | [0-9.]* (shared) | " "$Q_DIR/report.md" || fail "report.md: shared numbers"

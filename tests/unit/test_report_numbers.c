@@ -199,6 +199,64 @@ static void test_json_numbers(void **state)
     mp_report_release(&rep);
 }
 
+/* cost (#27): an attempt's engine time split into the engine's start-up,
+ * its requests (the phases' wall time) and moeprobe's own (the rest); a
+ * stop at the selection lines is counted; the run's cost sums them. */
+static void test_json_cost(void **state)
+{
+    (void)state;
+    struct mp_report rep;
+    mp_report_init(&rep, "/nonexistent");
+    add_cand(&rep, "auto", "", "MARLIN", "concurrency-4"); /* phases: 2.0 s + 0.5 s */
+    rep.c[0].attempts[0].ready_s = 3;
+    rep.c[0].attempts[0].wall_s = 6;
+    struct mp_candidate c;
+    assert_int_equal(mp_candidate_from_knobs("fc", "--moe-backend flashinfer_cutlass", &c, NULL), 0);
+    size_t i = mp_report_add_candidate(&rep, &c);
+    mp_candidate_release(&c);
+    struct mp_attempt_result a;
+    memset(&a, 0, sizeof(a));
+    a.index = 1;
+    a.outcome = MP_OUT_SAME_CONFIG;
+    a.dir = xasprintf("/nonexistent/attempts/fc-1");
+    a.same_as = xstrdup("auto");
+    a.same_why = xstrdup("the same resolved configuration as 'auto'");
+    a.res.moe_backend = xstrdup("MARLIN");
+    a.ready_s = 0.4;
+    a.wall_s = 0.45;
+    mp_report_add_attempt(&rep, i, &a);
+    mp_report_finalize(&rep);
+    struct buf b = BUF_INIT;
+    mp_report_json(&rep, &b);
+    cJSON *root = cJSON_Parse(b.data);
+    assert_non_null(root);
+    cJSON *k0 = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "candidates"), 0), "cost");
+    near(num(k0, "startup_seconds"), 3);
+    near(num(k0, "request_seconds"), 2.5);
+    near(num(k0, "overhead_seconds"), 0.5);
+    assert_int_equal((int)num(k0, "selection_stops"), 0);
+    assert_int_equal((int)num(k0, "engine_starts"), 1);
+    cJSON *k1 = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "candidates"), 1), "cost");
+    assert_int_equal((int)num(k1, "selection_stops"), 1);
+    near(num(k1, "startup_seconds"), 0.4);
+    near(num(k1, "overhead_seconds"), 0.05);
+    cJSON *run = cJSON_GetObjectItem(root, "cost");
+    assert_int_equal((int)num(run, "engine_starts"), 2);
+    assert_int_equal((int)num(run, "selection_stops"), 1);
+    near(num(run, "startup_seconds"), 3.4);
+    near(num(run, "request_seconds"), 2.5);
+    near(num(run, "overhead_seconds"), 0.55);
+    cJSON_Delete(root);
+    buf_release(&b);
+    /* report.md: the candidate's line and the run's row */
+    mp_report_markdown(&rep, &b);
+    assert_non_null(strstr(b.data, "(engine start-up 3.0 s, requests 2.5 s, moeprobe's own 0.5 s)"));
+    assert_non_null(strstr(b.data, "| cost | 1 stopped at their selection lines; engine start-up 3.4 s, "
+                                   "requests 2.5 s, moeprobe's own 0.6 s |"));
+    buf_release(&b);
+    mp_report_release(&rep);
+}
+
 static void test_json_workload(void **state)
 {
     (void)state;
@@ -666,6 +724,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_json_numbers),
+        cmocka_unit_test(test_json_cost),
         cmocka_unit_test(test_json_workload),
         cmocka_unit_test(test_markdown),
         cmocka_unit_test(test_csv),
