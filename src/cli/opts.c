@@ -372,6 +372,14 @@ const struct mp_optrefusal mp_optrefusals[] = {
     {"diagnose-budget", S | R | M, "there is no CUDA_LAUNCH_BLOCKING=1 run here"},
 };
 const size_t mp_noptrefusals = MP_ARRAY_SIZE(mp_optrefusals);
+
+static const struct mp_opttable table = {mp_optdefs, MP_ARRAY_SIZE(mp_optdefs), mp_optrefusals,
+                                         MP_ARRAY_SIZE(mp_optrefusals)};
+
+void mp_opts_help(FILE *f, enum mp_cmd cmd)
+{
+    mp_optparse_help(&table, f, cmd);
+}
 /* clang-format on */
 
 /* Each name of --only must be a candidate's: a typo is named with the
@@ -489,7 +497,7 @@ int mp_opts_parse(struct mp_opts *o, enum mp_cmd cmd, int argc, char **argv, con
     o->gpus_per_engine = 1;
     o->concurrency = 8;
     int next = argc;
-    int rc = mp_optparse_run(o, argc, argv, &next);
+    int rc = mp_optparse_run(&table, o, argc, argv, &next);
     if (rc == 1) {
         fputs(head ? head : "", stdout);
         mp_opts_help(stdout, cmd);
