@@ -122,6 +122,59 @@ static int compare(char **dirs, int n, int fmt, int objective)
     return ec;
 }
 
+/* One run's report: rendered from its store, the report files rewritten
+ * (unless nowrite), the format asked for on stdout. Returns the exit code. */
+static int render_run(const char *dir, int fmt, int objective, const double *pct, size_t npct,
+                      bool nowrite)
+{
+    struct mp_report rep;
+    int ec = load_run(dir, objective, &rep);
+    if (ec)
+        return ec;
+    if (npct) { /* report --percentiles overrides the run's */
+        memcpy(rep.percentiles, pct, npct * sizeof(pct[0]));
+        rep.npercentiles = npct;
+    }
+    struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT, csv = BUF_INIT;
+    int brc = mp_bisect_render_dir(dir, &rep, &j, &md, &html); /* a bisect run's own report */
+    if (brc == -ENOENT) {
+        mp_report_json(&rep, &j);
+        mp_report_markdown(&rep, &md);
+        mp_report_html(&rep, &html);
+    } else if (brc < 0) {
+        ec = MP_EXIT_INTERNAL;
+    }
+    if (!nowrite) {
+        int e = mp_write_file_atomic(dir, "report.json", j.data, j.len);
+        if (e == 0)
+            e = mp_write_file_atomic(dir, "report.md", md.data, md.len);
+        if (e == 0)
+            e = mp_write_file_atomic(dir, "report.html", html.data, html.len);
+        if (e == -EROFS || e == -EACCES || e == -EPERM) {
+            /* read-only media: rendering is what was asked for; say why
+             * the files were left as they are */
+            mp_warn("'%s' is not writable (%s): report.json, report.md and report.html were not "
+                    "rewritten; the report is on stdout only (--no-write skips the files)",
+                    dir, mp_strerror(e));
+        } else if (e < 0) {
+            mp_error("cannot write the report into '%s': %s", dir, mp_strerror(e));
+            ec = MP_EXIT_INTERNAL;
+        }
+    }
+    if (fmt == F_CSV)
+        mp_report_csv(&rep, &csv);
+    const struct buf *o = fmt == F_JSON ? &j : fmt == F_HTML ? &html : fmt == F_CSV ? &csv : &md;
+    fwrite(o->data, 1, o->len, stdout);
+    if (fflush(stdout) != 0)
+        ec = MP_EXIT_INTERNAL;
+    buf_release(&j);
+    buf_release(&md);
+    buf_release(&html);
+    buf_release(&csv);
+    mp_report_release(&rep);
+    return ec;
+}
+
 int cmd_report(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -221,51 +274,5 @@ int cmd_report(int argc, char **argv)
         int mc = mp_sched_merge(argv[optind], fmt == F_JSON, true);
         return mc == MP_EXIT_NONE ? MP_EXIT_OK : mc;
     }
-    const char *dir = argv[optind];
-    struct mp_report rep;
-    int ec = load_run(dir, objective, &rep);
-    if (ec)
-        return ec;
-    if (npct) { /* report --percentiles overrides the run's */
-        memcpy(rep.percentiles, pct, npct * sizeof(pct[0]));
-        rep.npercentiles = npct;
-    }
-    struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT, csv = BUF_INIT;
-    int brc = mp_bisect_render_dir(dir, &rep, &j, &md, &html); /* a bisect run's own report */
-    if (brc == -ENOENT) {
-        mp_report_json(&rep, &j);
-        mp_report_markdown(&rep, &md);
-        mp_report_html(&rep, &html);
-    } else if (brc < 0) {
-        ec = MP_EXIT_INTERNAL;
-    }
-    if (!nowrite) {
-        int e = mp_write_file_atomic(dir, "report.json", j.data, j.len);
-        if (e == 0)
-            e = mp_write_file_atomic(dir, "report.md", md.data, md.len);
-        if (e == 0)
-            e = mp_write_file_atomic(dir, "report.html", html.data, html.len);
-        if (e == -EROFS || e == -EACCES || e == -EPERM) {
-            /* read-only media: rendering is what was asked for; say why
-             * the files were left as they are */
-            mp_warn("'%s' is not writable (%s): report.json, report.md and report.html were not "
-                    "rewritten; the report is on stdout only (--no-write skips the files)",
-                    dir, mp_strerror(e));
-        } else if (e < 0) {
-            mp_error("cannot write the report into '%s': %s", dir, mp_strerror(e));
-            ec = MP_EXIT_INTERNAL;
-        }
-    }
-    if (fmt == F_CSV)
-        mp_report_csv(&rep, &csv);
-    const struct buf *o = fmt == F_JSON ? &j : fmt == F_HTML ? &html : fmt == F_CSV ? &csv : &md;
-    fwrite(o->data, 1, o->len, stdout);
-    if (fflush(stdout) != 0)
-        ec = MP_EXIT_INTERNAL;
-    buf_release(&j);
-    buf_release(&md);
-    buf_release(&html);
-    buf_release(&csv);
-    mp_report_release(&rep);
-    return ec;
+    return render_run(argv[optind], fmt, objective, pct, npct, nowrite);
 }
