@@ -57,6 +57,7 @@ struct mp_opts {
     bool json, quiet, no_diagnose, no_quality, no_dedupe;
     bool clean_env;          /* --clean-env: the candidates do not inherit our VLLM_*, CUDA_*,
                               * FLASHINFER_* (but what the engine needs: model/inherit.h) */
+    bool keep_coredumps, no_coredump; /* GPU core dumps (run/crashinfo.h) */
     bool seq_given, conc_given; /* --seq, --conc were given (soak honours or refuses them) */
     int prefill_check;       /* --prefill-check N (0: none) */
     unsigned long diag_max_requests;

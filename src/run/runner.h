@@ -57,6 +57,7 @@ struct mp_runctx {
     const struct mp_inherited *inherited; /* what every candidate inherits (borrowed) or NULL:
                                        * counted as knobs of each in the same-configuration
                                        * judgement (verdict/inherit.h) */
+    bool no_coredump, keep_coredumps; /* GPU core dumps (run/crashinfo.h) */
     int signo;                        /* set when interrupted */
     struct mp_store *store;           /* evidence store (borrowed) or NULL: every
                                        * candidate and attempt is recorded as it runs */
