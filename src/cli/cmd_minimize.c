@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "file.h"
 #include "cli/opts.h"
+#include "cli/scoreopt.h"
 #include "cli/session.h"
 #include "err.h"
 #include "escape.h"
@@ -21,6 +22,7 @@
 #include "report/report.h"
 #include "run/runner.h"
 #include "store/store.h"
+#include "verdict/correct.h"
 #include "verdict/ddmin.h"
 #include "verdict/eta.h"
 #include "verdict/stats.h"
@@ -36,7 +38,10 @@ static const char minimize_head[] =
     "number of clean requests that --from's failure rate requires, so a flaky\n"
     "failure cannot fake a pass, and its greedy answers must pass the output check\n"
     "(as in qualify; not with --no-quality), so a knob set whose answers are garbage\n"
-    "is a fail. Results go to minimize.json in the run directory.\n"
+    "is a fail; and its scoring pass must agree with --to's (teacher-forced logprobs\n"
+    "and the task gate; --agreement 0 --accuracy 0 turn it off), so a knob set that\n"
+    "reaches a backend computing something else is a fail too. Results go to\n"
+    "minimize.json in the run directory.\n"
     "\n";
 static const char minimize_tail[] =
     "\n"
@@ -98,6 +103,9 @@ struct mctx {
     struct mp_store *store;       /* evidence store or NULL */
     const struct mp_opts *o;
     bool need_known;              /* need and pass_wl are set (from --from's attempt) */
+    bool expect_to;               /* the next test is --to itself */
+    long to_ci;                   /* --to's test (report index), -1 before it ran */
+    struct mp_cli_score *sco;     /* the scoring pass (cli/scoreopt.h) */
 };
 
 /* How many clean requests a pass needs, from --from's failure (the first
@@ -181,6 +189,36 @@ static char *output_garbage(const struct mp_report *rep, size_t ci, bool *ran)
 /* Run one configuration; returns 1 works, 0 fails, <0 error/interrupted.
  * Works = ran clean, served the requests a pass needs, and its output
  * passed the output check (unless --no-quality). */
+/* Does test ci's scoring pass agree with --to's (logprobs, task gate)?
+ * NULL when it does or cannot be compared, else why not (caller frees). */
+static char *wrong_vs_to(struct mctx *m, size_t ci, const struct mp_attempt_result *a)
+{
+    if (m->expect_to) {
+        m->expect_to = false;
+        m->to_ci = (long)ci;
+        return NULL;
+    }
+    const struct mp_attempt_result *to =
+        m->to_ci >= 0 ? mp_cand_primary(&m->rep->c[m->to_ci]) : NULL;
+    return to ? mp_correct_against(to->score, "--to", a->score, m->rep->c[ci].cand.name) : NULL;
+}
+
+/* The test's correctness in minimize.json. */
+static void correctness_json(struct mctx *m, const struct mp_attempt_result *a, const char *wrong)
+{
+    struct buf *t = &m->tests;
+    buf_printf(t, ", \"correctness\": \"%s\"",
+               wrong ? "wrong" : !a->score ? "not-run" : (long)(m->rep->n - 1) == m->to_ci
+                                                           ? "reference" : "agrees");
+    if (wrong) {
+        buf_adds(t, ", \"correctness_why\": ");
+        buf_add_json_str(t, wrong, strlen(wrong));
+        if (!m->run->quiet)
+            fprintf(stderr, "moeprobe: minimize: %s ran clean but computes something else than "
+                            "--to: %s\n", m->rep->c[m->rep->n - 1].cand.name, wrong);
+    }
+}
+
 static int try_config(struct mctx *m, const struct mp_candidate *c, const char *const *knob_texts,
                       size_t nk, const struct mp_workload *wl)
 {
@@ -195,6 +233,9 @@ static int try_config(struct mctx *m, const struct mp_candidate *c, const char *
     bool checked = false;
     char *garbage = a->outcome == MP_OUT_CLEAN ? output_garbage(m->rep, ci, &checked) : NULL;
     if (garbage)
+        pass = false;
+    char *wrong = pass ? wrong_vs_to(m, ci, a) : NULL; /* verdict/correct.h */
+    if (wrong)
         pass = false;
     struct buf *t = &m->tests;
     if (t->len)
@@ -235,6 +276,8 @@ static int try_config(struct mctx *m, const struct mp_candidate *c, const char *
                     c->name, garbage);
     }
     free(garbage);
+    correctness_json(m, a, wrong);
+    free(wrong);
     buf_adds(t, "}");
     m->ntests++;
     if (m->store) {
@@ -334,6 +377,7 @@ static int min_search(struct mctx *m, const struct mp_candidate *from_c, size_t 
         if (!o->quiet && m->need)
             fprintf(stderr, "moeprobe: minimize: a pass must serve %lu clean requests (%s)\n",
                     m->need, est.why);
+        m->expect_to = true;
         size_t *all = xcalloc(m->diff.n, sizeof(*all));
         for (size_t i = 0; i < m->diff.n; i++)
             all[i] = i;
@@ -475,6 +519,7 @@ static int min_session(struct mctx *m, struct mp_session *ss, int argc, char **a
     mp_session_runctx(ss, &ctx);
     if (!o->no_quality) /* a knob set whose answers are garbage does not work */
         ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
+    ctx.score = mp_cli_score_plan(m->sco); /* a test that computes something else fails */
     m->run = &ctx;
     ctx.eta_prepare = eta_prepare;
     ctx.eta_ud = m;
@@ -496,8 +541,12 @@ int cmd_minimize(int argc, char **argv)
     }
     struct mctx m;
     memset(&m, 0, sizeof(m));
+    m.to_ci = -1;
+    struct mp_cli_score sco; /* the scoring pass (cli/scoreopt.h) */
+    memset(&sco, 0, sizeof(sco));
     struct mp_report rep;
     mp_report_init(&rep, o.out_dir);
+    m.sco = &sco;
     m.rep = &rep;
     m.o = &o;
     m.json = o.json;
@@ -505,7 +554,10 @@ int cmd_minimize(int argc, char **argv)
     memset(ends, 0, sizeof(ends));
     size_t *minimal = NULL, nmin = 0;
     struct mp_session ss = MP_SESSION_INIT;
-    int exit_code = mp_cli_run_dir_check("minimize", o.out_dir, false) ? MP_EXIT_USAGE : 0;
+    int exit_code = mp_cli_run_dir_check("minimize", o.out_dir, false) != 0 ||
+                            mp_cli_score_init(&sco, &o) < 0
+                        ? MP_EXIT_USAGE
+                        : 0;
     if (!exit_code)
         exit_code = min_ends(&m, &o, &ends[0], &ends[1]);
     if (!exit_code)
@@ -518,6 +570,7 @@ int cmd_minimize(int argc, char **argv)
     mp_candidate_release(&ends[0]);
     mp_candidate_release(&ends[1]);
     mp_report_release(&rep);
+    mp_cli_score_release(&sco);
     mp_opts_release(&o);
     return exit_code;
 }

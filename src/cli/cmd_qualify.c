@@ -15,6 +15,7 @@
 #include "cli/era.h"
 #include "cli/opts.h"
 #include "cli/resume.h"
+#include "cli/scoreopt.h"
 #include "cli/session.h"
 #include "err.h"
 #include "escape.h"
@@ -384,6 +385,7 @@ struct qrun {
     bool command_ok;        /* an attempt got past the kernel selection (or died of a knob) */
     struct mp_diag_policy policy; /* recorded with each candidate: its diagnosis is derived */
     char *stop_reason;      /* the server command fails before any backend is chosen */
+    struct mp_cli_score sco; /* the scoring pass (qualify only; cli/scoreopt.h) */
 };
 
 /* The options (a resumed run's own), the run directory's check. Returns
@@ -696,6 +698,8 @@ static int q_session(struct qrun *q, int argc, char **argv)
     } else {
         if (mp_session_record_run(&q->ss, argv + 1, (size_t)(argc - 1), &q->rep) < 0)
             return MP_EXIT_INTERNAL;
+        if (q->o.reference && mp_store_set_reference(q->ss.store, q->o.reference) < 0)
+            return mp_session_store_failed(&q->ss);
         /* the engine build's kernels against this GPU (docs/inspect.md) */
         if ((ec = mp_cli_engine_coverage(&q->ss, &q->o, &q->rep, &q->rep)) != 0)
             return ec;
@@ -717,6 +721,7 @@ static int q_session(struct qrun *q, int argc, char **argv)
     q->ctx.diagnose = !q->o.no_diagnose && q->kind != RUN_RESOLVE;
     if (!q->o.no_quality && q->kind != RUN_RESOLVE)
         q->ctx.quality_prompts = mp_quality_prompts(&q->ctx.nquality);
+    q->ctx.score = mp_cli_score_plan(&q->sco);
     bool resolve = q->kind == RUN_RESOLVE;
     mp_run_diag_policy(&q->ctx, !resolve && !q->o.no_diagnose, !resolve && q->o.no_diagnose,
                        !resolve, &q->policy);
@@ -741,11 +746,15 @@ static int run_main(int argc, char **argv, enum run_kind kind)
             argv = mp_strv_array(&q.rargv);
         }
         mp_report_init(&q.rep, q.o.out_dir);
-        ec = q_session(&q, argc, argv);
+        if (kind == RUN_QUALIFY && mp_cli_score_init(&q.sco, &q.o) < 0)
+            ec = MP_EXIT_USAGE;
+        else
+            ec = q_session(&q, argc, argv);
         mp_session_end_exit(&q.ss, ec, &q.rep);
         mp_report_release(&q.rep);
     }
     mp_era_release(&q.era);
+    mp_cli_score_release(&q.sco);
     free(q.stop_reason);
     mp_opts_release(&q.o);
     mp_strv_release(&q.rargv);

@@ -17,6 +17,8 @@ enum mp_verdict {
     MP_V_GARBAGE_OUTPUT,
     MP_V_SERVER_ERROR,
     MP_V_NOT_DELIVERED,
+    MP_V_WRONG_OUTPUT,      /* serves fluently, but computes something else than the
+                             * others or fails the task gate (model/correct.h) */
     MP_V_NOT_APPLICABLE,    /* its knobs do not exist in the engine's version and no era
                              * equivalent does: not started */
 };

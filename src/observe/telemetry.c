@@ -18,8 +18,8 @@
  * median describes all 30 days, not the first - in bounded memory. min and
  * max are exact over every sample. */
 #define MAX_SAMPLES 65536
-/* Longest wait for an Xid event on the sampling thread: the delay before a
- * phase's first sample when load turns on during it, and the close's. */
+/* Longest single wait for an Xid event on the Xid thread: how soon it sees
+ * a drain request or the close. */
 #define XID_WAIT_S 0.02
 
 struct series {
@@ -53,8 +53,14 @@ struct mp_gpu_sampler {
     struct mp_gpu_xid_event ev[MP_GPU_MAX_XID_EVENTS];
     size_t nev;
     unsigned dev_index[MAX_DEV]; /* NVML index of dev[i] */
-    unsigned drain_req, drain_done; /* mp_gpu_xid_events asks the thread to drain */
+    unsigned drain_req, drain_done; /* mp_gpu_xid_events asks the Xid thread to drain */
     pthread_t thread;
+    /* Xid events are waited for on a thread of their own: an NVML event
+     * wait cannot be woken by cv, and on the sampling thread it delayed a
+     * phase's first sample by up to XID_WAIT_S (a phase shorter than that
+     * went unsampled) */
+    pthread_t xid_thread;
+    bool xid_threaded;
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
@@ -175,16 +181,19 @@ static void subscribe_xid(struct mp_gpu_sampler *s)
     }
 }
 
-/* Wait up to timeout_ms for one Xid event and record it (the caller holds
- * mu when threaded, and this drops it for the wait). */
-static void wait_xid(struct mp_gpu_sampler *s, unsigned timeout_ms)
+/* Wait up to timeout_ms for one Xid event and record it. locked: the
+ * caller is the sampling thread and holds mu, which this drops for the
+ * wait. The thread says so itself instead of reading s->threaded, which the
+ * loop thread sets only after pthread_create returns: a thread that got
+ * there first skipped the unlock and then locked mu a second time. */
+static void wait_xid(struct mp_gpu_sampler *s, unsigned timeout_ms, bool locked)
 {
     struct mp_nvml_event_data d;
     memset(&d, 0, sizeof(d));
-    if (s->threaded)
+    if (locked)
         pthread_mutex_unlock(&s->mu);
     int rc = s->api.event_wait(s->evset, &d, timeout_ms);
-    if (s->threaded)
+    if (locked)
         pthread_mutex_lock(&s->mu);
     if (rc != 0 || !(d.type & MP_NVML_EVENT_XID))
         return;
@@ -327,7 +336,7 @@ static void record(struct mp_gpu_sampler *s, const struct reading *r)
 void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s)
 {
     if (s && !s->threaded && s->evset)
-        wait_xid(s, 0); /* no thread: poll for an Xid each turn */
+        wait_xid(s, 0, false); /* no thread: poll for an Xid each turn */
     if (!s || s->threaded || !s->load || (s->sampled && now_s - s->last_s < interval_s))
         return;
     s->sampled = true;
@@ -357,23 +366,6 @@ static void *sampler_main(void *arg)
             continue;
         }
         double wake = s->last_s + s->interval_s;
-        if (s->evset && s->drain_req != s->drain_done) {
-            unsigned want = s->drain_req, before;
-            do { /* whatever NVML holds now, without waiting */
-                before = (unsigned)s->nev;
-                wait_xid(s, 0);
-            } while (s->nev != before && !s->stop);
-            s->drain_done = want;
-            pthread_cond_broadcast(&s->cv);
-            continue;
-        }
-        if (s->evset) {
-            /* wait for an Xid instead, at most until the next sample and
-             * XID_WAIT_S (a load turned on is seen within it) */
-            double left = s->load ? wake - now : XID_WAIT_S;
-            wait_xid(s, (unsigned)(MP_MAX(MP_MIN(left, XID_WAIT_S), 0.0) * 1000));
-            continue;
-        }
         if (!s->load) {
             pthread_cond_wait(&s->cv, &s->mu);
             continue;
@@ -381,6 +373,29 @@ static void *sampler_main(void *arg)
         struct timespec ts = {(time_t)wake, (long)((wake - (double)(time_t)wake) * 1e9)};
         int e = pthread_cond_timedwait(&s->cv, &s->mu, &ts);
         (void)e; /* a wake-up, a timeout or EINTR: the loop decides again */
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* The Xid thread: waits for NVML's Xid events (wait_xid drops mu for the
+ * wait) and drains what NVML holds when mp_gpu_xid_events asks. */
+static void *xid_main(void *arg)
+{
+    struct mp_gpu_sampler *s = arg;
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop) {
+        if (s->drain_req != s->drain_done) {
+            unsigned want = s->drain_req, before;
+            do { /* whatever NVML holds now, without waiting */
+                before = (unsigned)s->nev;
+                wait_xid(s, 0, true);
+            } while (s->nev != before && !s->stop);
+            s->drain_done = want;
+            pthread_cond_broadcast(&s->cv);
+            continue;
+        }
+        wait_xid(s, (unsigned)(XID_WAIT_S * 1000), true);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -410,6 +425,20 @@ int mp_gpu_sampler_start(struct mp_gpu_sampler *s, double interval_s)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     e = pthread_create(&s->thread, NULL, sampler_main, s);
+    if (e == 0 && s->evset) {
+        int e2 = pthread_create(&s->xid_thread, NULL, xid_main, s);
+        if (e2 != 0) { /* no Xid thread: the sampler stops too */
+            pthread_mutex_lock(&s->mu);
+            s->stop = true;
+            pthread_cond_signal(&s->cv);
+            pthread_mutex_unlock(&s->mu);
+            pthread_join(s->thread, NULL);
+            s->stop = false;
+            e = e2;
+        } else {
+            s->xid_threaded = true;
+        }
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (e != 0) {
         pthread_mutex_destroy(&s->mu);
@@ -512,7 +541,7 @@ size_t mp_gpu_xid_events(struct mp_gpu_sampler *s, struct mp_gpu_xid_event *out,
         size_t before;
         do {
             before = s->nev;
-            wait_xid(s, 0);
+            wait_xid(s, 0, false);
         } while (s->nev != before);
     }
     size_t n = s->nev;
@@ -535,6 +564,8 @@ void mp_gpu_sampler_close(struct mp_gpu_sampler *s)
         pthread_cond_signal(&s->cv);
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->thread, NULL);
+        if (s->xid_threaded)
+            pthread_join(s->xid_thread, NULL);
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
     }

@@ -1,5 +1,5 @@
 /* runinfo.c - what a run records about its own set-up beyond the
- * fingerprint (schema v17): the environment the candidates inherited and
+ * fingerprint (schema v18): the environment the candidates inherited and
  * --clean-env, the engine version the preset was expressed for, a
  * candidate that does not apply to that version (with its era's knobs),
  * the reason a run stopped early, and the workload's timeouts. */

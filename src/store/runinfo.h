@@ -1,8 +1,8 @@
-/* runinfo.h - the run's own set-up in the evidence store (schema v17,
+/* runinfo.h - the run's own set-up in the evidence store (schema v18,
  * store/runinfo.c): the inherited environment and --clean-env, the engine
  * version the preset was expressed for, candidates that do not apply to
  * it, why a run stopped early, the workload's timeouts. Every function is
- * a no-op returning 0 on a store older than v17 (read) and returns 0 or
+ * a no-op returning 0 on a store older than v18 (read) and returns 0 or
  * MP_EDB. */
 #ifndef MP_STORE_RUNINFO_H
 #define MP_STORE_RUNINFO_H
@@ -13,7 +13,7 @@
 #include "model/inherit.h"
 #include "model/workload.h"
 
-#define MP_STORE_RUNINFO_VERSION 17
+#define MP_STORE_RUNINFO_VERSION 18
 
 struct mp_store;
 struct mp_report;

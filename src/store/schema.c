@@ -184,11 +184,11 @@ static const char schema_v14[] = "ALTER TABLE attempts ADD COLUMN observations T
  * device the log names, its fatal messages - as JSON (model/attempt.h). */
 static const char schema_v16[] = "ALTER TABLE attempts ADD COLUMN resolved_more TEXT;";
 
-/* Version 17: the run's own set-up (store/runinfo.c): what the candidates
+/* Version 18: the run's own set-up (store/runinfo.c): what the candidates
  * inherited from the environment and --clean-env, the engine version the
  * preset was fitted to, why the run stopped early, a candidate's
  * not-applicable reason, the workload's timeouts. */
-static const char schema_v17[] =
+static const char schema_v18[] =
     "CREATE TABLE run_info("
     " id INTEGER PRIMARY KEY CHECK (id = 1), clean_env INTEGER NOT NULL DEFAULT 0,"
     " preset_version TEXT, stop_reason TEXT);"
@@ -206,7 +206,9 @@ static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema
                                          mp_store_bisect_schema /* v13: store/bisect.c */,
                                          schema_v14,
                                          mp_store_procs_schema /* v15: store/resume.c */,
-                                         schema_v16, schema_v17};
+                                         schema_v16,
+                                         mp_store_score_schema /* v17: store/correct.c */,
+                                         schema_v18};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {

@@ -24,7 +24,7 @@ sqlite3 "$Q_DIR/moeprobe.db" .dump | cmp -s - "$Q_TMP/before.sql" || fail "the r
 "$MOEPROBE" report --format html "$Q_DIR" >"$Q_TMP/again.html" 2>/dev/null || fail "report"
 grep -q "stall timeout 7 s, ready timeout 30 s" "$Q_TMP/again.html" || fail "timeouts not kept: $(grep -o 'stall timeout [^.]*' "$Q_TMP/again.html")"
 
-"$MOEPROBE" diagnose --quiet --out "$Q_TMP/dg" "${Q_FAST[@]}" --no-quality --candidate 'a:' \
+"$MOEPROBE" diagnose --quiet --out "$Q_TMP/dg" --seq 3 --conc 2:4 --max-tokens 8 --grace 3 --no-quality --candidate 'a:' \
     -- "$REFENGINE" --world "$FAST" --port '{port}' >/dev/null 2>&1 || fail "diagnose: exit $?"
 head -1 "$Q_TMP/dg/report.md" | grep -qx "# moeprobe diagnose report" || fail "report.md: $(head -1 "$Q_TMP/dg/report.md")"
 grep -q "<h1>moeprobe diagnose report</h1>" "$Q_TMP/dg/report.html" || fail "report.html title"
