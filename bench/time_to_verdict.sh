@@ -125,7 +125,7 @@ own = k["overhead_seconds"] + outside
 real = (k["startup_seconds"] + k["request_seconds"]) * scale + own
 eta, at = None, None
 for line in open(err):
-    m = re.match(r"([0-9.]+) moeprobe: plan: .*ETA ([0-9.]+) (s|min|h)\b", line)
+    m = re.match(r"([0-9.]+) moeprobe: (?:[0-9:]+ )?plan: .*?ETA ~?([0-9.]+) ?(s|min|h)\b", line)
     if m:
         at = float(m.group(1))
         eta = float(m.group(2)) * {"s": 1, "min": 60, "h": 3600}[m.group(3)]
