@@ -67,8 +67,11 @@ void re_drafter_resolve(const struct world *w, const char *moe_backend, struct r
     d->has_moe_line = d->on && re_ver_ge(w, 0, 17, 0); /* the unquantized oracle, PR #33807 */
     if (!d->has_moe_line)
         return;
+    /* auto: the world can say what the oracle picks on its device (after
+     * vllm PR #39825 Triton on SM121, for example) */
+    const char *auto_pick = w->drafter_moe[0] ? w->drafter_moe : "FlashInfer CUTLASS";
     if (!moe_backend) {
-        d->moe = "FlashInfer CUTLASS";
+        d->moe = auto_pick;
         return;
     }
     char v[64];
@@ -77,7 +80,7 @@ void re_drafter_resolve(const struct world *w, const char *moe_backend, struct r
         v[i] = moe_backend[i] == '-' ? '_' : (char)tolower((unsigned char)moe_backend[i]);
     v[i] = '\0';
     if (!strcmp(v, "auto")) {
-        d->moe = "FlashInfer CUTLASS";
+        d->moe = auto_pick;
         return;
     }
     for (i = 0; i < MP_ARRAY_SIZE(unquantized); i++) {

@@ -148,12 +148,30 @@ void re_log_raw(const struct re_log *lg, enum re_proc proc, const char *fmt, ...
     free(s);
 }
 
+/* FlashInfer's own logger, as real logs show it ("2026-05-03
+ * 18:41:37,368 - INFO - autotuner.py:457 - flashinfer.jit: [Autotuner]:
+ * ..."), after the process prefix, on stderr. */
+static void flashinfer_line(const struct re_log *lg, const struct re_line *ln)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    localtime_r(&ts.tv_sec, &tm);
+    char when[32];
+    strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+    re_log_raw(lg, ln->proc, "%s,%03ld - %s - %s:%d - flashinfer.jit: %s", when,
+               ts.tv_nsec / 1000000, ln->level == RE_FI_WARNING ? "WARNING" : "INFO", ln->file,
+               ln->lineno, ln->text);
+}
+
 void re_log_lines(const struct re_log *lg, const struct re_lines *l)
 {
     for (size_t i = 0; i < l->n; i++) {
         const struct re_line *ln = &l->v[i];
         if (ln->level == RE_RAW)
             re_log_raw(lg, ln->proc, "%s", ln->text);
+        else if (ln->level == RE_FI_INFO || ln->level == RE_FI_WARNING)
+            flashinfer_line(lg, ln);
         else
             log_text(lg, ln->proc, ln->level, ln->file, ln->lineno, ln->text);
     }

@@ -91,6 +91,7 @@ struct cli {
     const char *moe_backend;
     bool moe_from_flag;
     char *kc_moe_backend;   /* from --kernel-config (owned) */
+    bool autotune_off;      /* --kernel-config '{"enable_flashinfer_autotune": false}' */
     const char *linear_backend;
     const char *attention_backend;
     const char *served_model_name;
@@ -105,6 +106,20 @@ static void cli_free(struct cli *c)
 {
     free(c->args);
     free(c->kc_moe_backend);
+}
+
+static void kernel_config(struct cli *c, const char *val)
+{
+    cJSON *j = cJSON_Parse(val);
+    const cJSON *mb = j ? cJSON_GetObjectItemCaseSensitive(j, "moe_backend") : NULL;
+    if (cJSON_IsString(mb)) {
+        free(c->kc_moe_backend);
+        c->kc_moe_backend = xstrdup(mb->valuestring);
+    }
+    const cJSON *at = j ? cJSON_GetObjectItemCaseSensitive(j, "enable_flashinfer_autotune") : NULL;
+    if (cJSON_IsBool(at))
+        c->autotune_off = cJSON_IsFalse(at);
+    cJSON_Delete(j);
 }
 
 static bool is_int(const char *s)
@@ -212,13 +227,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
             if (re_drafter_parse(val, &c->drafter, e, sizeof(e)) < 0)
                 return mp_error("%s", e);
         } else if (!strcmp(key, "kernel_config") && val) {
-            cJSON *j = cJSON_Parse(val);
-            const cJSON *mb = j ? cJSON_GetObjectItemCaseSensitive(j, "moe_backend") : NULL;
-            if (cJSON_IsString(mb)) {
-                free(c->kc_moe_backend);
-                c->kc_moe_backend = xstrdup(mb->valuestring);
-            }
-            cJSON_Delete(j);
+            kernel_config(c, val);
         }
         struct arg *g = &c->args[c->nargs++];
         snprintf(g->key, sizeof(g->key), "%s", key);
@@ -231,6 +240,38 @@ static int parse_cli(int argc, char **argv, struct cli *c)
     return 0;
 }
 
+/* repr() of a flat JSON object as Python prints the dict json.loads gives;
+ * false (nothing written) when v is not one. */
+static bool py_dict(struct buf *b, const char *v)
+{
+    cJSON *j = cJSON_Parse(v);
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        return false;
+    }
+    buf_adds(b, "{");
+    const cJSON *it;
+    bool first = true;
+    cJSON_ArrayForEach(it, j)
+    {
+        buf_printf(b, "%s'%s': ", first ? "" : ", ", it->string);
+        first = false;
+        if (cJSON_IsString(it))
+            buf_printf(b, "'%s'", it->valuestring);
+        else if (cJSON_IsBool(it))
+            buf_adds(b, cJSON_IsTrue(it) ? "True" : "False");
+        else if (cJSON_IsNumber(it) && it->valuedouble == (double)(long long)it->valuedouble)
+            buf_printf(b, "%lld", (long long)it->valuedouble);
+        else if (cJSON_IsNumber(it))
+            buf_printf(b, "%g", it->valuedouble);
+        else
+            buf_adds(b, "None");
+    }
+    buf_adds(b, "}");
+    cJSON_Delete(j);
+    return true;
+}
+
 /* Python repr of a value as vLLM's argparse would have typed it */
 static void py_value(struct buf *b, const char *key, const char *v)
 {
@@ -240,6 +281,9 @@ static void py_value(struct buf *b, const char *key, const char *v)
         buf_printf(b, "['%s']", v);
     } else if (is_int(v) || is_float(v)) {
         buf_adds(b, v);
+    } else if ((!strcmp(key, "speculative_config") || !strcmp(key, "kernel_config")) &&
+               py_dict(b, v)) {
+        /* argparse's json.loads: a dict */
     } else if (!strcmp(key, "moe_backend") || !strcmp(key, "linear_backend")) {
         buf_adds(b, "'");
         for (const char *p = v; *p; p++)
@@ -370,9 +414,10 @@ static void print_engine_init(const struct re_log *lg, const struct world *w, co
                                                  : (char)tolower((unsigned char)c->moe_backend[i]);
             mb[i] = 0;
         }
-        buf_printf(&b, ", kernel_config=KernelConfig(%senable_flashinfer_autotune=True, moe_backend='%s'%s)",
+        buf_printf(&b, ", kernel_config=KernelConfig(%senable_flashinfer_autotune=%s, moe_backend='%s'%s)",
                    re_ver_ge(w, 0, 19, 1) ? "ir_op_priority=IrOpPriorityConfig(rms_norm=['native']), " : "",
-                   mb, re_ver_ge(w, 0, 22, 0) ? ", linear_backend='auto'" : ""); /* PR #39538: v0.22.0 */
+                   c->autotune_off ? "False" : "True", mb,
+                   re_ver_ge(w, 0, 22, 0) ? ", linear_backend='auto'" : ""); /* PR #39538: v0.22.0 */
     }
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "core.py",
            !re_ver_ge(w, 0, 15, 0) ? 93 : (!re_ver_ge(w, 0, 19, 1) ? 105 : 107), "%s", b.data);
@@ -501,6 +546,151 @@ static void raise_nofile(void)
     }
 }
 
+/* The engine's traceback and the API server's for a resolution that
+ * fails at start-up (res->status RE_ERR_STARTUP). */
+static void print_startup_failure(struct re_log *lg, const struct world *w,
+                                  const struct re_resolution *res)
+{
+    /* the frames where vLLM raised: the NvFp4 oracle's unless the
+     * resolution names others (an environment value, a dense kernel) */
+    char oracle[1400];
+    snprintf(oracle, sizeof(oracle),
+             RE_TB_LOAD
+             "  File \"" PY "/model_executor/layers/quantization/modelopt.py\", line 1402, in __init__\n"
+             "    self.nvfp4_backend = select_nvfp4_moe_backend(self.moe_config)\n"
+             "  File \"" PY "/model_executor/layers/fused_moe/oracle/nvfp4.py\", line 230, in select_nvfp4_moe_backend\n"
+             "    raise %s(\n",
+             !strncmp(res->error, "NotImplementedError", 19) ? "NotImplementedError" : "ValueError");
+    re_log(lg, RE_PROC_ENGINE, RE_ERROR, "core.py", 1100,
+           "EngineCore failed to start.\nTraceback (most recent call last):\n%s%s",
+           res->frames ? res->frames : oracle, res->error);
+    const char *tag = re_proc_tag(w, RE_PROC_ENGINE);
+    char exc[200];
+    snprintf(exc, sizeof(exc),
+             "RuntimeError: Engine core initialization failed. See root cause above. Failed "
+             "core proc(s): {'%s': 1}",
+             tag ? tag : "EngineCore_DP0");
+    print_cli_traceback(lg,
+                        "  File \"" PY "/v1/engine/utils.py\", line 1066, in wait_for_engine_startup\n"
+                        "    raise RuntimeError(",
+                        exc);
+}
+
+/* Stop the EngineCore child unless the world makes it hostile (the
+ * harness then has to), after closing the pipe and the listening socket. */
+static void stop_child(pid_t child, int pipe_fd, int lfd, bool hostile)
+{
+    close(pipe_fd);
+    close(lfd);
+    if (!hostile) {
+        kill(child, SIGTERM);
+        while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
+}
+
+/* CUDA mode (after the fork: the EngineCore child never touches CUDA):
+ * the device, the path the resolved backend takes; on failure the
+ * engine's start-up traceback and -1. */
+static int cuda_start(struct re_log *lg, const struct world *w, const struct re_resolution *res,
+                      uint64_t seed, struct moe_cuda **gpu, enum moe_cuda_path *gpu_path)
+{
+    /* after the fork: the EngineCore child never touches CUDA */
+    static const char *const path_names[] = {
+        "marlin (route, dequantise to FP16, FP16 GEMM; one stream)",
+        "two-stream (routing and experts on two streams, ordered by an event)",
+        "racy two-stream (routing and experts on two streams, no event)",
+        "faulty (two-stream with an unchecked block-scale index)"};
+    *gpu_path = re_server_cuda_path(res->backend, &w->backends[res->backend]);
+    struct moe_cuda_cfg mc = {
+        .hidden = (int)w->cuda_hidden, .inter = (int)w->cuda_intermediate,
+        .experts = (int)w->cuda_experts, .top_k = (int)w->cuda_top_k,
+        .layers = (int)w->cuda_layers, .seed = seed,
+    };
+    char desc[256];
+    struct moe_cuda_err ce;
+    if (moe_cuda_init(&mc, gpu, desc, sizeof(desc), &ce) != 0) {
+        re_log(lg, RE_PROC_ENGINE, RE_ERROR, "core.py", 1100,
+               "EngineCore failed to start.\nTraceback (most recent call last):\n"
+               "  File \"" PY "/v1/engine/core.py\", line 1090, in run_engine_core\n"
+               "    engine_core = EngineCoreProc(*args, engine_index=dp_rank, **kwargs)\n"
+               "  File \"" PY "/v1/worker/gpu_worker.py\", line 244, in init_device\n"
+               "    torch.cuda.set_device(self.device)\n"
+               "torch.AcceleratorError: CUDA error: %s (%s in %s)",
+               ce.text, ce.name, ce.call);
+        const char *tag = re_proc_tag(w, RE_PROC_ENGINE);
+        re_log_raw(lg, RE_PROC_API,
+                   "RuntimeError: Engine core initialization failed. See root cause above. "
+                   "Failed core proc(s): {'%s': 1}",
+                   tag ? tag : "EngineCore_DP0");
+        return -1;
+    }
+    re_log(lg, RE_PROC_ENGINE, RE_INFO, "refengine_cuda.py", 1,
+           "refengine CUDA mode on %s: %u MoE layers per step, %u experts (top-%u), hidden "
+           "%u, intermediate %u, NVFP4 weights (E2M1, E4M3 scale per 16, FP32 global); %s "
+           "path: %s",
+           desc, w->cuda_layers, w->cuda_experts, w->cuda_top_k, w->cuda_hidden,
+           w->cuda_intermediate, world_backend_name(res->backend), path_names[*gpu_path]);
+    return 0;
+}
+
+/* The API server's traceback when its socket cannot bind. */
+static void print_bind_failure(struct re_log *lg, int berr)
+{
+    char exc[128];
+    snprintf(exc, sizeof(exc), "OSError: [Errno %d] %s", berr, strerror(berr));
+    print_cli_traceback(lg,
+                        "  File \"" PY "/entrypoints/openai/api_server.py\", line 2055, in run_server\n"
+                        "    sock = create_server_socket(sock_addr)\n"
+                        "  File \"" PY "/entrypoints/openai/api_server.py\", line 2013, in create_server_socket\n"
+                        "    sock.bind(addr)",
+                        exc);
+}
+
+/* The EngineCore child behind a pipe (pfd[1] the parent's end; it exits
+ * when that closes). Returns its pid, or -1 (said) when it cannot start. */
+static pid_t start_child(int pfd[2], int lfd, const struct world *w)
+{
+    if (pipe2(pfd, O_CLOEXEC) != 0) {
+        mp_error("pipe: %s", strerror(errno));
+        return -1;
+    }
+    pid_t child = fork();
+    if (child < 0) {
+        mp_error("fork: %s", strerror(errno));
+        close(pfd[0]);
+        close(pfd[1]);
+        return -1;
+    }
+    if (child == 0) {
+        close(pfd[1]);
+        child_main(pfd[0], lfd, w);
+    }
+    close(pfd[0]);
+    return child;
+}
+
+/* "REALPATH|BACKEND": what a crash site is keyed on across attempts. */
+static void site_key_of(char *out, size_t n, const char *world_path, const char *backend)
+{
+    char *rp = realpath(world_path, NULL);
+    snprintf(out, n, "%s|%s", rp ? rp : world_path, backend);
+    free(rp);
+}
+
+/* What the resolution reads: the flags and this process' environment. */
+static void inputs_of(const struct cli *c, struct re_inputs *in)
+{
+    *in = (struct re_inputs){
+        .moe_backend = c->moe_backend,
+        .moe_backend_from_flag = c->moe_from_flag,
+        .linear_backend = c->linear_backend,
+        .attention_backend = c->attention_backend,
+        .env = (const char *const *)environ,
+        .autotune_off = c->autotune_off,
+    };
+}
+
 int main(int argc, char **argv)
 {
     mp_progname = "refengine";
@@ -530,13 +720,8 @@ int main(int argc, char **argv)
     const char *model = c.model_tag ? c.model_tag : w.model;
     const char *served = c.served_model_name ? c.served_model_name : model;
 
-    struct re_inputs in = {
-        .moe_backend = c.moe_backend,
-        .moe_backend_from_flag = c.moe_from_flag,
-        .linear_backend = c.linear_backend,
-        .attention_backend = c.attention_backend,
-        .env = (const char *const *)environ,
-    };
+    struct re_inputs in;
+    inputs_of(&c, &in);
     re_resolve(&w, &in, &res);
     have_res = true;
     re_drafter_resolve(&w, c.moe_backend, &c.drafter);
@@ -557,37 +742,18 @@ int main(int argc, char **argv)
 
     int lfd = -1, port = 0, berr = 0;
     if (bind_port(c.host, c.port, &lfd, &port, &berr) != 0) {
-        char exc[128];
-        snprintf(exc, sizeof(exc), "OSError: [Errno %d] %s", berr, strerror(berr));
-        print_cli_traceback(&lg,
-                            "  File \"" PY "/entrypoints/openai/api_server.py\", line 2055, in run_server\n"
-                            "    sock = create_server_socket(sock_addr)\n"
-                            "  File \"" PY "/entrypoints/openai/api_server.py\", line 2013, in create_server_socket\n"
-                            "    sock.bind(addr)",
-                            exc);
+        print_bind_failure(&lg, berr);
         rc = 1;
         goto out;
     }
 
     int pfd[2];
-    if (pipe2(pfd, O_CLOEXEC) != 0) {
-        mp_error("pipe: %s", strerror(errno));
-        rc = MP_EXIT_INTERNAL;
-        close(lfd);
-        goto out;
-    }
-    pid_t child = fork();
+    pid_t child = start_child(pfd, lfd, &w);
     if (child < 0) {
-        mp_error("fork: %s", strerror(errno));
         rc = MP_EXIT_INTERNAL;
         close(lfd);
         goto out;
     }
-    if (child == 0) {
-        close(pfd[1]);
-        child_main(pfd[0], lfd, &w);
-    }
-    close(pfd[0]);
     lg.pid[RE_PROC_ENGINE] = (int)child;
     bool hostile = w.child_ignores_sigterm || w.child_escapes_group;
 
@@ -597,94 +763,22 @@ int main(int argc, char **argv)
     sleep_seconds(w.select_seconds);
     re_log_lines(&lg, &res.engine_lines);
     if (res.status == RE_ERR_STARTUP) {
-        /* the frames where vLLM raised: the NvFp4 oracle's unless the
-         * resolution names others (an environment value, a dense kernel) */
-        char oracle[1400];
-        snprintf(oracle, sizeof(oracle),
-                 RE_TB_LOAD
-                 "  File \"" PY "/model_executor/layers/quantization/modelopt.py\", line 1402, in __init__\n"
-                 "    self.nvfp4_backend = select_nvfp4_moe_backend(self.moe_config)\n"
-                 "  File \"" PY "/model_executor/layers/fused_moe/oracle/nvfp4.py\", line 230, in select_nvfp4_moe_backend\n"
-                 "    raise %s(\n",
-                 !strncmp(res.error, "NotImplementedError", 19) ? "NotImplementedError" : "ValueError");
-        re_log(&lg, RE_PROC_ENGINE, RE_ERROR, "core.py", 1100,
-               "EngineCore failed to start.\nTraceback (most recent call last):\n%s%s",
-               res.frames ? res.frames : oracle, res.error);
-        const char *tag = re_proc_tag(&w, RE_PROC_ENGINE);
-        char exc[200];
-        snprintf(exc, sizeof(exc),
-                 "RuntimeError: Engine core initialization failed. See root cause above. Failed "
-                 "core proc(s): {'%s': 1}",
-                 tag ? tag : "EngineCore_DP0");
-        print_cli_traceback(&lg,
-                            "  File \"" PY "/v1/engine/utils.py\", line 1066, in wait_for_engine_startup\n"
-                            "    raise RuntimeError(",
-                            exc);
-        close(pfd[1]);
-        close(lfd);
-        if (!hostile) {
-            kill(child, SIGTERM);
-            while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-                ;
-        }
+        print_startup_failure(&lg, &w, &res);
+        stop_child(child, pfd[1], lfd, hostile);
         rc = 1;
         goto out;
     }
 
     struct moe_cuda *gpu = NULL;
     enum moe_cuda_path gpu_path = MOE_CUDA_TWO_STREAM;
-    if (w.cuda) {
-        /* after the fork: the EngineCore child never touches CUDA */
-        static const char *const path_names[] = {
-            "marlin (route, dequantise to FP16, FP16 GEMM; one stream)",
-            "two-stream (routing and experts on two streams, ordered by an event)",
-            "racy two-stream (routing and experts on two streams, no event)",
-            "faulty (two-stream with an unchecked block-scale index)"};
-        gpu_path = re_server_cuda_path(res.backend, &w.backends[res.backend]);
-        struct moe_cuda_cfg mc = {
-            .hidden = (int)w.cuda_hidden, .inter = (int)w.cuda_intermediate,
-            .experts = (int)w.cuda_experts, .top_k = (int)w.cuda_top_k,
-            .layers = (int)w.cuda_layers, .seed = seed,
-        };
-        char desc[256];
-        struct moe_cuda_err ce;
-        if (moe_cuda_init(&mc, &gpu, desc, sizeof(desc), &ce) != 0) {
-            re_log(&lg, RE_PROC_ENGINE, RE_ERROR, "core.py", 1100,
-                   "EngineCore failed to start.\nTraceback (most recent call last):\n"
-                   "  File \"" PY "/v1/engine/core.py\", line 1090, in run_engine_core\n"
-                   "    engine_core = EngineCoreProc(*args, engine_index=dp_rank, **kwargs)\n"
-                   "  File \"" PY "/v1/worker/gpu_worker.py\", line 244, in init_device\n"
-                   "    torch.cuda.set_device(self.device)\n"
-                   "torch.AcceleratorError: CUDA error: %s (%s in %s)",
-                   ce.text, ce.name, ce.call);
-            const char *tag = re_proc_tag(&w, RE_PROC_ENGINE);
-            re_log_raw(&lg, RE_PROC_API,
-                       "RuntimeError: Engine core initialization failed. See root cause above. "
-                       "Failed core proc(s): {'%s': 1}",
-                       tag ? tag : "EngineCore_DP0");
-            close(pfd[1]);
-            close(lfd);
-            if (!hostile) {
-                kill(child, SIGTERM);
-                while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-                    ;
-            }
-            rc = 1;
-            goto out;
-        }
-        re_log(&lg, RE_PROC_ENGINE, RE_INFO, "refengine_cuda.py", 1,
-               "refengine CUDA mode on %s: %u MoE layers per step, %u experts (top-%u), hidden "
-               "%u, intermediate %u, NVFP4 weights (E2M1, E4M3 scale per 16, FP32 global); %s "
-               "path: %s",
-               desc, w.cuda_layers, w.cuda_experts, w.cuda_top_k, w.cuda_hidden,
-               w.cuda_intermediate, world_backend_name(res.backend), path_names[gpu_path]);
+    if (w.cuda && cuda_start(&lg, &w, &res, seed, &gpu, &gpu_path) != 0) {
+        stop_child(child, pfd[1], lfd, hostile);
+        rc = 1;
+        goto out;
     }
 
     char site_key[1200];
-    char *rp = realpath(c.world_path, NULL);
-    snprintf(site_key, sizeof(site_key), "%s|%s", rp ? rp : c.world_path,
-             world_backend_name(res.backend));
-    free(rp);
+    site_key_of(site_key, sizeof(site_key), c.world_path, world_backend_name(res.backend));
     const char *clb = getenv("CUDA_LAUNCH_BLOCKING");
     struct re_server_cfg cfg = {
         .w = &w,

@@ -16,6 +16,10 @@ void re_fail(struct re_resolution *r, const char *frames, const char *fmt, ...) 
 /* A development build ("0.19.2rc1.dev8+g..."): main, not a release branch. */
 bool re_dev_build(const struct world *w);
 
+/* stages.c: the dense NVFP4 auto-selection of the kernels/linear era
+ * (0.19.1+): dense_kernel and its line, skipping VLLM_DISABLED_KERNELS. */
+void re_dense_auto(const struct world *w, const struct re_inputs *in, struct re_resolution *r);
+
 /* ---- envread.c: the environment as vLLM of the world's era reads it ---- */
 
 /* A 0/1 variable read as bool(int(value)): 1, 0 (unset, or an integer 0),

@@ -59,6 +59,8 @@ void re_resolution_free(struct re_resolution *r)
 {
     re_lines_free(&r->api_lines);
     re_lines_free(&r->engine_lines);
+    re_lines_free(&r->load_lines);
+    re_lines_free(&r->tune_lines);
 }
 
 const char *re_env_get(const char *const *env, const char *name)
@@ -427,6 +429,8 @@ static void dense_line(const struct world *w, const struct re_inputs *in, struct
                  map[k].enum_name);
         re_lines_add(&r->engine_lines, RE_PROC_ENGINE, RE_INFO, "nvfp4_utils.py", 85,
                      "Using NvFp4LinearBackend.%s for NVFP4 GEMM", map[k].enum_name);
+    } else if (!v[0]) {
+        re_dense_auto(w, in, r); /* stages.c: VLLM_DISABLED_KERNELS, the v0.29.0 W4A16 order */
     } else {
         snprintf(r->dense_kernel, sizeof(r->dense_kernel), "%s", map[k].kernel);
         re_lines_add(&r->engine_lines, RE_PROC_ENGINE, RE_INFO, "__init__.py", 683,
@@ -886,5 +890,7 @@ int re_resolve(const struct world *w, const struct re_inputs *in, struct re_reso
     }
     if (r->status == RE_OK)
         attention_line(w, in, r);
+    if (r->status == RE_OK)
+        re_resolve_stages(w, in, r); /* stages.c */
     return 0;
 }

@@ -19,7 +19,9 @@
 #include "world.h"
 
 enum re_proc { RE_PROC_API, RE_PROC_ENGINE };
-enum re_level { RE_DEBUG, RE_INFO, RE_WARNING, RE_ERROR, RE_RAW };
+/* RE_FI_*: FlashInfer's own logger ("YYYY-MM-DD HH:MM:SS,mmm - INFO - file:line -
+ * flashinfer.jit: text", after the process prefix, on stderr). */
+enum re_level { RE_DEBUG, RE_INFO, RE_WARNING, RE_ERROR, RE_RAW, RE_FI_INFO, RE_FI_WARNING };
 
 /* One log line: printed as "(<proc> pid=N) LEVEL MM-DD HH:MM:SS [file:line] text"
  * or, for RE_RAW, as "(<proc> pid=N) text" on stderr (Python warnings). */
@@ -42,6 +44,7 @@ struct re_inputs {
     const char *linear_backend;   /* --linear-backend value or NULL */
     const char *attention_backend;/* --attention-backend value or NULL */
     const char *const *env;       /* NULL-terminated "NAME=VALUE" list; may be NULL */
+    bool autotune_off;            /* --kernel-config '{"enable_flashinfer_autotune": false}' */
 };
 
 enum re_status {
@@ -62,6 +65,10 @@ struct re_resolution {
     char attention[64];           /* attention backend name */
     struct re_lines api_lines;    /* API server, before the engine starts */
     struct re_lines engine_lines; /* EngineCore, during model load */
+    struct re_lines load_lines;   /* EngineCore, right after the target's weights loaded (before
+                                     a drafter, drafter.c): the prepare/finalize line */
+    struct re_lines tune_lines;   /* EngineCore, the warm-up after the KV cache: the FlashInfer
+                                     autotuner */
     char error[1024];
     const char *frames;           /* RE_ERR_STARTUP: the traceback frames (static text, each
                                      line ending in '\n') from run_engine_core to the raise;
@@ -78,6 +85,12 @@ struct re_resolution {
                "    self.model_executor = executor_class(vllm_config)\n"                        \
                "  File \"" RE_TB_PY "/v1/worker/gpu_model_runner.py\", line 4735, in load_model\n" \
                "    self.model = model_loader.load_model(\n"
+
+/* The lines after the model's selection lines (refengine/stages.c): the
+ * target's prepare/finalize (load_lines), the FlashInfer autotuner in the
+ * warm-up (tune_lines); a speculative drafter is drafter.c's. Called by re_resolve when the
+ * engine starts (RE_OK). */
+void re_resolve_stages(const struct world *w, const struct re_inputs *in, struct re_resolution *r);
 
 /* Version helpers on a world's parsed version. */
 bool re_ver_ge(const struct world *w, int maj, int min, int pat);

@@ -73,6 +73,7 @@ static void print_weights_loaded(void)
     double tw = re_srv_weights_done(w);
     re_log(srv.cfg->log, RE_PROC_ENGINE, RE_INFO, "default_loader.py", 291,
            "Loading weights took %.2f seconds", tw - w->select_seconds);
+    re_log_lines(srv.cfg->log, &srv.cfg->res->load_lines); /* the target's prepare/finalize */
     if (has_drafter())
         re_log(srv.cfg->log, RE_PROC_ENGINE, RE_INFO, "gpu_model_runner.py", 5184,
                "Loading drafter model...");
@@ -135,6 +136,7 @@ static void print_ready(void)
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "kv_cache_utils.py", 1296,
            "Maximum concurrency for %ld tokens per request: %.2fx", cfg->max_model_len,
            (double)kvt / (double)cfg->max_model_len);
+    re_log_lines(lg, &cfg->res->tune_lines); /* the FlashInfer autotuner in the warm-up */
     re_log(lg, RE_PROC_ENGINE, RE_INFO, "core.py", 259,
            "init engine (profile, create kv cache, warmup model) took %.2f seconds",
            ld - re_srv_weights_done(w) - d1 - d2);
@@ -158,6 +160,29 @@ static void print_ready(void)
     re_log_uvicorn(lg, false, "INFO", "Started server process [%d]", (int)getpid());
     re_log_uvicorn(lg, false, "INFO", "Waiting for application startup.");
     re_log_uvicorn(lg, false, "INFO", "Application startup complete.");
+}
+
+/* The MTP drafter's own MoE fails in the profile run (the world's
+ * drafter_startup_error, e.g. FlashInfer CUTLASS without the activation on
+ * SM121: "RuntimeError: Invalid activation type.", vllm PR #39825); the
+ * frames below the dummy run are not imitated. */
+static bool drafter_fails(void)
+{
+    return has_drafter() && srv.cfg->w->drafter_startup_error[0];
+}
+
+static void drafter_crash(void)
+{
+    re_log(srv.cfg->log, RE_PROC_ENGINE, RE_ERROR, "core.py", 1100,
+           "EngineCore failed to start.\nTraceback (most recent call last):\n"
+           "  File \"" PY "/v1/engine/core.py\", line 1090, in run_engine_core\n"
+           "    engine_core = EngineCoreProc(*args, engine_index=dp_rank, **kwargs)\n"
+           "  File \"" PY "/v1/engine/core.py\", line 124, in __init__\n"
+           "    num_gpu_blocks, num_cpu_blocks, kv_cache_config = self._initialize_kv_caches(\n"
+           "  File \"" PY "/v1/worker/gpu_model_runner.py\", line 4188, in profile_run\n"
+           "    hidden_states, last_hidden_states = self._dummy_run(\n"
+           "%s",
+           srv.cfg->w->drafter_startup_error);
 }
 
 static void startup_crash(void)
@@ -246,10 +271,13 @@ void re_srv_on_misc(void)
         print_model_loaded();
         srv.misc = MISC_LOADING;
         double rest = w->load_seconds - re_srv_weights_done(w) - d1 - d2;
-        re_srv_arm_misc(srv.be->failure == WF_STARTUP_CRASH ? rest * 0.25 : rest);
+        re_srv_arm_misc(srv.be->failure == WF_STARTUP_CRASH || drafter_fails() ? rest * 0.25 : rest);
     } else if (srv.misc == MISC_LOADING) {
-        if (srv.be->failure == WF_STARTUP_CRASH) {
-            startup_crash();
+        if (srv.be->failure == WF_STARTUP_CRASH || drafter_fails()) {
+            if (drafter_fails())
+                drafter_crash();
+            else
+                startup_crash();
             re_srv_print_startup_failed();
             srv.exit_code = 1;
             srv.stopping = true;

@@ -305,6 +305,25 @@ static int engine_key(struct pstate *s, const char *k, const char *v)
     } else if (!strcmp(k, "cuda")) {
         if (!parse_bool(v, &w->cuda))
             return err(s, "cuda: expected true or false, got '%.80s'", v);
+    } else if (!strcmp(k, "drafter_moe")) {
+        static const char *const names[] = {"TRITON", "BATCHED_TRITON", "FlashInfer CUTLASS",
+                                            "FlashInfer TRTLLM"};
+        for (size_t i = 0; i < MP_ARRAY_SIZE(names); i++)
+            if (!strcmp(v, names[i])) {
+                snprintf(w->drafter_moe, sizeof(w->drafter_moe), "%s", v);
+                return 0;
+            }
+        return err(s, "drafter_moe: expected TRITON, BATCHED_TRITON, FlashInfer CUTLASS or "
+                      "FlashInfer TRTLLM, got '%.80s'", v);
+    } else if (!strcmp(k, "drafter_startup_error")) {
+        if (!copy_str(w->drafter_startup_error, sizeof(w->drafter_startup_error), v))
+            return err(s, "drafter_startup_error: too long%s", "");
+    } else if (!strcmp(k, "autotuner_unsupported_tactics")) {
+        unsigned long long x;
+        if (!parse_uint(v, 100000, &x))
+            return err(s, "autotuner_unsupported_tactics: expected an integer in [0, 100000], "
+                          "got '%.80s'", v);
+        w->autotuner_unsupported_tactics = (unsigned)x;
     } else if (!strcmp(k, "cuda_route_jitter")) {
         if (!parse_double(v, 0, 1, &w->cuda_route_jitter))
             return err(s, "cuda_route_jitter: expected a probability in [0, 1], got '%.80s'", v);

@@ -103,6 +103,16 @@ struct world {
     unsigned cuda_top_k;        /* default 4 */
     unsigned cuda_layers;       /* MoE layers per token, default 8 */
     double cuda_route_jitter;   /* per-step probability that routing runs slow, default 0.02 */
+    /* a speculative drafter (--speculative-config, drafter.c): what vLLM's
+     * unquantized MoE oracle picks for its MoE under auto on this device,
+     * as the oracle names it ("TRITON", "FlashInfer CUTLASS", ...; "" =
+     * drafter.c's default), and the error its profile run raises ("" =
+     * none) */
+    char drafter_moe[64];
+    char drafter_startup_error[WORLD_STR];
+    /* the FlashInfer autotuner's "Skipped N unsupported tactic(s)" in the
+     * warm-up (0 = none) */
+    unsigned autotuner_unsupported_tactics;
     struct world_backend_cfg backends[WB_COUNT];
     unsigned nknobs;
     struct world_knob knobs[WORLD_MAX_KNOBS];

@@ -143,6 +143,43 @@ static void explain_text(const struct mp_explain *ex, const char *ver, const cha
                ex->prediction_reason, ex->summary);
 }
 
+/* A docker-like run from argv[i] (engine/shape.h): past wrappers and
+ * global options, its -e/--env assignments into env (-e NAME: the host's
+ * value), the image into *image. Returns the index after the image. */
+static int docker_args(char **argv, int argc, int i, const struct mp_shape *sh,
+                       struct mp_strv *env, char **image)
+{
+    int img = i + (int)sh->image;
+    i += (int)sh->run + 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (i >= img || a[0] != '-') {
+            *image = xstrdup(a);
+            i++;
+            break;
+        }
+        const char *val = NULL;
+        if ((!strcmp(a, "-e") || !strcmp(a, "--env")) && i + 1 < argc)
+            val = argv[++i];
+        else if (!strncmp(a, "--env=", 6))
+            val = a + 6;
+        else if (!strncmp(a, "-e", 2) && a[2])
+            val = a + 2;
+        else if (!strchr(a, '=') && docker_opt_takes_value(a) && i + 1 < argc)
+            i++;
+        if (val) {
+            if (strchr(val, '=')) {
+                mp_strv_push(env, val);
+            } else {
+                const char *hv = getenv(val); /* -e NAME passes the host's value */
+                if (hv)
+                    mp_strv_push_owned(env, xasprintf("%s=%s", val, hv));
+            }
+        }
+    }
+    return i;
+}
+
 int cmd_explain(int argc, char **argv)
 {
     const char *ver = NULL, *kfile = NULL;
@@ -198,36 +235,8 @@ int cmd_explain(int argc, char **argv)
     struct mp_shape sh;
     mp_shape_parse(argv + i, (size_t)(argc - i), &sh);
     if (sh.kind == MP_SHAPE_DOCKER) {
-        /* any docker-like run (engine/shape.h): past wrappers and global options */
         container = true;
-        int img = i + (int)sh.image;
-        i += (int)sh.run + 1;
-        for (; i < argc; i++) {
-            const char *a = argv[i];
-            if (i >= img || a[0] != '-') {
-                image = xstrdup(a);
-                i++;
-                break;
-            }
-            const char *val = NULL;
-            if ((!strcmp(a, "-e") || !strcmp(a, "--env")) && i + 1 < argc)
-                val = argv[++i];
-            else if (!strncmp(a, "--env=", 6))
-                val = a + 6;
-            else if (!strncmp(a, "-e", 2) && a[2])
-                val = a + 2;
-            else if (!strchr(a, '=') && docker_opt_takes_value(a) && i + 1 < argc)
-                i++;
-            if (val) {
-                if (strchr(val, '=')) {
-                    mp_strv_push(&env, val);
-                } else {
-                    const char *hv = getenv(val); /* -e NAME passes the host's value */
-                    if (hv)
-                        mp_strv_push_owned(&env, xasprintf("%s=%s", val, hv));
-                }
-            }
-        }
+        i = docker_args(argv, argc, i, &sh, &env, &image);
         if (image)
             mp_kn_image_version(k, image, &iv);
     }

@@ -257,6 +257,7 @@ int mp_session_reports(struct mp_session *s, bool json, bool quiet, struct mp_re
 {
     struct mp_report out;
     mp_report_init(&out, s->o->out_dir);
+    out.kn = s->kn; /* --knowledge: its known issues (borrowed until mp_session_end) */
     int rc = mp_store_load(s->store, &out, NULL);
     if (rc < 0) {
         mp_error("cannot read the evidence store back: %s", mp_store_errmsg(s->store));

@@ -1,6 +1,7 @@
 /* issues.c - the known-issue matcher (issues.h). Pure: facts in, hits out. */
 #include "compat.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@ static bool in_set(char *const *set, size_t n, const char *s)
  * kernel (a core dump, "This kernel only supports sm120"). */
 static bool signature_holds(const struct mp_kn_issue *is, const struct mp_ki_facts *f)
 {
-    if (is->nclasses && !in_set(is->classes, is->nclasses, f->crash_class))
+    if (is->nclasses && !in_set(is->classes, is->nclasses, f->crash_class ? f->crash_class : "none"))
         return false;
     if (is->message && !re_any(is->message, f->messages, f->nmessages))
         return false;
@@ -234,4 +235,18 @@ const char *mp_ki_device(const char *cc, char *buf, size_t n)
     }
     snprintf(buf, n, "sm%d%d", major, minor);
     return buf;
+}
+
+void mp_ki_kernel(struct mp_strv *out, const char *area, const char *name)
+{
+    if (!name || !name[0] || !area)
+        return;
+    char *a = xstrdup(area);
+    for (char *p = a; *p; p++)
+        *p = *p == ' ' ? '-' : (char)tolower((unsigned char)*p);
+    char *x = xasprintf("%s:%s", a, name);
+    if (!mp_strv_has(out, x))
+        mp_strv_push(out, x);
+    free(x);
+    free(a);
 }

@@ -21,6 +21,7 @@
 #include "compat.h"
 
 #include "buf.h"
+#include "strv.h"
 #include "knowledge/knowledge.h"
 
 struct mp_kn_issue {
@@ -30,7 +31,7 @@ struct mp_kn_issue {
     char *workaround;  /* or NULL */
     char *note;        /* or NULL */
     /* signature */
-    char **classes;    /* crash classes, any of; none named = any (or no crash) */
+    char **classes;    /* crash classes, any of ("none": no crash); none named = any */
     size_t nclasses;
     pcre2_code *message, *unless, *kernel;
     char *message_src, *unless_src, *kernel_src;
@@ -87,6 +88,11 @@ void mp_ki_hit_line(const struct mp_ki_hit *h, struct buf *out);
 /* The JSON array of DESIGN.md: [{"id", "title", "source", "match": "exact"|"near",
  * "fixed_in", "workaround", "differs", "unconfirmed"}]. */
 void mp_ki_hits_to_json(const struct mp_ki_hits *h, struct buf *out);
+
+/* Append "AREA:NAME" to out, AREA lower-cased with blanks as '-' ("MxFp8
+ * MoE" -> "mxfp8-moe"), once; nothing for an empty name. The spelling of
+ * mp_ki_facts.kernels, for every caller that builds facts. */
+void mp_ki_kernel(struct mp_strv *out, const char *area, const char *name);
 
 /* "sm121" for a compute capability "12.1" (or "sm_121a", "sm121");
  * NULL when cc says none. Writes into buf (at least 8 bytes). */

@@ -17,6 +17,9 @@ void mp_kn_extra_free(struct mp_knowledge *k);
 
 /* Compile re ({Q} = any quote, as for signatures); NULL with msg filled
  * (at most n bytes) when it does not compile. */
+/* The regex with {Q} expanded to any quote (' " or a curly one); caller
+ * frees (kbase.c). */
+char *mp_kn_expand_regex(const char *re);
 pcre2_code *mp_kn_compile(const char *re, char *msg, size_t n);
 
 #endif

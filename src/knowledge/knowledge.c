@@ -22,89 +22,6 @@ extern const size_t mp_data_knowledge_json_len;
 
 #define KN_MAX_FILE (8u << 20)
 
-/* ---------------------------------------------------------------- versions */
-
-int mp_kn_ver_parse(const char *s, struct mp_kn_ver *out)
-{
-    memset(out, 0, sizeof(*out));
-    if (!s)
-        return MP_EPARSE;
-    if (*s == 'v' || *s == 'V')
-        s++;
-    if (*s < '0' || *s > '9')
-        return MP_EPARSE;
-    for (int i = 0; i < 3; i++) {
-        long n = 0;
-        if (*s < '0' || *s > '9')
-            break;
-        while (*s >= '0' && *s <= '9') {
-            if (n < 100000)
-                n = n * 10 + (*s - '0');
-            s++;
-        }
-        out->v[i] = (int)n;
-        if (*s != '.')
-            break;
-        s++;
-    }
-    return 0;
-}
-
-int mp_kn_ver_cmp(const struct mp_kn_ver *a, const struct mp_kn_ver *b)
-{
-    for (int i = 0; i < 3; i++)
-        if (a->v[i] != b->v[i])
-            return a->v[i] < b->v[i] ? -1 : 1;
-    return 0;
-}
-
-/* ----------------------------------------------------------------- classes */
-
-static const char *const class_names[MP_KN_NCLASSES] = {
-    "illegal-address", "misaligned-address", "illegal-instruction", "launch-failure",
-    "tma-descriptor",  "out-of-memory",      "cuda-other",          "no-moe-backend",
-    "unsupported-backend", "engine-dead",    "python-error",
-};
-static const int class_ranks[MP_KN_NCLASSES] = {4, 4, 4, 4, 4, 4, 3, 4, 4, 1, 2};
-
-const char *mp_kn_class_name(int cls)
-{
-    return cls >= 0 && cls < MP_KN_NCLASSES ? class_names[cls] : NULL;
-}
-
-int mp_kn_class_from_name(const char *name)
-{
-    for (int i = 0; i < MP_KN_NCLASSES; i++)
-        if (name && !strcmp(name, class_names[i]))
-            return i;
-    return -1;
-}
-
-int mp_kn_class_rank(int cls)
-{
-    return cls >= 0 && cls < MP_KN_NCLASSES ? class_ranks[cls] : 0;
-}
-
-bool mp_kn_class_is_cuda_fault(int cls)
-{
-    switch (cls) {
-    case MP_KN_CLS_ILLEGAL_ADDRESS:
-    case MP_KN_CLS_MISALIGNED_ADDRESS:
-    case MP_KN_CLS_ILLEGAL_INSTRUCTION:
-    case MP_KN_CLS_LAUNCH_FAILURE:
-    case MP_KN_CLS_TMA_DESCRIPTOR:
-    case MP_KN_CLS_CUDA_OTHER:
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool mp_kn_class_name_is_cuda_fault(const char *name)
-{
-    return mp_kn_class_is_cuda_fault(mp_kn_class_from_name(name));
-}
-
 /* ------------------------------------------------------------------- free */
 
 static void free_strv(char **v, size_t n)
@@ -158,6 +75,8 @@ void mp_knowledge_free(struct mp_knowledge *k)
         free(s->era);
         free(s->code);
         free(s->text);
+        free(s->what);
+        free(s->tally);
         pcre2_code_free(s->re);
         for (size_t j = 0; j < s->nsets; j++)
             free(s->sets[j].group);
@@ -392,40 +311,72 @@ static const char *const field_names[MP_KN_NFIELDS] = {
     "engine_version",    "model",         "quantization",     "moe_backend", "moe_candidates",
     "linear_kernel",     "attention_backend", "moe_backend_flag", "unknown_env",
     "linear_kernels",    "unquantized_moe_backend", "unquantized_moe_candidates",
+    "moe_kind",          "other",         "device",
 };
 
-/* Expand {Q} (any quote: ' " or a curly quote) in a regex. */
-static char *expand_regex(const char *re)
+/* A signature's 'set': field -> regex group (or "=VALUE"). */
+static void parse_sig_sets(struct kctx *c, const cJSON *o, const char *where, struct mp_kn_sig *s)
 {
-    static const char q[] = "(?:['\"]|\\xe2\\x80[\\x98\\x99\\x9c\\x9d])";
-    struct buf b = BUF_INIT;
-    for (const char *p = re; *p; p++) {
-        if (!strncmp(p, "{Q}", 3)) {
-            buf_adds(&b, q);
-            p += 2;
+    const cJSON *set = cJSON_GetObjectItemCaseSensitive(o, "set");
+    if (set) {
+        if (!cJSON_IsObject(set)) {
+            kfail(c, where, "'set' must be an object field -> group%s", "");
         } else {
-            buf_addc(&b, *p);
+            const cJSON *it;
+            cJSON_ArrayForEach(it, set)
+            {
+                int f = -1;
+                for (int i = 0; i < MP_KN_NFIELDS; i++)
+                    if (!strcmp(it->string, field_names[i]))
+                        f = i;
+                if (f < 0 || !cJSON_IsString(it)) {
+                    kfail(c, where, "'set' names an unknown field '%s'", it->string);
+                    break;
+                }
+                if (s->nsets == MP_ARRAY_SIZE(s->sets)) {
+                    kfail(c, where, "'set' has too many fields%s", "");
+                    break;
+                }
+                s->sets[s->nsets].field = f;
+                s->sets[s->nsets].group = xstrdup(it->valuestring);
+                s->nsets++;
+            }
         }
     }
-    return buf_detach(&b, NULL);
 }
 
-pcre2_code *mp_kn_compile(const char *re, char *msg, size_t n)
+/* A signature's 'regex', compiled; every group 'set' names must exist. */
+static void parse_sig_regex(struct kctx *c, const cJSON *o, const char *where, struct mp_kn_sig *s)
 {
-    char *x = expand_regex(re);
-    int err;
-    PCRE2_SIZE off;
-    pcre2_code *code = pcre2_compile((PCRE2_SPTR)x, PCRE2_ZERO_TERMINATED, 0, &err, &off, NULL);
-    free(x);
-    if (!code) {
-        PCRE2_UCHAR m[120];
-        pcre2_get_error_message(err, m, sizeof(m));
-        snprintf(msg, n, "regex does not compile at offset %zu: %s", (size_t)off,
-                 (const char *)m);
-        return NULL;
+    char *re = get_str(c, o, "regex", where);
+    if (re) {
+        char *x = mp_kn_expand_regex(re);
+        int err;
+        PCRE2_SIZE off;
+        s->re = pcre2_compile((PCRE2_SPTR)x, PCRE2_ZERO_TERMINATED, 0, &err, &off, NULL);
+        if (!s->re) {
+            PCRE2_UCHAR msg[120];
+            pcre2_get_error_message(err, msg, sizeof(msg));
+            char m2[200];
+            snprintf(m2, sizeof(m2), "regex does not compile at offset %zu: %s", (size_t)off,
+                     (const char *)msg);
+            kfail(c, where, "%s", m2);
+        } else {
+            pcre2_jit_compile(s->re, PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
+            pcre2_pattern_info(s->re, PCRE2_INFO_CAPTURECOUNT, &s->re_ncap);
+            for (size_t i = 0; i < s->nsets; i++) {
+                const char *g = s->sets[i].group;
+                if (g[0] != '=' && pcre2_substring_number_from_name(s->re, (PCRE2_SPTR)g) < 0)
+                    kfail(c, where, "'set' uses group '%s' that the regex does not define", g);
+            }
+        }
+        free(x);
+        free(re);
+    } else {
+        for (size_t i = 0; i < s->nsets; i++)
+            if (s->sets[i].group[0] != '=')
+                kfail(c, where, "'set' needs a regex for group '%s'", s->sets[i].group);
     }
-    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
-    return code;
 }
 
 static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
@@ -433,9 +384,11 @@ static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
     static const char *const keys[] = {"id",       "literal", "also",     "exclude", "era",
                                        "regex",    "event",   "class",    "severity", "code",
                                        "text",     "set",     "map",      "ignore",  "priority",
-                                       "anchor",   "min_level", "weak",  NULL};
-    static const char *const events[] = {"info",      "warning", "resolved", "fatal",
-                                         "ready",     "traceback", "frame",  NULL};
+                                       "anchor",   "min_level", "weak",  "what",    "tally",
+                                       NULL};
+    static const char *const events[] = {"info",  "warning",  "resolved", "fatal",
+                                         "ready", "traceback", "frame",   "drafter",
+                                         "autotune-begin", "autotune-end", NULL};
     char where[160];
     const cJSON *idj = cJSON_GetObjectItemCaseSensitive(o, "id");
     snprintf(where, sizeof(where), "signature '%s'", cJSON_IsString(idj) ? idj->valuestring : "?");
@@ -458,13 +411,16 @@ static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
     s->era = get_str(c, o, "era", where);
     s->code = get_str(c, o, "code", where);
     s->text = get_str(c, o, "text", where);
+    s->what = get_str(c, o, "what", where);
+    s->tally = get_str(c, o, "tally", where);
     char *ev = get_str(c, o, "event", where);
     s->event = -1;
     for (int i = 0; events[i]; i++)
         if (ev && !strcmp(ev, events[i]))
             s->event = i;
     if (s->event < 0)
-        kfail(c, where, "'event' must be info|warning|resolved|fatal|ready|traceback|frame (got '%s')",
+        kfail(c, where, "'event' must be info|warning|resolved|fatal|ready|traceback|frame|drafter|"
+                        "autotune-begin|autotune-end (got '%s')",
               ev);
     free(ev);
     char *cls = get_str(c, o, "class", where);
@@ -501,61 +457,11 @@ static void parse_sig(struct kctx *c, const cJSON *o, struct mp_kn_sig *s)
     s->weak = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "weak"));
     s->map = get_map(c, o, "map", where, &s->nmap);
     s->ignore = get_strv(c, o, "ignore", where, &s->nignore);
-    const cJSON *set = cJSON_GetObjectItemCaseSensitive(o, "set");
-    if (set) {
-        if (!cJSON_IsObject(set)) {
-            kfail(c, where, "'set' must be an object field -> group%s", "");
-        } else {
-            const cJSON *it;
-            cJSON_ArrayForEach(it, set)
-            {
-                int f = -1;
-                for (int i = 0; i < MP_KN_NFIELDS; i++)
-                    if (!strcmp(it->string, field_names[i]))
-                        f = i;
-                if (f < 0 || !cJSON_IsString(it)) {
-                    kfail(c, where, "'set' names an unknown field '%s'", it->string);
-                    break;
-                }
-                if (s->nsets == MP_ARRAY_SIZE(s->sets)) {
-                    kfail(c, where, "'set' has too many fields%s", "");
-                    break;
-                }
-                s->sets[s->nsets].field = f;
-                s->sets[s->nsets].group = xstrdup(it->valuestring);
-                s->nsets++;
-            }
-        }
-    }
-    char *re = get_str(c, o, "regex", where);
-    if (re) {
-        char *x = expand_regex(re);
-        int err;
-        PCRE2_SIZE off;
-        s->re = pcre2_compile((PCRE2_SPTR)x, PCRE2_ZERO_TERMINATED, 0, &err, &off, NULL);
-        if (!s->re) {
-            PCRE2_UCHAR msg[120];
-            pcre2_get_error_message(err, msg, sizeof(msg));
-            char m2[200];
-            snprintf(m2, sizeof(m2), "regex does not compile at offset %zu: %s", (size_t)off,
-                     (const char *)msg);
-            kfail(c, where, "%s", m2);
-        } else {
-            pcre2_jit_compile(s->re, PCRE2_JIT_COMPLETE); /* falls back to the interpreter */
-            pcre2_pattern_info(s->re, PCRE2_INFO_CAPTURECOUNT, &s->re_ncap);
-            for (size_t i = 0; i < s->nsets; i++) {
-                const char *g = s->sets[i].group;
-                if (g[0] != '=' && pcre2_substring_number_from_name(s->re, (PCRE2_SPTR)g) < 0)
-                    kfail(c, where, "'set' uses group '%s' that the regex does not define", g);
-            }
-        }
-        free(x);
-        free(re);
-    } else {
-        for (size_t i = 0; i < s->nsets; i++)
-            if (s->sets[i].group[0] != '=')
-                kfail(c, where, "'set' needs a regex for group '%s'", s->sets[i].group);
-    }
+    parse_sig_sets(c, o, where, s);
+    for (size_t i = 0; i < s->nsets; i++)
+        if (s->sets[i].field == MP_KN_F_OTHER && !s->what)
+            kfail(c, where, "'set' of 'other' needs 'what' (what was selected)%s", "");
+    parse_sig_regex(c, o, where, s);
 }
 
 static void parse_backend(struct kctx *c, const cJSON *o, struct mp_kn_backend *b)

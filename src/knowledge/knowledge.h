@@ -74,6 +74,10 @@ enum mp_kn_event {
     MP_KN_EV_READY,
     MP_KN_EV_TRACEBACK, /* "Traceback (most recent call last)" */
     MP_KN_EV_FRAME,     /* a traceback frame or C++ source location */
+    MP_KN_EV_DRAFTER,   /* the speculative drafter starts to load: the MoE selections
+                           after it are the drafter's ("Loading drafter model...") */
+    MP_KN_EV_TUNE_BEGIN,/* the FlashInfer autotuner starts profiling tactics */
+    MP_KN_EV_TUNE_END,  /* ... and ends */
 };
 
 /* Result fields a signature can set (see struct mp_logresult). */
@@ -90,6 +94,10 @@ enum mp_kn_field {
     MP_KN_F_LINEAR_KERNELS,   /* value: kernel; method from group "method" or the kernel name */
     MP_KN_F_UNQUANT_MOE_BACKEND,
     MP_KN_F_UNQUANT_MOE_CANDIDATES,
+    MP_KN_F_MOE_KIND,  /* the oracle of a MoE selection: "NvFp4", "Unquantized", "Mxfp8", ... */
+    MP_KN_F_OTHER,     /* another selection ("Using X ..."): value; what from the signature's
+                          `what` template */
+    MP_KN_F_DEVICE,    /* the GPU: "sm121" from "sm_121a", "12.1", or a mapped name */
     MP_KN_NFIELDS
 };
 
@@ -115,8 +123,11 @@ struct mp_kn_sig {
     int cls;         /* enum mp_kn_class for MP_KN_EV_FATAL, else -1 */
     int severity;    /* finding severity 0 info 1 warning 2 error; -1 no finding */
     char *code, *text; /* finding code and template ("{group}" substituted) */
-    struct mp_kn_set sets[4];
+    struct mp_kn_set sets[5];
     size_t nsets;
+    char *what;             /* MP_KN_F_OTHER: what was selected ("{kind} MoE"), or NULL */
+    char *tally;            /* a count the scanner keeps of these lines ("autotuner-skipped"),
+                               or NULL */
     struct mp_kn_pair *map; /* value translation for set fields */
     size_t nmap;
     char **ignore;          /* values that never set a field ("auto") */

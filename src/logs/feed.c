@@ -9,8 +9,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "knowledge/issues.h"
 #include "logs/scan_int.h"
+#include "buf.h"
+#include "strv.h"
 #include "xalloc.h"
+
+/* The knowledge's known issues the finished log matches (knowledge/issues.h),
+ * as findings; here, beside the result view they are matched on. */
+static void match_issues(struct mp_logscan *s)
+{
+    mp_ki_hits_release(&s->hits);
+    struct mp_ki_facts f;
+    struct mp_strv kernels = MP_STRV_INIT, msgs = MP_STRV_INIT, codes = MP_STRV_INIT;
+    mp_logresult_facts(mp_logscan_result(s), &f, &kernels, &msgs, &codes);
+    mp_ki_match(s->k, &f, &s->hits);
+    s->hits_done = true;
+    for (size_t i = 0; i < s->hits.n; i++) {
+        struct buf b = BUF_INIT;
+        mp_ki_hit_line(&s->hits.v[i], &b);
+        add_finding(s, s->hits.v[i].kind == MP_KI_EXACT ? 1 : 0, "known-issue", 0,
+                    buf_detach(&b, NULL));
+    }
+    mp_strv_release(&kernels);
+    mp_strv_release(&msgs);
+    mp_strv_release(&codes);
+}
 
 /* ------------------------------------------------------------------ public */
 
@@ -218,6 +242,8 @@ unsigned mp_logscan_finish(struct mp_logscan *s)
         add_finding(s, 0, "long-lines", 0,
                     xasprintf("%ld line(s) longer than %u bytes; only their first %u bytes were read",
                               s->truncated, MP_LOGSCAN_MAX_LINE, MP_LOGSCAN_MAX_LINE));
+    mp_logs_finish_more(s);
+    match_issues(s);
     return ev;
 }
 
@@ -281,6 +307,7 @@ const struct mp_logresult *mp_logscan_result(const struct mp_logscan *cs)
     r->n_error_lines = s->nerr;
     r->nul_bytes = s->nul_bytes;
     r->nul_line = s->nul_bytes ? s->nul_line : 0;
+    mp_logs_result_more(s, r);
     return r;
 }
 

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "knowledge/issues.h"
 #include "logs/logscan.h"
+#include "strv.h"
 #include "xalloc.h"
 
 static void jstr(struct buf *b, const char *s)
@@ -40,6 +42,66 @@ static const char *sev_name(int s)
     return s >= 2 ? "error" : s == 1 ? "warning" : "info";
 }
 
+static void drafter_json(struct buf *b, const struct mp_logdrafter *d)
+{
+    if (!d->loaded_line) {
+        buf_adds(b, "null");
+        return;
+    }
+    buf_adds(b, "{\"moe_backend\": ");
+    jstr(b, d->moe_backend);
+    buf_adds(b, ", \"moe_kind\": ");
+    jstr(b, d->moe_kind);
+    buf_adds(b, ", \"moe_candidates\": ");
+    jarr(b, d->moe_candidates, d->n_moe_candidates);
+    buf_adds(b, ", \"line\": ");
+    jline(b, d->line);
+    buf_printf(b, ", \"loaded_line\": %ld}", d->loaded_line);
+}
+
+static void other_json(struct buf *b, const struct mp_logsel *o, size_t n)
+{
+    buf_addc(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        buf_adds(b, i ? ", {\"what\": " : "{\"what\": ");
+        jstr(b, o[i].what);
+        buf_adds(b, ", \"value\": ");
+        jstr(b, o[i].value);
+        buf_printf(b, ", \"line\": %ld}", o[i].line);
+    }
+    buf_addc(b, ']');
+}
+
+/* {"name": {"count": N, "first_line": L}, ...} or null */
+static void tallies_json(struct buf *b, const struct mp_logtally *t, size_t n)
+{
+    if (!n) {
+        buf_adds(b, "null");
+        return;
+    }
+    buf_addc(b, '{');
+    for (size_t i = 0; i < n; i++) {
+        buf_adds(b, i ? ", " : "");
+        jstr(b, t[i].name);
+        buf_printf(b, ": {\"count\": %ld, \"first_line\": %ld}", t[i].count, t[i].first_line);
+    }
+    buf_addc(b, '}');
+}
+
+/* The parts of scan's JSON beyond the resolved backends. */
+static void more_json(const struct mp_logresult *r, struct buf *b)
+{
+    buf_adds(b, ",\n  \"tallies\": ");
+    tallies_json(b, r->tallies, r->n_tallies);
+    buf_adds(b, ", \"fatal_messages\": ");
+    jarr(b, r->fatal_messages, r->n_fatal_messages);
+    buf_adds(b, ",\n  \"known_issues\": ");
+    if (r->known_issues)
+        mp_ki_hits_to_json(r->known_issues, b);
+    else
+        buf_adds(b, "[]");
+}
+
 void mp_logresult_to_json(const struct mp_logresult *r, const char *file, struct buf *b)
 {
     buf_adds(b, "{\"file\": ");
@@ -50,8 +112,12 @@ void mp_logresult_to_json(const struct mp_logresult *r, const char *file, struct
     jstr(b, r->model);
     buf_adds(b, ", \"quantization\": ");
     jstr(b, r->quantization);
+    buf_adds(b, ", \"device\": ");
+    jstr(b, r->device);
     buf_adds(b, ",\n  \"resolved\": {\"moe_backend\": ");
     jstr(b, r->moe_backend);
+    buf_adds(b, ", \"moe_kind\": ");
+    jstr(b, r->moe_kind);
     buf_adds(b, ", \"moe_candidates\": ");
     jarr(b, r->moe_candidates, r->n_moe_candidates);
     buf_adds(b, ", \"linear_kernel\": ");
@@ -70,6 +136,10 @@ void mp_logresult_to_json(const struct mp_logresult *r, const char *file, struct
     jarr(b, r->unquantized_moe_candidates, r->n_unquantized_moe_candidates);
     buf_adds(b, ", \"attention_backend\": ");
     jstr(b, r->attention_backend);
+    buf_adds(b, ",\n    \"drafter\": ");
+    drafter_json(b, &r->drafter);
+    buf_adds(b, ", \"other\": ");
+    other_json(b, r->other, r->n_other);
     buf_adds(b, "},\n  \"resolved_lines\": {\"moe_backend\": ");
     jline(b, r->moe_backend_line);
     buf_adds(b, ", \"linear_kernel\": ");
@@ -94,6 +164,7 @@ void mp_logresult_to_json(const struct mp_logresult *r, const char *file, struct
     } else {
         buf_adds(b, "null");
     }
+    more_json(r, b);
     buf_adds(b, ",\n  \"startup_error\": ");
     jstr(b, r->startup_error);
     buf_adds(b, ", \"startup_error_line\": ");
@@ -130,6 +201,23 @@ static void tline(struct buf *b, const char *label, const char *v, long line)
     buf_addc(b, '\n');
 }
 
+/* The drafter's and the other selections, the device. */
+static void more_text(const struct mp_logresult *r, struct buf *b)
+{
+    if (r->drafter.loaded_line && r->drafter.moe_backend)
+        buf_printf(b, "  %-18s %s%s%s  (line %ld)\n", "drafter MoE", r->drafter.moe_backend,
+                   r->drafter.moe_kind ? ", " : "", r->drafter.moe_kind ? r->drafter.moe_kind : "",
+                   r->drafter.line);
+    else if (r->drafter.loaded_line)
+        buf_printf(b, "  %-18s loaded at line %ld; no MoE selection of its own in the log\n",
+                   "drafter", r->drafter.loaded_line);
+    for (size_t i = 0; i < r->n_other; i++)
+        buf_printf(b, "  %-18s %s: %s  (line %ld)\n", i ? "" : "other selections", r->other[i].what,
+                   r->other[i].value, r->other[i].line);
+    if (r->device)
+        buf_printf(b, "  %-18s %s  (line %ld)\n", "device", r->device, r->device_line);
+}
+
 void mp_logresult_to_text(const struct mp_logresult *r, const char *file, struct buf *b)
 {
     buf_printf(b, "%s: %ld lines\n", file ? file : "(log)", r->lines);
@@ -152,6 +240,7 @@ void mp_logresult_to_text(const struct mp_logresult *r, const char *file, struct
     if (r->unquantized_moe_backend)
         tline(b, "unquantized MoE", r->unquantized_moe_backend, r->unquantized_moe_backend_line);
     tline(b, "attention backend", r->attention_backend, r->attention_backend_line);
+    more_text(r, b);
     if (r->moe_backend_flag)
         buf_printf(b, "  %-18s --moe-backend %s\n", "MoE flag", r->moe_backend_flag);
     if (r->n_unknown_env) {
@@ -207,6 +296,26 @@ static char *dup_or_null(const char *s)
     return s ? xstrdup(s) : NULL;
 }
 
+/* The drafter, the other selections, tallies, device and fatal messages. */
+static void resolved_more_from_log(struct mp_resolved *out, const struct mp_logresult *r)
+{
+    out->moe_kind = dup_or_null(r->moe_kind);
+    out->device = dup_or_null(r->device);
+    out->drafter.loaded_line = r->drafter.loaded_line;
+    out->drafter.line = r->drafter.line;
+    out->drafter.moe_backend = dup_or_null(r->drafter.moe_backend);
+    out->drafter.moe_kind = dup_or_null(r->drafter.moe_kind);
+    for (size_t i = 0; i < r->drafter.n_moe_candidates; i++)
+        mp_strv_push(&out->drafter.moe_candidates, r->drafter.moe_candidates[i]);
+    for (size_t i = 0; i < r->n_other; i++)
+        mp_resolved_add_sel(out, r->other[i].what, r->other[i].value, r->other[i].line);
+    for (size_t i = 0; i < r->n_tallies; i++)
+        mp_resolved_add_tally(out, r->tallies[i].name, r->tallies[i].count,
+                              r->tallies[i].first_line);
+    for (size_t i = 0; i < r->n_fatal_messages; i++)
+        mp_strv_push(&out->fatal_messages, r->fatal_messages[i]);
+}
+
 void mp_resolved_from_log(struct mp_resolved *out, const struct mp_logresult *r)
 {
     memset(out, 0, sizeof(*out));
@@ -231,4 +340,5 @@ void mp_resolved_from_log(struct mp_resolved *out, const struct mp_logresult *r)
         mp_strv_push(&out->moe_candidates, r->moe_candidates[i]);
     for (size_t i = 0; i < r->n_unknown_env; i++)
         mp_strv_push(&out->unknown_env, r->unknown_env[i]);
+    resolved_more_from_log(out, r);
 }

@@ -164,6 +164,7 @@ void mp_logscan_free(struct mp_logscan *s)
     free(s->clean);
     free(s->held);
     mp_logs_selection_free(s);
+    mp_logs_more_free(s);
     mp_logs_traceback_free(s);
     for (size_t i = 0; i < s->nfindings; i++) {
         free((char *)s->findings[i].code);
@@ -195,6 +196,23 @@ static bool cap_get(const struct capctx *c, const char *name, const char **p, si
     *p = c->subj + a;
     *n = b - a;
     return true;
+}
+
+/* A tallying signature's count: its regex group "count" (a number the
+ * line states), else 1. */
+static long tally_count(const struct capctx *c)
+{
+    const char *p;
+    size_t n;
+    if (!cap_get(c, "count", &p, &n) || n == 0 || n > 7)
+        return 1;
+    long v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return 1;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v;
 }
 
 static char *render_template(const struct capctx *c, const char *tpl)
@@ -315,192 +333,311 @@ unsigned mp_logs_process_line(struct mp_logscan *s, const char *p, size_t len, l
     return ev;
 }
 
-static unsigned scan_line(struct mp_logscan *s, const char *p, size_t len)
+/* A line's candidate list on the line after its selection line. */
+static void pending_candidates(struct mp_logscan *s, const char *p, size_t len)
 {
-    unsigned ev = 0;
-    if (s->pending_list) {
-        s->pending_list = false;
-        size_t i = 0;
-        while (i < len && (p[i] == ' ' || p[i] == '\t'))
-            i++;
-        if (i < len && p[i] == '[') {
-            mp_logs_set_candidates(&s->cands, p + i, len - i);
-            if (!s->fields[MP_KN_F_MOE_CANDIDATES])
-                s->fields[MP_KN_F_MOE_CANDIDATES] = xstrdup("");
-            mp_logs_analyse_resolution(s);
-        }
+    s->pending_list = false;
+    size_t i = 0;
+    while (i < len && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    if (i < len && p[i] == '[') {
+        mp_logs_set_candidates(&s->cands, p + i, len - i);
+        if (!s->fields[MP_KN_F_MOE_CANDIDATES])
+            s->fields[MP_KN_F_MOE_CANDIDATES] = xstrdup("");
+        mp_logs_analyse_resolution(s);
     }
-    if (s->collecting_after && s->lineno - s->crash_line > AFTER_WINDOW)
-        s->collecting_after = false;
-    size_t nhit = prefilter(s, p, len);
+}
+
+/* The signatures whose literals the line holds, in table order, into
+ * s->sigbuf (*nsig); *errword: the line also holds an error word. Returns
+ * false when the line holds no literal at all. */
+static bool line_sigs(struct mp_logscan *s, const char *p, size_t len, bool *errword,
+                      size_t *nsigp)
+{
+    size_t nhit = prefilter(s, p, len), nsig = 0;
+    *errword = false;
+    *nsigp = 0;
     if (!nhit)
-        return 0;
-    size_t nsig = 0;
-    bool errword = false;
+        return false;
     for (size_t h = 0; h < nhit; h++) {
         unsigned lit = s->hitlist[h];
         s->hit[lit] = 0;
-        errword |= s->errlit[lit] != 0;
+        *errword |= s->errlit[lit] != 0;
         for (size_t j = 0; j < s->nlitsigs[lit]; j++)
             s->sigbuf[nsig++] = s->litsigs[lit][j];
     }
     sort_sizes(s->sigbuf, nsig);
+    *nsigp = nsig;
+    return true;
+}
+
+/* What one line raised, across its signatures. */
+struct lineacc {
+    unsigned ev;
+    int best_cls;
+    bool best_weak;
+    char *best_msg;
+    bool resolved;
+    bool tune_noise; /* a tactic the autotuner failed to set up: no fatal line */
+};
+
+/* The value of one `set` entry of a matched signature, mapped; false when
+ * the group did not capture or the value is one the signature ignores. */
+static bool set_value(const struct mp_kn_sig *sig, const struct capctx *c, size_t i,
+                      const char **v, size_t *n)
+{
+    const char *g = sig->sets[i].group;
+    if (g[0] == '=') {
+        *v = g + 1;
+        *n = strlen(*v);
+    } else if (!cap_get(c, g, v, n) || *n == 0) {
+        return false;
+    }
+    for (size_t m = 0; m < sig->nmap; m++)
+        if (strlen(sig->map[m].key) == *n && !memcmp(sig->map[m].key, *v, *n)) {
+            *v = sig->map[m].value;
+            *n = strlen(*v);
+            break;
+        }
+    for (size_t m = 0; m < sig->nignore; m++)
+        if (strlen(sig->ignore[m]) == *n && !memcmp(sig->ignore[m], *v, *n))
+            return false;
+    return true;
+}
+
+/* One field of the main resolution; true when it set a new MoE backend. */
+static bool set_main(struct mp_logscan *s, const struct mp_kn_sig *sig, const struct capctx *c,
+                     int f, const char *v, size_t n)
+{
+    const char *aux = NULL;
+    size_t auxn = 0;
+    bool aux_method = false;
+    if (f == MP_KN_F_LINEAR_KERNELS) {
+        aux_method = cap_get(c, "method", &aux, &auxn);
+        if (!aux_method && !cap_get(c, "m", &aux, &auxn))
+            aux = NULL, auxn = 0;
+    }
+    if (f == MP_KN_F_OTHER) {
+        mp_logs_add_other(s, render_template(c, sig->what), v, n);
+        return false;
+    }
+    if (f == MP_KN_F_DEVICE) {
+        char *d = mp_logs_device(v, n);
+        if (d)
+            mp_logs_set_field(s, f, d, strlen(d), sig->priority, NULL, 0, false);
+        free(d);
+        return false;
+    }
+    return mp_logs_set_field(s, f, v, n, sig->priority, aux, auxn, aux_method) &&
+           f == MP_KN_F_MOE_BACKEND;
+}
+
+/* The fields a matched signature sets (the drafter's after its load line). */
+static void apply_sets(struct mp_logscan *s, const struct mp_kn_sig *sig, const struct capctx *c,
+                       bool *set_backend)
+{
+    bool cands_missing = false;
+    for (size_t i = 0; i < sig->nsets; i++) {
+        const char *v;
+        size_t n;
+        int f = sig->sets[i].field;
+        if (!set_value(sig, c, i, &v, &n)) {
+            cands_missing |= f == MP_KN_F_MOE_CANDIDATES && sig->sets[i].group[0] != '=';
+            continue;
+        }
+        if (mp_logs_drafter_field(s, f))
+            mp_logs_set_drafter(s, f, v, n);
+        else if (set_main(s, sig, c, f, v, n))
+            *set_backend = true;
+    }
+    if (*set_backend && cands_missing)
+        s->pending_list = true;
+}
+
+/* The finding of a matched signature (an unknown variable gets what
+ * moeprobe knows of it). */
+static void sig_finding(struct mp_logscan *s, const struct mp_kn_sig *sig, const struct capctx *c)
+{
+    char *text = render_template(c, sig->text);
+    for (size_t i = 0; i < sig->nsets; i++) {
+        const char *v;
+        size_t n;
+        if (sig->sets[i].field != MP_KN_F_UNKNOWN_ENV || !cap_get(c, sig->sets[i].group, &v, &n))
+            continue;
+        char *name = xstrndup(v, n);
+        const struct mp_kn_knob *kb = mp_kn_find_knob(s->k, name);
+        if (kb && kb->neras) {
+            const struct mp_kn_era *e = &kb->eras[kb->neras - 1];
+            char *t2 = xasprintf("%s (moeprobe knows: %s)", text, e->note);
+            free(text);
+            text = t2;
+        }
+        free(name);
+    }
+    add_finding(s, sig->severity, sig->code, s->lineno, text);
+}
+
+static void on_ready(struct mp_logscan *s, struct lineacc *a)
+{
+    /* the first sign of readiness: the startup line, or serving (access-log
+     * lines, throughput stats) in a log without it */
+    if (s->ready)
+        return;
+    s->ready = true;
+    s->ready_line = s->lineno;
+    a->ev |= MP_LOGEV_READY;
+    if (s->crash_cls >= 0) {
+        /* an excerpt that shows serving after its error: the error was a
+         * runtime one, not a startup failure */
+        free(s->startup_error);
+        s->startup_error = NULL;
+        s->startup_error_line = 0;
+        mp_logs_crash_finding(s);
+    }
+}
+
+static void on_fatal(struct mp_logscan *s, const struct mp_kn_sig *sig, const struct capctx *c,
+                     const char *msg, size_t msglen, struct lineacc *a)
+{
+    if (sig->cls == MP_KN_CLS_TMA_DESCRIPTOR && s->in_autotune) {
+        /* a tactic the autotuner failed to set up while profiling: not the
+         * crash, whatever else on the line looks like an error */
+        mp_logs_tally(s, "autotuner-tma-descriptor");
+        a->tune_noise = true;
+        return;
+    }
+    a->ev |= MP_LOGEV_FATAL;
+    if (sig->cls == MP_KN_CLS_ENGINE_DEAD && !s->engine_dead) {
+        s->engine_dead = true;
+        s->engine_dead_line = s->lineno;
+    }
+    if (a->best_cls >= 0 && mp_kn_class_rank(sig->cls) <= mp_kn_class_rank(a->best_cls))
+        return;
+    a->best_weak = sig->weak;
+    const char *mv;
+    size_t mn;
+    free(a->best_msg);
+    if (cap_get(c, "msg", &mv, &mn))
+        a->best_msg = clean_copy(mv, mn, MSG_MAX);
+    else
+        a->best_msg = mp_logs_message_window(msg, msglen, sig->literal, sig->literal_len);
+    a->best_cls = sig->cls;
+}
+
+static void on_event(struct mp_logscan *s, const struct mp_kn_sig *sig, const struct capctx *c,
+                     const char *msg, size_t msglen, bool set_backend, struct lineacc *a)
+{
+    switch (sig->event) {
+    case MP_KN_EV_WARNING:
+        a->ev |= MP_LOGEV_WARNING;
+        break;
+    case MP_KN_EV_RESOLVED:
+        a->resolved |= set_backend;
+        a->ev |= MP_LOGEV_RESOLVED;
+        break;
+    case MP_KN_EV_READY:
+        on_ready(s, a);
+        break;
+    case MP_KN_EV_TRACEBACK:
+        s->tb_line = s->lineno;
+        s->collecting_after = false;
+        break;
+    case MP_KN_EV_FRAME: {
+        const char *path, *fn;
+        size_t pn, fnn;
+        if (!cap_get(c, "path", &path, &pn))
+            break;
+        if (!cap_get(c, "fn", &fn, &fnn))
+            fn = NULL, fnn = 0;
+        mp_logs_frame(s, path, pn, fn, fnn);
+        break;
+    }
+    case MP_KN_EV_FATAL:
+        on_fatal(s, sig, c, msg, msglen, a);
+        break;
+    case MP_KN_EV_DRAFTER:
+        s->drafter_mode = true;
+        if (!s->drafter_loaded)
+            s->drafter_loaded = s->lineno;
+        break;
+    case MP_KN_EV_TUNE_BEGIN:
+        s->in_autotune = true;
+        break;
+    case MP_KN_EV_TUNE_END:
+        s->in_autotune = false;
+        break;
+    default:
+        break;
+    }
+}
+
+/* Does signature sig apply to this line (substrings, level, regex)? c gets
+ * the captures. */
+static bool sig_matches(struct mp_logscan *s, const struct mp_kn_sig *sig, const char *p,
+                        size_t len, const char *msg, size_t msglen, int level, struct capctx *c)
+{
+    if (sig->exclude && memmem(p, len, sig->exclude, strlen(sig->exclude)))
+        return false;
+    if (sig->also && !memmem(p, len, sig->also, strlen(sig->also)))
+        return false;
+    if (sig->min_level_error && (level == LV_DEBUG || level == LV_INFO || level == LV_WARNING))
+        return false;
+    if (sig->event == MP_KN_EV_FATAL && (level == LV_DEBUG || level == LV_INFO))
+        return false;
+    *c = (struct capctx){sig, sig->anchor_message ? msg : p, NULL, 0};
+    if (!sig->re)
+        return true;
+    size_t sl = sig->anchor_message ? msglen : len;
+    c->rc = pcre2_match(sig->re, (PCRE2_SPTR)c->subj, sl, 0, 0, s->md, s->mctx);
+    if (c->rc < 0)
+        return false;
+    if (c->rc == 0)
+        c->rc = (int)pcre2_get_ovector_count(s->md);
+    c->ov = pcre2_get_ovector_pointer(s->md);
+    return true;
+}
+
+static unsigned scan_line(struct mp_logscan *s, const char *p, size_t len)
+{
+    if (s->pending_list)
+        pending_candidates(s, p, len);
+    if (s->collecting_after && s->lineno - s->crash_line > AFTER_WINDOW)
+        s->collecting_after = false;
+    bool errword;
+    size_t nsig;
+    if (!line_sigs(s, p, len, &errword, &nsig))
+        return 0;
     int level;
     size_t moff = mp_logs_strip_prefix(p, len, &level);
     if (errword && level != LV_DEBUG && level != LV_INFO)
         keep_error_line(s, p, len);
     const char *msg = p + moff;
     size_t msglen = len - moff;
-    int best_cls = -1;
-    bool best_weak = false;
-    char *best_msg = NULL;
-    bool resolved = false;
+    struct lineacc a = {0, -1, false, NULL, false, false};
     mp_strv_clear(&s->line_cpp);
     for (size_t si = 0; si < nsig; si++) {
         const struct mp_kn_sig *sig = &s->k->sigs[s->sigbuf[si]];
-        if (sig->exclude && memmem(p, len, sig->exclude, strlen(sig->exclude)))
+        struct capctx c;
+        if (!sig_matches(s, sig, p, len, msg, msglen, level, &c))
             continue;
-        if (sig->also && !memmem(p, len, sig->also, strlen(sig->also)))
-            continue;
-        if (sig->min_level_error && (level == LV_DEBUG || level == LV_INFO || level == LV_WARNING))
-            continue;
-        if (sig->event == MP_KN_EV_FATAL && (level == LV_DEBUG || level == LV_INFO))
-            continue;
-        struct capctx c = {sig, sig->anchor_message ? msg : p, NULL, 0};
-        if (sig->re) {
-            size_t sl = sig->anchor_message ? msglen : len;
-            c.rc = pcre2_match(sig->re, (PCRE2_SPTR)c.subj, sl, 0, 0, s->md, s->mctx);
-            if (c.rc < 0)
-                continue;
-            if (c.rc == 0)
-                c.rc = (int)pcre2_get_ovector_count(s->md);
-            c.ov = pcre2_get_ovector_pointer(s->md);
-        }
-        bool set_backend = false, cands_missing = false;
-        for (size_t i = 0; i < sig->nsets; i++) {
-            const char *v;
-            size_t n;
-            const char *g = sig->sets[i].group;
-            int f = sig->sets[i].field;
-            if (g[0] == '=') {
-                v = g + 1;
-                n = strlen(v);
-            } else if (!cap_get(&c, g, &v, &n) || n == 0) {
-                if (f == MP_KN_F_MOE_CANDIDATES)
-                    cands_missing = true;
-                continue;
-            }
-            for (size_t m = 0; m < sig->nmap; m++)
-                if (strlen(sig->map[m].key) == n && !memcmp(sig->map[m].key, v, n)) {
-                    v = sig->map[m].value;
-                    n = strlen(v);
-                    break;
-                }
-            bool ign = false;
-            for (size_t m = 0; m < sig->nignore; m++)
-                ign = ign || (strlen(sig->ignore[m]) == n && !memcmp(sig->ignore[m], v, n));
-            if (ign)
-                continue;
-            const char *aux = NULL;
-            size_t auxn = 0;
-            bool aux_method = false;
-            if (f == MP_KN_F_LINEAR_KERNELS) {
-                aux_method = cap_get(&c, "method", &aux, &auxn);
-                if (!aux_method && !cap_get(&c, "m", &aux, &auxn))
-                    aux = NULL, auxn = 0;
-            }
-            if (mp_logs_set_field(s, f, v, n, sig->priority, aux, auxn, aux_method) &&
-                f == MP_KN_F_MOE_BACKEND)
-                set_backend = true;
-        }
-        if (set_backend && cands_missing)
-            s->pending_list = true;
-        if (sig->severity >= 0) {
-            char *text = render_template(&c, sig->text);
-            for (size_t i = 0; i < sig->nsets; i++) {
-                const char *v;
-                size_t n;
-                if (sig->sets[i].field != MP_KN_F_UNKNOWN_ENV ||
-                    !cap_get(&c, sig->sets[i].group, &v, &n))
-                    continue;
-                char *name = xstrndup(v, n);
-                const struct mp_kn_knob *kb = mp_kn_find_knob(s->k, name);
-                if (kb && kb->neras) {
-                    const struct mp_kn_era *e = &kb->eras[kb->neras - 1];
-                    char *t2 = xasprintf("%s (moeprobe knows: %s)", text, e->note);
-                    free(text);
-                    text = t2;
-                }
-                free(name);
-            }
-            add_finding(s, sig->severity, sig->code, s->lineno, text);
-        }
-        switch (sig->event) {
-        case MP_KN_EV_WARNING:
-            ev |= MP_LOGEV_WARNING;
-            break;
-        case MP_KN_EV_RESOLVED:
-            if (set_backend)
-                resolved = true;
-            ev |= MP_LOGEV_RESOLVED;
-            break;
-        case MP_KN_EV_READY:
-            /* the first sign of readiness: the startup line, or serving
-             * (access-log lines, throughput stats) in a log without it */
-            if (!s->ready) {
-                s->ready = true;
-                s->ready_line = s->lineno;
-                ev |= MP_LOGEV_READY;
-                if (s->crash_cls >= 0) {
-                    /* an excerpt that shows serving after its error: the
-                     * error was a runtime one, not a startup failure */
-                    free(s->startup_error);
-                    s->startup_error = NULL;
-                    s->startup_error_line = 0;
-                    mp_logs_crash_finding(s);
-                }
-            }
-            break;
-        case MP_KN_EV_TRACEBACK:
-            s->tb_line = s->lineno;
-            s->collecting_after = false;
-            break;
-        case MP_KN_EV_FRAME: {
-            const char *path, *fn;
-            size_t pn, fnn;
-            if (!cap_get(&c, "path", &path, &pn))
-                break;
-            if (!cap_get(&c, "fn", &fn, &fnn))
-                fn = NULL, fnn = 0;
-            mp_logs_frame(s, path, pn, fn, fnn);
-            break;
-        }
-        case MP_KN_EV_FATAL: {
-            ev |= MP_LOGEV_FATAL;
-            if (sig->cls == MP_KN_CLS_ENGINE_DEAD && !s->engine_dead) {
-                s->engine_dead = true;
-                s->engine_dead_line = s->lineno;
-            }
-            if (best_cls >= 0 && mp_kn_class_rank(sig->cls) <= mp_kn_class_rank(best_cls))
-                break;
-            best_weak = sig->weak;
-            const char *mv;
-            size_t mn;
-            free(best_msg);
-            if (cap_get(&c, "msg", &mv, &mn))
-                best_msg = clean_copy(mv, mn, MSG_MAX);
-            else
-                best_msg = mp_logs_message_window(msg, msglen, sig->literal, sig->literal_len);
-            best_cls = sig->cls;
-            break;
-        }
-        default:
-            break;
-        }
+        bool set_backend = false;
+        apply_sets(s, sig, &c, &set_backend);
+        if (sig->tally)
+            mp_logs_tally_add(s, sig->tally, tally_count(&c));
+        if (sig->severity >= 0)
+            sig_finding(s, sig, &c);
+        on_event(s, sig, &c, msg, msglen, set_backend, &a);
     }
-    if (resolved && !s->pending_list)
+    if (a.resolved && !s->pending_list)
         mp_logs_analyse_resolution(s);
-    if (best_cls >= 0)
-        mp_logs_record_fatal(s, best_cls, best_msg, best_weak);
-    return ev;
+    if (a.tune_noise) {
+        free(a.best_msg);
+        a.best_cls = -1;
+        a.ev &= ~(unsigned)MP_LOGEV_FATAL;
+    }
+    if (a.best_cls >= 0) {
+        mp_logs_keep_fatal(s, a.best_msg);
+        mp_logs_record_fatal(s, a.best_cls, a.best_msg, a.best_weak);
+    }
+    return a.ev;
 }

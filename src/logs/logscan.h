@@ -85,6 +85,32 @@ struct mp_logkernel {
     const char *method, *kernel;
     long line;
 };
+/* Another selection the engine logged ("Using X ..."): what was selected
+ * ("MoE prepare/finalize", "Mxfp8 MoE", "FlashAttention version", ...). */
+struct mp_logsel {
+    const char *what, *value;
+    long line;
+};
+/* How many lines of one kind the log had ("autotuner-skipped": FlashInfer
+ * autotuner tactics that failed to profile), and where the first was. */
+struct mp_logtally {
+    const char *name;
+    long count, first_line;
+};
+/* The speculative (MTP / EAGLE) drafter: vLLM loads it after the target
+ * model ("Loading drafter model..."); the MoE selection logged after that is
+ * the drafter's own. */
+struct mp_logdrafter {
+    long loaded_line;          /* 0: no drafter in the log */
+    const char *moe_backend;   /* NULL: the drafter logged no MoE selection of its own (a
+                                  dense drafter, or the same selection as the target's,
+                                  which vLLM logs once) */
+    const char *moe_kind;      /* "Unquantized", "NvFp4", ... */
+    const char **moe_candidates;
+    size_t n_moe_candidates;
+    long line;
+};
+struct mp_ki_hits; /* knowledge/issues.h */
 /* A line quoted as it was (control bytes as spaces, cut at
  * MP_LOGSCAN_ERRLINE_MAX bytes), with its number. */
 struct mp_logline {
@@ -115,6 +141,19 @@ struct mp_logresult {
     size_t n_unquantized_moe_candidates;
     const char *attention_backend;
     long attention_backend_line;
+    const char *moe_kind;        /* oracle of moe_backend: "NvFp4", "Mxfp8", "Unquantized", ... */
+    struct mp_logdrafter drafter;
+    const struct mp_logsel *other; /* other selections, in log order, each (what, value) once */
+    size_t n_other;
+    const struct mp_logtally *tallies; /* "autotuner-skipped", "autotuner-failed",
+                                          "autotuner-tma-descriptor", "tma-ws-grouped-gemm" */
+    size_t n_tallies;
+    const char *device;          /* "sm121": the GPU the log names (sm_121a, compute
+                                    capability 12.1, GB10, ...), NULL when it names none */
+    long device_line;
+    const char **fatal_messages; /* distinct fatal messages, in log order (at most 8) */
+    size_t n_fatal_messages;
+    const struct mp_ki_hits *known_issues; /* matched at mp_logscan_finish; NULL before */
     const char *moe_backend_flag;
     const char **unknown_env;
     size_t n_unknown_env;
@@ -156,10 +195,20 @@ const struct mp_logresult *mp_logscan_result(const struct mp_logscan *s);
  * released first). */
 void mp_resolved_from_log(struct mp_resolved *out, const struct mp_logresult *r);
 
+/* The known-issue facts of r (knowledge/issues.h): its crash, fatal
+ * messages, resolved kernels as "AREA:NAME", findings, device, version.
+ * Strings point into r and into *kernels (strings owned, release it). */
+struct mp_ki_facts;
+struct mp_strv;
+void mp_logresult_facts(const struct mp_logresult *r, struct mp_ki_facts *f, struct mp_strv *kernels,
+                        struct mp_strv *messages, struct mp_strv *codes);
+
 /* Render r as the JSON object of `moeprobe scan --json` (DESIGN shapes):
- * {"file", "engine_version", "model", "quantization", "resolved": {moe_backend,
- *  moe_candidates, linear_kernel, linear_kernels {method: kernel},
- *  unquantized_moe_backend, unquantized_moe_candidates, attention_backend},
+ * {"file", "engine_version", "model", "quantization", "device", "resolved": {moe_backend,
+ *  moe_kind, moe_candidates, linear_kernel, linear_kernels {method: kernel},
+ *  unquantized_moe_backend, unquantized_moe_candidates, attention_backend,
+ *  drafter: null | {moe_backend, moe_kind, moe_candidates, line, loaded_line},
+ *  other: [{what, value, line}]}, "autotuner": null | {tallies}, "known_issues": [...],
  *  "moe_backend_flag", "unknown_env", "crash", "startup_error", "ready",
  *  "lines", "truncated_lines", "nul_bytes", "error_lines": [{"line", "text"}],
  *  "findings": [...]}. file may be NULL (then "file": null). */

@@ -12,6 +12,7 @@
 #include "lines.h"
 #include "strv.h"
 
+#include "knowledge/issues.h"
 #include "knowledge/knowledge.h"
 #include "logs/logscan.h"
 
@@ -21,6 +22,9 @@
 #define MSG_MAX 400       /* bytes of an error message kept */
 #define MAX_LINEAR 12     /* dense-kernel methods kept */
 #define WRAP_COLUMNS 80   /* a line this wide may have been wrapped by a terminal */
+#define MAX_OTHER 16      /* other selections kept */
+#define MAX_TALLY 8       /* tally names kept */
+#define MAX_FATAL_MSGS 8  /* distinct fatal messages kept */
 
 enum { LV_NONE, LV_DEBUG, LV_INFO, LV_WARNING, LV_ERROR, LV_CRITICAL };
 
@@ -73,6 +77,23 @@ struct mp_logscan {
     long lin_line[MAX_LINEAR];
     size_t nlin;
     bool pending_list;
+    /* the speculative drafter (more.c) */
+    bool drafter_mode;
+    long drafter_loaded;
+    char *dr_backend, *dr_kind;
+    struct mp_strv dr_cands;
+    long dr_line;
+    /* other selections, tallies, fatal messages (more.c) */
+    char *oth_what[MAX_OTHER], *oth_value[MAX_OTHER];
+    long oth_line[MAX_OTHER];
+    size_t noth;
+    char *tally_name[MAX_TALLY];
+    long tally_n[MAX_TALLY], tally_line[MAX_TALLY];
+    size_t ntally;
+    bool in_autotune;
+    struct mp_strv fatal_msgs;
+    struct mp_ki_hits hits;
+    bool hits_done;
     struct frame frames[FRAME_RING];
     size_t nframes; /* ring count; newest at (fhead-1) */
     size_t fhead;
@@ -111,6 +132,8 @@ struct mp_logscan {
     char *nonul;          /* a live line without its NULs (MP_LOGSCAN_MAX_LINE) */
     struct mp_logresult res;
     struct mp_logkernel linres[MAX_LINEAR];
+    struct mp_logsel othres[MAX_OTHER];
+    struct mp_logtally tallyres[MAX_TALLY];
     struct mp_logline errres[MP_LOGSCAN_ERRLINES];
 };
 
@@ -167,5 +190,27 @@ bool mp_logs_set_field(struct mp_logscan *s, int f, const char *v, size_t n, int
                        const char *aux, size_t auxn, bool aux_is_method);
 void mp_logs_analyse_resolution(struct mp_logscan *s);
 void mp_logs_selection_free(struct mp_logscan *s);
+
+/* more.c */
+/* Is field f one the drafter's MoE selection sets (after "Loading drafter
+ * model")? Then mp_logs_set_drafter takes it. */
+bool mp_logs_drafter_field(const struct mp_logscan *s, int f);
+void mp_logs_set_drafter(struct mp_logscan *s, int f, const char *v, size_t n);
+/* Another selection: what (owned) = value. Each (what, value) once. */
+void mp_logs_add_other(struct mp_logscan *s, char *what, const char *v, size_t n);
+/* Count one line of the tally name (the first line is kept). */
+void mp_logs_tally(struct mp_logscan *s, const char *name);
+/* Add n to the tally (a number the line states: "Skipped 4 unsupported
+ * tactic(s)"); an absurd n counts as 1. */
+void mp_logs_tally_add(struct mp_logscan *s, const char *name, long n);
+/* Keep a fatal message (copied) when new; at most MAX_FATAL_MSGS. */
+void mp_logs_keep_fatal(struct mp_logscan *s, const char *msg);
+/* The device value normalised ("sm121"), owned; NULL when it names none. */
+char *mp_logs_device(const char *v, size_t n);
+/* End-of-log findings of the tallies and the known issues. */
+void mp_logs_finish_more(struct mp_logscan *s);
+/* Fill the result's drafter, other, tallies, fatal messages, hits. */
+void mp_logs_result_more(struct mp_logscan *s, struct mp_logresult *r);
+void mp_logs_more_free(struct mp_logscan *s);
 
 #endif

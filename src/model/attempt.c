@@ -1,5 +1,6 @@
 /* attempt.c - the attempt record and its release (model/attempt.h). */
 #include "model/attempt.h"
+#include "model/resolved_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,7 @@ void mp_resolved_release(struct mp_resolved *v)
     mp_strv_release(&v->unknown_env);
     mp_strv_release(&v->linear_kernels);
     free(v->unquantized_moe_backend);
+    mp_resolved_more_release(v);
     memset(v, 0, sizeof(*v));
 }
 
@@ -81,6 +83,7 @@ void mp_resolved_copy(struct mp_resolved *dst, const struct mp_resolved *src)
     dst->linear_kernel_line = src->linear_kernel_line;
     dst->attention_backend_line = src->attention_backend_line;
     dst->unknown_env_line = src->unknown_env_line;
+    mp_resolved_more_copy(dst, src);
 }
 
 const char *mp_dlv_status_name(enum mp_dlv_status s)

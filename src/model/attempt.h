@@ -92,6 +92,27 @@ const char *mp_outcome_name(enum mp_outcome o);
 /* The inverse; an unknown or NULL name is MP_OUT_ERROR. */
 enum mp_outcome mp_outcome_from_name(const char *name);
 
+/* Another selection the engine logged ("MxFp8 MoE" = "MARLIN"), with its
+ * server.log line. */
+struct mp_sel {
+    char *what, *value;
+    long line;
+};
+/* How many lines of one kind the log had ("autotuner-skipped": FlashInfer
+ * autotuner tactics that failed to profile) and the first one's line. */
+struct mp_tally {
+    char *name;
+    long count, first_line;
+};
+/* The speculative (MTP) drafter's own MoE selection: loaded_line = 0 when
+ * the engine loaded no drafter; moe_backend NULL when the drafter logged no
+ * selection of its own. */
+struct mp_resolved_drafter {
+    long loaded_line, line;
+    char *moe_backend, *moe_kind;
+    struct mp_strv moe_candidates;
+};
+
 /* What the engine's log said it resolved (NULL / 0 when it did not say).
  * The *_line fields are server.log line numbers. Owned strings. */
 struct mp_resolved {
@@ -103,10 +124,28 @@ struct mp_resolved {
     struct mp_strv linear_kernels;   /* dense kernels by method, "method=Kernel" */
     char *unquantized_moe_backend;   /* "Using X Unquantized MoE backend" (MTP drafter) */
     long moe_backend_line, linear_kernel_line, attention_backend_line, unknown_env_line;
+    /* beyond the target's MoE, dense and attention selections (model/resolved.c) */
+    char *moe_kind;                  /* the oracle of moe_backend: "NvFp4", "MxFp8", ... */
+    char *device;                    /* the GPU the log names ("sm121"), or NULL */
+    struct mp_resolved_drafter drafter;
+    struct mp_sel *other;            /* other selection lines, in log order */
+    size_t nother;
+    struct mp_tally *tallies;        /* FlashInfer autotuner counts and the like */
+    size_t ntallies;
+    struct mp_strv fatal_messages;   /* the distinct fatal messages of the log */
 };
 void mp_resolved_release(struct mp_resolved *v);
 /* Deep copy into *dst (overwritten, not released). */
 void mp_resolved_copy(struct mp_resolved *dst, const struct mp_resolved *src);
+/* Append a selection / a tally (strings copied). */
+void mp_resolved_add_sel(struct mp_resolved *v, const char *what, const char *value, long line);
+void mp_resolved_add_tally(struct mp_resolved *v, const char *name, long count, long first_line);
+/* The part beyond the classic columns (moe_kind, device, drafter, other,
+ * tallies, fatal_messages) as one JSON text (the store's resolved_more),
+ * NULL when all empty; and back (a damaged text leaves v as it was).
+ * Caller frees the text. */
+char *mp_resolved_more_to_json(const struct mp_resolved *v);
+void mp_resolved_more_from_json(struct mp_resolved *v, const char *json);
 
 /* One GPU metric over an attempt's samples: min, median, max; n = 0 when
  * never read. */

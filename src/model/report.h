@@ -103,6 +103,8 @@ struct mp_noop {
     char *delivery_evidence; /* for "unverified": why, or NULL */
 };
 
+struct mp_knowledge;
+
 struct mp_report {
     char *moeprobe_version;
     char *run_dir;
@@ -146,6 +148,9 @@ struct mp_report {
     char *stopped_by;               /* interrupted by an I/O error of the evidence store
                                      * (run.interrupted = 2): what it was (owned), else NULL */
     char *subcommand;               /* the run's command ("qualify", "soak", ...) or NULL */
+    /* the knowledge whose known issues the reports match (--knowledge;
+     * borrowed), NULL: the built-in one */
+    const struct mp_knowledge *kn;
 };
 
 void mp_report_init(struct mp_report *rep, const char *run_dir);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report/resolved.h"
 #include "report/svg.h"
 #include "xalloc.h"
 
@@ -28,6 +29,23 @@ static void delivery_dd(struct buf *b, const struct mp_attempt_result *p)
         buf_adds(b, "</li>");
     }
     buf_adds(b, "</ul></dd>");
+}
+
+/* The drafter, other selections, the autotuner and the known issues
+ * (report/resolved.h), one <dt>/<dd> each. */
+static void more_dd(struct buf *b, const struct mp_report *rep, const struct mp_cand_report *c)
+{
+    struct mp_strv labels = MP_STRV_INIT, texts = MP_STRV_INIT;
+    mp_rep_resolved_more_text(rep, c, &labels, &texts);
+    for (size_t i = 0; i < labels.n; i++) {
+        buf_adds(b, "<dt>");
+        mp_html_text(b, labels.v[i]);
+        buf_adds(b, "</dt><dd>");
+        mp_html_text(b, texts.v[i]);
+        buf_adds(b, "</dd>");
+    }
+    mp_strv_release(&labels);
+    mp_strv_release(&texts);
 }
 
 void mp_html_cand_section(const struct mp_report *rep, size_t i, struct buf *b)
@@ -62,6 +80,11 @@ void mp_html_cand_section(const struct mp_report *rep, size_t i, struct buf *b)
             mp_html_list(b, &p->res.moe_candidates);
             buf_adds(b, "</span>");
         }
+        if (p->res.moe_kind) {
+            buf_adds(b, " <span class=note>(");
+            mp_html_text(b, p->res.moe_kind);
+            buf_adds(b, ")</span>");
+        }
         buf_adds(b, "</dd><dt>dense NVFP4</dt><dd>");
         mp_html_text(b, p->res.linear_kernel);
         if (p->res.linear_kernels.n) {
@@ -80,6 +103,7 @@ void mp_html_cand_section(const struct mp_report *rep, size_t i, struct buf *b)
             mp_html_list(b, &p->res.unknown_env);
             buf_adds(b, "</dd>");
         }
+        more_dd(b, rep, c);
         buf_adds(b, "<dt>command</dt><dd><code>");
         mp_html_text(b, p->command);
         buf_adds(b, "</code></dd>");

@@ -23,6 +23,7 @@
 
 #include "report/crash.h"
 #include "report/internal.h"
+#include "report/resolved.h"
 #include "report/srvm.h"
 
 /* ---------- JSON ---------- */
@@ -245,6 +246,96 @@ static cJSON *workload_json(const struct mp_report *rep)
     return o;
 }
 
+/* One entry of a candidate's "attempts". */
+static cJSON *attempt_json(const struct mp_report *rep, const struct mp_attempt_result *a)
+{
+    cJSON *e = cJSON_CreateObject();
+    const char *dir = a->dir;
+    size_t rl = strlen(rep->run_dir);
+    if (!strncmp(dir, rep->run_dir, rl) && dir[rl] == '/')
+        dir += rl + 1;
+    cJSON_AddItemToObject(e, "dir", jstr(dir));
+    cJSON_AddBoolToObject(e, "launch_blocking", a->launch_blocking);
+    cJSON_AddStringToObject(e, "outcome", mp_outcome_name(a->outcome));
+    cJSON_AddItemToObject(e, "command", jstr(a->command));
+    cJSON_AddNumberToObject(e, "requests_ok", (double)a->req_ok);
+    cJSON_AddNumberToObject(e, "requests_failed", (double)a->req_failed);
+    cJSON_AddItemToObject(e, "ready_s", jnum_or_null(a->ready_s));
+    if (a->announced_port > 0)
+        cJSON_AddNumberToObject(e, "announced_port", a->announced_port);
+    else
+        cJSON_AddNullToObject(e, "announced_port");
+    cJSON_AddItemToObject(e, "workload_s", jnum_or_null(a->workload_s));
+    cJSON_AddItemToObject(e, "teardown_s", jnum_or_null(a->teardown_s));
+    cJSON_AddItemToObject(e, "wall_s", jnum_or_null(a->wall_s));
+    cJSON_AddItemToObject(e, "request_tok_s_p50", jnum_or_null(mp_rep_median_req_rate(a)));
+    cJSON_AddItemToObject(e, "exit", jstr(a->exit_desc));
+    cJSON_AddItemToObject(e, "gpu_telemetry", gpu_json(&a->gpu));
+    cJSON_AddItemToObject(e, "gpu_fault", mp_rep_attempt_fault_json(rep, a));
+    cJSON *td = cJSON_AddObjectToObject(e, "teardown");
+    cJSON_AddBoolToObject(td, "killed", a->teardown_killed);
+    cJSON_AddNumberToObject(td, "escapees_killed", a->escapees_killed);
+    cJSON_AddNumberToObject(td, "leftovers", a->teardown_leftovers);
+    return e;
+}
+
+/* "crash": the first failing normal attempt; sites across all normal attempts. */
+static void crash_json(cJSON *o, const struct mp_report *rep, const struct mp_cand_report *c)
+{
+    const struct mp_attempt_result *f = NULL;
+    struct mp_strv sites = MP_STRV_INIT;
+    for (size_t j = 0; j < c->nattempts; j++) {
+        const struct mp_attempt_result *a = &c->attempts[j];
+        if (a->launch_blocking || (a->outcome != MP_OUT_CRASH && a->outcome != MP_OUT_HANG &&
+                                   a->outcome != MP_OUT_STARTUP_FAILURE))
+            continue;
+        if (!f)
+            f = a;
+        for (size_t s = 0; s < a->sites.n; s++) {
+            bool seen = false;
+            for (size_t t = 0; t < sites.n; t++)
+                seen = seen || !strcmp(sites.v[t], a->sites.v[s]);
+            if (!seen)
+                mp_strv_push(&sites, a->sites.v[s]);
+        }
+    }
+    if (f) {
+        cJSON *cr = cJSON_AddObjectToObject(o, "crash");
+        cJSON_AddItemToObject(cr, "class", jstr(f->fail_class));
+        cJSON_AddItemToObject(cr, "message", jstr(f->fail_message));
+        cJSON_AddNumberToObject(cr, "after_requests", (double)f->ok_before_failure);
+        cJSON_AddItemToObject(cr, "phase", jstr(f->fail_phase));
+        cJSON_AddItemToObject(cr, "sites", jstrv(&sites));
+        cJSON_AddNumberToObject(cr, "distinct_sites", (double)sites.n);
+        cJSON_AddItemToObject(cr, "launch_site", jstr(f->launch_site));
+        cJSON_AddBoolToObject(cr, "engine_dead", f->engine_dead);
+        cJSON_AddItemToObject(cr, "exit", jstr(f->exit_desc));
+        mp_rep_crash_json(cr, rep, c); /* kernel, xid (report/crash.h) */
+    } else {
+        cJSON_AddNullToObject(o, "crash");
+    }
+    mp_strv_release(&sites);
+}
+
+/* "diagnosis": the CUDA_LAUNCH_BLOCKING=1 run's result, or null. */
+static void diagnosis_json(cJSON *o, const struct mp_cand_report *c)
+{
+    if (c->diag.done) {
+        cJSON *d = cJSON_AddObjectToObject(o, "diagnosis");
+        cJSON_AddItemToObject(d, "launch_blocking", jstr(mp_lb_name(c->diag.launch_blocking)));
+        cJSON_AddNumberToObject(d, "requests_clean", (double)c->diag.requests_clean);
+        cJSON_AddNumberToObject(d, "requests_required", (double)c->diag.requests_required);
+        cJSON_AddNumberToObject(d, "confidence", c->diag.confidence);
+        cJSON_AddItemToObject(d, "throughput_ratio", jnum_or_null(c->diag.throughput_ratio));
+        cJSON_AddItemToObject(d, "pinned_site", jstr(c->diag.pinned_site));
+        cJSON_AddItemToObject(d, "launch_site", jstr(c->diag.launch_site));
+        cJSON_AddItemToObject(d, "reasoning", jstr(c->diag.reasoning));
+        cJSON_AddItemToObject(d, "note", jstr(c->diag.note));
+    } else {
+        cJSON_AddNullToObject(o, "diagnosis");
+    }
+}
+
 static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report *c)
 {
     cJSON *o = cJSON_CreateObject();
@@ -261,25 +352,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
         free(name);
     }
     cJSON_AddItemToObject(knobs, "args", jstrv(&c->cand.args));
-    cJSON *res = cJSON_AddObjectToObject(o, "resolved");
-    cJSON_AddItemToObject(res, "moe_backend", jstr(p ? p->res.moe_backend : NULL));
-    cJSON_AddItemToObject(res, "moe_candidates", p ? jstrv(&p->res.moe_candidates) : cJSON_CreateArray());
-    cJSON_AddItemToObject(res, "linear_kernel", jstr(p ? p->res.linear_kernel : NULL));
-    cJSON *lk = cJSON_AddObjectToObject(res, "linear_kernels");
-    for (size_t i = 0; p && i < p->res.linear_kernels.n; i++) {
-        const char *kv = p->res.linear_kernels.v[i], *eq = strchr(kv, '=');
-        if (!eq)
-            continue;
-        char *m = xstrndup(kv, (size_t)(eq - kv));
-        cJSON_AddItemToObject(lk, m, jstr(eq + 1));
-        free(m);
-    }
-    cJSON_AddItemToObject(res, "unquantized_moe_backend",
-                          jstr(p ? p->res.unquantized_moe_backend : NULL));
-    cJSON_AddItemToObject(res, "attention_backend", jstr(p ? p->res.attention_backend : NULL));
-    cJSON_AddItemToObject(res, "moe_backend_flag", jstr(p ? p->res.moe_backend_flag : NULL));
-    if (p && !p->res.moe_backend && mp_candidate_nknobs(&c->cand) > 0)
-        cJSON_AddStringToObject(res, "note", "the engine's log did not say which MoE backend it resolved");
+    cJSON_AddItemToObject(o, "resolved", mp_rep_resolved_json(rep, c)); /* report/resolved.c */
     cJSON_AddItemToObject(o, "unknown_env", p ? jstrv(&p->res.unknown_env) : cJSON_CreateArray());
     cJSON_AddItemToObject(o, "verdict", jstr(mp_verdict_name(c->verdict)));
     cJSON_AddItemToObject(o, "why", jstr(c->why));
@@ -351,54 +424,9 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     cJSON_AddItemToObject(lat, "e2e_p99", jnum_or_null(pct(&npm.e2e_ms, 99)));
     mp_phase_metrics_release(&npm);
 
-    /* crash: the first failing normal attempt; sites across all normal attempts */
-    const struct mp_attempt_result *f = NULL;
-    struct mp_strv sites = MP_STRV_INIT;
-    for (size_t j = 0; j < c->nattempts; j++) {
-        const struct mp_attempt_result *a = &c->attempts[j];
-        if (a->launch_blocking || (a->outcome != MP_OUT_CRASH && a->outcome != MP_OUT_HANG &&
-                                   a->outcome != MP_OUT_STARTUP_FAILURE))
-            continue;
-        if (!f)
-            f = a;
-        for (size_t s = 0; s < a->sites.n; s++) {
-            bool seen = false;
-            for (size_t t = 0; t < sites.n; t++)
-                seen = seen || !strcmp(sites.v[t], a->sites.v[s]);
-            if (!seen)
-                mp_strv_push(&sites, a->sites.v[s]);
-        }
-    }
-    if (f) {
-        cJSON *cr = cJSON_AddObjectToObject(o, "crash");
-        cJSON_AddItemToObject(cr, "class", jstr(f->fail_class));
-        cJSON_AddItemToObject(cr, "message", jstr(f->fail_message));
-        cJSON_AddNumberToObject(cr, "after_requests", (double)f->ok_before_failure);
-        cJSON_AddItemToObject(cr, "phase", jstr(f->fail_phase));
-        cJSON_AddItemToObject(cr, "sites", jstrv(&sites));
-        cJSON_AddNumberToObject(cr, "distinct_sites", (double)sites.n);
-        cJSON_AddItemToObject(cr, "launch_site", jstr(f->launch_site));
-        cJSON_AddBoolToObject(cr, "engine_dead", f->engine_dead);
-        cJSON_AddItemToObject(cr, "exit", jstr(f->exit_desc));
-        mp_rep_crash_json(cr, rep, c); /* kernel, xid (report/crash.h) */
-    } else {
-        cJSON_AddNullToObject(o, "crash");
-    }
-    mp_strv_release(&sites);
-    if (c->diag.done) {
-        cJSON *d = cJSON_AddObjectToObject(o, "diagnosis");
-        cJSON_AddItemToObject(d, "launch_blocking", jstr(mp_lb_name(c->diag.launch_blocking)));
-        cJSON_AddNumberToObject(d, "requests_clean", (double)c->diag.requests_clean);
-        cJSON_AddNumberToObject(d, "requests_required", (double)c->diag.requests_required);
-        cJSON_AddNumberToObject(d, "confidence", c->diag.confidence);
-        cJSON_AddItemToObject(d, "throughput_ratio", jnum_or_null(c->diag.throughput_ratio));
-        cJSON_AddItemToObject(d, "pinned_site", jstr(c->diag.pinned_site));
-        cJSON_AddItemToObject(d, "launch_site", jstr(c->diag.launch_site));
-        cJSON_AddItemToObject(d, "reasoning", jstr(c->diag.reasoning));
-        cJSON_AddItemToObject(d, "note", jstr(c->diag.note));
-    } else {
-        cJSON_AddNullToObject(o, "diagnosis");
-    }
+    crash_json(o, rep, c);
+    diagnosis_json(o, c);
+    cJSON_AddItemToObject(o, "known_issues", mp_rep_known_issues_json(rep, c));
     cJSON_AddItemToObject(o, "output_check", qcheck_cand_json(rep, (size_t)(c - rep->c)));
     cJSON_AddBoolToObject(o, "finished", !c->unfinished);
     cJSON *kd = cJSON_AddArrayToObject(o, "knob_delivery");
@@ -413,43 +441,15 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     for (size_t j = 0; j < c->nattempts; j++) {
         const struct mp_attempt_result *a = &c->attempts[j];
         add_evidence(ev, rep, a, a->res.moe_backend_line);
+        add_evidence(ev, rep, a, a->res.drafter.line);
         add_evidence(ev, rep, a, a->res.unknown_env_line);
         add_evidence(ev, rep, a, a->fail_line);
         if (a->outcome == MP_OUT_CRASH && !a->cuda_fault && a->fail_request_line > 0)
             add_evidence(ev, rep, a, -a->fail_request_line);
     }
     cJSON *atts = cJSON_AddArrayToObject(o, "attempts");
-    for (size_t j = 0; j < c->nattempts; j++) {
-        const struct mp_attempt_result *a = &c->attempts[j];
-        cJSON *e = cJSON_CreateObject();
-        const char *dir = a->dir;
-        size_t rl = strlen(rep->run_dir);
-        if (!strncmp(dir, rep->run_dir, rl) && dir[rl] == '/')
-            dir += rl + 1;
-        cJSON_AddItemToObject(e, "dir", jstr(dir));
-        cJSON_AddBoolToObject(e, "launch_blocking", a->launch_blocking);
-        cJSON_AddStringToObject(e, "outcome", mp_outcome_name(a->outcome));
-        cJSON_AddItemToObject(e, "command", jstr(a->command));
-        cJSON_AddNumberToObject(e, "requests_ok", (double)a->req_ok);
-        cJSON_AddNumberToObject(e, "requests_failed", (double)a->req_failed);
-        cJSON_AddItemToObject(e, "ready_s", jnum_or_null(a->ready_s));
-        if (a->announced_port > 0)
-            cJSON_AddNumberToObject(e, "announced_port", a->announced_port);
-        else
-            cJSON_AddNullToObject(e, "announced_port");
-        cJSON_AddItemToObject(e, "workload_s", jnum_or_null(a->workload_s));
-        cJSON_AddItemToObject(e, "teardown_s", jnum_or_null(a->teardown_s));
-        cJSON_AddItemToObject(e, "wall_s", jnum_or_null(a->wall_s));
-        cJSON_AddItemToObject(e, "request_tok_s_p50", jnum_or_null(mp_rep_median_req_rate(a)));
-        cJSON_AddItemToObject(e, "exit", jstr(a->exit_desc));
-        cJSON_AddItemToObject(e, "gpu_telemetry", gpu_json(&a->gpu));
-        cJSON_AddItemToObject(e, "gpu_fault", mp_rep_attempt_fault_json(rep, a));
-        cJSON *td = cJSON_AddObjectToObject(e, "teardown");
-        cJSON_AddBoolToObject(td, "killed", a->teardown_killed);
-        cJSON_AddNumberToObject(td, "escapees_killed", a->escapees_killed);
-        cJSON_AddNumberToObject(td, "leftovers", a->teardown_leftovers);
-        cJSON_AddItemToArray(atts, e);
-    }
+    for (size_t j = 0; j < c->nattempts; j++)
+        cJSON_AddItemToArray(atts, attempt_json(rep, &c->attempts[j]));
     return o;
 }
 

@@ -11,6 +11,7 @@
 
 #include "report/internal.h"
 #include "report/md_int.h"
+#include "report/resolved.h"
 
 /* " (knob delivery unverified: A, B)" after a verdict, when some knob's
  * delivery could not be checked. */
@@ -117,6 +118,11 @@ static void details_resolved(struct buf *out, const struct mp_attempt_result *p)
 {
     buf_adds(out, "- resolved: MoE ");
     mp_rmd_cell(out, p->res.moe_backend, 64);
+    if (p->res.moe_kind) {
+        buf_adds(out, " (");
+        mp_rmd_cell(out, p->res.moe_kind, 32);
+        buf_adds(out, ")");
+    }
     if (p->res.moe_candidates.n) {
         buf_adds(out, " out of [");
         mp_rmd_list(out, &p->res.moe_candidates, 64);
@@ -142,6 +148,21 @@ static void details_resolved(struct buf *out, const struct mp_attempt_result *p)
         buf_adds(out, "\n");
     }
     md_delivery(out, p);
+}
+
+/* "- MTP drafter: ...", other selections, the autotuner, the known issues
+ * (report/resolved.h). */
+static void details_more(const struct mp_report *rep, const struct mp_cand_report *c, struct buf *out)
+{
+    struct mp_strv labels = MP_STRV_INIT, texts = MP_STRV_INIT;
+    mp_rep_resolved_more_text(rep, c, &labels, &texts);
+    for (size_t i = 0; i < labels.n; i++) {
+        buf_printf(out, "- %s: ", labels.v[i]);
+        mp_rmd_cell(out, texts.v[i], 1200);
+        buf_adds(out, "\n");
+    }
+    mp_strv_release(&labels);
+    mp_strv_release(&texts);
 }
 
 /* "- attempt DIR: ..." of attempt a: how it ended, its failure, the sites. */
@@ -219,6 +240,7 @@ static void details_cand(const struct mp_report *rep, const struct mp_cand_repor
     const struct mp_attempt_result *p = mp_cand_primary(c);
     if (p)
         details_resolved(out, p);
+    details_more(rep, c, out);
     for (size_t j = 0; j < c->nattempts; j++)
         details_attempt(rep, &c->attempts[j], out);
     if (c->diag.done && c->diag.reasoning) {

@@ -1,15 +1,18 @@
 /* summary.c - the terminal summary a run prints at its end
  * (mp_report_summary): a line per candidate, the recommendation or what was
- * learned, and how to continue an unfinished run. */
+ * learned, how to continue an unfinished run, and the known issues each
+ * candidate's failure or resolution matches (report/resolved.h). */
 #include "report/report.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "escape.h"
+#include "xalloc.h"
 #include "verdict/recommend.h"
 
 #include "report/internal.h"
+#include "report/resolved.h"
 
 /* Append s for the terminal (escape.h): controls shown, not sent. */
 static void term_add(struct buf *b, const char *s)
@@ -25,6 +28,42 @@ static void term_pad(struct buf *b, const char *s, size_t width)
     term_add(b, s);
     for (size_t n = b->len - before; n < width; n++)
         buf_addc(b, ' ');
+}
+
+/* "NAME, NAME: matches known issue ID (...)": each known issue the
+ * candidates match, once, with the candidates that match it alike. */
+static void summary_known_issues(const struct mp_report *rep, struct buf *out)
+{
+    struct mp_strv lines = MP_STRV_INIT, names = MP_STRV_INIT; /* parallel */
+    for (size_t i = 0; i < rep->n; i++) {
+        struct mp_ki_hits h;
+        mp_rep_cand_known_issues(rep, &rep->c[i], &h);
+        for (size_t j = 0; j < h.n; j++) {
+            struct buf line = BUF_INIT;
+            mp_ki_hit_line(&h.v[j], &line);
+            size_t k = 0;
+            while (k < lines.n && strcmp(lines.v[k], line.data) != 0)
+                k++;
+            if (k == lines.n) {
+                mp_strv_push(&lines, line.data);
+                mp_strv_push(&names, rep->c[i].cand.name);
+            } else {
+                char *joined = xasprintf("%s, %s", names.v[k], rep->c[i].cand.name);
+                free(names.v[k]);
+                names.v[k] = joined;
+            }
+            buf_release(&line);
+        }
+        mp_ki_hits_release(&h);
+    }
+    for (size_t k = 0; k < lines.n; k++) {
+        term_add(out, names.v[k]);
+        buf_adds(out, ": ");
+        term_add(out, lines.v[k]);
+        buf_adds(out, "\n");
+    }
+    mp_strv_release(&lines);
+    mp_strv_release(&names);
 }
 
 void mp_report_summary(const struct mp_report *rep, struct buf *out)
@@ -79,4 +118,5 @@ void mp_report_summary(const struct mp_report *rep, struct buf *out)
                    cmd ? cmd : "start it again with a new --out DIR");
         free(cmd);
     }
+    summary_known_issues(rep, out);
 }

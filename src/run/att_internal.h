@@ -136,6 +136,7 @@ struct att {
     bool exited, eof;
     int exit_status;
     int signo;                 /* the first signal (the attempt was interrupted), 0 = none */
+    int nsignals;              /* signals served so far */
     bool second_signal;        /* another came during teardown: KILL at once */
     char model[512];           /* the served model (from /v1/models), "" until ready */
     bool probing;              /* a readiness probe is in flight */

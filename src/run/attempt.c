@@ -549,12 +549,18 @@ static void teardown_step(struct att *a)
     }
 }
 
-/* A signal during teardown: the first is recorded (the run stops after this
- * attempt, never "finished"); another means now: KILL the group at once. */
+/* A signal during teardown: the first of the attempt is recorded (the
+ * dispatcher did: the run stops after this attempt, never "finished");
+ * another means now: KILL the group at once. */
 static void teardown_signal(struct att *a)
 {
-    if (a->second_signal || !a->signo)
-        return; /* the first one was recorded by the dispatcher */
+    if (a->nsignals == 1) {
+        mp_att_note(a, "interrupted (signal %d): stopping after this teardown; another signal "
+                       "kills the engine now", a->signo);
+        return;
+    }
+    if (a->second_signal)
+        return;
     a->second_signal = true;
     mp_att_note(a, "second signal: killing the engine now");
     mp_proc_stop_now(a->stop);
@@ -654,11 +660,9 @@ static enum att_event next_event(struct att *a)
             memmove(a->sig_q, a->sig_q + 1, (a->nsig_q - 1) * sizeof(a->sig_q[0]));
             if (--a->nsig_q == 0)
                 a->pending &= ~(1u << EV_SIGNAL);
-            bool first = !a->signo;
-            if (first)
+            a->nsignals++;
+            if (!a->signo)
                 a->signo = signo; /* the interruption, recorded whatever the state */
-            if (first && a->state >= ST_STOPPING)
-                continue; /* a first signal in teardown stops the run after it */
             return EV_SIGNAL;
         }
         a->pending &= ~(1u << ev);
@@ -687,13 +691,16 @@ void att_dispatch(struct att *a)
     }
 }
 
+/* Before each wait: the evidence of the last turn goes to disk and the live
+ * line is redrawn first, then the events are served - so requests the
+ * cells start go out right after, not behind a file write. */
 static void hook(struct mp_loop *l, void *ud)
 {
     struct att *a = ud;
     (void)l;
-    att_dispatch(a);
     mp_att_flush(a);
     mp_att_draw_progress(a);
+    att_dispatch(a);
 }
 
 int mp_attempt_run(const struct mp_attempt_opts *o, struct mp_attempt_result *r, int *signo_out)

@@ -33,7 +33,9 @@ struct mp_store {
 enum mp_store_coltype { MP_COL_STR, MP_COL_LONG, MP_COL_ULONG, MP_COL_INT, MP_COL_DBL, MP_COL_BOOL, MP_COL_STRV,
                            MP_COL_GPU /* struct mp_gpu_telemetry as JSON text */,
                            MP_COL_FAULT /* struct mp_gpu_fault as JSON text (model/gpufault.h) */,
-                           MP_COL_OBS /* struct mp_attempt_obs as JSON text (obs.c) */ };
+                           MP_COL_OBS /* struct mp_attempt_obs as JSON text (obs.c) */,
+                           MP_COL_RESMORE /* struct mp_resolved's drafter, other selections,
+                                             tallies... as JSON text (model/attempt.h) */ };
 struct mp_store_col {
     const char *name;
     enum mp_store_coltype type;

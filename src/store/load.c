@@ -119,6 +119,10 @@ static void read_col(sqlite3_stmt *st, int i, const struct mp_store_col *c, void
         cJSON_Delete(j);
         break;
     }
+    case MP_COL_RESMORE: /* damaged text: nothing known */
+        mp_resolved_more_from_json((struct mp_resolved *)(void *)p,
+                                   (const char *)sqlite3_column_text(st, i));
+        break;
     case MP_COL_OBS:
         mp_store_obs_read((struct mp_attempt_obs *)(void *)p, (const char *)sqlite3_column_text(st, i));
         break;
@@ -376,6 +380,48 @@ static int read_diagnosis(struct mp_store *s, int64_t id, struct mp_cand_report 
     return mp_store_read_end(s, st, sr, "read the diagnoses") < 0 ? MP_EDB : 0;
 }
 
+/* The finished attempts of candidate i (store id cid) into rep. */
+static int load_attempts(struct mp_store *s, struct mp_report *rep, size_t i, int64_t cid)
+{
+    /* finished ones; running ones are not evidence */
+    struct buf sql = BUF_INIT;
+    buf_adds(&sql, "SELECT id, idx, launch_blocking, dir, outcome");
+    for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
+        buf_printf(&sql, ", %s", mp_store_attempt_cols[k].name);
+    /* interrupted attempts with a summary count only while the run is
+     * (still) interrupted; a resume redoes them */
+    buf_printf(&sql, " FROM attempts WHERE candidate_id = ? AND (status = 'done'%s) ORDER BY id",
+               rep->interrupted ? " OR (status = 'interrupted' AND outcome IS NOT NULL)" : "");
+    sqlite3_stmt *st = NULL;
+    int rc = mp_store_prep(s, &st, sql.data);
+    buf_release(&sql);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, cid);
+    int sr = SQLITE_DONE;
+    while (rc == 0 && (sr = sqlite3_step(st)) == SQLITE_ROW) {
+        struct mp_attempt_result r;
+        memset(&r, 0, sizeof(r));
+        int64_t aid = sqlite3_column_int64(st, 0);
+        r.index = sqlite3_column_int(st, 1);
+        r.launch_blocking = sqlite3_column_int(st, 2) != 0;
+        r.dir = attempt_dir(rep->run_dir, (const char *)sqlite3_column_text(st, 3));
+        r.outcome = mp_outcome_from_name((const char *)sqlite3_column_text(st, 4));
+        for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
+            read_col(st, (int)k + 5, &mp_store_attempt_cols[k], &r);
+        rc = load_attempt_details(s, aid, &r);
+        if (rc == 0)
+            rc = mp_store_load_evidence(s, aid, &r);
+        mp_report_add_attempt(rep, i, &r);
+        mp_attempt_result_release(&r);
+    }
+    if (rc < 0) {
+        sqlite3_finalize(st);
+        return rc;
+    }
+    return mp_store_read_end(s, st, sr, "read the attempts") < 0 ? MP_EDB : 0;
+}
+
 int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
 {
     sqlite3_stmt *st = NULL;
@@ -439,47 +485,13 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         rc = MP_EDB;
 
     for (size_t i = 0; i < rep->n && rc == 0; i++) {
-        /* attempts (finished ones; running ones are not evidence) */
-        struct buf sql = BUF_INIT;
-        buf_adds(&sql, "SELECT id, idx, launch_blocking, dir, outcome");
-        for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
-            buf_printf(&sql, ", %s", mp_store_attempt_cols[k].name);
-        /* interrupted attempts with a summary count only while the run is
-         * (still) interrupted; a resume redoes them */
-        buf_printf(&sql, " FROM attempts WHERE candidate_id = ? AND (status = 'done'%s) ORDER BY id",
-                   rep->interrupted ? " OR (status = 'interrupted' AND outcome IS NOT NULL)" : "");
-        rc = mp_store_prep(s, &st, sql.data);
-        buf_release(&sql);
-        if (rc < 0)
+        if ((rc = load_attempts(s, rep, i, ids[i])) < 0)
             break;
-        sqlite3_bind_int64(st, 1, ids[i]);
-        while (rc == 0 && (sr = sqlite3_step(st)) == SQLITE_ROW) {
-            struct mp_attempt_result r;
-            memset(&r, 0, sizeof(r));
-            int64_t aid = sqlite3_column_int64(st, 0);
-            r.index = sqlite3_column_int(st, 1);
-            r.launch_blocking = sqlite3_column_int(st, 2) != 0;
-            r.dir = attempt_dir(rep->run_dir, (const char *)sqlite3_column_text(st, 3));
-            r.outcome = mp_outcome_from_name((const char *)sqlite3_column_text(st, 4));
-            for (size_t k = 0; k < mp_store_attempt_cols_in(s->version); k++)
-                read_col(st, (int)k + 5, &mp_store_attempt_cols[k], &r);
-            rc = load_attempt_details(s, aid, &r);
-            if (rc == 0)
-                rc = mp_store_load_evidence(s, aid, &r);
-            mp_report_add_attempt(rep, i, &r);
-            mp_attempt_result_release(&r);
-        }
-        if (rc < 0) {
-            sqlite3_finalize(st);
-            break;
-        }
-        if (mp_store_read_end(s, st, sr, "read the attempts") < 0 ||
-            mp_store_load_cut(s, ids[i], rep->interrupted, &rep->c[i]) < 0) {
+        if (mp_store_load_cut(s, ids[i], rep->interrupted, &rep->c[i]) < 0) {
             rc = MP_EDB;
             break;
         }
-        if (rc == 0)
-            rc = read_diagnosis(s, ids[i], &rep->c[i]);
+        rc = read_diagnosis(s, ids[i], &rep->c[i]);
     }
     free(ids);
     if (rc < 0 || !done_out)

@@ -123,6 +123,7 @@ const struct mp_store_col mp_store_attempt_cols[] = {
     {"gpu_telemetry", MP_COL_GPU, offsetof(struct mp_attempt_result, gpu)},
     {"gpu_fault", MP_COL_FAULT, offsetof(struct mp_attempt_result, fault)},
     {"observations", MP_COL_OBS, offsetof(struct mp_attempt_result, obs)},
+    {"resolved_more", MP_COL_RESMORE, offsetof(struct mp_attempt_result, res)},
 };
 const size_t mp_store_nattempt_cols = MP_ARRAY_SIZE(mp_store_attempt_cols);
 
@@ -130,18 +131,20 @@ size_t mp_store_attempt_cols_in(int version)
 {
     /* v7 added no attempts column (knob delivery is its own table; the
      * dlv_* columns of v5/v6 are read by load.c for those stores only) */
-    if (version >= 14)
+    if (version >= 16)
         return mp_store_nattempt_cols;
+    if (version >= 14)
+        return mp_store_nattempt_cols - 1;          /* v16: 1 more */
     if (version >= 12)
-        return mp_store_nattempt_cols - 1;          /* v14: 1 more */
+        return mp_store_nattempt_cols - 2;          /* v14: 1 more */
     if (version >= 8)
-        return mp_store_nattempt_cols - 2;          /* v12: 1 more */
+        return mp_store_nattempt_cols - 3;          /* v12: 1 more */
     if (version >= 6)
-        return mp_store_nattempt_cols - 3;          /* v8: 1 more */
+        return mp_store_nattempt_cols - 4;          /* v8: 1 more */
     if (version >= 5)
-        return mp_store_nattempt_cols - 5;          /* v6: 2 more */
-    return version >= 4 ? mp_store_nattempt_cols - 9  /* v5: 4 more */
-                        : mp_store_nattempt_cols - 12; /* v4: 3 more */
+        return mp_store_nattempt_cols - 6;          /* v6: 2 more */
+    return version >= 4 ? mp_store_nattempt_cols - 10  /* v5: 4 more */
+                        : mp_store_nattempt_cols - 13; /* v4: 3 more */
 }
 
 static void bind_col(struct mp_store *s, sqlite3_stmt *st, int i, const struct mp_store_col *c,
@@ -203,6 +206,15 @@ static void bind_col(struct mp_store *s, sqlite3_stmt *st, int i, const struct m
         mp_store_bind_text(s, st, i, t);
         cJSON_free(t);
         cJSON_Delete(j);
+        break;
+    }
+    case MP_COL_RESMORE: {
+        char *t = mp_resolved_more_to_json((const struct mp_resolved *)p);
+        if (t)
+            mp_store_bind_text(s, st, i, t);
+        else
+            sqlite3_bind_null(st, i);
+        free(t);
         break;
     }
     case MP_COL_OBS: {

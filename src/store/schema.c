@@ -178,13 +178,20 @@ static const char schema_v12[] = "ALTER TABLE attempts ADD COLUMN gpu_fault TEXT
 static const char schema_v14[] = "ALTER TABLE attempts ADD COLUMN observations TEXT;"
                                  "ALTER TABLE diagnoses ADD COLUMN policy TEXT;";
 
+/* Version 16: what the engine resolved beyond the target's MoE, dense and
+ * attention selections - the speculative drafter's own MoE selection, the
+ * other selection lines, the FlashInfer autotuner's failed tactics, the
+ * device the log names, its fatal messages - as JSON (model/attempt.h). */
+static const char schema_v16[] = "ALTER TABLE attempts ADD COLUMN resolved_more TEXT;";
+
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
                                          schema_v6, schema_v7, schema_v8, schema_v9,
                                          mp_store_srvm_schema /* v10: store/srvmetrics.c */,
                                          schema_v11, schema_v12,
                                          mp_store_bisect_schema /* v13: store/bisect.c */,
                                          schema_v14,
-                                         mp_store_procs_schema /* v15: store/resume.c */};
+                                         mp_store_procs_schema /* v15: store/resume.c */,
+                                         schema_v16};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {

@@ -95,6 +95,66 @@ static bool knob_harmless(const struct mp_knowledge *kn, const struct mp_knob *k
     return true;
 }
 
+static const char *or_none(const char *s)
+{
+    return s ? s : "none logged";
+}
+
+/* The selection named what in r, or NULL. */
+static const struct mp_sel *sel_of(const struct mp_resolved *r, const char *what)
+{
+    for (size_t i = 0; i < r->nother; i++)
+        if (!strcmp(r->other[i].what, what))
+            return &r->other[i];
+    return NULL;
+}
+
+/* Selections the engine logs after "Model loading took" (when a running
+ * candidate is judged), so a finished run has them and a running one not
+ * yet: compared only when both logs have them. */
+static bool logged_late(const char *what)
+{
+    return !strcmp(what, "FlashInfer allreduce fusion");
+}
+
+/* How the other selection lines of ra and rb differ (a selection in one
+ * log only counts), or NULL. Caller frees. */
+static char *other_differ(const struct mp_resolved *ra, const struct mp_resolved *rb)
+{
+    for (int side = 0; side < 2; side++) {
+        const struct mp_resolved *x = side ? rb : ra, *y = side ? ra : rb;
+        for (size_t i = 0; i < x->nother; i++) {
+            const struct mp_sel *o = sel_of(y, x->other[i].what);
+            if (!o && !logged_late(x->other[i].what))
+                return xasprintf("the %s selection is not in both logs", x->other[i].what);
+            if (o && strcmp(o->value, x->other[i].value) != 0)
+                return xasprintf("the %s selections differ (%s, %s)", x->other[i].what,
+                                 side ? o->value : x->other[i].value,
+                                 side ? x->other[i].value : o->value);
+        }
+    }
+    return NULL;
+}
+
+/* How the selections beyond the MoE backend, the dense kernels and the
+ * attention backend differ: the MoE line's oracle, the MTP drafter's own
+ * MoE selection (it is logged before "Model loading took", so a running
+ * candidate has it when judged), the other selection lines; or NULL. */
+static char *more_differ(const struct mp_resolved *ra, const struct mp_resolved *rb)
+{
+    if (!str_eq(ra->moe_kind, rb->moe_kind))
+        return xasprintf("the MoE oracles differ (%s, %s)", or_none(ra->moe_kind), or_none(rb->moe_kind));
+    bool da = ra->drafter.loaded_line > 0 || ra->drafter.moe_backend;
+    bool db = rb->drafter.loaded_line > 0 || rb->drafter.moe_backend;
+    if (da != db)
+        return xstrdup("one run loads an MTP drafter, the other does not");
+    if (!str_eq(ra->drafter.moe_backend, rb->drafter.moe_backend) ||
+        !str_eq(ra->drafter.moe_kind, rb->drafter.moe_kind))
+        return xasprintf("the MTP drafter's MoE selections differ (%s, %s)",
+                         or_none(ra->drafter.moe_backend), or_none(rb->drafter.moe_backend));
+    return other_differ(ra, rb);
+}
+
 static void set_not(struct mp_sameconf *out, char *why)
 {
     out->same = false;
@@ -138,6 +198,11 @@ void mp_sameconf_judge(const struct mp_knowledge *kn, const struct mp_candidate 
         set_not(out, xstrdup("the attention backends differ"));
         return;
     }
+    char *more = more_differ(ra, rb);
+    if (more) {
+        set_not(out, more);
+        return;
+    }
 
     struct mp_knobs ka = MP_KNOBS_INIT, kb = MP_KNOBS_INIT;
     mp_candidate_knobs(a, &ka);
@@ -171,9 +236,11 @@ void mp_sameconf_judge(const struct mp_knowledge *kn, const struct mp_candidate 
         return;
     }
     out->same = true;
-    out->why = xasprintf("the same resolved configuration as '%s' (MoE %s%s%s) with %s%s", a->name,
+    const char *dm = ra->drafter.moe_backend;
+    out->why = xasprintf("the same resolved configuration as '%s' (MoE %s%s%s%s%s) with %s%s", a->name,
                          ra->moe_backend, ra->attention_backend ? ", attention " : "",
                          ra->attention_backend ? ra->attention_backend : "",
+                         dm ? ", MTP drafter MoE " : "", dm ? dm : "",
                          ndiff ? "knobs that differ only by: " : "the same knobs", ndiff ? d : "");
     free(d);
 }

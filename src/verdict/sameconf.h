@@ -5,7 +5,10 @@
  *   - the engine version is known and equal;
  *   - the resolved MoE backend is known and equal, and so are the
  *     unquantized MoE backend, every dense kernel (by method) and the
- *     attention backend (absent in both counts as equal);
+ *     attention backend (absent in both counts as equal), the MoE line's
+ *     oracle, the MTP drafter's own MoE selection (or its absence) and the
+ *     other selection lines (one in one log only counts, except those the
+ *     engine logs after model loading, such as the allreduce fusion);
  *   - every knob by which the two candidates differ is one the engine itself
  *     reported as unknown (`Unknown vLLM environment variable detected`, in
  *     the run of the candidate that has it), or one the knowledge marks as

@@ -22,7 +22,9 @@ wait_line() {
     return 1
 }
 
-run_case() { # NAME SEQ: start moeprobe; the first signal when FIRST_AT shows, the second at shutdown
+run_case() { # NAME SEQ FILE RE: start moeprobe; the first signal when FILE has RE, the second once
+             # the teardown began and moeprobe has taken the first in (two SIGINTs still pending
+             # at once would be one: the kernel does not queue a standard signal twice)
     local name=$1 seq=$2 first_at=$3
     out="$Q_TMP/$name"
     "$MOEPROBE" qualify --out "$out" --seq "$seq" --conc 2:2 --max-tokens 8 --grace 60 \
@@ -33,6 +35,7 @@ run_case() { # NAME SEQ: start moeprobe; the first signal when FIRST_AT shows, t
     kill -INT "$mp"
     wait_line "$out/attempts/a-1/server.log" 'Application shutdown complete' ||
         { kill -9 $mp; fail "$name: the teardown did not begin"; }
+    wait_line "$Q_TMP/$name.err" "$5" || { kill -9 $mp; fail "$name: the first signal was not seen"; }
     kill -INT "$mp"
     wait "$mp"
     rc=$?
@@ -48,9 +51,9 @@ run_case() { # NAME SEQ: start moeprobe; the first signal when FIRST_AT shows, t
 }
 
 # A: the first Ctrl-C once a sequential request is recorded
-run_case during-load 100000 requests.jsonl '"phase":"sequential"'
+run_case during-load 100000 requests.jsonl '"phase":"sequential"' 'started: pid'
 check "$out/report.json" 'c["a"]["attempts"][0]["outcome"] == "interrupted"' || fail "A: outcome"
 # B: a short workload ends; the first Ctrl-C once its teardown began
-run_case during-teardown 2 server.log 'Application shutdown complete'
+run_case during-teardown 2 server.log 'Application shutdown complete' 'interrupted (signal 2): stopping after this teardown'
 check "$out/report.json" 'c["a"]["attempts"][0]["outcome"] == "clean"' || fail "B: outcome"
 echo ok

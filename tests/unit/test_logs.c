@@ -408,6 +408,146 @@ static void test_render_text(void **st)
     mp_logscan_free(s);
 }
 
+static bool has_code(const struct mp_logresult *r, const char *code)
+{
+    for (size_t i = 0; i < r->nfindings; i++)
+        if (!strcmp(r->findings[i].code, code))
+            return true;
+    return false;
+}
+
+/* Every kernel the engine resolves: the MTP drafter's own MoE selection
+ * (after "Loading drafter model"), other selection lines, the FlashInfer
+ * autotuner's failed tactics as counts (a TMA descriptor error while tuning
+ * is no crash), a crash after them says so. */
+static void test_drafter_other_autotuner(void **st)
+{
+    (void)st;
+    const char *t =
+        "(EngineCore pid=1) INFO 07-02 21:58:53 [nvfp4.py:222] Using 'FLASHINFER_CUTLASS' NvFp4 MoE "
+        "backend out of potential backends: ['FLASHINFER_TRTLLM', 'FLASHINFER_CUTLASS'].\n"
+        "(EngineCore pid=1) INFO 07-02 21:58:53 [mxfp8.py:88] Using 'MARLIN' MxFp8 MoE backend.\n"
+        "(EngineCore pid=1) INFO 07-02 21:58:53 [cuda.py:542] Using backend "
+        "AttentionBackendEnum.FLASH_ATTN for vit attention\n"
+        "(EngineCore pid=1) INFO 07-02 22:01:01 [gpu_model_runner.py:5184] Loading drafter model...\n"
+        "(EngineCore pid=1) INFO 07-02 22:01:02 [unquantized.py:282] Using TRITON Unquantized MoE "
+        "backend out of potential backends: ['FlashInfer TRTLLM', 'FlashInfer CUTLASS', 'TRITON'].\n"
+        "(EngineCore pid=1) 2026-07-02 22:02:00,001 - INFO - autotuner.py:446 - flashinfer.jit: "
+        "[Autotuner]: Autotuning process starts ...\n"
+        "Error: Failed to initialize the TMA descriptor 715\n"
+        "Error: Failed to initialize the TMA descriptor 715\n"
+        "(EngineCore pid=1) 2026-07-02 22:02:00,101 - WARNING - autotuner.py:503 - flashinfer.jit: "
+        "[Autotuner]: Skipping tactic <MoERunner> 14, due to failure while profiling: x\n"
+        "(EngineCore pid=1) 2026-07-02 22:02:01,101 - INFO - autotuner.py:455 - flashinfer.jit: "
+        "[Autotuner]: Autotuning process ends\n"
+        "(EngineCore pid=1) ERROR 07-02 22:03:01 [core.py:1100] torch.AcceleratorError: CUDA error: "
+        "an illegal instruction was encountered\n";
+    struct mp_logscan *s = scan_all(t, strlen(t), 64);
+    const struct mp_logresult *r = mp_logscan_result(s);
+    assert_string_equal(r->moe_backend, "FLASHINFER_CUTLASS"); /* the target's, not the drafter's */
+    assert_string_equal(r->moe_kind, "NvFp4");
+    assert_int_equal(r->drafter.loaded_line, 4);
+    assert_string_equal(r->drafter.moe_backend, "TRITON");
+    assert_string_equal(r->drafter.moe_kind, "Unquantized");
+    assert_int_equal(r->drafter.n_moe_candidates, 3);
+    assert_int_equal(r->drafter.line, 5);
+    assert_null(r->unquantized_moe_backend);
+    assert_int_equal(r->n_other, 2);
+    assert_string_equal(r->other[0].what, "MxFp8 MoE");
+    assert_string_equal(r->other[0].value, "MARLIN");
+    assert_int_equal(r->other[0].line, 2);
+    assert_string_equal(r->other[1].what, "ViT attention");
+    assert_true(r->has_crash);
+    assert_string_equal(r->crash.cls, "illegal-instruction");
+    assert_int_equal(r->crash.line, 11);
+    long tma = 0, skipped = 0;
+    for (size_t i = 0; i < r->n_tallies; i++) {
+        if (!strcmp(r->tallies[i].name, "autotuner-tma-descriptor"))
+            tma = r->tallies[i].count;
+        if (!strcmp(r->tallies[i].name, "autotuner-skipped"))
+            skipped = r->tallies[i].count;
+    }
+    assert_int_equal(tma, 2);
+    assert_int_equal(skipped, 1);
+    assert_true(has_code(r, "autotuner-tactics"));
+    assert_true(has_code(r, "autotuner-tma-descriptor"));
+    assert_true(has_code(r, "crash-after-autotuner"));
+    mp_logscan_free(s);
+    /* outside an autotuning run a TMA descriptor error is the crash */
+    const char *u = "Error: Failed to initialize the TMA descriptor 715\n";
+    s = scan_all(u, strlen(u), 7);
+    r = mp_logscan_result(s);
+    assert_true(r->has_crash);
+    assert_string_equal(r->crash.cls, "tma-descriptor");
+    assert_false(has_code(r, "autotuner-tactics"));
+    mp_logscan_free(s);
+}
+
+/* vLLM 0.20.0 with FlashInfer 0.6.x (a real DGX Spark log, Qwen3.6 NVFP4
+ * with an MTP drafter): the target's prepare/finalize line, the drafter's
+ * own FlashInfer CUTLASS selection and its prepare/finalize, and the
+ * autotuner's summary lines "Skipped N unsupported tactic(s) for OP" after
+ * a tqdm fragment: counted by N, a finding, no crash. */
+static void test_autotuner_summary_counts(void **st)
+{
+    (void)st;
+    const char *t =
+        "(EngineCore pid=167) INFO 05-03 18:36:50 [nvfp4.py:209] Using 'FLASHINFER_CUTLASS' NvFp4 MoE "
+        "backend out of potential backends: ['FLASHINFER_TRTLLM', 'FLASHINFER_CUTLASS'].\n"
+        "(EngineCore pid=167) INFO 05-03 18:38:59 [default_loader.py:384] Loading weights took 126.70 seconds\n"
+        "(EngineCore pid=167) INFO 05-03 18:38:59 [nvfp4.py:485] Using MoEPrepareAndFinalizeNoDPEPModular\n"
+        "(EngineCore pid=167) INFO 05-03 18:38:59 [gpu_model_runner.py:4801] Loading drafter model...\n"
+        "(EngineCore pid=167) INFO 05-03 18:38:59 [unquantized.py:213] Using FlashInfer CUTLASS Unquantized "
+        "MoE backend out of potential backends: ['FlashInfer TRTLLM', 'FlashInfer CUTLASS', 'TRITON', "
+        "'BATCHED_TRITON'].\n"
+        "(EngineCore pid=167) INFO 05-03 18:39:15 [unquantized.py:343] Using MoEPrepareAndFinalizeNoDPEPModular\n"
+        "(EngineCore pid=167) INFO 05-03 18:39:15 [gpu_model_runner.py:4879] Model loading took 23.43 GiB "
+        "memory and 145.657922 seconds\n"
+        "(EngineCore pid=167) 2026-05-03 18:41:37,368 - INFO - autotuner.py:457 - flashinfer.jit: "
+        "[Autotuner]: Autotuning process starts ...\n"
+        "(EngineCore pid=167) \n"
+        "[AutoTuner]: Tuning trtllm::fused_moe::gemm1:   0%|          | 0/1 [00:00<?, ?profile/s]"
+        "2026-05-03 18:41:38,575 - INFO - autotuner.py:833 - flashinfer.jit: [Autotuner]: Skipped 4 "
+        "unsupported tactic(s) for trtllm::fused_moe::gemm1 (enable debug logs to see details)\n"
+        "(EngineCore pid=167) \n"
+        "[AutoTuner]: Tuning trtllm::fused_moe::gemm2:   0%|          | 0/1 [00:00<?, ?profile/s]"
+        "2026-05-03 18:41:38,622 - INFO - autotuner.py:833 - flashinfer.jit: [Autotuner]: Skipped 10 "
+        "unsupported tactic(s) for trtllm::fused_moe::gemm2 (enable debug logs to see details)\n"
+        "(EngineCore pid=167) 2026-05-03 18:41:53,536 - INFO - autotuner.py:466 - flashinfer.jit: "
+        "[Autotuner]: Autotuning process ends\n";
+    struct mp_logscan *s = scan_all(t, strlen(t), 64);
+    const struct mp_logresult *r = mp_logscan_result(s);
+    assert_string_equal(r->moe_backend, "FLASHINFER_CUTLASS");
+    assert_string_equal(r->drafter.moe_backend, "FlashInfer CUTLASS");
+    assert_int_equal(r->drafter.line, 5);
+    assert_false(r->has_crash);
+    long unsup = -1, first = 0;
+    for (size_t i = 0; i < r->n_tallies; i++) {
+        if (!strcmp(r->tallies[i].name, "autotuner-unsupported")) {
+            unsup = r->tallies[i].count;
+            first = r->tallies[i].first_line;
+        }
+    }
+    assert_int_equal(unsup, 14);
+    assert_int_equal(first, 10);
+    assert_true(has_code(r, "autotuner-tactics"));
+    assert_false(has_code(r, "crash-after-autotuner"));
+    bool said = false;
+    for (size_t i = 0; i < r->nfindings; i++)
+        if (!strcmp(r->findings[i].code, "autotuner-tactics"))
+            said = strstr(r->findings[i].text, "14 tactic(s) the autotuner called unsupported") != NULL;
+    assert_true(said);
+    /* the target's prepare/finalize is recorded once, the drafter's is not the target's */
+    size_t npf = 0;
+    for (size_t i = 0; i < r->n_other; i++)
+        if (!strcmp(r->other[i].what, "MoE prepare/finalize")) {
+            npf++;
+            assert_int_equal(r->other[i].line, 3);
+        }
+    assert_int_equal(npf, 1);
+    mp_logscan_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -415,7 +555,8 @@ int main(void)
         cmocka_unit_test(test_event_bits),
         cmocka_unit_test(test_serving_without_ready_line),          cmocka_unit_test(test_prefixes_quotes),
         cmocka_unit_test(test_startup_error_and_levels), cmocka_unit_test(test_long_lines_and_binary),
-        cmocka_unit_test(test_error_lines),         cmocka_unit_test(test_nul_bytes),
+        cmocka_unit_test(test_error_lines),
+        cmocka_unit_test(test_drafter_other_autotuner), cmocka_unit_test(test_autotuner_summary_counts),         cmocka_unit_test(test_nul_bytes),
         cmocka_unit_test(test_looks_binary),
         cmocka_unit_test(test_sites_after_error),   cmocka_unit_test(test_render_text),
     };

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "drafter.h"
 #include "knowledge/knowledge.h"
 #include "resolve.h"
 #include "world.h"
@@ -313,6 +314,135 @@ static void test_dense_attention_and_tags(void **st)
     assert_string_equal(re_proc_tag(&w, RE_PROC_API), "APIServer");
 }
 
+static bool line_at(const struct re_lines *l, size_t i, const char *part)
+{
+    return i < l->n && strstr(l->v[i].text, part) != NULL;
+}
+
+/* The dense NVFP4 kernel (#25): from the kernels/linear move (0.19.1) the
+ * auto-selection skips what VLLM_DISABLED_KERNELS names (in the order of
+ * _POSSIBLE_NVFP4_KERNELS); before it the variable does not reach NVFP4.
+ * On SM12x v0.29.0 prefers the weight-only W4A16 kernel (vllm #53014) until
+ * #55170 (v0.29.1). */
+static void test_dense_kernels(void **st)
+{
+    MP_UNUSED(st);
+    struct world w;
+    struct re_resolution res;
+    const char *dis[] = {"VLLM_DISABLED_KERNELS=FlashInferCutlassNvFp4LinearKernel", NULL};
+    struct re_inputs in = {.env = dis};
+    mkworld(&w, "0.25.0", "sm120", NULL);
+    re_resolve(&w, &in, &res);
+    assert_string_equal(res.dense_kernel, "CutlassNvFp4LinearKernel");
+    assert_true(has_line(&res.engine_lines, "Using CutlassNvFp4LinearKernel for NVFP4 GEMM"));
+    re_resolution_free(&res);
+    mkworld(&w, "0.19.0", "sm120", NULL);
+    re_resolve(&w, &in, &res);
+    assert_string_equal(res.dense_kernel, "NvFp4LinearBackend.FLASHINFER_CUTLASS");
+    re_resolution_free(&res);
+    const char *all[] = {"VLLM_DISABLED_KERNELS=FlashInferCutlassNvFp4LinearKernel,"
+                         "CutlassNvFp4LinearKernel,MarlinNvFp4LinearKernel,"
+                         "FlashInferTrtllmNvFp4LinearKernel,FlashInferCudnnNvFp4LinearKernel,"
+                         "FbgemmNvFp4LinearKernel",
+                         NULL};
+    struct re_inputs ina = {.env = all};
+    mkworld(&w, "0.25.0", "sm120", NULL);
+    re_resolve(&w, &ina, &res);
+    assert_string_equal(res.dense_kernel, "EmulationNvFp4LinearKernel");
+    assert_true(has_line(&res.engine_lines, "NVFP4 linear falling back to the slow and unoptimized "
+                                            "emulation backend as no optimized backend is available"));
+    re_resolution_free(&res);
+    struct re_inputs none = {0};
+    mkworld(&w, "0.29.0", "sm121", NULL);
+    re_resolve(&w, &none, &res);
+    assert_string_equal(res.dense_kernel, "FlashInferCuteDslNvFp4W4A16LinearKernel");
+    assert_true(has_line(&res.engine_lines,
+                         "Using FlashInferCuteDslNvFp4W4A16LinearKernel for NVFP4 GEMM"));
+    re_resolution_free(&res);
+    const char *w4[] = {"VLLM_DISABLED_KERNELS=FlashInferCuteDslNvFp4W4A16LinearKernel", NULL};
+    struct re_inputs in4 = {.env = w4};
+    re_resolve(&w, &in4, &res);
+    assert_string_equal(res.dense_kernel, "FlashInferCutlassNvFp4LinearKernel");
+    re_resolution_free(&res);
+    mkworld(&w, "0.29.1", "sm121", NULL);
+    re_resolve(&w, &none, &res);
+    assert_string_equal(res.dense_kernel, "FlashInferCutlassNvFp4LinearKernel");
+    re_resolution_free(&res);
+    mkworld(&w, "0.29.0", "sm100", NULL);
+    re_resolve(&w, &none, &res);
+    assert_string_equal(res.dense_kernel, "FlashInferCutlassNvFp4LinearKernel");
+    re_resolution_free(&res);
+}
+
+/* After the target's weights (0.20+, the modular FlashInfer CUTLASS and
+ * vLLM CUTLASS paths): "Using MoEPrepareAndFinalizeNoDPEPModular", as a real
+ * v0.20.0 log prints it, before a drafter's lines (drafter.c); and a world
+ * can say what the drafter's unquantized oracle picks under auto on its
+ * device (drafter_moe). */
+static void test_load_lines_and_drafter_auto(void **st)
+{
+    MP_UNUSED(st);
+    struct world w;
+    struct re_resolution res;
+    struct re_inputs in = {0};
+    mkworld(&w, "0.20.0", "sm121", NULL);
+    re_resolve(&w, &in, &res);
+    assert_int_equal(res.load_lines.n, 1);
+    assert_true(line_at(&res.load_lines, 0, "Using MoEPrepareAndFinalizeNoDPEPModular"));
+    assert_string_equal(res.load_lines.v[0].file, "nvfp4.py");
+    re_resolution_free(&res);
+    struct re_inputs mar = {.moe_backend = "marlin", .moe_backend_from_flag = true};
+    re_resolve(&w, &mar, &res);
+    assert_int_equal(res.load_lines.n, 0); /* not seen for Marlin: not printed */
+    re_resolution_free(&res);
+    mkworld(&w, "0.19.0", "sm121", NULL);
+    re_resolve(&w, &in, &res);
+    assert_int_equal(res.load_lines.n, 0);
+    re_resolution_free(&res);
+    /* the drafter's auto pick */
+    struct re_drafter d;
+    char err[160];
+    assert_int_equal(re_drafter_parse("{\"method\": \"mtp\"}", &d, err, sizeof(err)), 0);
+    mkworld(&w, "0.23.0", "sm121", "drafter_moe = TRITON\n");
+    re_drafter_resolve(&w, NULL, &d);
+    assert_string_equal(d.moe, "TRITON");
+    re_drafter_resolve(&w, "flashinfer-cutlass", &d); /* an explicit value still selects */
+    assert_string_equal(d.moe, "FlashInfer CUTLASS");
+    mkworld(&w, "0.23.0", "sm121", NULL);
+    re_drafter_resolve(&w, "auto", &d);
+    assert_string_equal(d.moe, "FlashInfer CUTLASS");
+}
+
+/* The FlashInfer autotuner in the warm-up (FlashInfer kernels resolved,
+ * autotuning on): its begin and end lines in FlashInfer's logger format,
+ * and, from 0.20, the summary of tactics it called unsupported. */
+static void test_autotune_lines(void **st)
+{
+    MP_UNUSED(st);
+    struct world w;
+    struct re_resolution res;
+    struct re_inputs in = {0};
+    mkworld(&w, "0.20.0", "sm121", "autotuner_unsupported_tactics = 14\n");
+    re_resolve(&w, &in, &res);
+    assert_int_equal(res.tune_lines.n, 3);
+    assert_int_equal(res.tune_lines.v[0].level, RE_FI_INFO);
+    assert_true(line_at(&res.tune_lines, 0, "[Autotuner]: Autotuning process starts ..."));
+    assert_true(line_at(&res.tune_lines, 1, "[Autotuner]: Skipped 14 unsupported tactic(s) for "
+                                            "trtllm::fused_moe::gemm1 (enable debug logs to see details)"));
+    assert_true(line_at(&res.tune_lines, 2, "[Autotuner]: Autotuning process ends"));
+    re_resolution_free(&res);
+    struct re_inputs off = {.autotune_off = true};
+    re_resolve(&w, &off, &res);
+    assert_int_equal(res.tune_lines.n, 0);
+    re_resolution_free(&res);
+    /* no FlashInfer kernel resolved (Hopper: Marlin dense, --moe-backend marlin): no autotuning */
+    struct re_inputs mar = {.moe_backend = "marlin", .moe_backend_from_flag = true};
+    mkworld(&w, "0.20.0", "sm90", NULL);
+    re_resolve(&w, &mar, &res);
+    assert_int_equal(res.tune_lines.n, 0);
+    re_resolution_free(&res);
+}
+
 /* refengine and the knowledge tell one story: a variable refengine's era
  * knows is one the knowledge calls present (not removed, not yet there, not
  * unknown) in that version, and --moe-backend accepts exactly the choices
@@ -366,6 +496,9 @@ int main(void)
         cmocka_unit_test(test_env_warnings),
         cmocka_unit_test(test_dense_attention_and_tags),
         cmocka_unit_test(test_agrees_with_knowledge),
+        cmocka_unit_test(test_dense_kernels),
+        cmocka_unit_test(test_load_lines_and_drafter_auto),
+        cmocka_unit_test(test_autotune_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
@@ -17,6 +19,9 @@
 
 struct res {
     const char *version, *moe, *attn, *dense, *unknown;
+    const char *drafter; /* the MTP drafter's MoE selection; "" loaded without one; NULL none */
+    const char *other;   /* "WHAT=VALUE" of another selection line */
+    const char *kind;    /* the MoE oracle */
 };
 
 static void fill(struct mp_resolved *r, const struct res *x)
@@ -29,12 +34,29 @@ static void fill(struct mp_resolved *r, const struct res *x)
         mp_strv_push(&r->linear_kernels, x->dense);
     if (x->unknown)
         mp_strv_push(&r->unknown_env, x->unknown);
+    r->moe_kind = x->kind ? (char *)x->kind : NULL;
+    if (x->drafter) {
+        r->drafter.loaded_line = 90;
+        r->drafter.moe_backend = x->drafter[0] ? (char *)x->drafter : NULL;
+        r->drafter.line = x->drafter[0] ? 95 : 0;
+    }
+    if (x->other) {
+        const char *eq = strchr(x->other, '=');
+        char what[64];
+        snprintf(what, sizeof(what), "%.*s", (int)(eq - x->other), x->other);
+        mp_resolved_add_sel(r, what, eq + 1, 40);
+    }
 }
 
 static void clear(struct mp_resolved *r)
 {
     mp_strv_release(&r->linear_kernels);
     mp_strv_release(&r->unknown_env);
+    for (size_t i = 0; i < r->nother; i++) {
+        free(r->other[i].what);
+        free(r->other[i].value);
+    }
+    free(r->other);
 }
 
 /* Judge spec b against spec a; returns same, and checks that why contains want. */
@@ -67,7 +89,7 @@ static bool judge(const char *sa, struct res xa, const char *sb, struct res xb, 
 static void test_same(void **st)
 {
     (void)st;
-    struct res r19 = {"0.19.0", FC, "FLASHINFER", DENSE, NULL};
+    struct res r19 = {"0.19.0", FC, "FLASHINFER", DENSE, NULL, NULL, NULL, NULL};
     /* --moe-backend naming what auto chose */
     assert_true(judge("auto:", r19, "fc: --moe-backend flashinfer_cutlass", r19,
                       "acts only through the moe selection in vLLM 0.19.0"));
@@ -89,7 +111,7 @@ static void test_same(void **st)
 static void test_not_same(void **st)
 {
     (void)st;
-    struct res r19 = {"0.19.0", FC, "FLASHINFER", DENSE, NULL};
+    struct res r19 = {"0.19.0", FC, "FLASHINFER", DENSE, NULL, NULL, NULL, NULL};
     /* changes kernel behaviour without changing the selection line */
     assert_false(judge("auto:", r19, "atomic: VLLM_MARLIN_USE_ATOMIC_ADD=1", r19,
                        "without changing a selection line"));
@@ -98,10 +120,10 @@ static void test_not_same(void **st)
     /* a selection knob whose effect the era does not restrict to selection */
     assert_false(judge("auto:", r19, "m: VLLM_TEST_FORCE_FP8_MARLIN=1", r19, "kernel behaviour"));
     /* --moe-backend before it existed (not a selection knob there) */
-    struct res r15 = {"0.15.1", FC, "FLASHINFER", DENSE, NULL};
+    struct res r15 = {"0.15.1", FC, "FLASHINFER", DENSE, NULL, NULL, NULL, NULL};
     assert_false(judge("auto:", r15, "fc: --moe-backend flashinfer_cutlass", r15, "0.15.1"));
     /* the VLLM_FLASHINFER_MOE_BACKEND env after its removal: only the engine's word counts */
-    struct res r26 = {"0.26.0", FC, "FLASHINFER", DENSE, NULL};
+    struct res r26 = {"0.26.0", FC, "FLASHINFER", DENSE, NULL, NULL, NULL, NULL};
     assert_false(judge("auto:", r26, "e: VLLM_FLASHINFER_MOE_BACKEND=latency", r26, NULL));
     /* selections differ or are missing */
     struct res other = r19;
@@ -126,6 +148,37 @@ static void test_not_same(void **st)
     struct res noattn = r19;
     noattn.attn = NULL;
     assert_false(judge("auto:", noattn, "x: --attention-backend FLASHINFER", noattn, "not in both logs"));
+    /* the MTP drafter's own MoE selection is part of the configuration (#25) */
+    struct res mtp = r19;
+    mtp.drafter = "TRITON";
+    assert_true(judge("auto:", mtp, "fc: --moe-backend flashinfer_cutlass", mtp,
+                      "attention FLASHINFER, MTP drafter MoE TRITON) with knobs"));
+    struct res mtp2 = mtp;
+    mtp2.drafter = "FLASHINFER_CUTLASS";
+    assert_false(judge("auto:", mtp, "fc: --moe-backend flashinfer_cutlass", mtp2,
+                       "the MTP drafter's MoE selections differ (TRITON, FLASHINFER_CUTLASS)"));
+    struct res mtp0 = mtp;
+    mtp0.drafter = "";
+    assert_false(judge("auto:", mtp, "fc: --moe-backend flashinfer_cutlass", mtp0,
+                       "the MTP drafter's MoE selections differ (TRITON, none logged)"));
+    assert_false(judge("auto:", r19, "fc: --moe-backend flashinfer_cutlass", mtp,
+                       "one run loads an MTP drafter, the other does not"));
+    /* other selection lines, and the oracle of the MoE line */
+    struct res mx = r19, mx2 = r19;
+    mx.other = "MxFp8 MoE=MARLIN";
+    mx2.other = "MxFp8 MoE=TRITON";
+    assert_false(judge("auto:", mx, "fc: --moe-backend flashinfer_cutlass", mx2,
+                       "the MxFp8 MoE selections differ (MARLIN, TRITON)"));
+    assert_false(judge("auto:", mx, "fc: --moe-backend flashinfer_cutlass", r19,
+                       "the MxFp8 MoE selection is not in both logs"));
+    struct res late = r19;
+    late.other = "FlashInfer allreduce fusion=trtllm";
+    assert_true(judge("auto:", late, "fc: --moe-backend flashinfer_cutlass", r19, NULL));
+    struct res k1 = r19, k2 = r19;
+    k1.kind = "NvFp4";
+    k2.kind = "MxFp4";
+    assert_false(judge("auto:", k1, "fc: --moe-backend flashinfer_cutlass", k2,
+                       "the MoE oracles differ (NvFp4, MxFp4)"));
     /* one harmless and one unsafe knob: unsafe wins */
     assert_false(judge("auto:", r19, "x: --moe-backend flashinfer_cutlass VLLM_MARLIN_USE_ATOMIC_ADD=1",
                        r19, "VLLM_MARLIN_USE_ATOMIC_ADD"));
@@ -134,7 +187,7 @@ static void test_not_same(void **st)
 static void test_secret_redacted(void **st)
 {
     (void)st;
-    struct res r19 = {"0.19.0", FC, "FLASHINFER", DENSE, NULL};
+    struct res r19 = {"0.19.0", FC, "FLASHINFER", DENSE, NULL, NULL, NULL, NULL};
     struct mp_candidate a, b;
     struct mp_diag d;
     assert_int_equal(mp_candidate_parse("a:", &a, &d), 0);

@@ -630,11 +630,10 @@ static int64_t count_rows(const char *path, const char *sql)
     return n;
 }
 
-static void test_metrics_v9(void **state)
+/* A v8 store at path: one run, candidate "old" with a clean attempt, a
+ * warmup request and three sequential ones (one failed). */
+static void write_v8_store(const char *path)
 {
-    (void)state;
-    char *dir = tmpdir();
-    char *path = xasprintf("%s/%s", dir, MP_STORE_DB_NAME);
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
     assert_int_equal(mp_db_migrate(db, 8, NULL), 0);
@@ -676,6 +675,14 @@ static void test_metrics_v9(void **state)
     }
     sqlite3_finalize(st);
     sqlite3_close(db);
+}
+
+static void test_metrics_v9(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *path = xasprintf("%s/%s", dir, MP_STORE_DB_NAME);
+    write_v8_store(path);
     for (int pass = 0; pass < 2; pass++) {
         /* pass 0: read-only, a v8 store as it is; pass 1: migrated to v9 */
         struct mp_report rep;
@@ -771,6 +778,77 @@ static void test_metrics_v9(void **state)
     free(dir);
 }
 
+/* v14: what the log resolved beyond the classic columns (the drafter's own
+ * MoE selection, other selections, autotuner tallies, the device, the fatal
+ * messages) is stored with the attempt and comes back as it was. */
+static void test_resolved_more(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    struct mp_store *s = NULL;
+    assert_int_equal(mp_store_open(dir, MP_STORE_CREATE | MP_STORE_LOCK, &s, NULL), 0);
+    char *argv[] = {"qualify"};
+    assert_int_equal(mp_store_run_begin(s, "qualify", argv, 1, "9.9", "t0"), 0);
+    struct mp_candidate c = {0};
+    c.name = xstrdup("mtp");
+    assert_int_equal(mp_store_candidate(s, 0, &c), 0);
+    int64_t id = 0;
+    assert_int_equal(mp_store_attempt_begin(s, 0, 1, false, "/x/mtp-1", &id), 0);
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CRASH;
+    r.res.moe_backend = xstrdup("FLASHINFER_CUTLASS");
+    r.res.moe_kind = xstrdup("NvFp4");
+    r.res.device = xstrdup("sm121");
+    r.res.drafter.loaded_line = 90;
+    r.res.drafter.line = 95;
+    r.res.drafter.moe_backend = xstrdup("TRITON");
+    r.res.drafter.moe_kind = xstrdup("Unquantized");
+    mp_strv_push(&r.res.drafter.moe_candidates, "FlashInfer TRTLLM");
+    mp_strv_push(&r.res.drafter.moe_candidates, "TRITON");
+    mp_resolved_add_sel(&r.res, "MxFp8 MoE", "MARLIN", 40);
+    mp_resolved_add_sel(&r.res, "FlashAttention version", "2", 41);
+    mp_resolved_add_tally(&r.res, "autotuner-skipped", 12, 200);
+    mp_strv_push(&r.res.fatal_messages, "RuntimeError: Invalid activation type.");
+    assert_int_equal(mp_store_attempt_finish(s, id, &r), 0);
+    mp_store_close(s);
+
+    struct mp_report rep;
+    load_one(dir, MP_STORE_READONLY, &rep);
+    assert_int_equal(rep.c[0].nattempts, 1);
+    const struct mp_resolved *v = &rep.c[0].attempts[0].res;
+    assert_string_equal(v->moe_backend, "FLASHINFER_CUTLASS");
+    assert_string_equal(v->moe_kind, "NvFp4");
+    assert_string_equal(v->device, "sm121");
+    assert_int_equal(v->drafter.loaded_line, 90);
+    assert_int_equal(v->drafter.line, 95);
+    assert_string_equal(v->drafter.moe_backend, "TRITON");
+    assert_string_equal(v->drafter.moe_kind, "Unquantized");
+    assert_int_equal(v->drafter.moe_candidates.n, 2);
+    assert_string_equal(v->drafter.moe_candidates.v[1], "TRITON");
+    assert_int_equal(v->nother, 2);
+    assert_string_equal(v->other[0].what, "MxFp8 MoE");
+    assert_string_equal(v->other[0].value, "MARLIN");
+    assert_int_equal(v->other[1].line, 41);
+    assert_int_equal(v->ntallies, 1);
+    assert_string_equal(v->tallies[0].name, "autotuner-skipped");
+    assert_int_equal(v->tallies[0].count, 12);
+    assert_int_equal(v->tallies[0].first_line, 200);
+    assert_int_equal(v->fatal_messages.n, 1);
+    /* a copy is deep */
+    struct mp_resolved cp;
+    mp_resolved_copy(&cp, v);
+    assert_ptr_not_equal(cp.drafter.moe_backend, v->drafter.moe_backend);
+    assert_string_equal(cp.other[1].value, "2");
+    assert_int_equal(cp.tallies[0].count, 12);
+    mp_resolved_release(&cp);
+    mp_report_release(&rep);
+    mp_attempt_result_release(&r);
+    mp_candidate_release(&c);
+    rmtree(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -785,6 +863,7 @@ int main(void)
         cmocka_unit_test(test_fingerprint_nvml),
         cmocka_unit_test(test_model_dir),
         cmocka_unit_test(test_reader_refuses_damage),
+        cmocka_unit_test(test_resolved_more),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
