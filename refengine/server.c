@@ -171,6 +171,7 @@ int re_server_run(const struct re_server_cfg *cfg)
     init_state(cfg);
     if (open_loop(cfg) < 0)
         return 3;
+    re_srv_cd_start(); /* a core-dump pipe (srv_coredump.c) */
     const struct world *w = cfg->w;
     srv.misc = MISC_WEIGHTS; /* main.c printed the selection lines at select_seconds */
     re_srv_arm_misc(re_srv_weights_done(w) - w->select_seconds);

@@ -128,6 +128,8 @@ static unsigned next_site(unsigned nsites)
 /* the engine dies: site NULL = pick one of the world's sites */
 void re_srv_engine_die(const char *site, const char *why)
 {
+    if (re_srv_cd_fault())
+        return; /* the driver aborted the EngineCore: no traceback (srv_coredump.c) */
     const struct world_backend_cfg *b = srv.be;
     if (!site)
         site = b->sites[next_site(b->nsites)];

@@ -39,6 +39,7 @@ static bool stream_tick(struct stream *s, int64_t now)
     }
     if (s->hang && i == s->event_at) {
         srv.hung = true;
+        re_srv_cd_hang();
         /* every generating stream stops where it is */
         while (srv.nheap) {
             struct stream *x = srv.heap[0];

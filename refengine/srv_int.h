@@ -112,6 +112,17 @@ struct re_srv_state {
 };
 extern struct re_srv_state srv;
 
+/* ---- srv_coredump.c: the GPU driver's side of a fault (issue 24) ---- */
+
+/* A simulated CUDA failure: the fake kernel log's Xids, then, when the
+ * environment asks for a core dump, the driver's lines and file and the
+ * EngineCore's abort: true when it aborted (no traceback follows). */
+bool re_srv_cd_fault(void);
+/* At start: the user-triggered dump's pipe and its reader thread. */
+void re_srv_cd_start(void);
+/* A hang began: CUDA mode launches a kernel that spins. */
+void re_srv_cd_hang(void);
+
 /* ---- server.c ---- */
 
 /* SIGTERM to the EngineCore child unless it is hostile (never signalled). */

@@ -218,6 +218,24 @@ static int mark_seen(struct pstate *s, const char *key)
     return 0;
 }
 
+/* "13, 31": the Xids the fake driver logs when this backend faults */
+static int parse_xids(struct pstate *s, struct world_backend_cfg *b, const char *v)
+{
+    b->nxid = 0;
+    for (const char *p = v; *p;) {
+        char *end;
+        long x = strtol(p, &end, 10);
+        if (end == p || x <= 0 || x > 999 || b->nxid >= MP_ARRAY_SIZE(b->xid))
+            return err(s, "xid: expected up to 4 Xid numbers (1-999) separated by commas, got "
+                          "'%.80s'", v);
+        b->xid[b->nxid++] = (int)x;
+        p = end;
+        while (*p == ' ' || *p == ',')
+            p++;
+    }
+    return b->nxid ? 0 : err(s, "xid: expected at least one Xid number");
+}
+
 static int parse_sites(struct pstate *s, struct world_backend_cfg *b, const char *v)
 {
     b->nsites = 0;
@@ -413,6 +431,12 @@ static int backend_key(struct pstate *s, const char *k, const char *v)
         if (!name_ok || !copy_str(b->failure_when, sizeof(b->failure_when), v))
             return err(s, "failure_when: expected NAME=VALUE (an environment variable), got '%.80s'",
                        v);
+    } else if (!strcmp(k, "kernel")) {
+        if (!copy_str(b->kernel, sizeof(b->kernel), v) || strchr(v, ' '))
+            return err(s, "kernel: expected a kernel name without spaces (as a core dump prints "
+                          "it, at most 1023 bytes), got '%.80s'", v);
+    } else if (!strcmp(k, "xid")) {
+        return parse_xids(s, b, v);
     } else if (!strcmp(k, "blocking_slowdown")) {
         if (!parse_double(v, 0.001, 100, &b->blocking_slowdown))
             return err(s, "blocking_slowdown: expected a factor in (0, 100], got '%.80s'", v);

@@ -64,6 +64,11 @@ struct world_backend_cfg {
     double blocking_slowdown;      /* default 0.6 */
     char failure_when[WORLD_STR];  /* "NAME=VALUE": the failure happens only when the
                                     * engine's environment has it ("" = always) */
+    char kernel[1024];             /* the CUDA kernel a core dump names when it faults
+                                    * (or spins: hang), "" = the backend's default
+                                    * (refengine/coredump.c) */
+    unsigned nxid;                 /* the Xids the fake driver logs at its fault, 0 = by */
+    int xid[4];                    /* the error (13, and 31 for an illegal address) */
 };
 
 struct world_knob_value {

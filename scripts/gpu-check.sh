@@ -4,10 +4,22 @@
 #   2. runs the numerics test (GPU vs CPU double precision),
 #   3. runs `moeprobe qualify` against worlds/cuda-h200.ini with a racy, a
 #      faulty and two healthy backends and asserts the verdicts, the error
-#      sites, the teardown and that the GPU memory is released.
+#      sites, the teardown and that the GPU memory is released;
+#   4. GPU faults beyond the traceback (#24): the faulty backend's kernel is
+#      named in crash.kernel of its CUDA_LAUNCH_BLOCKING=1 run (from the
+#      driver's real core dump); the racy backend's surfacing kernel is
+#      reported as such (census runs with the dump on); Xid events are
+#      recorded for crashing attempts and none for clean ones; a dump to
+#      /dev/null still names the kernel (the container fallback); a wedged
+#      backend (worlds/cuda-h200-hang.ini: a kernel that spins) is dumped
+#      through CUDA_COREDUMP_PIPE and cuda-gdb names the kernel;
+#   5. measures what the core-dump variables cost when nothing faults
+#      (--no-coredump against the dump on, alternating, twice each).
 # Writes into ${GPU_RESULTS:-gpu-results}/: env.txt, build.log, numerics.txt,
-# qualify.stderr, run/ (report.json, report.md, attempts/), results.md, and
-# prints results.md. Exit 0 when every assertion holds.
+# qualify.stderr, run/ (report.json, report.md, attempts/), census-*/,
+# devnull/, hang/, cost-*/, cost.json, issue.md (report --format issue of
+# the faulty candidate), results.md, and prints results.md. Exit 0 when
+# every assertion holds.
 #
 # Environment: MOEPROBE (default ./moeprobe; built with `make` when missing),
 # GPU_RESULTS, CJSON_CFLAGS / CJSON_LIBS (when libcjson-dev is not installed),
@@ -34,6 +46,8 @@ rm -f "$RES/failures.txt"
     echo "host: $(uname -srm)"
     nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader
     nvcc --version | tail -2
+    echo "cuda-gdb: $(command -v cuda-gdb || echo 'not found (the hang dump is then not read)')"
+    echo "kernel log: $( (head -c 1 /dev/kmsg >/dev/null 2>&1 && echo readable) || echo 'not readable (no CAP_SYSLOG)')"
 } >"$RES/env.txt" 2>&1
 cat "$RES/env.txt"
 
@@ -58,7 +72,7 @@ cat "$RES/numerics.txt"
 
 # 3. qualify
 mem_before=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
-rm -rf "$RES/run" "$RES"/census-*
+rm -rf "$RES/run" "$RES"/census-* "$RES/devnull" "$RES/hang" "$RES"/cost-*
 # GPU memory and compute processes, sampled by nvidia-smi itself during qualify
 nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 250 >"$RES/gpu-mem.csv" 2>&1 &
 mem_pid=$!
@@ -78,11 +92,36 @@ qrc=$?
 echo "qualify: exit $qrc in $(( $(date +%s) - t0 )) s"
 cat "$RES/qualify.stderr"
 # race census: more normal-mode starts of the racy backend (no diagnosis), for
-# the distribution of requests served before the race hits and of error sites
+# the distribution of requests served before the race hits and of error sites;
+# starts 3 and 4 with the GPU core dump on (the candidate's own knob: moeprobe
+# completes the file settings), for the kernel where the race surfaces
+DUMP_ON='CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1'
 for i in 1 2 3 4; do
-    "$MOEPROBE" qualify --quiet --out "$RES/census-$i" --no-diagnose --only racy "${WL[@]}" "${CANDS[@]}" \
+    c=(--candidate 'racy: --moe-backend flashinfer_cutlass')
+    [ $i -ge 3 ] && c=(--candidate "racy: --moe-backend flashinfer_cutlass $DUMP_ON")
+    "$MOEPROBE" qualify --quiet --out "$RES/census-$i" --no-diagnose "${WL[@]}" "${c[@]}" \
         -- "$RE" --world "$ROOT/$WORLD" --port '{port}' >/dev/null 2>>"$RES/qualify.stderr"
 done
+# the container fallback: the dump file is /dev/null, the driver's lines name the kernel
+"$MOEPROBE" qualify --quiet --out "$RES/devnull" --no-diagnose "${WL[@]}" \
+    --candidate "faulty: --moe-backend humming $DUMP_ON CUDA_COREDUMP_FILE=/dev/null" \
+    -- "$RE" --world "$ROOT/$WORLD" --port '{port}' >/dev/null 2>>"$RES/qualify.stderr"
+# a wedged backend: its kernel spins; moeprobe dumps it through the pipe
+"$MOEPROBE" qualify --quiet --out "$RES/hang" --stall-timeout 5 "${WL[@]}" \
+    --candidate 'spin: --moe-backend marlin' \
+    -- "$RE" --world "$ROOT/worlds/cuda-h200-hang.ini" --port '{port}' >/dev/null 2>>"$RES/qualify.stderr"
+# what the variables cost when nothing faults: without any (--no-coredump)
+# and with the dump on, alternating, twice each, on the healthy two-stream path
+CW=(--no-quality --max-tokens 64 --seq 20 --conc 4:32 --conc 8:64 --grace 5)
+for i in 1 2; do
+    "$MOEPROBE" qualify --quiet --out "$RES/cost-off-$i" --no-coredump "${CW[@]}" \
+        --candidate 'clean: --moe-backend emulation' \
+        -- "$RE" --world "$ROOT/$WORLD" --port '{port}' >/dev/null 2>>"$RES/qualify.stderr"
+    "$MOEPROBE" qualify --quiet --out "$RES/cost-on-$i" "${CW[@]}" \
+        --candidate "clean: --moe-backend emulation $DUMP_ON" \
+        -- "$RE" --world "$ROOT/$WORLD" --port '{port}' >/dev/null 2>>"$RES/qualify.stderr"
+done
+"$MOEPROBE" report --format issue --candidate faulty "$RES/run" >"$RES/issue.md" 2>>"$RES/qualify.stderr"
 kill "$mem_pid" "$apps_pid" 2>/dev/null
 wait "$mem_pid" "$apps_pid" 2>/dev/null
 mem_peak=$(grep -E '^[0-9]+$' "$RES/gpu-mem.csv" | sort -n | tail -1)
@@ -98,9 +137,13 @@ echo "gpu memory used: ${mem_before} MiB before, ${mem_after} MiB after; compute
     || fail "GPU memory not released: ${mem_before} -> ${mem_after} MiB"
 [ -f "$RES/run/report.json" ] || { fail "no report.json (qualify exit $qrc)"; exit 1; }
 
-python3 - "$RES" "$mem_before" "$mem_after" "${apps:-none}" "${mem_peak:-?}" "$apps_seen" <<'PY' || FAILED=1
-import glob, json, os, re, sys
-res, mb, ma, apps, mpeak, aseen = sys.argv[1:7]
+DRY=0
+case "$RE" in *refengine-fake) DRY=1 ;; esac # the fake has no driver: no dump, no Xid
+python3 - "$RES" "$mem_before" "$mem_after" "${apps:-none}" "${mem_peak:-?}" "$apps_seen" "$DRY" \
+    "$(command -v cuda-gdb || true)" <<'PY' || FAILED=1
+import glob, json, os, re, statistics, sys
+res, mb, ma, apps, mpeak, aseen, dry, cudagdb = sys.argv[1:9]
+dry = dry == "1"
 r = json.load(open(os.path.join(res, "run", "report.json")))
 c = {x["name"]: x for x in r["candidates"]}
 bad = []
@@ -117,7 +160,7 @@ def g(x, *path):
 racy, faulty = c.get("racy", {}), c.get("faulty", {})
 want(racy.get("verdict") == "async-race", "racy verdict is %r, want async-race" % racy.get("verdict"))
 want(g(racy, "diagnosis", "launch_blocking") == "clean", "racy: CUDA_LAUNCH_BLOCKING=1 run not clean")
-want((g(racy, "crash", "distinct_sites") or 0) >= 2, "racy: fewer than 2 distinct error sites")
+want((g(racy, "crash", "distinct_sites") or 0) >= 1, "racy: no error site recorded")
 want("illegal memory access" in (g(racy, "crash", "message") or ""), "racy: not an illegal memory access")
 want(faulty.get("verdict") == "kernel-fault", "faulty verdict is %r, want kernel-fault" % faulty.get("verdict"))
 want(g(faulty, "diagnosis", "launch_blocking") == "crashed", "faulty: blocked run did not crash")
@@ -176,6 +219,104 @@ def first_sites(x, blocking):
     return [s for s in (site_of(a) for a in x.get("attempts", [])
                         if bool(a.get("launch_blocking")) == blocking and a.get("outcome") == "crashed") if s]
 
+def load(d):
+    try:
+        return json.load(open(os.path.join(res, d, "report.json")))
+    except (OSError, ValueError):
+        return None
+
+def cands(rep):
+    return {x["name"]: x for x in (rep or {}).get("candidates", [])}
+
+def kernel_line(tag, k):
+    return "%s: %s `%s` (%s), %s, %s%s" % (
+        tag, "surfaced in" if k.get("surfaced_only") else "faulted in", k.get("name"),
+        k.get("family_label") or "family not in the catalog", k.get("exception"), k.get("evidence"),
+        ", dump " + str(g(k, "dump", "state")) if g(k, "dump", "state") else "")
+
+def gpu_faults(res, r, c, want, dry, cudagdb):
+    out = ["", "GPU faults beyond the traceback (#24):"]
+    if dry:
+        return out + ["- skipped: the fake engine has no CUDA driver (dump, Xid)"]
+    fk = g(c.get("faulty", {}), "crash", "kernel")
+    want(fk and not fk.get("surfaced_only") and str(fk.get("attempt", "")).endswith("-blocking"),
+         "faulty: crash.kernel is not from its CUDA_LAUNCH_BLOCKING=1 run: %r" % fk)
+    want(fk and "up_kernel" in str(fk.get("name")), "faulty: the kernel named is not up_kernel: %r"
+         % (fk or {}).get("name"))
+    want(fk and str(fk.get("exception", "")).startswith("CUDBG_EXCEPTION_"), "faulty: no exception type")
+    if fk:
+        out.append("- " + kernel_line("faulty", fk))
+    rk = g(c.get("racy", {}), "crash", "kernel")
+    if rk:
+        want(rk.get("surfaced_only"), "racy: its kernel is not reported as where the race surfaced")
+        out.append("- " + kernel_line("racy (qualify)", rk))
+    surfaced = []
+    for d in ("census-3", "census-4"):
+        for a in cands(load(d)).get("racy", {}).get("attempts", []):
+            if a.get("outcome") != "crashed":
+                continue
+            ks = [k for k in (g(a, "gpu_fault", "kernels") or []) if k.get("exception")]
+            want(ks, "%s: a crash with the dump on and no kernel named" % d)
+            surfaced += [k.get("name") for k in ks]
+        k = g(cands(load(d)).get("racy", {}), "crash", "kernel")
+        if k:
+            want(k.get("surfaced_only"), "%s: the racy kernel is not reported as surfaced only" % d)
+            out.append("- " + kernel_line("racy (%s, dump on)" % d, k))
+    want(surfaced or rk, "racy: no run named the kernel where the race surfaced")
+    # Xids: every crashing attempt has some, no clean one has any
+    for rep, tag in [(r, "run")] + [(load(d), d) for d in ("census-1", "census-2", "census-3", "census-4")]:
+        for x in (rep or {}).get("candidates", []):
+            for a in x.get("attempts", []):
+                xs = g(a, "gpu_fault", "xid") or []
+                if a.get("outcome") == "crashed":
+                    want(xs, "%s %s: crashed and no Xid recorded (NVML: %s; kernel log: %s)" % (
+                        tag, a.get("dir"), g(a, "gpu_fault", "nvml_xid") or "subscribed",
+                        g(a, "gpu_fault", "kernel_log") or "read"))
+                    out.append("- %s %s: Xids %s" % (tag, a.get("dir"), sorted(set(
+                        "%s/%s" % (e["xid"], e["source"]) for e in xs))))
+                elif a.get("outcome") == "clean":
+                    want(not xs, "%s %s: clean, yet Xids %r" % (tag, a.get("dir"), xs))
+    dk = g(cands(load("devnull")).get("faulty", {}), "crash", "kernel")
+    want(dk and "up_kernel" in str(dk.get("name")) and str(g(dk, "dump", "state")).startswith("not written"),
+         "devnull: the kernel is not named with CUDA_COREDUMP_FILE=/dev/null: %r" % dk)
+    if dk:
+        out.append("- " + kernel_line("faulty, dump file /dev/null", dk))
+    h = cands(load("hang")).get("spin", {})
+    hd = g((h.get("attempts") or [{}])[0], "gpu_fault", "hang_dump") or ""
+    want(h.get("verdict") == "hang", "spin: verdict %r, want hang" % h.get("verdict"))
+    want(hd.startswith("triggered through") and "dump(s) written" in hd and "0 dump(s)" not in hd,
+         "spin: the dump through the pipe: %r" % hd)
+    if cudagdb:
+        want("moe_spin_kernel" in hd, "spin: cuda-gdb did not name moe_spin_kernel: %r" % hd)
+    out += ["- spin (hang): %s" % h.get("why"), "- spin: GPU core dump on the hang: %s" % hd]
+    out += cost(res)
+    return out
+
+def cost(res):
+    rows = {}
+    for mode in ("off", "on"):
+        for i in (1, 2):
+            x = cands(load("cost-%s-%d" % (mode, i))).get("clean", {})
+            a = (x.get("attempts") or [{}])[0]
+            tp = g(x, "throughput") or {}
+            rows.setdefault(mode, []).append({
+                "ready_s": a.get("ready_s"), "request_tok_s_p50": a.get("request_tok_s_p50"),
+                "sequential_tok_s": tp.get("sequential_tok_s"),
+                "concurrency": [c_.get("tok_s") for c_ in tp.get("concurrency", [])],
+                "verdict": x.get("verdict")})
+    def med(mode, k):
+        v = [r_[k] for r_ in rows.get(mode, []) if isinstance(r_.get(k), (int, float))]
+        return statistics.median(v) if v else None
+    summ = {k: {"off": med("off", k), "on": med("on", k)} for k in ("ready_s", "request_tok_s_p50", "sequential_tok_s")}
+    json.dump({"runs": rows, "median": summ}, open(os.path.join(res, "cost.json"), "w"), indent=1)
+    out = ["", "cost of the core-dump variables when nothing faults (medians of 2 runs each; "
+           "off = --no-coredump, on = dump on exception + pipe):"]
+    for k, v in summ.items():
+        ratio = v["on"] / v["off"] if v["on"] and v["off"] else None
+        out.append("- %s: off %s, on %s%s" % (k, v["off"], v["on"],
+                                              ", on/off %.3f" % ratio if ratio else ""))
+    return out
+
 lines = ["# gpu-check results", "",
          "| candidate | MoE backend | CUDA path | verdict | normal attempts (ok before crash) | "
          "error sites (innermost frame per crash) | blocked run | blocked/normal rate | seq tok/s |",
@@ -208,12 +349,15 @@ for d in sorted(glob.glob(os.path.join(res, "census-*"))):
             census.append((a.get("requests_ok"), a.get("outcome"), site_of(a, os.path.basename(d))))
 crashes = [t for t in census if t[1] == "crashed"]
 inner = sorted(set(t[2] for t in crashes if t[2]))
-want(len(inner) >= 2, "racy: one innermost error site across %d crashes: %s" % (len(crashes), inner))
+# several innermost sites are typical of a race, not a property of it: the
+# census records them and requires none (a run on an H200 saw get_output in
+# all of 5 crashes)
 lines += ["", "race census (normal-mode starts of the racy backend, %d): %d crashed; requests served "
           "before the crash: %s; innermost error sites: %s" % (
               len(census), len(crashes), [t[0] for t in crashes],
               ", ".join("%s x%d" % (s_, sum(1 for t in crashes if t[2] == s_)) for s_ in inner))]
 lines += ["", "GPU telemetry (real NVML, load phases):"] + ["- " + t for t in tele]
+lines += gpu_faults(res, r, c, want, dry, cudagdb)
 lines += ["", "comparability: %s" % json.dumps(comp)]
 lines += ["", "racy: %s" % racy.get("why"), "faulty: %s" % faulty.get("why"),
           "racy: distinct sites across normal attempts: %s" % g(racy, "crash", "distinct_sites"),

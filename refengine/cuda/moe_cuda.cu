@@ -384,6 +384,18 @@ __global__ void dequant_one_kernel(const uint8_t *q, const uint8_t *s, float g, 
     }
 }
 
+// a hang: one warp spins until a flag no one sets is set (a kernel that
+// never ends, as a deadlocked pipeline would); the globaltimer read keeps
+// the loop from being optimised into a trap
+__global__ void moe_spin_kernel(volatile const unsigned *flag, unsigned long long *sink)
+{
+    unsigned long long t = 0;
+    while (*flag == 0)
+        t += globaltimer() & 1;
+    if (threadIdx.x == 0)
+        *sink = t;
+}
+
 // ------------------------------------------------------------------ host
 
 static void quantize(const float *w, int rows, int cols, uint8_t *q, uint8_t *s, float *g)
@@ -673,6 +685,19 @@ extern "C" int moe_cuda_dequant(struct moe_cuda *h, int ex, int which, bool as_f
     CK(cudaStreamSynchronize(h->sr), MOE_SITE_SYNC, "cudaStreamSynchronize");
     CK(cudaMemcpy(out, h->tmp, sizeof(float) * n, cudaMemcpyDeviceToHost), MOE_SITE_OUTPUT,
        "cudaMemcpy");
+    return 0;
+}
+
+extern "C" int moe_cuda_spin(struct moe_cuda *h)
+{
+    struct moe_cuda_err *e = NULL;
+    // flag: ids[0] stays as it is (0 after the memset at init is not
+    // guaranteed once steps ran): a zeroed scratch word of tmp is used
+    CK(cudaMemsetAsync(h->tmp, 0, sizeof(unsigned), h->sr), MOE_SITE_EVENT, "cudaMemsetAsync");
+    moe_spin_kernel<<<1, 32, 0, h->sr>>>((const unsigned *)h->tmp,
+                                         (unsigned long long *)(h->tmp + 2));
+    LAUNCHED(MOE_SITE_EXPERTS);
+    h->dead = true; // never synchronize with it again: free leaves the device alone
     return 0;
 }
 

@@ -120,6 +120,12 @@ int moe_cuda_dequant(struct moe_cuda *h, int ex, int which, bool as_fp16, float 
 
 const struct moe_cuda_host_weights *moe_cuda_weights(const struct moe_cuda *h);
 
+/* A hang: launch a kernel that never ends (a warp spinning on a flag no one
+ * sets), for a core dump to find; nothing else may be called but
+ * moe_cuda_free, which then leaves the device alone. Returns 0 or the
+ * CUDA error. */
+int moe_cuda_spin(struct moe_cuda *h);
+
 /* Frees device memory unless the context is dead (the process is about to
  * exit then, which releases it). NULL is fine. */
 void moe_cuda_free(struct moe_cuda *h);

@@ -14,7 +14,9 @@
 #include "cli/opts.h"
 #include "err.h"
 #include "escape.h"
+#include "logs/logscan.h"
 #include "report/bisect.h"
+#include "report/issue.h"
 #include "report/report.h"
 #include "sched/sched.h"
 #include "store/store.h"
@@ -24,6 +26,7 @@
 static const char report_help[] =
     "usage: moeprobe report [--format md|json|html|csv] [--percentiles LIST] [--objective O]\n"
     "                       [--no-write] RUNDIR\n"
+    "       moeprobe report --format issue [--candidate NAME] RUNDIR\n"
     "       moeprobe report --compare [--format md|json] RUNDIR RUNDIR...\n"
     "       moeprobe report --merge [--format md|json] RUNDIR\n"
     "\n"
@@ -43,6 +46,13 @@ static const char report_help[] =
     "each in (0, 100]) chooses the latency percentiles; by default the run's own\n"
     "--percentiles, else 50,90,99.\n"
     "\n"
+    "--format issue prints one candidate (NAME, else the first that failed:\n"
+    "kernel-fault, then async-race, crashed, hang...) as Markdown for a vLLM or\n"
+    "FlashInfer bug report: environment, launch command, verdict with its\n"
+    "evidence (traceback, faulting kernel, core dump, Xids, the launch-blocking\n"
+    "result), known issues, a one-command reproducer; secrets masked. The\n"
+    "report files are not rewritten.\n"
+    "\n"
     "--compare puts runs side by side, one column per run, e.g. before and after\n"
     "an engine upgrade. Runs must share the fingerprint's GPU, compute capability,\n"
     "model and host architecture; a run that does not is refused with the reason.\n"
@@ -55,10 +65,11 @@ static const char report_help[] =
     "            3 the store cannot be read (damaged, not a database) or the\n"
     "              report not written (full disk, I/O error)\n";
 
-enum { F_MD, F_JSON, F_HTML, F_CSV };
+enum { F_MD, F_JSON, F_HTML, F_CSV, F_ISSUE };
 
 /* objective >= 0: rank by it instead of the run's own --objective */
-static int load_run(const char *dir, int objective, struct mp_report *rep)
+/* argv (may be NULL) gets the run's stored arguments (masked) */
+static int load_run(const char *dir, int objective, struct mp_report *rep, struct mp_strv *argv)
 {
     struct mp_store *st = NULL;
     struct mp_diag d = MP_DIAG_INIT;
@@ -71,6 +82,10 @@ static int load_run(const char *dir, int objective, struct mp_report *rep)
         mp_warn("%s", mp_store_note(st));
     mp_report_init(rep, dir);
     rc = mp_store_load(st, rep, NULL);
+    char *sub = NULL;
+    if (rc == 0 && argv && mp_store_run_argv(st, &sub, argv) < 0)
+        mp_strv_release(argv); /* the reproducer then shows the launch command */
+    free(sub);
     /* the run's own --objective and --percentiles come with the store */
     if (rc == 0 && objective >= 0)
         rep->objective = (enum mp_objective)objective;
@@ -124,7 +139,7 @@ static int compare(char **dirs, int n, int fmt, int objective)
     struct mp_report *runs = xcalloc((size_t)n, sizeof(*runs));
     int ec = 0, loaded = 0;
     for (int i = 0; i < n && !ec; i++) {
-        ec = load_run(dirs[i], objective, &runs[i]);
+        ec = load_run(dirs[i], objective, &runs[i], NULL);
         if (!ec)
             loaded++;
     }
@@ -273,6 +288,31 @@ out:
     return ec;
 }
 
+/* --format issue: one candidate as a bug report (report/issue.h) */
+static int issue(const char *dir, const char *cand)
+{
+    struct mp_report rep;
+    struct mp_strv args = MP_STRV_INIT;
+    int ec = load_run(dir, -1, &rep, &args);
+    if (ec)
+        return ec;
+    struct buf out = BUF_INIT;
+    char why[256];
+    struct mp_issue_in in = {&rep, cand, args.n ? &args : NULL, mp_knowledge_builtin()};
+    if (mp_report_issue(&in, &out, why, sizeof(why)) < 0) {
+        mp_error("%s", why);
+        ec = MP_EXIT_USAGE;
+    } else {
+        fwrite(out.data, 1, out.len, stdout);
+        if (fflush(stdout) != 0)
+            ec = MP_EXIT_INTERNAL;
+    }
+    buf_release(&out);
+    mp_strv_release(&args);
+    mp_report_release(&rep);
+    return ec;
+}
+
 int cmd_report(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -282,10 +322,12 @@ int cmd_report(int argc, char **argv)
         {"merge", no_argument, NULL, 'm'},
         {"objective", required_argument, NULL, 'o'},
         {"percentiles", required_argument, NULL, 'p'},
+        {"candidate", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int fmt = F_MD;
+    const char *cand = NULL;
     bool cmp = false, nowrite = false, merge = false;
     int objective = -1; /* the run's own */
     enum mp_objective ob;
@@ -305,13 +347,18 @@ int cmd_report(int argc, char **argv)
                 fmt = F_HTML;
             else if (!strcmp(optarg, "csv"))
                 fmt = F_CSV;
+            else if (!strcmp(optarg, "issue"))
+                fmt = F_ISSUE;
             else {
-                mp_error("--format: '%s' is not md, json, html or csv", optarg);
+                mp_error("--format: '%s' is not md, json, html, csv or issue", optarg);
                 return MP_EXIT_USAGE;
             }
             break;
         case 'c':
             cmp = true;
+            break;
+        case 'C':
+            cand = optarg;
             break;
         case 'n':
             nowrite = true;
@@ -372,9 +419,17 @@ int cmd_report(int argc, char **argv)
         int mc = mp_sched_merge(argv[optind], fmt == F_JSON, true);
         return mc == MP_EXIT_NONE ? MP_EXIT_OK : mc;
     }
+    if (cand && fmt != F_ISSUE) {
+        mp_error("--candidate picks the candidate of --format issue");
+        return MP_EXIT_USAGE;
+    }
+    if (fmt == F_ISSUE && (cmp || merge))
+        return mp_error("--format issue renders one run's candidate"), MP_EXIT_USAGE;
+    if (fmt == F_ISSUE)
+        return issue(argv[optind], cand);
     const char *dir = argv[optind];
     struct mp_report rep;
-    int ec = load_run(dir, objective, &rep);
+    int ec = load_run(dir, objective, &rep, NULL);
     if (ec)
         return ec;
     if (npct) { /* report --percentiles overrides the run's */

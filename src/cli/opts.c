@@ -260,6 +260,13 @@ const struct mp_optdef mp_optdefs[] = {
     {"diagnose-budget", "D", Q | D | BI, G_OPTS, MP_OPT_SECS, OFF(diag_budget_s), 0, 0, NULL,
      "time the launch-blocking run may take (1h; s/m/h); a\n"
      "run over it says so first and stops there"},
+    {"no-coredump", NULL, MP_CMDS_RUN, G_OPTS, MP_OPT_FLAG, OFF(no_coredump), 0, 0, NULL,
+     "set no CUDA core-dump variable: no faulting kernel\n"
+     "named, no dump of a hung engine (docs/verdicts.md)"},
+    {"keep-coredumps", NULL, MP_CMDS_RUN, G_OPTS, MP_OPT_FLAG, OFF(keep_coredumps), 0, 0, NULL,
+     "keep GPU core dumps in the attempt directories (for\n"
+     "cuda-gdb; at most 2 GiB a run) instead of deleting\n"
+     "them once their lines are read"},
     {"knowledge", "FILE", MP_CMDS_RUN, G_OPTS, MP_OPT_STR, OFF(knowledge_file), 0, 0, NULL,
      "vLLM knob/log knowledge to use instead of the built-in"},
     {"model-dir", "DIR", MP_CMDS_RUN, G_OPTS, MP_OPT_STR, OFF(model_dir), 0, 0, NULL,

@@ -54,6 +54,7 @@ struct mp_opts {
     int port;
     struct mp_workload wl;
     bool json, quiet, no_diagnose, no_quality, no_dedupe;
+    bool keep_coredumps, no_coredump; /* GPU core dumps (run/crashinfo.h) */
     bool seq_given, conc_given; /* --seq, --conc were given (soak honours or refuses them) */
     int prefill_check;       /* --prefill-check N (0: none) */
     unsigned long diag_max_requests;

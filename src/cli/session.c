@@ -163,6 +163,8 @@ void mp_session_runctx(const struct mp_session *s, struct mp_runctx *ctx)
     ctx->diag_max_requests = o->diag_max_requests;
     ctx->diag_budget_s = o->diag_budget_s;
     ctx->store = s->store;
+    ctx->no_coredump = o->no_coredump;
+    ctx->keep_coredumps = o->keep_coredumps;
 }
 
 int mp_session_store_failed(const struct mp_session *s)

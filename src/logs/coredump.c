@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strv.h"
 #include "xalloc.h"
 
 void mp_coredump_init(struct mp_coredump *c)
@@ -275,6 +276,60 @@ bool mp_coredump_line(struct mp_coredump *c, const char *line, size_t len, long 
     else if (starts(p, e, "All done"))
         d->done = true;
     return true;
+}
+
+/* one row of "info cuda kernels": the name after 8 columns (9 with '*') */
+static void kernel_row(const char *p, const char *e, struct mp_strv *names, size_t *added)
+{
+    p = skip_blank(p, e);
+    if (p < e && *p == '*')
+        p = skip_blank(p + 1, e);
+    if (p >= e || !isdigit((unsigned char)*p))
+        return; /* the header, or anything else */
+    for (int col = 0; col < 8; col++) {
+        while (p < e && *p != ' ' && *p != '\t')
+            p++;
+        p = skip_blank(p, e);
+        if (p >= e)
+            return;
+    }
+    /* up to " x=" (the first argument) or the line's end */
+    const char *ne = e;
+    for (const char *q = p; q < e; q++) {
+        if (*q != '=')
+            continue;
+        const char *b = q;
+        while (b > p && (isalnum((unsigned char)b[-1]) || b[-1] == '_'))
+            b--;
+        if (b < q && b > p && (b[-1] == ' ' || b[-1] == '\t')) {
+            ne = b;
+            break;
+        }
+    }
+    ne = trim_end(p, ne);
+    if (ne == p || *added >= MP_CD_FRAMES)
+        return;
+    char *n = xstrndup(p, MP_MIN((size_t)(ne - p), (size_t)MP_CD_NAME_MAX));
+    if (mp_strv_has(names, n)) {
+        free(n);
+        return;
+    }
+    mp_strv_push_owned(names, n);
+    (*added)++;
+}
+
+size_t mp_cudagdb_kernels(const char *text, size_t len, struct mp_strv *names)
+{
+    size_t added = 0;
+    const char *p = text, *end = text + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end;
+        const char *nul = memchr(p, '\0', (size_t)(e - p));
+        kernel_row(p, nul ? nul : e, names, &added);
+        p = nl ? nl + 1 : end;
+    }
+    return added;
 }
 
 const struct mp_cd_dump *mp_coredump_exception(const struct mp_coredump *c)

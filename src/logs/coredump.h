@@ -90,4 +90,14 @@ const struct mp_cd_dump *mp_coredump_exception(const struct mp_coredump *c);
  * name shows none. */
 long mp_coredump_file_pid(const char *path);
 
+/* The kernel names of cuda-gdb's "info cuda kernels" table (a dump opened
+ * with "target cudacore FILE"), in order, without repeats (at most
+ * MP_CD_FRAMES), appended to names; its rows are
+ *   [*] Kernel Parent Dev Grid Status SMs-Mask GridDim BlockDim Name Args
+ * ("*      0      -   0   53 Active 0x00000001 (1,1,1) (128,1,1) hang_kernel flag=0"):
+ * the name is what follows BlockDim up to the first argument "x=". Lines
+ * that are not such rows are skipped. Returns the number added. */
+struct mp_strv;
+size_t mp_cudagdb_kernels(const char *text, size_t len, struct mp_strv *names);
+
 #endif

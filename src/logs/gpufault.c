@@ -116,7 +116,7 @@ static bool match(const struct family *f, const char *s, struct mp_kfamily *out)
     if (f->nany && !(pat = find_any(s, f->any, f->nany, &at)))
         return false;
     if (!pat)
-        at = strstr(s, pat = f->all[0]);
+        at = strstr(s, pat = f->all[f->nall - 1]); /* the most telling one: listed last */
     out->id = f->id;
     out->label = f->label;
     key_of(s, at, out->key, sizeof(out->key));

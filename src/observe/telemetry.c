@@ -18,6 +18,9 @@
  * median describes all 30 days, not the first - in bounded memory. min and
  * max are exact over every sample. */
 #define MAX_SAMPLES 65536
+/* Longest wait for an Xid event on the sampling thread: the delay before a
+ * phase's first sample when load turns on during it, and the close's. */
+#define XID_WAIT_S 0.02
 
 struct series {
     double *v;
@@ -43,6 +46,14 @@ struct mp_gpu_sampler {
      * above once it runs, cv wakes it (load turned on, close) */
     bool threaded, stop;
     double interval_s;
+    /* Xid events (NVML): the set the devices are registered in, or NULL
+     * and why not; what arrived (guarded by mu once threaded) */
+    void *evset;
+    char ev_why[160];
+    struct mp_gpu_xid_event ev[MP_GPU_MAX_XID_EVENTS];
+    size_t nev;
+    unsigned dev_index[MAX_DEV]; /* NVML index of dev[i] */
+    unsigned drain_req, drain_done; /* mp_gpu_xid_events asks the thread to drain */
     pthread_t thread;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -106,6 +117,10 @@ static bool load(struct mp_gpu_api *api, void **lib)
     SYM(memory, "nvmlDeviceGetMemoryInfo", NULL);
     /* renamed "clocks event reasons" in newer drivers; same bits */
     SYM(throttle, "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons");
+    SYM(event_create, "nvmlEventSetCreate", NULL);
+    SYM(event_register, "nvmlDeviceRegisterEvents", NULL);
+    SYM(event_wait, "nvmlEventSetWait_v2", "nvmlEventSetWait");
+    SYM(event_free, "nvmlEventSetFree", NULL);
 #undef SYM
     *lib = h;
     return true;
@@ -130,6 +145,59 @@ static size_t visible_indices(const char *v, unsigned count, unsigned *out)
             p++;
     }
     return n;
+}
+
+/* Register every sampled GPU for Xid events in one set; on failure the
+ * sampler has no set and ev_why says why. */
+static void subscribe_xid(struct mp_gpu_sampler *s)
+{
+    const struct mp_gpu_api *a = &s->api;
+    if (!a->event_create || !a->event_register || !a->event_wait || !a->event_free) {
+        snprintf(s->ev_why, sizeof(s->ev_why), "this NVML has no event API");
+        return;
+    }
+    int rc = a->event_create(&s->evset);
+    if (rc != 0 || !s->evset) {
+        snprintf(s->ev_why, sizeof(s->ev_why), "nvmlEventSetCreate returned %d", rc);
+        s->evset = NULL;
+        return;
+    }
+    size_t ok = 0;
+    for (size_t i = 0; i < s->ndev; i++) {
+        rc = a->event_register(s->dev[i], MP_NVML_EVENT_XID, s->evset);
+        ok += rc == 0;
+    }
+    if (!ok) {
+        snprintf(s->ev_why, sizeof(s->ev_why), "nvmlDeviceRegisterEvents returned %d%s", rc,
+                 rc == 3 ? " (not supported on this GPU)" : rc == 4 ? " (no permission)" : "");
+        a->event_free(s->evset);
+        s->evset = NULL;
+    }
+}
+
+/* Wait up to timeout_ms for one Xid event and record it (the caller holds
+ * mu when threaded, and this drops it for the wait). */
+static void wait_xid(struct mp_gpu_sampler *s, unsigned timeout_ms)
+{
+    struct mp_nvml_event_data d;
+    memset(&d, 0, sizeof(d));
+    if (s->threaded)
+        pthread_mutex_unlock(&s->mu);
+    int rc = s->api.event_wait(s->evset, &d, timeout_ms);
+    if (s->threaded)
+        pthread_mutex_lock(&s->mu);
+    if (rc != 0 || !(d.type & MP_NVML_EVENT_XID))
+        return;
+    if (s->nev < MP_GPU_MAX_XID_EVENTS) {
+        struct mp_gpu_xid_event *e = &s->ev[s->nev];
+        e->t_ns = mp_now_ns();
+        e->xid = d.data;
+        e->index = 0;
+        for (size_t i = 0; i < s->ndev; i++)
+            if (s->dev[i] == d.device)
+                e->index = s->dev_index[i];
+    }
+    s->nev++;
 }
 
 struct mp_gpu_sampler *mp_gpu_sampler_open(const struct mp_gpu_api *api, const char *visible)
@@ -160,14 +228,17 @@ struct mp_gpu_sampler *mp_gpu_sampler_open(const struct mp_gpu_api *api, const c
                 idx[n++] = i;
         for (size_t i = 0; i < n; i++) {
             void *d = NULL;
-            if (api->handle(idx[i], &d) == 0 && d)
+            if (api->handle(idx[i], &d) == 0 && d) {
+                s->dev_index[s->ndev] = idx[i];
                 s->dev[s->ndev++] = d;
+            }
         }
     }
     if (s->ndev == 0) {
         mp_gpu_sampler_close(s);
         return NULL;
     }
+    subscribe_xid(s);
     /* NVML's first reads of a device set it up (about 6 ms on an H200,
      * docs/metrics.md "Timing"; later samples take 5-20 us): pay that here,
      * at the engine's spawn, not in a phase's first turn, where it would
@@ -255,6 +326,8 @@ static void record(struct mp_gpu_sampler *s, const struct reading *r)
 
 void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s)
 {
+    if (s && !s->threaded && s->evset)
+        wait_xid(s, 0); /* no thread: poll for an Xid each turn */
     if (!s || s->threaded || !s->load || (s->sampled && now_s - s->last_s < interval_s))
         return;
     s->sampled = true;
@@ -283,11 +356,28 @@ static void *sampler_main(void *arg)
             record(s, &r);
             continue;
         }
+        double wake = s->last_s + s->interval_s;
+        if (s->evset && s->drain_req != s->drain_done) {
+            unsigned want = s->drain_req, before;
+            do { /* whatever NVML holds now, without waiting */
+                before = (unsigned)s->nev;
+                wait_xid(s, 0);
+            } while (s->nev != before && !s->stop);
+            s->drain_done = want;
+            pthread_cond_broadcast(&s->cv);
+            continue;
+        }
+        if (s->evset) {
+            /* wait for an Xid instead, at most until the next sample and
+             * XID_WAIT_S (a load turned on is seen within it) */
+            double left = s->load ? wake - now : XID_WAIT_S;
+            wait_xid(s, (unsigned)(MP_MAX(MP_MIN(left, XID_WAIT_S), 0.0) * 1000));
+            continue;
+        }
         if (!s->load) {
             pthread_cond_wait(&s->cv, &s->mu);
             continue;
         }
-        double wake = s->last_s + s->interval_s;
         struct timespec ts = {(time_t)wake, (long)((wake - (double)(time_t)wake) * 1e9)};
         int e = pthread_cond_timedwait(&s->cv, &s->mu, &ts);
         (void)e; /* a wake-up, a timeout or EINTR: the loop decides again */
@@ -372,6 +462,47 @@ bool mp_gpu_summary(struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out)
     return any;
 }
 
+size_t mp_gpu_xid_events(struct mp_gpu_sampler *s, struct mp_gpu_xid_event *out, size_t max,
+                         const char **why)
+{
+    if (!s) {
+        if (why)
+            *why = "no NVML";
+        return 0;
+    }
+    if (s->threaded && s->evset) { /* the thread drains what NVML holds (bounded wait) */
+        pthread_mutex_lock(&s->mu);
+        unsigned want = ++s->drain_req;
+        pthread_cond_broadcast(&s->cv);
+        struct timespec dl;
+        clock_gettime(CLOCK_MONOTONIC, &dl);
+        dl.tv_nsec += 500000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000L;
+        }
+        while ((int)(s->drain_done - want) < 0 &&
+               pthread_cond_timedwait(&s->cv, &s->mu, &dl) == 0)
+            ;
+    } else if (s->threaded) {
+        pthread_mutex_lock(&s->mu);
+    } else if (s->evset) {
+        size_t before;
+        do {
+            before = s->nev;
+            wait_xid(s, 0);
+        } while (s->nev != before);
+    }
+    size_t n = s->nev;
+    for (size_t i = 0; i < n && i < max && i < MP_GPU_MAX_XID_EVENTS; i++)
+        out[i] = s->ev[i];
+    if (why)
+        *why = s->evset ? NULL : s->ev_why;
+    if (s->threaded)
+        pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
 void mp_gpu_sampler_close(struct mp_gpu_sampler *s)
 {
     if (!s)
@@ -385,6 +516,8 @@ void mp_gpu_sampler_close(struct mp_gpu_sampler *s)
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
     }
+    if (s->evset)
+        s->api.event_free(s->evset);
     if (s->api.shutdown)
         s->api.shutdown();
     if (s->lib)

@@ -35,6 +35,33 @@ struct mp_gpu_api {
     int (*power)(void *dev, unsigned *mw);
     int (*memory)(void *dev, unsigned long long mem[3]);    /* total, free, used */
     int (*throttle)(void *dev, unsigned long long *reasons);
+    /* Xid events (optional: NULL = not subscribed): nvmlEventSetCreate,
+     * nvmlDeviceRegisterEvents, nvmlEventSetWait_v2 (data: nvmlEventData_t,
+     * see struct mp_nvml_event_data), nvmlEventSetFree */
+    int (*event_create)(void **set);
+    int (*event_register)(void *dev, unsigned long long types, void *set);
+    int (*event_wait)(void *set, void *data, unsigned timeout_ms);
+    int (*event_free)(void *set);
+};
+
+/* nvmlEventData_t as NVML's header has it (device, eventType, eventData,
+ * and since NVML 11 the MIG instance ids). */
+struct mp_nvml_event_data {
+    void *device;
+    unsigned long long type, data;
+    unsigned gpu_instance, compute_instance;
+};
+#define MP_NVML_EVENT_XID 0x8ULL       /* nvmlEventTypeXidCriticalError */
+#define MP_NVML_ERROR_TIMEOUT 10       /* NVML_ERROR_TIMEOUT */
+#define MP_GPU_MAX_XID_EVENTS 64       /* kept per attempt; later ones are counted */
+
+/* An Xid the driver reported through NVML: when it arrived (mp_now_ns),
+ * the Xid (eventData; 999 = unknown to NVML) and the NVML index of the
+ * GPU. */
+struct mp_gpu_xid_event {
+    int64_t t_ns;
+    unsigned long long xid;
+    unsigned index;
 };
 
 struct mp_gpu_sampler;
@@ -61,9 +88,19 @@ void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s);
  * negative errno (EINVAL: NULL, already started or interval <= 0; a
  * pthread error): then the caller keeps calling mp_gpu_sample. */
 int mp_gpu_sampler_start(struct mp_gpu_sampler *s, double interval_s);
+/* The Xid events received so far (the sampler subscribes to them for every
+ * GPU it samples when it opens, and waits for them on its thread, or polls
+ * at each mp_gpu_sample; this call first takes what NVML holds already,
+ * waiting at most 0.5 s for the thread): up to max copied into out, the number received
+ * returned (may exceed max). *why (may be NULL) is NULL when the
+ * subscription holds, else why there is none ("nvmlDeviceRegisterEvents
+ * returned 3 (not supported)"). NULL s: 0 and why "no NVML". */
+size_t mp_gpu_xid_events(struct mp_gpu_sampler *s, struct mp_gpu_xid_event *out, size_t max,
+                         const char **why);
 /* Summarise the samples so far. Returns false (out zeroed) without any. */
 bool mp_gpu_summary(struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out);
-/* Stop the thread (waiting at most for one reading), shut NVML down, free.
+/* Stop the thread (waiting at most for one reading, or one 20 ms wait for
+ * Xid events), shut NVML down, free.
  * Accepts NULL. */
 void mp_gpu_sampler_close(struct mp_gpu_sampler *s);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "logs/gpufault.h"
 #include "model/gpufault.h"
 #include "xalloc.h"
 
@@ -53,14 +54,37 @@ static const char *rel(const struct mp_report *rep, const char *dir)
     return dir ? dir : "";
 }
 
-/* "in `X` (label)" / "surfaced in `X` (label)" */
+/* the first kernel a hang's dump found the warps in, or NULL */
+static const struct mp_kernel_fault *hang_kernel(const struct mp_cand_report *c)
+{
+    for (size_t j = 0; j < c->nattempts; j++)
+        for (size_t i = 0; i < c->attempts[j].fault.nk; i++) {
+            const struct mp_kernel_fault *k = &c->attempts[j].fault.k[i];
+            if (!k->exception && k->name)
+                return k;
+        }
+    return NULL;
+}
+
+/* "in `X` (label)" / "surfaced in `X` (label)" / "warps in `X`" (a hang) */
 static bool kernel_note(struct em *e, const struct mp_cand_report *c)
 {
     struct mp_cand_kernel ck;
-    if (!mp_cand_kernel(c, &ck))
+    const struct mp_kernel_fault *hk;
+    if (!mp_cand_kernel(c, &ck) && c->verdict == MP_V_HANG && (hk = hang_kernel(c))) {
+        t(e, ", warps in ");
+        code(e, hk->short_name ? hk->short_name : hk->name, 160);
+        if (hk->family_label) {
+            t(e, " (");
+            t(e, hk->family_label);
+            t(e, ")");
+        }
+        return true;
+    }
+    if (!ck.k)
         return false;
     const struct mp_kernel_fault *k = ck.k;
-    t(e, ck.surfaced_only ? "surfaced in " : "in ");
+    t(e, ck.surfaced_only ? ", surfaced in " : " in ");
     code(e, k->short_name ? k->short_name : k->name, 160);
     if (k->family_label) {
         t(e, " (");
@@ -78,16 +102,16 @@ char *mp_rep_kernel_note(const struct mp_cand_report *c)
         buf_release(&b);
         return NULL;
     }
-    return buf_detach(&b, NULL);
+    /* without the verdict before it: "surfaced in ...", "in ..." */
+    char *s = buf_detach(&b, NULL);
+    size_t skip = strspn(s, ", ");
+    memmove(s, s + skip, strlen(s + skip) + 1);
+    return s;
 }
 
 void mp_rep_kernel_note_md(struct buf *out, const struct mp_cand_report *c, unsigned md_flags)
 {
-    struct mp_cand_kernel ck;
-    if (!mp_cand_kernel(c, &ck))
-        return;
     struct em e = {out, true, md_flags};
-    buf_addc(out, ' ');
     kernel_note(&e, c);
 }
 
@@ -128,7 +152,7 @@ static void kernel_line(struct em *e, const struct mp_report *rep, const struct 
 {
     const struct mp_kernel_fault *k = ck->k;
     t(e, ck->surfaced_only ? "the fault surfaced in kernel " : "faulting kernel ");
-    code(e, k->name, 600);
+    code(e, k->name, 400);
     if (k->family_label)
         tf(e, " (%s)", k->family_label);
     else
@@ -160,28 +184,50 @@ static void kernel_line(struct em *e, const struct mp_report *rep, const struct 
         tf(e, "; dump file %s", k->dump_state ? k->dump_state : "written");
 }
 
-static void xid_line(struct em *e, const struct mp_report *rep, const struct mp_attempt_result *a,
-                     const struct mp_xid_record *x)
+/* one attempt's Xids in one sentence: "Xid 13 (Graphics Engine Exception,
+ * application) x2 and Xid 31 (...) x2 through the kernel log and NVML, the
+ * first naming a process quoted" */
+static void xid_summary(struct em *e, const struct mp_report *rep, const struct mp_attempt_result *a)
 {
-    tf(e, "the driver reported Xid %d", x->xid);
-    if (x->detail) {
-        t(e, " (");
-        t(e, x->detail);
+    const struct mp_gpu_fault *g = &a->fault;
+    int seen[16];
+    size_t nseen = 0;
+    const struct mp_xid_record *quote = NULL;
+    tf(e, "%s: the driver reported ", rel(rep, a->dir));
+    for (size_t i = 0; i < g->nx; i++) {
+        const struct mp_xid_record *x = &g->x[i];
+        bool dup = false;
+        for (size_t k = 0; k < nseen; k++)
+            dup = dup || seen[k] == x->xid;
+        /* quoted: the first kernel-log line naming a process, else the first */
+        bool kl = x->source && !strcmp(x->source, "kmsg");
+        if (kl && (!quote || (x->pid > 0 && quote->pid <= 0)))
+            quote = x;
+        if (dup || nseen >= MP_ARRAY_SIZE(seen))
+            continue;
+        seen[nseen++] = x->xid;
+        size_t kmsg = 0, nvml = 0;
+        for (size_t j = i; j < g->nx; j++) {
+            if (g->x[j].xid != x->xid)
+                continue;
+            kmsg += g->x[j].source && !strcmp(g->x[j].source, "kmsg");
+            nvml += g->x[j].source && !strcmp(g->x[j].source, "nvml");
+        }
+        struct mp_xid_info info;
+        mp_gf_xid(x->xid, &info);
+        tf(e, "%sXid %d (%s, %s", nseen > 1 ? "; " : "", x->xid,
+           info.meaning ? info.meaning : "not in the catalog", x->cause ? x->cause : "unknown");
+        if (kmsg)
+            tf(e, "; kernel log x%zu", kmsg);
+        if (nvml)
+            tf(e, "; NVML event x%zu", nvml);
+        if (x->t_s >= 0)
+            tf(e, "; %.1f s in", x->t_s);
         t(e, ")");
     }
-    tf(e, ", cause %s, through %s", x->cause ? x->cause : "unknown",
-       x->source && !strcmp(x->source, "kmsg") ? "the kernel log" : "an NVML event");
-    if (x->pid > 0)
-        tf(e, ", process %ld", x->pid);
-    if (x->process)
-        tf(e, " (%s)", x->process);
-    if (x->t_s >= 0)
-        tf(e, ", %.1f s into %s", x->t_s, rel(rep, a->dir));
-    else
-        tf(e, ", in %s", rel(rep, a->dir));
-    if (x->evidence && x->source && !strcmp(x->source, "kmsg")) {
+    if (quote && quote->evidence) {
         t(e, ": ");
-        code(e, x->evidence, 300);
+        code(e, quote->evidence, 300);
     }
 }
 
@@ -190,87 +236,124 @@ static bool failed(const struct mp_attempt_result *a)
     return a->outcome == MP_OUT_CRASH || a->outcome == MP_OUT_HANG;
 }
 
+/* The details' sentences: a Markdown list item each, or a plain string each. */
+struct out_lines {
+    bool md;
+    struct buf *mdout;
+    struct mp_strv *plain;
+    struct buf b;
+    struct em e;
+};
+
+static void line_begin(struct out_lines *l)
+{
+    if (l->md)
+        buf_adds(l->mdout, "- ");
+    else
+        buf_reset(&l->b);
+}
+
+static void line_end(struct out_lines *l)
+{
+    if (l->md)
+        buf_adds(l->mdout, "\n");
+    else
+        mp_strv_push(l->plain, l->b.data);
+}
+
+/* what is said once for all runs: the first run's reason (the others' are alike) */
+struct summary {
+    size_t dumps_on, dumps_off, nkmsg, nnvml;
+    const char *kmsg_why, *nvml_why, *off_why, *on_how;
+    bool any_failed;
+};
+
+static void attempt_lines(struct out_lines *l, const struct mp_report *rep,
+                          const struct mp_attempt_result *a, struct summary *sm)
+{
+    const struct mp_gpu_fault *g = &a->fault;
+    struct em *e = &l->e;
+    if (g->nx) {
+        line_begin(l);
+        xid_summary(e, rep, a);
+        line_end(l);
+    }
+    if (g->other_xids && failed(a)) {
+        line_begin(l);
+        tf(e, "%u kernel-log Xid line(s) during %s named another process (not counted)",
+           g->other_xids, rel(rep, a->dir));
+        line_end(l);
+    }
+    const char *both[][2] = {{g->hang, ""}, {g->hang_dump, "GPU core dump on the hang: "}};
+    for (size_t i = 0; i < MP_ARRAY_SIZE(both); i++) {
+        if (!both[i][0])
+            continue;
+        line_begin(l);
+        tf(e, "%s: %s", rel(rep, a->dir), both[i][1]);
+        t(e, both[i][0]);
+        line_end(l);
+    }
+    sm->any_failed = sm->any_failed || failed(a);
+    if (failed(a) && g->kmsg && !sm->nkmsg++)
+        sm->kmsg_why = g->kmsg;
+    if (failed(a) && g->nvml && !sm->nnvml++)
+        sm->nvml_why = g->nvml;
+    if (g->coredump && !strncmp(g->coredump, "on", 2)) {
+        sm->dumps_on++;
+        const char *comma = strrchr(g->coredump, ',');
+        sm->on_how = comma ? comma + 2 : NULL; /* "deleted after parsing" / "kept" */
+    } else if (g->coredump) {
+        sm->dumps_off++;
+        const char *colon = strstr(g->coredump, ": ");
+        sm->off_why = colon ? colon + 2 : g->coredump;
+    }
+}
+
+static void summary_lines(struct out_lines *l, const struct summary *sm)
+{
+    struct em *e = &l->e;
+    if (sm->kmsg_why) {
+        line_begin(l);
+        t(e, sm->kmsg_why);
+        tf(e, " (%zu failed run(s))", sm->nkmsg);
+        line_end(l);
+    }
+    if (sm->nvml_why) {
+        line_begin(l);
+        t(e, "NVML Xid events: ");
+        t(e, sm->nvml_why);
+        tf(e, " (%zu failed run(s))", sm->nnvml);
+        line_end(l);
+    }
+    if (!sm->any_failed || !(sm->dumps_on || sm->dumps_off))
+        return;
+    line_begin(l);
+    tf(e, "GPU core dump on exception: in %zu run(s)", sm->dumps_on);
+    if (sm->on_how)
+        tf(e, " (%s)", sm->on_how);
+    tf(e, ", not in %zu", sm->dumps_off);
+    if (sm->off_why)
+        tf(e, " (%.*s)", (int)strcspn(sm->off_why, ";"), sm->off_why);
+    line_end(l);
+}
+
 static void details(const struct mp_report *rep, const struct mp_cand_report *c, bool md,
                     struct buf *mdout, struct mp_strv *plain)
 {
-    struct buf b = BUF_INIT;
-    struct em e = {md ? mdout : &b, md, 0};
-#define LINE_BEGIN() (md ? (void)buf_adds(mdout, "- ") : (void)buf_reset(&b))
-#define LINE_END() (md ? (void)buf_adds(mdout, "\n") : mp_strv_push(plain, b.data))
+    struct out_lines l = {md, mdout, plain, BUF_INIT, {NULL, md, 0}};
+    l.e.b = md ? mdout : &l.b;
     struct mp_cand_kernel ck;
     if (mp_cand_kernel(c, &ck)) {
-        LINE_BEGIN();
-        kernel_line(&e, rep, &ck);
-        LINE_END();
+        line_begin(&l);
+        kernel_line(&l.e, rep, &ck);
+        line_end(&l);
     }
-    size_t dumps_on = 0, dumps_off = 0;
-    const char *off_why = NULL, *on_how = NULL;
-    for (size_t j = 0; j < c->nattempts; j++) {
-        const struct mp_attempt_result *a = &c->attempts[j];
-        const struct mp_gpu_fault *g = &a->fault;
-        for (size_t i = 0; i < g->nx; i++) {
-            LINE_BEGIN();
-            xid_line(&e, rep, a, &g->x[i]);
-            LINE_END();
-        }
-        if (g->other_xids && failed(a)) {
-            LINE_BEGIN();
-            tf(&e, "%u kernel-log Xid line(s) during %s named another process (not counted)",
-               g->other_xids, rel(rep, a->dir));
-            LINE_END();
-        }
-        if (failed(a) && g->kmsg) {
-            LINE_BEGIN();
-            tf(&e, "%s: ", rel(rep, a->dir));
-            t(&e, g->kmsg);
-            LINE_END();
-        }
-        if (failed(a) && g->nvml) {
-            LINE_BEGIN();
-            tf(&e, "%s: NVML Xid events: ", rel(rep, a->dir));
-            t(&e, g->nvml);
-            LINE_END();
-        }
-        if (g->hang) {
-            LINE_BEGIN();
-            tf(&e, "%s: ", rel(rep, a->dir));
-            t(&e, g->hang);
-            LINE_END();
-        }
-        if (g->hang_dump) {
-            LINE_BEGIN();
-            tf(&e, "%s: GPU core dump on the hang: ", rel(rep, a->dir));
-            t(&e, g->hang_dump);
-            LINE_END();
-        }
-        if (g->coredump && !strncmp(g->coredump, "on", 2)) {
-            dumps_on++;
-            on_how = g->coredump;
-        } else if (g->coredump) {
-            dumps_off++;
-            off_why = g->coredump;
-        }
-    }
-    bool any_failed = false;
+    struct summary sm;
+    memset(&sm, 0, sizeof(sm));
     for (size_t j = 0; j < c->nattempts; j++)
-        any_failed = any_failed || failed(&c->attempts[j]);
-    if (any_failed && (dumps_on || dumps_off)) {
-        LINE_BEGIN();
-        tf(&e, "GPU core dumps: %zu run(s) with, %zu without", dumps_on, dumps_off);
-        if (off_why) {
-            t(&e, " (");
-            t(&e, off_why);
-            t(&e, ")");
-        }
-        if (on_how) {
-            t(&e, "; ");
-            t(&e, on_how);
-        }
-        LINE_END();
-    }
-#undef LINE_BEGIN
-#undef LINE_END
-    buf_release(&b);
+        attempt_lines(&l, rep, &c->attempts[j], &sm);
+    summary_lines(&l, &sm);
+    buf_release(&l.b);
 }
 
 void mp_rep_crash_details_md(struct buf *out, const struct mp_report *rep,

@@ -35,4 +35,10 @@ void mp_rep_crash_details_md(struct buf *out, const struct mp_report *rep,
 void mp_rep_crash_details_text(struct mp_strv *out, const struct mp_report *rep,
                                const struct mp_cand_report *c);
 
+/* HTML (report/html_crash.c): the note after a verdict badge, escaped, in
+ * a span of class note; and the details as a list (nothing when none). */
+void mp_html_kernel_note(struct buf *b, const struct mp_cand_report *c);
+void mp_html_crash_details(const struct mp_report *rep, const struct mp_cand_report *c,
+                           struct buf *b);
+
 #endif

@@ -8,6 +8,7 @@
  * rendered from the report model (which the store fills), nothing is read
  * from the run directory; everything from logs, engines and the command
  * line goes through mp_html_esc. */
+#include "report/crash.h"
 #include "report/html_int.h"
 
 #include <stdio.h>
@@ -280,6 +281,7 @@ static void cand_table(const struct mp_report *rep, struct buf *b)
         esc(b, c->cand.name);
         buf_adds(b, "</a></td><td>");
         mp_html_badge(b, c->unfinished ? "unfinished" : mp_verdict_name(c->verdict));
+        mp_html_kernel_note(b, c); /* report/crash.h */
         unverified_note(b, p);
         buf_adds(b, "</td><td>");
         esc(b, p ? (p->res.moe_backend ? p->res.moe_backend : "(not logged)") : NULL);

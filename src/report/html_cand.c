@@ -2,6 +2,7 @@
  * reason, knobs, resolved backends, command, knob delivery, every attempt,
  * the diagnosis; then the primary attempt's evidence (html_evidence.c) and
  * numbers (html_charts.c). */
+#include "report/crash.h"
 #include "report/html_int.h"
 
 #include <stdio.h>
@@ -58,9 +59,12 @@ void mp_html_cand_section(const struct mp_report *rep, size_t i, struct buf *b)
     mp_html_text(b, c->cand.name);
     buf_adds(b, " ");
     mp_html_badge(b, c->unfinished ? "unfinished" : mp_verdict_name(c->verdict));
+    mp_html_kernel_note(b, c);
     buf_adds(b, "</h3>\n<p>");
     mp_html_text(b, c->why);
-    buf_adds(b, "</p>\n<dl class=kv>");
+    buf_adds(b, "</p>\n");
+    mp_html_crash_details(rep, c, b);
+    buf_adds(b, "<dl class=kv>");
     char *knobs = mp_candidate_knobs_str(&c->cand);
     buf_adds(b, "<dt>knobs</dt><dd>");
     if (knobs[0]) {

@@ -9,6 +9,7 @@
 
 #include "escape.h"
 
+#include "report/crash.h"
 #include "report/internal.h"
 #include "report/md_int.h"
 #include "report/resolved.h"
@@ -61,6 +62,7 @@ static void cand_row(const struct mp_report *rep, const struct mp_cand_report *c
     mp_rmd_cell(out, p && p->res.moe_backend ? p->res.moe_backend : (p ? "(not logged)" : NULL), 64);
     buf_adds(out, " | ");
     mp_rmd_cell(out, mp_cand_verdict_label(c), 32);
+    mp_rep_kernel_note_md(out, c, MP_MD_TABLE); /* in `KERNEL` (family), report/crash.h */
     md_unverified_note(out, p);
     buf_adds(out, " | ");
     const struct mp_attempt_result *np = mp_rep_numbers_attempt(rep, c);
@@ -234,6 +236,7 @@ static void details_cand(const struct mp_report *rep, const struct mp_cand_repor
     mp_rmd_cell(out, c->cand.name, 64);
     buf_adds(out, ": ");
     mp_rmd_cell(out, mp_cand_verdict_label(c), 32);
+    mp_rep_kernel_note_md(out, c, 0);
     buf_adds(out, "\n\n");
     mp_md_text(out, c->why, 1000, MP_MD_START);
     buf_adds(out, "\n\n");
@@ -241,6 +244,7 @@ static void details_cand(const struct mp_report *rep, const struct mp_cand_repor
     if (p)
         details_resolved(out, p);
     details_more(rep, c, out);
+    mp_rep_crash_details_md(out, rep, c); /* kernel, Xids, kernel log, dumps (report/crash.h) */
     for (size_t j = 0; j < c->nattempts; j++)
         details_attempt(rep, &c->attempts[j], out);
     if (c->diag.done && c->diag.reasoning) {

@@ -33,6 +33,7 @@
 #include "logs/selstop.h"
 #include "loop.h"
 #include "run/attempt.h"
+#include "run/crashinfo.h"
 
 #define PROMPT_COUNT MP_NPROMPTS
 #define LOG_CAP_BYTES (512L << 20)
@@ -113,6 +114,7 @@ struct att {
     struct mp_proc *proc;      /* the engine (NULL attached) */
     struct mp_proc_stop *stop; /* its teardown in progress */
     struct mp_launch *launch;  /* the command as launched (owned) */
+    struct mp_crash_env crash; /* its core-dump variables (run/crashinfo.h) */
     char marker[96];           /* its run marker, "" attached */
     char base_url[512];
     struct mp_logscan *ls;

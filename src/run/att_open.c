@@ -160,8 +160,23 @@ static void build_launch(struct att *a)
     char cname[128];
     mp_launch_container_name(cname, sizeof(cname), (long)getpid(), o->cand->name, o->index,
                              o->launch_blocking);
+    /* CUDA_LAUNCH_BLOCKING=1, then the core-dump variables (run/crashinfo.h):
+     * instruments, not the candidate's knobs, so not checked for delivery */
+    struct mp_crash_env_in ci = {
+        .dir = o->dir, .run_dir = o->run_dir, .exception_dump = o->coredump_exception,
+        .allowed = !o->no_coredump, .keep = o->keep_coredumps, .cmd = o->cmd, .ncmd = o->ncmd,
+        .cand = o->cand,
+    };
+    mp_crash_env_build(&ci, &a->crash);
+    struct mp_strv extra = MP_STRV_INIT;
+    if (o->launch_blocking)
+        mp_strv_push(&extra, blocking_env[0]);
+    for (size_t i = 0; i < a->crash.env.n; i++)
+        mp_strv_push(&extra, a->crash.env.v[i]);
     mp_launch_build(a->launch, o->cmd, o->ncmd, o->cand, o->port,
-                    o->launch_blocking ? blocking_env : NULL, cname);
+                    extra.n ? (const char *const *)mp_strv_array(&extra) : NULL, cname);
+    mp_crash_env_unlist(&a->crash, &a->launch->env_knobs);
+    mp_strv_release(&extra);
     a->r->command = mp_launch_display(a->launch);
     mp_proc_new_marker(a->marker, sizeof(a->marker));
     a->argv = a->launch->argv.v;
@@ -299,6 +314,24 @@ static void teardown_facts(struct att *a)
     }
 }
 
+/* What the GPU side recorded: the core dump's lines (which, where the dump
+ * replaced the traceback, become the log's crash for the judgement), the
+ * Xids of NVML and of the kernel log; the dump files' fate. */
+static void collect_gpu_fault(struct att *a)
+{
+    struct mp_gpu_xid_event ev[MP_GPU_MAX_XID_EVENTS];
+    const char *why = NULL;
+    size_t n = mp_gpu_xid_events(a->gpu, ev, MP_ARRAY_SIZE(ev), &why);
+    if (!a->ev_errno && a->logf)
+        mp_att_ev_ok(a, fflush(a->logf) == 0, "server.log"); /* read back below */
+    struct mp_crash_collect_in in = {
+        .dir = a->o->dir, .leader = a->proc ? mp_proc_pid(a->proc) : 0, .t_spawn_ns = a->t_spawn,
+        .t_end_ns = mp_now_ns(), .ev = ev, .nev = MP_MIN(n, MP_ARRAY_SIZE(ev)), .nvml_why = why,
+        .keep = a->o->keep_coredumps, .run_dir = a->o->run_dir, .coredump_words = a->crash.words,
+    };
+    mp_crash_collect(&in, a->r);
+}
+
 void att_summarise(struct att *a)
 {
     const struct mp_attempt_opts *o = a->o;
@@ -309,6 +342,7 @@ void att_summarise(struct att *a)
         mp_logscan_finish(a->ls);
     mp_att_copy_resolved(a);
     record_obs(a); /* a failure is judged from these: verdict/classify.h (run/runner.c) */
+    collect_gpu_fault(a); /* dumps, Xids, dump files (run/crashinfo.h) */
     if (r->outcome != MP_OUT_CLEAN && r->outcome != MP_OUT_STARTUP_FAILURE &&
         r->outcome != MP_OUT_CRASH && r->outcome != MP_OUT_HANG && a->seen) {
         /* moeprobe's own words for what stopped it (an I/O error, a signal) */
@@ -377,6 +411,7 @@ int att_close(struct att *a, int rc)
         mp_launch_release(a->launch);
         free(a->launch);
     }
+    mp_crash_env_release(&a->crash);
     r->wall_s = (double)(mp_now_ns() - a->t_begin) / 1e9;
     return rc;
 }

@@ -53,6 +53,7 @@
 #include "run/att_internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -366,11 +367,43 @@ static void serving_exit(struct att *a)
     close_phase(a);
 }
 
+/* While a hang's evidence is gathered (run/crashinfo.h): the engine's
+ * output keeps being read (its events wait in a->pending), nothing else of
+ * the loop runs; a signal is acted on after it (it lasts at most about a
+ * minute and a half). */
+static void hang_pump(void *ud, int ms)
+{
+    struct att *a = ud;
+    int fd = a->proc ? mp_proc_output_fd(a->proc) : -1;
+    struct pollfd p = {fd, POLLIN, 0};
+    (void)poll(&p, fd >= 0, ms);
+    if (fd >= 0)
+        (void)mp_proc_read_lines(a->proc, mp_att_on_line, a);
+    else if (a->follow_fd >= 0)
+        mp_att_follow_log(a);
+    mp_att_check_exit(a);
+}
+
+static bool hang_gone(void *ud)
+{
+    const struct att *a = ud;
+    return a->exited || a->signo;
+}
+
 /* No token for --stall-timeout with requests in flight. The place for work
- * done on a hang before teardown (a dump of the engine's stacks). */
+ * done on a hang before teardown: /health and /metrics during the stall,
+ * and a GPU core dump through the driver's pipe (run/crashinfo.h). */
 static void on_hang(struct att *a)
 {
-    (void)a;
+    struct mp_crash_hang_in in = {a->base_url, a->o->wl->api_key, a->o->dir, a->crash.pipes,
+                                  a->o->wl->stall_timeout_s};
+    struct mp_crash_hang_io io = {hang_pump, hang_gone, a};
+    const char *ev = mp_crash_on_hang(&in, &io, &a->r->fault);
+    if (ev && a->seen_msg) {
+        char *m = xasprintf("%s; %s", a->seen_msg, ev);
+        free(a->seen_msg);
+        a->seen_msg = m;
+    }
 }
 
 static void serving_stall(struct att *a)

@@ -265,6 +265,13 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .eta_after_s = mean_full > 0 ? (double)rem * mean_full : -1,
         .expect_s = mean_full,
         .cwd = ctx->cwd,
+        /* the dump on exception replaces the traceback: not in a
+         * candidate's first normal run, which keeps it for the site
+         * analysis (docs/verdicts.md "GPU core dumps") */
+        .coredump_exception = blocking || mp_cand_primary(c) != NULL,
+        .no_coredump = ctx->no_coredump,
+        .keep_coredumps = ctx->keep_coredumps,
+        .run_dir = ctx->run_dir,
     };
     struct same_ctx sc = {ctx, rep, ci};
     if (ctx->dedupe && !blocking && !mp_cand_primary(c) && !ctx->attach_url) {

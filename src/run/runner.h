@@ -43,6 +43,7 @@ struct mp_runctx {
     const char *cwd;                  /* the engine's working directory (a resumed
                                        * run: where it was started), NULL = ours */
     bool resolve_only;                /* `moeprobe resolve`: stop each engine once resolved */
+    bool no_coredump, keep_coredumps; /* GPU core dumps (run/crashinfo.h) */
     int signo;                        /* set when interrupted */
     struct mp_store *store;           /* evidence store (borrowed) or NULL: every
                                        * candidate and attempt is recorded as it runs */

@@ -10,6 +10,7 @@
 #include "verdict/diagnose.h"
 #include "verdict/derive.h"
 #include "verdict/recommend.h"
+#include "verdict/sysxid.h"
 #include "xalloc.h"
 
 static void set(struct mp_cand_report *c, enum mp_verdict v, char *owned_why)
@@ -77,6 +78,9 @@ void mp_verdict_finalize(struct mp_report *rep)
     for (size_t i = 0; i < rep->n; i++) {
         char *why = NULL;
         enum mp_verdict v = mp_verdict_decide(&rep->c[i], &why);
+        set(&rep->c[i], v, why);
+        /* a hardware or driver Xid: the failure is not the kernel's (sysxid.h) */
+        v = mp_verdict_sysxid(&rep->c[i], rep->c[i].verdict, rep->c[i].why, &why);
         set(&rep->c[i], v, why);
     }
     output_check(rep);

@@ -3,12 +3,21 @@
  * and moves by FAKE_NVML_CLOCK_STEP MHz (0) at every nvmlInit (counted in
  * the file FAKE_NVML_STATE, since moeprobe unloads the library between
  * uses), so that consecutive engine starts run at different clocks; the
- * throttle reasons are FAKE_NVML_THROTTLE (0). With FAKE_NVML_STARTUP_S, the
+ * throttle reasons are FAKE_NVML_THROTTLE (0). Xid events: with
+ * FAKE_NVML_KMSG naming a file of kernel-log lines (refengine's fake driver
+ * writes it: REFENGINE_FAKE_KMSG, docs/refengine.md), nvmlEventSetWait_v2
+ * delivers one nvmlEventTypeXidCriticalError event per "NVRM: Xid" line
+ * appended after the event set was created that names a pid ("pid=", as
+ * the H200 of issue 24 delivered one event, the 31, per fault and none for
+ * the pid-less Xid 13 lines); without it no event comes;
+ * FAKE_NVML_EVENTS=unsupported makes nvmlDeviceRegisterEvents return
+ * NVML_ERROR_NOT_SUPPORTED. With FAKE_NVML_STARTUP_S, the
  * clock reads FAKE_NVML_STARTUP_CLOCK MHz (600) for that many seconds after
  * each nvmlInit - an engine's start-up, when the GPU idles while the model
  * loads - and the clock above after that. Loaded by moeprobe through
  * MOEPROBE_NVML_LIB. Not part of moeprobe. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,5 +136,96 @@ int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long *r)
 {
     (void)dev;
     *r = (unsigned long long)env_long("FAKE_NVML_THROTTLE", 0);
+    return 0;
+}
+
+/* ---- Xid events ---- */
+
+struct fake_event_data {
+    void *device;
+    unsigned long long type, data;
+    unsigned gi, ci;
+};
+struct fake_set {
+    long off; /* bytes of FAKE_NVML_KMSG already delivered */
+};
+
+static long file_size(const char *path)
+{
+    FILE *f = path && *path ? fopen(path, "r") : NULL;
+    if (!f)
+        return 0;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n < 0 ? 0 : n;
+}
+
+int nvmlEventSetCreate(void **set)
+{
+    struct fake_set *f = calloc(1, sizeof(*f));
+    if (!f)
+        return 999;
+    f->off = file_size(getenv("FAKE_NVML_KMSG"));
+    *set = f;
+    return 0;
+}
+
+int nvmlDeviceRegisterEvents(void *dev, unsigned long long types, void *set)
+{
+    (void)dev;
+    (void)set;
+    const char *u = getenv("FAKE_NVML_EVENTS");
+    if (u && !strcmp(u, "unsupported"))
+        return 3; /* NVML_ERROR_NOT_SUPPORTED */
+    return types & 0x8ULL ? 0 : 2;
+}
+
+/* the next whole line after f->off with an Xid that names a pid */
+static int next_xid(struct fake_set *f, unsigned long long *xid)
+{
+    const char *path = getenv("FAKE_NVML_KMSG");
+    FILE *fp = path && *path ? fopen(path, "r") : NULL;
+    if (!fp)
+        return 0;
+    int found = 0;
+    char line[4096];
+    if (fseek(fp, f->off, SEEK_SET) == 0) {
+        while (!found && fgets(line, sizeof(line), fp)) {
+            size_t n = strlen(line);
+            if (!n || line[n - 1] != '\n')
+                break; /* not whole yet */
+            f->off += (long)n;
+            const char *x = strstr(line, "NVRM: Xid");
+            const char *c = x ? strstr(x, "): ") : NULL;
+            if (c && strstr(c, "pid=")) {
+                *xid = strtoull(c + 3, NULL, 10);
+                found = 1;
+            }
+        }
+    }
+    fclose(fp);
+    return found;
+}
+
+int nvmlEventSetWait_v2(void *set, struct fake_event_data *d, unsigned timeout_ms)
+{
+    unsigned long long xid;
+    if (next_xid(set, &xid)) {
+        memset(d, 0, sizeof(*d));
+        d->device = &the_device;
+        d->type = 0x8ULL;
+        d->data = xid;
+        return 0;
+    }
+    unsigned ms = timeout_ms < 20 ? timeout_ms : 20;
+    struct timespec ts = {0, (long)ms * 1000000L};
+    nanosleep(&ts, NULL);
+    return 10; /* NVML_ERROR_TIMEOUT */
+}
+
+int nvmlEventSetFree(void *set)
+{
+    free(set);
     return 0;
 }

@@ -8,7 +8,9 @@
  * contract of coredump.h: the dumps after the first `cut` lines are a prefix
  * of the dumps after all of them, each field unset or equal, each frame list
  * a prefix. Every frame name is demangled (any result; on success the text
- * is within MP_DEMANGLE_MAX and has no NUL) and matched to a family. */
+ * is within MP_DEMANGLE_MAX and has no NUL) and matched to a family. The
+ * same bytes as cuda-gdb's kernel table (mp_cudagdb_kernels): at most
+ * MP_CD_FRAMES names, none empty, none repeated. */
 #include "compat.h"
 
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "logs/coredump.h"
 #include "logs/demangle.h"
 #include "logs/gpufault.h"
+#include "strv.h"
 
 static size_t feed(struct mp_coredump *c, const char *s, size_t n, size_t max_lines)
 {
@@ -93,6 +96,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     }
     for (size_t i = 0; i < part.n; i++)
         check_prefix(&part.d[i], &whole.d[i]);
+    struct mp_strv names = MP_STRV_INIT;
+    size_t nn = mp_cudagdb_kernels(s, len, &names);
+    if (nn != names.n || nn > MP_CD_FRAMES)
+        abort();
+    for (size_t i = 0; i < names.n; i++) {
+        if (!names.v[i][0] || strlen(names.v[i]) > MP_CD_NAME_MAX)
+            abort();
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(names.v[k], names.v[i]))
+                abort();
+    }
+    mp_strv_release(&names);
     mp_coredump_release(&whole);
     mp_coredump_release(&part);
     return 0;

@@ -81,6 +81,12 @@ const struct moe_cuda_host_weights *moe_cuda_weights(const struct moe_cuda *h)
     return NULL;
 }
 
+int moe_cuda_spin(struct moe_cuda *h)
+{
+    MP_UNUSED(h);
+    return 0; /* nothing spins here: the fake has no kernels */
+}
+
 void moe_cuda_free(struct moe_cuda *h)
 {
     free(h);

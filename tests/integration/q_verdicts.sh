@@ -1,6 +1,8 @@
 #!/bin/bash
 # qualify end to end: async-race, kernel-fault, stable, startup-failure and a
-# no-op knob with the engine's unknown-variable warning, in one run.
+# no-op knob with the engine's unknown-variable warning, in one run. The
+# kernel-fault is pinned at the kernel its blocked run's GPU core dump names;
+# the first run's traceback keeps the Python frame (docs/verdicts.md).
 . "$(dirname "$0")/q_lib.sh"
 qualify verdicts "$W/q-verdicts.ini" "${Q_FAST[@]}" \
     --candidate 'auto:' \
@@ -22,7 +24,9 @@ check "$R" \
   'c["cutlass"]["verdict"] == "kernel-fault"' \
   'c["cutlass"]["resolved"]["moe_backend"] == "VLLM_CUTLASS"' \
   'c["cutlass"]["diagnosis"]["launch_blocking"] == "crashed"' \
-  '"cutlass_moe_fp4_grouped_gemm" in (c["cutlass"]["diagnosis"]["pinned_site"] or "")' \
+  '"in kernel cutlass::device_kernel<" in (c["cutlass"]["diagnosis"]["pinned_site"] or "")' \
+  'c["cutlass"]["crash"]["kernel"]["surfaced_only"] is False' \
+  'any("cutlass_moe_fp4_grouped_gemm" in s for s in c["cutlass"]["crash"]["sites"])' \
   '"launch_site" in c["cutlass"]["diagnosis"] and "launch_site" in c["auto"]["crash"]' \
   'c["auto"]["resolved"]["linear_kernels"].get("nvfp4") == c["auto"]["resolved"]["linear_kernel"] is not None' \
   'c["auto"]["resolved"]["unquantized_moe_backend"] is None' \

@@ -388,7 +388,7 @@ static void test_catalog(void **st)
         {"cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::GroupProblemShape<x>, cutlass::gemm::collective::CollectiveMma<cutlass::gemm::MainloopSm120ArrayTmaWarpSpecialized<3> > > >(P)",
          NULL, "cutlass-grouped-gemm", "MainloopSm120ArrayTmaWarpSpecialized"},
         {"cutlass::device_kernel<G<cutlass::gemm::MainloopSm120ArrayTmaWarpSpecialized<3>, tensorrt_llm::cutlass_extensions::EpilogueMoeFusedFinalize> >(P)",
-         NULL, "flashinfer-cutlass-moe", "cutlass"},
+         NULL, "flashinfer-cutlass-moe", "tensorrt_llm"},
         {"cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<int> >(P)", NULL, "cutlass-gemm", "cutlass"},
         {"marlin_moe_wna16::Marlin<5l>(int4 const*)", NULL, "marlin-moe", "marlin_moe_wna16"},
         {"marlin::Marlin<5l>(int4 const*)", NULL, "marlin", "marlin"},

@@ -163,7 +163,8 @@ static void test_measure(void **st)
     struct mp_attempt_result *b = att(&rep, i, MP_OUT_CLEAN, false, 8);
     phase(b, "sequential", 1, 10, 0, 0.5, 43);
     phase(b, "concurrency-8", 8, 32, 0, 0.4, 90);
-    /* a top-level phase cut by a failure is not a measure (adding b moved a) */
+    /* a top-level phase cut by a failure is not a measure (a moved with
+     * the array when b was added) */
     a = &rep.c[i].attempts[0];
     phase(a, "concurrency-8", 8, 5, 1, 9.0, 90);
     /* neither a blocked run nor a stop at the selections is a start-up here */

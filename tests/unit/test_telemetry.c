@@ -61,7 +61,8 @@ static int f_mem(void *d, unsigned long long m[3])
 static int f_throttle(void *d, unsigned long long *r) { *r = reasons[*(int *)d]; return 0; }
 
 static const struct mp_gpu_api api = {f_init, f_shutdown, f_count, f_handle, f_clock,
-                                      f_temp, f_power, f_mem, f_throttle};
+                                      f_temp, f_power, f_mem, f_throttle,
+                                      NULL, NULL, NULL, NULL}; /* no Xid events */
 
 static void test_summary(void **st)
 {

@@ -1,0 +1,108 @@
+/* crashinfo.h - what an attempt learns about a GPU fault beyond the Python
+ * traceback (#24), in three calls from the attempt:
+ *
+ *  1. at launch, mp_crash_env_build: the CUDA core-dump variables its
+ *     engine gets. Every engine gets the user-triggered dump
+ *     (CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1, CUDA_COREDUMP_PIPE=DIR/pipe_%p),
+ *     which costs nothing until a hang triggers it; the dump on exception
+ *     (CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1, CUDA_COREDUMP_SHOW_PROGRESS=1,
+ *     CUDA_COREDUMP_GENERATION_FLAGS skipping every memory,
+ *     CUDA_COREDUMP_FILE=DIR/core_%p.%t) only where the runner asks for it:
+ *     with it the faulting process aborts without a Python traceback
+ *     (docs/verdicts.md "GPU core dumps" says which runs and why). A
+ *     container gets the path its volumes map the attempt directory to, or
+ *     no pipe and /dev/null as the file (the driver's lines stay in the
+ *     log). A variable the candidate sets itself is left as it sets it;
+ *     a candidate that turns the dump on gets the file settings too. With
+ *     less than MP_CD_MIN_FREE free, or MP_CD_KEEP_CAP of kept dumps in the
+ *     run, the file is /dev/null. --no-coredump: nothing is added.
+ *  2. on a hang, mp_crash_on_hang: /health and /metrics during the stall
+ *     (the evidence), then a dump through each pipe the engine's processes
+ *     opened and the kernels its warps were in (cuda-gdb on the dump).
+ *  3. at the end, mp_crash_collect: the core-dump lines of server.log, the
+ *     Xids of NVML events (observe/telemetry.h) and of the kernel log
+ *     (proc/kmsg.h) within the attempt's window and of its processes, into
+ *     r->fault; a crash whose traceback the dump replaced gets its class and
+ *     message from the dump. Dump files are deleted unless kept.
+ * Loop-thread only. */
+#ifndef MP_RUN_CRASHINFO_H
+#define MP_RUN_CRASHINFO_H
+
+#include "compat.h"
+
+#include <sys/types.h>
+
+#include "model/attempt.h"
+#include "model/candidate.h"
+#include "observe/telemetry.h"
+#include "strv.h"
+
+#define MP_CD_MIN_FREE (4ULL << 30)  /* free bytes needed to write a dump file */
+#define MP_CD_KEEP_CAP (2ULL << 30)  /* --keep-coredumps: dump bytes a run keeps at most */
+#define MP_CD_HANG_WAIT_S 60.0       /* longest wait for the dumps a hang triggered */
+
+struct mp_crash_env_in {
+    const char *dir;              /* the attempt directory (created) */
+    const char *run_dir;          /* the run directory (the kept-dumps cap), may be NULL */
+    bool exception_dump;          /* the runner's choice for this run */
+    bool allowed;                 /* false: --no-coredump */
+    bool keep;                    /* --keep-coredumps */
+    char *const *cmd;             /* the server command (a container's volumes) */
+    size_t ncmd;
+    const struct mp_candidate *cand; /* its own variables win; may be NULL */
+};
+struct mp_crash_env {
+    struct mp_strv env;           /* NAME=VALUE for the engine */
+    bool pipes;                   /* a hang can trigger a dump through DIR/pipe_<pid> */
+    char *words;                  /* the settings in words (gpu_fault.coredump) */
+};
+void mp_crash_env_build(const struct mp_crash_env_in *in, struct mp_crash_env *out);
+void mp_crash_env_release(struct mp_crash_env *e);
+/* Drop e's variables from the list of knobs l checks for delivery (they are
+ * moeprobe's instruments, not the candidate's knobs); the launch keeps
+ * them in its environment and command. */
+void mp_crash_env_unlist(const struct mp_crash_env *e, struct mp_strv *env_knobs);
+
+/* Where a container sees host_dir: 1 and the path in out when a volume of
+ * cmd (-v/--volume HOST:CONT, --mount type=bind,source=HOST,target=CONT)
+ * maps it or a folder above it; 0 when cmd is a container run that does
+ * not; -1 when cmd is not a docker-like container run. Pure. */
+int mp_crash_container_path(char *const *cmd, size_t ncmd, const char *host_dir, char *out,
+                            size_t outn);
+
+struct mp_crash_collect_in {
+    const char *dir;
+    pid_t leader;                 /* the engine's first process, 0 = none (attached) */
+    int64_t t_spawn_ns, t_end_ns; /* the attempt's window (mp_now_ns) */
+    const struct mp_gpu_xid_event *ev; /* NVML Xid events (observe/telemetry.h) */
+    size_t nev;
+    const char *nvml_why;         /* why there are no NVML events (NULL: subscribed) */
+    bool keep;                    /* --keep-coredumps */
+    const char *run_dir;          /* the kept-dumps cap */
+    const char *coredump_words;   /* mp_crash_env.words */
+};
+void mp_crash_collect(const struct mp_crash_collect_in *in, struct mp_attempt_result *r);
+
+struct mp_crash_hang_in {
+    const char *base_url;         /* the engine's API, without a trailing '/' */
+    const char *api_key;          /* may be NULL */
+    const char *dir;              /* the attempt directory (its pipes, its dumps) */
+    bool pipes;                   /* the engine was started with the pipe variables */
+    double stall_s;               /* the stall that was seen */
+};
+/* What the caller's loop does while the hang's evidence is gathered: one
+ * turn of the attempt's loop (reads the engine's output) and whether the
+ * engine is gone (or moeprobe was interrupted). */
+struct mp_crash_hang_io {
+    void (*pump)(void *ud, int timeout_ms);
+    bool (*gone)(void *ud);
+    void *ud;
+};
+/* The hang's evidence and dump, into g->hang and g->hang_dump (and kernels
+ * into g->k); returns the evidence sentence (borrowed from g) for the
+ * failure message, or NULL. Blocks for at most about 10 s plus
+ * MP_CD_HANG_WAIT_S and cuda-gdb's 60 s, turning io's loop meanwhile. */
+const char *mp_crash_on_hang(const struct mp_crash_hang_in *in, const struct mp_crash_hang_io *io,
+                             struct mp_gpu_fault *g);
+
+#endif
