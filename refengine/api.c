@@ -223,7 +223,8 @@ void re_api_chunk(struct buf *b, const struct re_api_ctx *c, const char *text, s
         head(b, c, "text_completion");
         buf_adds(b, ",\"choices\":[{\"index\":0,\"text\":");
         buf_add_json_str(b, text, n);
-        buf_adds(b, ",\"logprobs\":null,\"finish_reason\":");
+        buf_printf(b, ",\"logprobs\":%s,\"finish_reason\":",
+                   c->logprobs_json ? c->logprobs_json : "null");
         if (finish)
             buf_printf(b, "\"%s\"", finish);
         else
@@ -271,10 +272,12 @@ void re_api_response(struct buf *b, const struct re_api_ctx *c, const char *text
     } else {
         buf_adds(b, ",\"choices\":[{\"index\":0,\"text\":");
         buf_add_json_str(b, text, n);
-        buf_printf(b, ",\"logprobs\":null,\"finish_reason\":\"%s\",\"stop_reason\":null", finish);
+        buf_printf(b, ",\"logprobs\":%s,\"finish_reason\":\"%s\",\"stop_reason\":null",
+                   c->logprobs_json ? c->logprobs_json : "null", finish);
         if (s->token_fields)
             buf_adds(b, ",\"token_ids\":null");
-        buf_adds(b, ",\"prompt_logprobs\":null");
+        buf_printf(b, ",\"prompt_logprobs\":%s",
+                   c->prompt_logprobs_json ? c->prompt_logprobs_json : "null");
         if (s->token_fields)
             buf_adds(b, ",\"prompt_token_ids\":null");
         buf_adds(b, "}],\"service_tier\":null,\"system_fingerprint\":null,\"usage\":");

@@ -46,6 +46,9 @@ struct re_api_ctx {
     long created;
     const char *model;
     unsigned prompt_tokens;
+    /* completions: the choice's "logprobs" / "prompt_logprobs" JSON values
+     * (refengine/logprobs.h), NULL = null */
+    const char *logprobs_json, *prompt_logprobs_json;
 };
 
 /* Each appends one JSON object (no "data: " framing). */

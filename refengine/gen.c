@@ -2,6 +2,7 @@
 #include "compat.h"
 
 #include "gen.h"
+#include "task.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,17 +13,6 @@ const struct re_sanity re_gen_sanity[] = {
     {"Repeat exactly: alpha beta gamma", " alpha beta gamma"},
     {"The opposite of hot is", " cold"},
     {NULL, NULL},
-};
-
-static const char *const vocab[] = {
-    " the",    " model",  " of",     " and",    " a",      " to",     " in",     " is",
-    " that",   " for",    " kernel", " expert", " layer",  " data",   " with",   " on",
-    " as",     " by",     " this",   " we",     " can",    " be",     " are",    " from",
-    " at",     " it",     " an",     " which",  " each",   " token",  " GPU",    " memory",
-    ",",       ".",       " value",  " system", " time",   " result", " test",   " first",
-    " second", " new",    " more",   " one",    " two",    " three",  " also",   " when",
-    " not",    " but",    " or",     " its",    " has",    " have",   " will",   " into",
-    " than",   " other",  " some",   " these",  " output", " input",  " backend", " run",
 };
 
 uint64_t re_gen_mix(uint64_t *state)
@@ -53,50 +43,96 @@ static bool ends_with_trimmed(const char *s, size_t len, const char *suffix)
     return len >= n && memcmp(s + len - n, suffix, n) == 0;
 }
 
-static unsigned count_words(const char *s)
+/* Tokens of a text (refengine/lm.h's split). */
+static unsigned count_tokens(const char *s)
 {
     unsigned n = 0;
-    for (const char *p = s; *p; p++)
-        if (*p == ' ')
-            n++;
+    for (size_t off = 0, len = strlen(s); off < len; n++)
+        off += re_lm_token_len(s + off, len - off);
     return n;
 }
 
-void re_gen_init(struct re_gen *g, const char *prompt, size_t len, uint64_t seed, bool garbage)
+void re_gen_init_be(struct re_gen *g, const char *prompt, size_t len, uint64_t seed, bool garbage,
+                    const struct re_gen_backend *be)
 {
     memset(g, 0, sizeof(*g));
     g->h = re_gen_hash(prompt, len, seed);
     g->garbage = garbage;
+    g->lm = (struct re_lm){.seed = seed};
+    if (be) {
+        g->lm.salt = be->salt;
+        g->lm.noise = be->noise;
+        g->lm.error = be->error;
+    }
+    uint64_t ctx = re_lm_ctx0(&g->lm);
+    for (size_t off = 0; off < len;) {
+        size_t n = re_lm_token_len(prompt + off, len - off);
+        ctx = re_lm_push(ctx, prompt + off, n);
+        off += n;
+    }
+    g->prompt_ctx = g->ctx = ctx;
     for (const struct re_sanity *s = re_gen_sanity; s->prompt; s++)
         if (ends_with_trimmed(prompt, len, s->prompt)) {
-            g->answer = s->answer;
-            g->answer_tokens = count_words(s->answer);
+            snprintf(g->forced, sizeof(g->forced), "%s", s->answer);
             break;
         }
+    if (!g->forced[0])
+        re_task_reply(prompt, len, be ? be->accuracy : 1.0, be ? be->salt : 0, g->forced,
+                      sizeof(g->forced));
+    g->forced_tokens = count_tokens(g->forced);
     uint64_t st = g->h;
-    g->eos_at = g->answer ? g->answer_tokens : 32 + (unsigned)(re_gen_mix(&st) % 480);
+    g->eos_at = g->forced[0] ? g->forced_tokens : 32 + (unsigned)(re_gen_mix(&st) % 480);
+}
+
+void re_gen_init(struct re_gen *g, const char *prompt, size_t len, uint64_t seed, bool garbage)
+{
+    re_gen_init_be(g, prompt, len, seed, garbage, NULL);
+}
+
+/* Produce token g->next. */
+static void advance(struct re_gen *g)
+{
+    const char *t;
+    size_t n;
+    size_t left = strlen(g->forced) - g->forced_off;
+    g->prev_ctx = g->ctx;
+    g->last_forced = true;
+    if (g->garbage) {
+        t = RE_GEN_GARBAGE_TOKEN;
+        n = strlen(t);
+    } else if (left) {
+        t = g->forced + g->forced_off;
+        n = re_lm_token_len(t, left);
+        g->forced_off += n;
+    } else {
+        t = re_lm_argmax(&g->lm, g->ctx, &n);
+        g->last_forced = false;
+    }
+    if (n >= sizeof(g->tok))
+        n = sizeof(g->tok) - 1;
+    memmove(g->tok, t, n);
+    g->tok[n] = 0;
+    g->ctx = re_lm_push(g->ctx, g->tok, n);
+    g->next++;
 }
 
 const char *re_gen_token(struct re_gen *g, unsigned i)
 {
-    if (g->garbage)
-        return RE_GEN_GARBAGE_TOKEN;
-    if (g->answer && i < g->answer_tokens) {
-        /* the i-th " word" of the answer */
-        const char *p = g->answer;
-        for (unsigned k = 0; k < i; k++)
-            p = strchr(p + 1, ' ');
-        const char *e = strchr(p + 1, ' ');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        if (n >= sizeof(g->tok))
-            n = sizeof(g->tok) - 1;
-        memcpy(g->tok, p, n);
-        g->tok[n] = 0;
-        return g->tok;
+    if (i + 1 == g->next)
+        return g->tok; /* asked again */
+    if (i < g->next) {
+        g->ctx = g->prompt_ctx;
+        g->forced_off = 0;
+        g->next = 0;
     }
-    uint64_t st = g->h ^ ((uint64_t)i * 0x2545f4914f6cdd1dULL);
-    snprintf(g->tok, sizeof(g->tok), "%s", vocab[re_gen_mix(&st) % MP_ARRAY_SIZE(vocab)]);
+    while (g->next <= i)
+        advance(g);
     return g->tok;
+}
+
+void re_gen_last_step(const struct re_gen *g, size_t k, struct re_lm_step *out)
+{
+    re_lm_eval(&g->lm, g->prev_ctx, g->tok, strlen(g->tok), g->last_forced, k, out);
 }
 
 bool re_gen_is_eos(const struct re_gen *g, unsigned i)

@@ -10,6 +10,8 @@
 
 #include "compat.h"
 
+#include "lm.h"
+
 struct re_sanity {
     const char *prompt; /* the prompt ends with this text (after trimming) */
     const char *answer; /* greedy continuation of a healthy model */
@@ -20,19 +22,39 @@ extern const struct re_sanity re_gen_sanity[];
 
 #define RE_GEN_GARBAGE_TOKEN "lock"
 
+/* The backend's numbers (world keys; refengine/lm.h and task.h). */
+struct re_gen_backend {
+    uint64_t salt;     /* per backend */
+    double noise;      /* logit_noise */
+    double error;      /* logit_error */
+    double accuracy;   /* accuracy (task problems) */
+};
+
 struct re_gen {
     uint64_t h;        /* prompt+seed hash */
     bool garbage;
-    const char *answer; /* sanity answer or NULL */
-    unsigned answer_tokens;
+    struct re_lm lm;   /* the model with this backend's numbers */
+    uint64_t prompt_ctx, ctx, prev_ctx; /* contexts: after the prompt, now, before the last token */
+    unsigned next;     /* the token index re_gen_token produces next */
+    char forced[512];  /* a fixed reply (sanity answer, task answer), "" = none */
+    size_t forced_off;
+    unsigned forced_tokens;
+    bool last_forced;  /* the last token returned was fixed, not the model's choice */
     unsigned eos_at;   /* token index that is EOS (finish_reason "stop") */
     char tok[64];      /* storage for the last token returned */
 };
 
-/* Prepare generation for prompt (len bytes) with seed. */
+/* Prepare generation for prompt (len bytes) with seed; be = NULL: a backend
+ * without noise, error or wrong answers. */
 void re_gen_init(struct re_gen *g, const char *prompt, size_t len, uint64_t seed, bool garbage);
-/* Text of token i (0-based); valid until the next call. */
+void re_gen_init_be(struct re_gen *g, const char *prompt, size_t len, uint64_t seed, bool garbage,
+                    const struct re_gen_backend *be);
+/* Text of token i (0-based; normally called with 0, 1, 2, ...); valid
+ * until the next call. */
 const char *re_gen_token(struct re_gen *g, unsigned i);
+/* The distribution the last token of re_gen_token came from (k
+ * alternatives): its logprob, rank and the k most likely tokens. */
+void re_gen_last_step(const struct re_gen *g, size_t k, struct re_lm_step *out);
 /* Is token i the end-of-sequence (only honoured without ignore_eos)? */
 bool re_gen_is_eos(const struct re_gen *g, unsigned i);
 /* Rough prompt token count (>= 1). */

@@ -11,6 +11,7 @@
 #include "buf.h"
 #include "err.h"
 #include "logfmt.h"
+#include "logprobs.h"
 #include "resolve.h"
 #include "drafter.h"
 #include "server.h"
@@ -59,6 +60,7 @@ static const char usage_text[] =
     "  --moe-backend X     vLLM >= 0.17 only, like vLLM (an argparse error before)\n"
     "  --linear-backend X, --attention-backend X, --kernel-config JSON: as in vLLM\n"
     "  --served-model-name NAME, --max-model-len N: as in vLLM\n"
+    "  --max-logprobs N    more logprobs or prompt_logprobs are refused, as vLLM does (20)\n"
     "  --disable-log-stats  no vllm:* series on /metrics (vLLM builds no stat logger)\n"
     "  --speculative-config JSON  a speculative drafter ({\"method\": \"mtp\"}): its MoE selection\n"
     "                      after the weights, before 'Model loading took'\n"
@@ -73,7 +75,8 @@ static const char usage_text[] =
     "  [backend NAME]      supported, tokens_per_second, contention, failure\n"
     "                      (none|async-race|kernel-fault|startup-crash|hang|garbage),\n"
     "                      crash_after_requests, race_probability, fault_after_requests,\n"
-    "                      hang_after_requests, sites, error, startup_error, blocking_slowdown\n"
+    "                      hang_after_requests, sites, error, startup_error, blocking_slowdown,\n"
+    "                      logit_noise, logit_error, accuracy (correctness: docs/refengine.md)\n"
     "  [knob NAME]         value = BACKEND   (a fork's environment knob)\n";
 
 struct arg {
@@ -96,6 +99,7 @@ struct cli {
     const char *attention_backend;
     const char *served_model_name;
     long max_model_len;
+    long max_logprobs;
     bool disable_log_stats;
     struct re_drafter drafter; /* --speculative-config */
     struct arg *args;
@@ -149,6 +153,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
     c->port = 8000;
     c->host = "127.0.0.1";
     c->max_model_len = 131072;
+    c->max_logprobs = RE_DEFAULT_MAX_LOGPROBS;
     c->args = xcalloc((size_t)argc + 1, sizeof(*c->args));
     int i = 1;
     if (i < argc && !strcmp(argv[i], "serve"))
@@ -220,6 +225,12 @@ static int parse_cli(int argc, char **argv, struct cli *c)
             if (!val || *e || m < 16)
                 return mp_error("--max-model-len needs a number >= 16");
             c->max_model_len = m;
+        } else if (!strcmp(key, "max_logprobs")) {
+            char *e;
+            long m = val ? strtol(val, &e, 10) : -2;
+            if (!val || *e || m < -1)
+                return mp_error("--max-logprobs needs a number >= -1");
+            c->max_logprobs = m < 0 ? 1000000 : m; /* -1: the whole vocabulary */
         } else if (!strcmp(key, "disable_log_stats")) {
             c->disable_log_stats = true;
         } else if (!strcmp(key, "speculative_config")) {
@@ -789,6 +800,7 @@ int main(int argc, char **argv)
         .port = port,
         .served_model = served,
         .max_model_len = c.max_model_len,
+        .max_logprobs = c.max_logprobs,
         .seed = seed,
         .blocking = clb && !strcmp(clb, "1"),
         .disable_log_stats = c.disable_log_stats,

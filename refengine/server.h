@@ -25,6 +25,7 @@ struct re_server_cfg {
     int port;               /* actual port */
     const char *served_model;
     long max_model_len;
+    long max_logprobs;      /* --max-logprobs (default 20): more logprobs are refused */
     uint64_t seed;
     bool blocking;          /* CUDA_LAUNCH_BLOCKING=1 */
     bool disable_log_stats; /* --disable-log-stats: /metrics without vllm:* series */

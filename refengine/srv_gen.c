@@ -21,10 +21,21 @@ static void emit_chunk(struct stream *s, const char *text, const char *finish, b
         re_srv_sse_event(s->c, b.data, b.len);
         buf_reset(&b);
     }
-    re_api_chunk(&b, &s->ctx, text, strlen(text), finish, cont, s->emitted,
+    struct buf lpj = BUF_INIT, t = BUF_INIT; /* logprobs.h: logprobs, echo */
+    if (s->lp) {
+        re_lp_delta_json(&lpj, s->lp, &s->gen, s->req.prompt, s->req.prompt_len);
+        s->ctx.logprobs_json = lpj.data;
+        if (re_lp_echo(s->lp) && s->emitted == 1)
+            buf_add(&t, s->req.prompt, s->req.prompt_len);
+    }
+    buf_adds(&t, text);
+    re_api_chunk(&b, &s->ctx, t.data, t.len, finish, cont, s->emitted,
                  last && !s->req.include_usage);
+    s->ctx.logprobs_json = NULL;
     re_srv_sse_event(s->c, b.data, b.len);
     buf_release(&b);
+    buf_release(&lpj);
+    buf_release(&t);
 }
 
 /* produce token s->emitted; returns false when the stream ended */
@@ -58,6 +69,8 @@ static bool stream_tick(struct stream *s, int64_t now)
     s->last_tok_ns = now;
     bool eos = !s->req.ignore_eos && i >= s->req.min_tokens && re_gen_is_eos(&s->gen, i);
     const char *tok = eos ? "" : re_gen_token(&s->gen, i);
+    if (!eos)
+        re_lp_token(s->lp, &s->gen); /* logprobs.h */
     s->emitted++;
     srv.gen_tokens_total++;
     const char *finish = eos ? "stop" : (s->emitted >= s->limit ? "length" : NULL);
@@ -78,8 +91,16 @@ static bool stream_tick(struct stream *s, int64_t now)
     } else {
         buf_adds(&s->text, tok);
         if (finish) {
-            struct buf b = BUF_INIT;
+            struct buf b = BUF_INIT, lpj = BUF_INIT, plpj = BUF_INIT;
+            if (s->lp) { /* logprobs.h */
+                re_lp_logprobs_json(&lpj, s->lp, &s->gen, s->req.prompt, s->req.prompt_len, 0);
+                re_lp_prompt_json(&plpj, s->lp, &s->gen, s->req.prompt, s->req.prompt_len);
+                s->ctx.logprobs_json = lpj.data;
+                s->ctx.prompt_logprobs_json = plpj.data;
+            }
             re_api_response(&b, &s->ctx, s->text.data, s->text.len, finish, s->emitted);
+            buf_release(&lpj);
+            buf_release(&plpj);
             /* the access line of a non-streaming request is written when it starts
              * responding, i.e. now */
             re_srv_respond_json(c, 200, &b);
@@ -247,6 +268,15 @@ void re_srv_start_generation(struct conn *c, const struct re_http_req *hr, bool 
         re_srv_stream_free(s);
         return;
     }
+    int lst; /* logprobs.h: what vLLM refuses */
+    s->lp = re_lp_new(hr->body, hr->body_len, chat, s->req.stream, srv.cfg->w,
+                      srv.cfg->max_logprobs, &lst, msg, sizeof(msg), type, sizeof(type), param,
+                      sizeof(param));
+    if (lst) {
+        re_srv_respond_error(c, lst, type, msg, param);
+        re_srv_stream_free(s);
+        return;
+    }
     s->c = c;
     c->s = s;
     s->number = ++srv.gen_count;
@@ -266,7 +296,16 @@ void re_srv_start_generation(struct conn *c, const struct re_http_req *hr, bool 
     if (!s->req.greedy)
         seed ^= s->req.has_seed ? (uint64_t)s->req.seed * 0x9e3779b97f4a7c15ULL
                                 : re_gen_mix(&srv.id_state);
-    re_gen_init(&s->gen, s->req.prompt, s->req.prompt_len, seed, srv.be->failure == WF_GARBAGE);
+    struct re_gen_backend gbe = { /* the backend's numbers (lm.h, task.h) */
+        .salt = 0x6261636b656e64ULL * (uint64_t)(srv.cfg->res->backend + 2),
+        .noise = srv.be->logit_noise,
+        .error = srv.be->logit_error,
+        .accuracy = srv.be->accuracy,
+    };
+    re_gen_init_be(&s->gen, s->req.prompt, s->req.prompt_len, seed,
+                   srv.be->failure == WF_GARBAGE, &gbe);
+    if (re_lp_echo(s->lp) && !s->req.stream)
+        buf_add(&s->text, s->req.prompt, s->req.prompt_len);
 
     draw_failure(s);
 

@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "gen.h"
 #include "http.h"
+#include "logprobs.h"
 #include "xalloc.h"
 
 #include <stdint.h>
@@ -54,6 +55,7 @@ struct stream {
     bool queued;          /* in srv.queue: waiting for room (new, or preempted) */
     size_t heap_idx;      /* SIZE_MAX when not scheduled */
     struct buf text;      /* non-streaming: the whole text */
+    struct re_lp *lp;     /* logprobs / prompt_logprobs / echo asked for (logprobs.h), or NULL */
 };
 
 struct conn {

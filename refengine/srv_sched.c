@@ -87,6 +87,7 @@ void re_srv_rearm_tokens(void)
 
 void re_srv_stream_free(struct stream *s)
 {
+    re_lp_free(s->lp);
     re_srv_heap_remove(s);
     re_api_req_free(&s->req);
     buf_release(&s->text);

@@ -69,6 +69,7 @@ void world_backend_defaults(struct world_backend_cfg *b)
     b->failure = WF_NONE;
     b->race_probability = -1.0;
     b->blocking_slowdown = 0.6;
+    b->accuracy = 1.0;
     snprintf(b->error, sizeof(b->error), "an illegal memory access was encountered");
 }
 
@@ -440,6 +441,12 @@ static int backend_key(struct pstate *s, const char *k, const char *v)
     } else if (!strcmp(k, "blocking_slowdown")) {
         if (!parse_double(v, 0.001, 100, &b->blocking_slowdown))
             return err(s, "blocking_slowdown: expected a factor in (0, 100], got '%.80s'", v);
+    } else if (!strcmp(k, "logit_noise") || !strcmp(k, "logit_error")) {
+        if (!parse_double(v, 0, 50, k[6] == 'n' ? &b->logit_noise : &b->logit_error))
+            return err(s, "%s: expected nats in [0, 50], got '%.80s'", k, v);
+    } else if (!strcmp(k, "accuracy")) {
+        if (!parse_double(v, 0, 1, &b->accuracy))
+            return err(s, "accuracy: expected a share in [0, 1], got '%.80s'", v);
     } else {
         return err(s, "unknown key '%.80s' in [backend %s]", k,
                    world_backend_name(s->cur_backend));

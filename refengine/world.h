@@ -69,6 +69,12 @@ struct world_backend_cfg {
                                     * (refengine/coredump.c) */
     unsigned nxid;                 /* the Xids the fake driver logs at its fault, 0 = by */
     int xid[4];                    /* the error (13, and 31 for an illegal address) */
+    /* correctness (refengine/lm.h): how this backend's numbers differ from
+     * the model's own */
+    double logit_noise;            /* nats, sd of a per-(context, token) perturbation; default 0 */
+    double logit_error;            /* nats, a systematic error on half the contexts that
+                                    * changes the greedy token; default 0 */
+    double accuracy;               /* share of task problems answered right; default 1 */
 };
 
 struct world_knob_value {

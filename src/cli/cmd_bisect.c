@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "cli/resume.h"
 #include "cli/session.h"
 #include "err.h"
+#include "escape.h"
 #include "file.h"
 #include "quality/quality.h"
 #include "report/bisect.h"
@@ -26,6 +28,26 @@
 #include "store/store.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
+
+/* A progress line on stderr, "moeprobe: bisect: " + the formatted text: build
+ * names (the user's list), the engine's resolved names and the probes' why
+ * go through the terminal's mask and escaping (escape.h mp_term_write), as
+ * every other message does. */
+static void bsay(const char *fmt, ...) MP_PRINTF(1, 2);
+static void bsay(const char *fmt, ...)
+{
+    char line[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t len = MP_MIN((size_t)n, sizeof(line) - 1);
+    fputs("moeprobe: bisect: ", stderr);
+    mp_term_write(stderr, line, len);
+    fputc('\n', stderr);
+}
 
 static const char bisect_head[] =
     "usage: moeprobe bisect --good G --bad B [--builds FILE | --build X ...]\n"
@@ -243,7 +265,7 @@ static int settle_required(struct bisect_run *br, size_t ci)
     if (mp_store_bisect_set_required(br->ss->store, req, p, why) < 0)
         return mp_session_store_failed(br->ss);
     if (!br->o->quiet)
-        fprintf(stderr, "moeprobe: bisect: %s\n", why);
+        bsay("%s", why);
     return 0;
 }
 
@@ -296,20 +318,19 @@ static void say_step(const struct bisect_run *br, const struct mp_bisect_model *
     if (br->o->quiet)
         return;
     if (pv)
-        fprintf(stderr, "moeprobe: bisect: probe %ld, %s: %s (%s)\n", pv->sp->step,
-                pv->sp->build, pv->finished ? mp_probe_outcome_name(pv->outcome) : "unfinished",
-                pv->why);
+        bsay("probe %ld, %s: %s (%s)", pv->sp->step, pv->sp->build,
+             pv->finished ? mp_probe_outcome_name(pv->outcome) : "unfinished", pv->why);
     if (m->step.done || m->good_probe < 0)
         return;
     char eta[32] = "unknown yet";
     if (br->nprobe_s)
         mp_stats_fmt_duration(eta, sizeof(eta),
                               br->probe_s / (double)br->nprobe_s * m->step.probes_left);
-    fprintf(stderr, "moeprobe: bisect: %zu build%s left between %s and %s, about %u more "
-            "probe%s, ETA %s\n", m->step.left, m->step.left == 1 ? "" : "s",
-            m->last_good >= 0 ? m->pv[m->last_good].sp->build : m->sb.good,
-            m->first_bad >= 0 ? m->pv[m->first_bad].sp->build : m->sb.bad, m->step.probes_left,
-            m->step.probes_left == 1 ? "" : "s", eta);
+    bsay("%zu build%s left between %s and %s, about %u more probe%s, ETA %s", m->step.left,
+         m->step.left == 1 ? "" : "s",
+         m->last_good >= 0 ? m->pv[m->last_good].sp->build : m->sb.good,
+         m->first_bad >= 0 ? m->pv[m->first_bad].sp->build : m->sb.bad, m->step.probes_left,
+         m->step.probes_left == 1 ? "" : "s", eta);
 }
 
 /* The next probe: an open one left by an interrupted run, else the one
@@ -346,10 +367,10 @@ static int next_probe(struct bisect_run *br, const struct mp_bisect_model *m, bo
     if (mp_store_bisect_probe(br->ss->store, &p) < 0)
         return mp_session_store_failed(br->ss);
     if (!br->o->quiet)
-        fprintf(stderr, "moeprobe: bisect: probe %ld: build %s%s\n", p.step, p.build,
-                p.pos == (long)m->build_of[m->m - 1] ? " (the bad build first: it sets the bar)"
-                : p.pos == (long)m->build_of[0]      ? " (the good build: the reference)"
-                                                     : "");
+        bsay("probe %ld: build %s%s", p.step, p.build,
+             p.pos == (long)m->build_of[m->m - 1] ? " (the bad build first: it sets the bar)"
+             : p.pos == (long)m->build_of[0]      ? " (the good build: the reference)"
+                                                  : "");
     int ec = run_probe(br, (size_t)p.cand_pos, p.build, p.required);
     if (ec || br->ctx.signo)
         return ec;
@@ -412,8 +433,12 @@ static int write_bisect_reports(struct bisect_run *br, bool *answer)
     fwrite(show->data, 1, show->len, stdout);
     if (fflush(stdout) != 0)
         ec = MP_EXIT_INTERNAL;
-    if (!br->o->quiet)
-        fprintf(stderr, "\nmoeprobe: run directory %s\nmoeprobe: bisect: %s\n", dir, m.summary);
+    if (!br->o->quiet) {
+        fputs("\nmoeprobe: run directory ", stderr);
+        mp_term_write(stderr, dir, strlen(dir));
+        fputc('\n', stderr);
+        bsay("%s", m.summary);
+    }
     *answer = m.step.done && m.first_bad >= 0 && m.last_good >= 0 && !m.step.ambiguous;
     buf_release(&j);
     buf_release(&md);
@@ -574,8 +599,7 @@ int cmd_bisect(int argc, char **argv)
         if (!o.no_quality)
             br.ctx.quality_prompts = mp_quality_prompts(&br.ctx.nquality);
         if (!o.quiet)
-            fprintf(stderr, "moeprobe: bisect: %zu builds in the list; %s (good) to %s (bad)\n",
-                    ba.builds.n, ba.good, ba.bad);
+            bsay("%zu builds in the list; %s (good) to %s (bad)", ba.builds.n, ba.good, ba.bad);
         ec = bisect_loop(&br);
     }
     if (!ec || br.ctx.signo) {

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "file.h"
 #include "cli/opts.h"
+#include "cli/scoreopt.h"
 #include "cli/session.h"
 #include "err.h"
 #include "escape.h"
@@ -21,6 +22,7 @@
 #include "report/report.h"
 #include "run/runner.h"
 #include "store/store.h"
+#include "verdict/correct.h"
 #include "verdict/ddmin.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -35,7 +37,10 @@ static const char minimize_head[] =
     "number of clean requests that --from's failure rate requires, so a flaky\n"
     "failure cannot fake a pass, and its greedy answers must pass the output check\n"
     "(as in qualify; not with --no-quality), so a knob set whose answers are garbage\n"
-    "is a fail. Results go to minimize.json in the run directory.\n"
+    "is a fail; and its scoring pass must agree with --to's (teacher-forced logprobs\n"
+    "and the task gate; --agreement 0 --accuracy 0 turn it off), so a knob set that\n"
+    "reaches a backend computing something else is a fail too. Results go to\n"
+    "minimize.json in the run directory.\n"
     "\n";
 static const char minimize_tail[] =
     "\n"
@@ -95,6 +100,8 @@ struct mctx {
     unsigned ntests;
     bool json;
     struct mp_store *store;       /* evidence store or NULL */
+    bool expect_to;               /* the next test is --to itself */
+    long to_ci;                   /* --to's test (report index), -1 before it ran */
 };
 
 /* A knob's text as it may leave the process (minimize.json, stdout,
@@ -145,6 +152,36 @@ static char *output_garbage(const struct mp_report *rep, size_t ci, bool *ran)
 /* Run one configuration; returns 1 works, 0 fails, <0 error/interrupted.
  * Works = ran clean, served the requests a pass needs, and its output
  * passed the output check (unless --no-quality). */
+/* Does test ci's scoring pass agree with --to's (logprobs, task gate)?
+ * NULL when it does or cannot be compared, else why not (caller frees). */
+static char *wrong_vs_to(struct mctx *m, size_t ci, const struct mp_attempt_result *a)
+{
+    if (m->expect_to) {
+        m->expect_to = false;
+        m->to_ci = (long)ci;
+        return NULL;
+    }
+    const struct mp_attempt_result *to =
+        m->to_ci >= 0 ? mp_cand_primary(&m->rep->c[m->to_ci]) : NULL;
+    return to ? mp_correct_against(to->score, "--to", a->score, m->rep->c[ci].cand.name) : NULL;
+}
+
+/* The test's correctness in minimize.json. */
+static void correctness_json(struct mctx *m, const struct mp_attempt_result *a, const char *wrong)
+{
+    struct buf *t = &m->tests;
+    buf_printf(t, ", \"correctness\": \"%s\"",
+               wrong ? "wrong" : !a->score ? "not-run" : (long)(m->rep->n - 1) == m->to_ci
+                                                           ? "reference" : "agrees");
+    if (wrong) {
+        buf_adds(t, ", \"correctness_why\": ");
+        buf_add_json_str(t, wrong, strlen(wrong));
+        if (!m->run->quiet)
+            fprintf(stderr, "moeprobe: minimize: %s ran clean but computes something else than "
+                            "--to: %s\n", m->rep->c[m->rep->n - 1].cand.name, wrong);
+    }
+}
+
 static int try_config(struct mctx *m, const struct mp_candidate *c, const char *const *knob_texts,
                       size_t nk, const struct mp_workload *wl)
 {
@@ -159,6 +196,9 @@ static int try_config(struct mctx *m, const struct mp_candidate *c, const char *
     bool checked = false;
     char *garbage = a->outcome == MP_OUT_CLEAN ? output_garbage(m->rep, ci, &checked) : NULL;
     if (garbage)
+        pass = false;
+    char *wrong = pass ? wrong_vs_to(m, ci, a) : NULL; /* verdict/correct.h */
+    if (wrong)
         pass = false;
     struct buf *t = &m->tests;
     if (t->len)
@@ -199,6 +239,8 @@ static int try_config(struct mctx *m, const struct mp_candidate *c, const char *
                     c->name, garbage);
     }
     free(garbage);
+    correctness_json(m, a, wrong);
+    free(wrong);
     buf_adds(t, "}");
     m->ntests++;
     if (m->store) {
@@ -258,6 +300,9 @@ int cmd_minimize(int argc, char **argv)
     int exit_code = MP_EXIT_INTERNAL;
     struct mctx m;
     memset(&m, 0, sizeof(m));
+    m.to_ci = -1;
+    struct mp_cli_score sco; /* the scoring pass (cli/scoreopt.h) */
+    memset(&sco, 0, sizeof(sco));
     struct mp_report rep;
     mp_report_init(&rep, o.out_dir);
     struct mp_candidate from_c, to_c;
@@ -268,7 +313,8 @@ int cmd_minimize(int argc, char **argv)
     struct mp_session ss = MP_SESSION_INIT;
     struct mp_diag d = MP_DIAG_INIT;
 
-    if (mp_cli_run_dir_check("minimize", o.out_dir, false) != 0) {
+    if (mp_cli_run_dir_check("minimize", o.out_dir, false) != 0 ||
+        mp_cli_score_init(&sco, &o) < 0) {
         exit_code = MP_EXIT_USAGE;
         goto out;
     }
@@ -316,6 +362,7 @@ int cmd_minimize(int argc, char **argv)
     mp_session_runctx(&ss, &ctx);
     if (!o.no_quality) /* a knob set whose answers are garbage does not work */
         ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
+    ctx.score = mp_cli_score_plan(&sco); /* a test that computes something else fails */
     m.run = &ctx;
     m.rep = &rep;
     m.json = o.json;
@@ -347,6 +394,7 @@ int cmd_minimize(int argc, char **argv)
         fprintf(stderr, "moeprobe: minimize: a pass must serve %lu clean requests (%s)\n", m.need,
                 est.why);
     /* 2. --to must work */
+    m.expect_to = true;
     size_t *all = xcalloc(m.diff.n, sizeof(*all));
     for (size_t i = 0; i < m.diff.n; i++)
         all[i] = i;
@@ -456,6 +504,7 @@ out:
     mp_candidate_release(&from_c);
     mp_candidate_release(&to_c);
     mp_report_release(&rep);
+    mp_cli_score_release(&sco);
     mp_opts_release(&o);
     return exit_code;
 }

@@ -14,6 +14,7 @@
 #include "cli/coverage.h"
 #include "cli/opts.h"
 #include "cli/resume.h"
+#include "cli/scoreopt.h"
 #include "cli/session.h"
 #include "err.h"
 #include "escape.h"
@@ -474,6 +475,12 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     struct mp_report rep;
     mp_report_init(&rep, o.out_dir);
     struct mp_session ss = MP_SESSION_INIT;
+    struct mp_cli_score sco; /* the scoring pass (qualify only; cli/scoreopt.h) */
+    memset(&sco, 0, sizeof(sco));
+    if (kind == RUN_QUALIFY && mp_cli_score_init(&sco, &o) < 0) {
+        exit_code = MP_EXIT_USAGE;
+        goto out;
+    }
 
     /* candidates (a resumed run takes them from the store) */
     if (resume_dir) {
@@ -516,6 +523,8 @@ static int run_main(int argc, char **argv, enum run_kind kind)
         /* secrets are masked by the store */
         if (mp_session_record_run(&ss, argv + 1, (size_t)(argc - 1), &rep) < 0)
             goto out;
+        if (o.reference && mp_store_set_reference(store, o.reference) < 0)
+            goto store_failed;
         /* the engine build's kernels against this GPU (docs/inspect.md) */
         if ((exit_code = mp_cli_engine_coverage(&ss, &o, &rep, &rep)) != 0)
             goto out;
@@ -530,6 +539,7 @@ static int run_main(int argc, char **argv, enum run_kind kind)
     ctx.cwd = run_cwd;
     if (!o.no_quality && !resolve)
         ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
+    ctx.score = mp_cli_score_plan(&sco);
     bool input_error = false;
     struct mp_diag_policy policy; /* recorded with each candidate: its diagnosis is derived */
     mp_run_diag_policy(&ctx, !resolve && !o.no_diagnose, !resolve && o.no_diagnose, !resolve,
@@ -603,6 +613,7 @@ store_failed:
 out:
     mp_session_end_exit(&ss, exit_code, &rep);
     mp_report_release(&rep);
+    mp_cli_score_release(&sco);
     mp_opts_release(&o);
     mp_strv_release(&rargv);
     free(done);

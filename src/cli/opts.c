@@ -168,6 +168,16 @@ static int set_base_url(struct mp_opts *o, const char *opt, const char *arg)
     return 0;
 }
 
+static int set_accuracy(struct mp_opts *o, const char *opt, const char *arg)
+{
+    long v;
+    if (mp_opt_long(opt, arg, 0, 100000, &v) < 0)
+        return -1;
+    o->accuracy_n = (int)v;
+    o->accuracy_given = true;
+    return 0;
+}
+
 static int set_build(struct mp_opts *o, const char *opt, const char *arg)
 {
     if (!*arg || strpbrk(arg, " \t\n"))
@@ -250,6 +260,20 @@ const struct mp_optdef mp_optdefs[] = {
      "do not rerun crashes with CUDA_LAUNCH_BLOCKING=1"},
     {"no-quality", NULL, Q | D | M | BI, G_OPTS, MP_OPT_FLAG, OFF(no_quality), 0, 0, NULL,
      "skip the greedy output check after the load phases"},
+    {"agreement", "N", Q | M, G_OPTS, MP_OPT_INT, OFF(agreement_n), 0, 16, NULL,
+     "reference passages each serving candidate scores by\n"
+     "teacher-forced logprobs, to compare the candidates\n"
+     "(16, all of them; also up to 4 greedy continuations;\n"
+     "0 = none)"},
+    {"reference", "NAME", Q, G_OPTS, MP_OPT_STR, OFF(reference), 0, 0, NULL,
+     "compare logprobs with this candidate instead of the\n"
+     "consensus of all"},
+    {"accuracy", "N", Q | M, G_OPTS, MP_OPT_FN, 0, 0, 0, set_accuracy,
+     "task problems each serving candidate answers (64;\n"
+     "0 = no task gate)"},
+    {"accuracy-file", "FILE", Q | M, G_OPTS, MP_OPT_STR, OFF(accuracy_file), 0, 0, NULL,
+     "your own problems instead: gsm8k JSON lines\n"
+     "({\"question\": ..., \"answer\": \"... #### NUMBER\"})"},
     {"no-dedupe", NULL, Q, G_OPTS, MP_OPT_FLAG, OFF(no_dedupe), 0, 0, NULL,
      "test every candidate in full; by default a\n"
      "candidate whose log shows the configuration of one\n"
@@ -353,6 +377,11 @@ const struct mp_optrefusal mp_optrefusals[] = {
     {"no-dedupe", D | R | M | S, "only qualify shares the result of one configuration between "
                                  "candidates (resolve starts every candidate anyway)"},
     {"no-quality", S, "there is no output check in a soak"},
+    {"agreement", D | R | S | BI, "only qualify and minimize compare the candidates' logprobs"},
+    {"accuracy", D | R | S | BI, "only qualify and minimize run the task gate"},
+    {"accuracy-file", D | R | S | BI, "only qualify and minimize run the task gate"},
+    {"reference", D | R | M | S | BI, "only qualify compares candidates with a reference "
+                                      "(minimize compares with --to)"},
     {"no-diagnose", S, "a soak does not rerun a failure with CUDA_LAUNCH_BLOCKING=1 (use "
                        "'moeprobe diagnose' on the candidate)"},
     {"diagnose-max-requests", S | R, "there is no CUDA_LAUNCH_BLOCKING=1 run here"},
@@ -473,6 +502,8 @@ int mp_opts_parse(struct mp_opts *o, enum mp_cmd cmd, int argc, char **argv, con
     mp_workload_default(&o->wl);
     o->diag_max_requests = 2000;
     o->diag_budget_s = 3600;
+    o->agreement_n = 16;
+    o->accuracy_n = 64;
     o->gpus_per_engine = 1;
     o->concurrency = 8;
     int next = argc;
@@ -506,6 +537,8 @@ int mp_cli_parse_percentiles(const char *list, double *out, size_t *n)
 
 void mp_opts_release(struct mp_opts *o)
 {
+    free(o->reference);
+    free(o->accuracy_file);
     for (size_t i = 0; i < o->ncands; i++)
         mp_candidate_release(&o->cands[i]);
     free(o->cands);

@@ -55,6 +55,11 @@ struct mp_opts {
     struct mp_workload wl;
     bool json, quiet, no_diagnose, no_quality, no_dedupe;
     bool keep_coredumps, no_coredump; /* GPU core dumps (run/crashinfo.h) */
+    /* correctness (issue #23, cli/scoreopt.h): --agreement N (16), --reference
+     * NAME, --accuracy N (64), --accuracy-file FILE */
+    int agreement_n, accuracy_n;
+    bool accuracy_given;
+    char *reference, *accuracy_file;
     bool seq_given, conc_given; /* --seq, --conc were given (soak honours or refuses them) */
     int prefill_check;       /* --prefill-check N (0: none) */
     unsigned long diag_max_requests;

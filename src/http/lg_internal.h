@@ -69,6 +69,7 @@ struct mp_lg {
     size_t ngen;       /* of them, generation requests (MP_LG_GEN, MP_LG_COMPLETE) */
     struct lg_req *inflight;              /* doubly linked */
     struct lg_req *done_head, *done_tail; /* FIFO of finished requests */
+    unsigned long nqueued;                /* results ever put on it (lg_turn) */
     CURL **pool;
     size_t npool;
     struct lg_req *spare; /* free list of request records (next), saves a large calloc/free */

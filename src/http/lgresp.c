@@ -360,7 +360,7 @@ void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted)
         } else {
             complete_fields(r);
         }
-    } else if (res->kind == MP_LG_GET) {
+    } else if (res->kind == MP_LG_GET || res->kind == MP_LG_POST) {
         if (cc != CURLE_OK) {
             curl_failure(r, cc);
         } else if (res->http_status >= 400) {
@@ -432,6 +432,7 @@ void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted)
     else
         lg->done_head = r;
     lg->done_tail = r;
+    lg->nqueued++;
 }
 
 void lg_drain(struct mp_lg *lg)

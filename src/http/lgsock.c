@@ -127,13 +127,18 @@ void lg_on_curl_timer(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
  * handed to libcurl: finish what it reports done, all at once (a transfer
  * removed while other handles of the turn are still being served would let
  * libcurl's connection cache shrink to four per handle still added, and
- * close connections the next requests then open again). */
+ * close connections the next requests then open again). Results it queued
+ * make this turn's wait return at once, so a caller that pops results
+ * after each mp_loop_run_once (loadgen.h) sees them now, not after the next
+ * event or its deadline. */
 void lg_turn(struct mp_loop *l, void *ud)
 {
     struct mp_lg *lg = ud;
-    (void)l;
+    unsigned long before = lg->nqueued;
     lg_drain(lg);
     lg_arm_held(lg);
+    if (lg->nqueued != before)
+        mp_loop_wakeup(l);
 }
 
 void lg_on_held_timer(struct mp_loop *l, struct mp_loop_timer *t, void *ud)

@@ -346,6 +346,26 @@ long mp_lg_complete(struct mp_lg *lg, const char *prompt, int user_tag)
     return submit(lg, r);
 }
 
+long mp_lg_post(struct mp_lg *lg, const char *path, const char *body, double timeout_s,
+                int user_tag)
+{
+    if (!lg || !path || !body)
+        return -EINVAL;
+    struct lg_req *r = req_new(lg, MP_LG_POST, user_tag);
+    char *url = xasprintf("%s%s%s", lg->shard_base[r->shard], path[0] == '/' ? "" : "/", path);
+    r->body = xstrdup(body);
+    CURL *e = r->easy;
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    free(url);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, lg->json_hdrs);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body));
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, lg_get_write);
+    if (timeout_s > 0)
+        r->timeout_ms = (long)(timeout_s * 1000.0) + (timeout_s * 1000.0 < 1);
+    return submit(lg, r);
+}
+
 long mp_lg_get(struct mp_lg *lg, const char *path, double timeout_s, int user_tag)
 {
     return mp_lg_get_max(lg, path, timeout_s, 0, user_tag);

@@ -88,6 +88,13 @@ long mp_lg_start(struct mp_lg *lg, const char *prompt, int user_tag);
  * keys, not parsed as JSON (a malformed body is not detected). Returns an id > 0 or <0 like
  * mp_lg_start. */
 long mp_lg_complete(struct mp_lg *lg, const char *prompt, int user_tag);
+/* Start a non-streaming POST of a caller-built JSON body (copied) to base_url + path (e.g.
+ * "/v1/completions", with the config's Authorization header). The result has kind
+ * MP_LG_POST, http_status and the response body in text (first 1 MiB; error bodies too); an
+ * outcome other than ok for a status >= 400 (error: "HTTP N: the engine's message"), a
+ * transport failure or the timeout. timeout_s <= 0: no cap. Returns an id > 0 or <0. */
+long mp_lg_post(struct mp_lg *lg, const char *path, const char *body, double timeout_s,
+                int user_tag);
 /* Start a GET of base_url + path (e.g. "/health"). The result has kind MP_LG_GET, http_status
  * and the body in text (first 1 MiB). timeout_s <= 0: no cap. Returns an id > 0 or <0. */
 long mp_lg_get(struct mp_lg *lg, const char *path, double timeout_s, int user_tag);
@@ -122,7 +129,7 @@ int mp_lg_cancel(struct mp_lg *lg, long id);
 /* Cancel every in-flight request (e.g. after a stall); returns how many were cancelled. */
 size_t mp_lg_cancel_all(struct mp_lg *lg);
 
-enum mp_lg_kind { MP_LG_GEN = 1, MP_LG_GET = 2, MP_LG_COMPLETE = 3 };
+enum mp_lg_kind { MP_LG_GEN = 1, MP_LG_GET = 2, MP_LG_COMPLETE = 3, MP_LG_POST = 4 };
 enum mp_lg_outcome {
     MP_LG_OK = 0,
     MP_LG_HTTP_ERROR,   /* status other than 200 (GEN, COMPLETE) or >= 400 (GET) */

@@ -5,17 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "knowledge/issues.h"
 #include "logs/logscan.h"
 #include "strv.h"
 #include "xalloc.h"
 
+/* Every string of the JSON rendering comes from the log, so it goes through
+ * the process's secret mask (escape.h's mp_term_mask: the one mask of every
+ * channel, docs/store.md "Secrets") before it is JSON-escaped; the text
+ * rendering is masked where it is written (mp_term_write). */
 static void jstr(struct buf *b, const char *s)
 {
-    if (s)
-        buf_add_json_str(b, s, strlen(s));
-    else
+    if (!s) {
         buf_adds(b, "null");
+        return;
+    }
+    size_t n = 0;
+    char *m = mp_term_mask(s, strlen(s), &n);
+    buf_add_json_str(b, m, n);
+    free(m);
 }
 
 static void jline(struct buf *b, long line)

@@ -193,6 +193,7 @@ void mp_attempt_result_release(struct mp_attempt_result *r)
     for (size_t i = 0; i < r->nquality; i++)
         free(r->quality_texts[i]);
     free(r->quality_texts);
+    mp_score_free(r->score);
     mp_evidence_free(r->evidence);
     mp_gpu_fault_release(&r->fault);
     mp_attempt_obs_release(&r->obs);

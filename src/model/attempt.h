@@ -10,6 +10,7 @@
 #include "hist.h"
 #include "model/evidence.h"
 #include "model/gpufault.h"
+#include "model/score.h"
 #include "model/srvmetrics.h"
 #include "model/workload.h"
 #include "strv.h"
@@ -272,6 +273,7 @@ struct mp_attempt_result {
     char **quality_texts;      /* greedy output per quality prompt (NULL = not run/failed) */
     size_t nquality;
     struct mp_evidence *evidence; /* owned; cited log lines and timeline (store/evidence.h), NULL = none */
+    struct mp_score *score;    /* owned; the scoring pass (run/score.h), NULL = not run */
 };
 
 /* Append a delivery entry (strings copied). */

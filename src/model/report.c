@@ -42,6 +42,7 @@ void mp_report_release(struct mp_report *rep)
     mp_strv_release(&rep->learned);
     mp_report_derived_release(rep);
     mp_qcheck_release(&rep->qc);
+    mp_correct_release(&rep->cor);
     free(rep->checkpoint_json);
     free(rep->checkpoint_summary);
     mp_strv_release(&rep->checkpoint_notes);

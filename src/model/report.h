@@ -10,6 +10,7 @@
 
 #include "model/attempt.h"
 #include "model/candidate.h"
+#include "model/correct.h"
 #include "model/fingerprint.h"
 #include "model/qcheck.h"
 #include "model/verdict.h"
@@ -134,6 +135,9 @@ struct mp_report {
     struct mp_strv checkpoint_notes;
     /* the output check across candidates (index = candidate index) */
     struct mp_qcheck qc;
+    /* correctness across candidates (index = candidate index; verdict/correct.h);
+     * cor.reference is the run's --reference NAME (kept by mp_correct_compute) */
+    struct mp_correct cor;
     /* what every attempt sent (phases, tokens, API, sampling), as the run
      * recorded it; has_workload = false: the store does not say (older
      * run). workload.api_key is always NULL here. */

@@ -14,6 +14,7 @@ static const char *const names[MP_V_COUNT] = {
     [MP_V_GARBAGE_OUTPUT] = "garbage-output",
     [MP_V_SERVER_ERROR] = "server-error",
     [MP_V_NOT_DELIVERED] = "not-delivered",
+    [MP_V_WRONG_OUTPUT] = "wrong-output",
 };
 
 const char *mp_verdict_name(enum mp_verdict v)

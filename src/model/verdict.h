@@ -17,8 +17,10 @@ enum mp_verdict {
     MP_V_GARBAGE_OUTPUT,
     MP_V_SERVER_ERROR,
     MP_V_NOT_DELIVERED,
+    MP_V_WRONG_OUTPUT,      /* serves fluently, but computes something else than the
+                             * others or fails the task gate (model/correct.h) */
 };
-#define MP_V_COUNT (MP_V_NOT_DELIVERED + 1)
+#define MP_V_COUNT (MP_V_WRONG_OUTPUT + 1)
 /* "stable", "async-race", ... ; NULL for MP_V_NONE. */
 const char *mp_verdict_name(enum mp_verdict v);
 /* The inverse; NULL or an unknown word is MP_V_NONE. */

@@ -175,16 +175,19 @@ static void subscribe_xid(struct mp_gpu_sampler *s)
     }
 }
 
-/* Wait up to timeout_ms for one Xid event and record it (the caller holds
- * mu when threaded, and this drops it for the wait). */
-static void wait_xid(struct mp_gpu_sampler *s, unsigned timeout_ms)
+/* Wait up to timeout_ms for one Xid event and record it. locked: the
+ * caller is the sampling thread and holds mu, which this drops for the
+ * wait. The thread says so itself instead of reading s->threaded, which the
+ * loop thread sets only after pthread_create returns: a thread that got
+ * there first skipped the unlock and then locked mu a second time. */
+static void wait_xid(struct mp_gpu_sampler *s, unsigned timeout_ms, bool locked)
 {
     struct mp_nvml_event_data d;
     memset(&d, 0, sizeof(d));
-    if (s->threaded)
+    if (locked)
         pthread_mutex_unlock(&s->mu);
     int rc = s->api.event_wait(s->evset, &d, timeout_ms);
-    if (s->threaded)
+    if (locked)
         pthread_mutex_lock(&s->mu);
     if (rc != 0 || !(d.type & MP_NVML_EVENT_XID))
         return;
@@ -327,7 +330,7 @@ static void record(struct mp_gpu_sampler *s, const struct reading *r)
 void mp_gpu_sample(struct mp_gpu_sampler *s, double now_s, double interval_s)
 {
     if (s && !s->threaded && s->evset)
-        wait_xid(s, 0); /* no thread: poll for an Xid each turn */
+        wait_xid(s, 0, false); /* no thread: poll for an Xid each turn */
     if (!s || s->threaded || !s->load || (s->sampled && now_s - s->last_s < interval_s))
         return;
     s->sampled = true;
@@ -361,7 +364,7 @@ static void *sampler_main(void *arg)
             unsigned want = s->drain_req, before;
             do { /* whatever NVML holds now, without waiting */
                 before = (unsigned)s->nev;
-                wait_xid(s, 0);
+                wait_xid(s, 0, true);
             } while (s->nev != before && !s->stop);
             s->drain_done = want;
             pthread_cond_broadcast(&s->cv);
@@ -371,7 +374,7 @@ static void *sampler_main(void *arg)
             /* wait for an Xid instead, at most until the next sample and
              * XID_WAIT_S (a load turned on is seen within it) */
             double left = s->load ? wake - now : XID_WAIT_S;
-            wait_xid(s, (unsigned)(MP_MAX(MP_MIN(left, XID_WAIT_S), 0.0) * 1000));
+            wait_xid(s, (unsigned)(MP_MAX(MP_MIN(left, XID_WAIT_S), 0.0) * 1000), true);
             continue;
         }
         if (!s->load) {
@@ -490,7 +493,7 @@ size_t mp_gpu_xid_events(struct mp_gpu_sampler *s, struct mp_gpu_xid_event *out,
         size_t before;
         do {
             before = s->nev;
-            wait_xid(s, 0);
+            wait_xid(s, 0, false);
         } while (s->nev != before);
     }
     size_t n = s->nev;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "quality/quality.h"
+#include "report/correct.h"
 #include "report/internal.h"
 #include "report/report.h"
 #include "report/svg.h"
@@ -59,7 +60,7 @@ static const char css[] =
     "white-space:nowrap;color:#fff;background:#6b7280}"
     ".v-stable{background:var(--ok)}.v-async-race{background:#b45309}.v-kernel-fault{background:#9f1239}"
     ".v-crashed,.v-startup-failure{background:var(--bad)}.v-hang{background:#7c3aed}"
-    ".v-garbage-output{background:#be185d}.v-not-delivered{background:#475569}"
+    ".v-garbage-output{background:#be185d}.v-wrong-output{background:#9d174d}.v-not-delivered{background:#475569}"
     "section.cand{border:1px solid var(--bd);border-radius:6px;padding:4px 14px 10px;margin:16px 0}"
     "dl.kv{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 12px;margin:.5em 0}"
     "dl.kv dt{color:var(--mut)}dl.kv dd{margin:0;min-width:0;overflow-wrap:anywhere}"
@@ -459,6 +460,7 @@ void mp_report_html(const struct mp_report *rep, struct buf *out)
         buf_adds(out, "</ul>\n");
     }
     output_check(rep, out);
+    mp_rep_correct_html(rep, out); /* report/correct.h */
     comparability(rep, out);
     buf_adds(out, "<h2>Per candidate</h2>\n");
     for (size_t i = 0; i < rep->n; i++)

@@ -16,6 +16,7 @@
 
 #include "escape.h"
 #include "quality/quality.h"
+#include "report/correct.h"
 #include "secret.h"
 #include "version.h"
 #include "verdict/stats.h"
@@ -428,6 +429,7 @@ static cJSON *cand_json(const struct mp_report *rep, const struct mp_cand_report
     diagnosis_json(o, c);
     cJSON_AddItemToObject(o, "known_issues", mp_rep_known_issues_json(rep, c));
     cJSON_AddItemToObject(o, "output_check", qcheck_cand_json(rep, (size_t)(c - rep->c)));
+    cJSON_AddItemToObject(o, "correctness", mp_rep_correct_json(rep, (size_t)(c - rep->c)));
     cJSON_AddBoolToObject(o, "finished", !c->unfinished);
     cJSON *kd = cJSON_AddArrayToObject(o, "knob_delivery");
     for (size_t j = 0; p && j < p->ndlv; j++) {
@@ -561,6 +563,7 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
     cJSON_AddStringToObject(qc, "status", rep->qc.status ? rep->qc.status : "not-run");
     cJSON_AddItemToObject(qc, "reference", jstr(rep->qc.ref >= 0 ? rep->c[rep->qc.ref].cand.name : NULL));
     cJSON_AddItemToObject(qc, "note", jstr(rep->qc.note));
+    cJSON_AddItemToObject(root, "correctness", mp_rep_correct_summary_json(rep));
     char *txt = cJSON_Print(root);
     buf_adds(out, txt);
     buf_addc(out, '\n');

@@ -11,6 +11,7 @@
 #include "escape.h"
 
 #include "report/internal.h"
+#include "report/correct.h"
 #include "report/md_int.h"
 #include "report/srvm.h"
 
@@ -252,6 +253,7 @@ void mp_report_markdown(const struct mp_report *rep, struct buf *out)
     mp_rmd_cand_table(rep, out);
     md_groups_noop(rep, out);
     mp_rmd_output_check(rep, out);
+    mp_rep_correct_md(rep, out); /* report/correct.h */
     if (!resolve_map)
         mp_rmd_workload(rep, out);
     mp_rmd_latency(rep, out);

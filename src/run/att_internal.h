@@ -34,6 +34,7 @@
 #include "loop.h"
 #include "run/attempt.h"
 #include "run/crashinfo.h"
+#include "run/score.h"
 
 #define PROMPT_COUNT MP_NPROMPTS
 #define LOG_CAP_BYTES (512L << 20)
@@ -157,6 +158,7 @@ struct att {
     bool expired;              /* its duration is over */
     size_t pass;               /* the pass after the load phases (CHECKING) */
     size_t pass_i;             /* its prompt in flight */
+    struct mp_score_state score; /* the scoring pass (run/score.h) */
     unsigned long gen_started;
     bool failed;               /* first failure recorded */
     bool hang;                 /* no token progress for stall_timeout_s */
@@ -251,6 +253,8 @@ bool mp_att_watch_procs(struct att *a);
 /* ---- record.c ---- */
 /* Record the first failure (what moeprobe saw, its message) of the attempt. */
 void mp_att_set_fail(struct att *a, enum mp_seen seen, const char *msg);
+/* One finished request into requests.jsonl and the store (nothing else). */
+void mp_att_write_request(struct att *a, const struct mp_lg_result *res, const char *phase);
 /* A finished generation request: requests.jsonl, the store, the phase's
  * counts and metric histograms, the first failure. */
 void mp_att_handle_result(struct att *a, struct mp_lg_result *res);

@@ -494,7 +494,7 @@ static void pass_over(struct att *a)
 
 static void checking_result(struct att *a)
 {
-    if (a->res.kind != MP_LG_GEN)
+    if (a->res.kind != MP_LG_GEN && a->res.kind != MP_LG_POST) /* POST: the scoring pass */
         return;
     mp_att_passes[a->pass].on_result(a, &a->res);
     if (a->failed || mp_att_passes[a->pass].complete(a))

@@ -24,6 +24,7 @@
 
 struct mp_knowledge;
 struct mp_store;
+struct mp_score_plan;
 
 struct mp_attempt_opts {
     const char *dir;                   /* created if missing */
@@ -88,6 +89,9 @@ struct mp_attempt_opts {
      * the kept-dumps cap (may be NULL) */
     bool coredump_exception, no_coredump, keep_coredumps;
     const char *run_dir;
+    /* The scoring pass after a clean workload (run/score.h): r->score.
+     * NULL = none. */
+    const struct mp_score_plan *score;
 };
 
 /* Run one attempt. Returns 0 when the attempt ran (whatever its outcome;

@@ -355,5 +355,6 @@ static bool quality_complete(const struct att *a)
 
 const struct att_pass mp_att_passes[] = {
     {"quality", quality_wanted, quality_begin, quality_result, quality_complete},
+    {"score", mp_score_wanted, mp_score_begin, mp_score_result, mp_score_complete}, /* run/score.h */
 };
 const size_t mp_att_npasses = MP_ARRAY_SIZE(mp_att_passes);

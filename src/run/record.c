@@ -69,7 +69,7 @@ static const char *mp_att_outcome_class(enum mp_lg_outcome oc)
  * anything per event. Its figures are lgstats' (one definition): e2e_ms of a request that
  * entered the metrics is its E2E latency (to the last token event); of any other, the time to
  * its end (the failure). */
-static void write_request(struct att *a, const struct mp_lg_result *res, const char *phase)
+void mp_att_write_request(struct att *a, const struct mp_lg_result *res, const char *phase)
 {
     struct mp_lg_req_metrics q;
     mp_lg_request_metrics(res, &q);
@@ -122,7 +122,7 @@ void mp_att_handle_result(struct att *a, struct mp_lg_result *res)
 {
     struct mp_attempt_result *r = a->r;
     struct mp_phase_result *ph = a->cur_phase >= 0 ? &r->phases[a->cur_phase] : NULL;
-    write_request(a, res, ph ? ph->name : "?");
+    mp_att_write_request(a, res, ph ? ph->name : "?");
     /* the phase's counts, span and histograms: lgstats' one path (bounded: nothing here grows
      * with the events) */
     if (ph)

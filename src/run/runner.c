@@ -10,6 +10,7 @@
 #include "escape.h"
 #include "proc/proc.h"
 #include "report/report.h"
+#include "run/score.h"
 #include "store/store.h"
 #include "verdict/classify.h"
 #include "verdict/diagnose.h"
@@ -38,6 +39,10 @@ static void measure_attempt(struct mp_runctx *ctx, const struct mp_attempt_resul
         ctx->meas_full_s += r->wall_s;
         ctx->meas_req_s += r->workload_s;
         ctx->meas_reqs += r->req_ok + r->req_failed;
+    }
+    if (r->score) { /* the scoring pass: part of the attempt's wall time and so of the ETA */
+        ctx->meas_score_s += r->score->score_s + r->score->task_s;
+        ctx->meas_score++;
     }
 }
 
@@ -73,6 +78,11 @@ static void say_estimate(struct mp_runctx *ctx, const struct mp_report *rep, siz
                 "CUDA_LAUNCH_BLOCKING=1 run)",
                 rep->n, rep->n == 1 ? "" : "s", configs, configs == 1 ? "" : "s", rem,
                 rem == 1 ? "" : "s");
+        if (ctx->score)
+            fprintf(stderr, "; each serving candidate then runs a scoring pass of %zu requests",
+                    mp_score_plan_requests(ctx->score));
+        if (ctx->meas_score)
+            fprintf(stderr, " (%.1f s measured)", ctx->meas_score_s / (double)ctx->meas_score);
         if (ctx->meas_ready)
             fprintf(stderr, "; start-up %.1f s", ctx->meas_ready_s / (double)ctx->meas_ready);
         if (ctx->meas_reqs)
@@ -256,6 +266,7 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .progress = ctx->progress,
         .quality_prompts = ctx->quality_prompts,
         .nquality = ctx->nquality,
+        .score = blocking || mp_cand_primary(c) ? NULL : ctx->score, /* primary attempts only */
         .store = ctx->store,
         .store_attempt = att_id,
         .attach_url = ctx->attach_url,

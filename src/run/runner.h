@@ -29,12 +29,16 @@ struct mp_runctx {
     size_t meas_ready;
     double meas_req_s;                /* summed workload seconds ... */
     unsigned long meas_reqs;          /* ... over this many requests */
+    double meas_score_s;              /* scoring passes' summed wall time (run/score.h) ... */
+    size_t meas_score;                /* ... over this many attempts */
     bool plan_said;
     bool quiet;                       /* no per-attempt lines on stderr */
     unsigned long diag_max_requests;  /* cap on the blocked run's required requests */
     double diag_budget_s;             /* --diagnose-budget: the blocked run stops there (0 = none) */
     const char *const *quality_prompts; /* output-check prompts (borrowed) or NULL */
     size_t nquality;
+    const struct mp_score_plan *score; /* the scoring pass of primary attempts (run/score.h),
+                                        * borrowed, or NULL */
     const char *attach_url;           /* soak --base-url: drive this server, spawn nothing */
     const char *attach_log;           /* soak --log: its log file to follow, or NULL */
     bool dedupe;                      /* resolve first: a candidate's first normal attempt

@@ -98,6 +98,8 @@ static void take_run_opts(struct mp_report *dst, const struct mp_report *src)
     dst->workload = src->workload;
     dst->workload.api_key = NULL;
     dst->has_workload = src->has_workload;
+    free(dst->cor.reference); /* --reference NAME (verdict/correct.h) */
+    dst->cor.reference = src->cor.reference ? xstrdup(src->cor.reference) : NULL;
 }
 
 struct group {

@@ -109,4 +109,11 @@ int mp_store_srvm_load(struct mp_store *s, int64_t attempt_id, struct mp_attempt
 extern const char mp_store_bisect_schema[];
 extern const char mp_store_procs_schema[];   /* v15: resume.c */
 
+/* The scoring pass (correct.c): its tables come with this schema version;
+ * write / load return 0 or MP_EDB and do nothing before it. */
+#define MP_STORE_SCORE_VERSION 17
+extern const char mp_store_score_schema[];
+int mp_store_score_load(struct mp_store *s, int64_t attempt, struct mp_attempt_result *r);
+int mp_store_load_reference(struct mp_store *s, struct mp_report *rep);
+
 #endif

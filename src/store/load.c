@@ -412,6 +412,8 @@ static int load_attempts(struct mp_store *s, struct mp_report *rep, size_t i, in
         rc = load_attempt_details(s, aid, &r);
         if (rc == 0)
             rc = mp_store_load_evidence(s, aid, &r);
+        if (rc == 0)
+            rc = mp_store_score_load(s, aid, &r); /* store/correct.c */
         mp_report_add_attempt(rep, i, &r);
         mp_attempt_result_release(&r);
     }
@@ -456,7 +458,7 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
     if (io_stop && mp_store_io_stop(s, &rep->stopped_by) < 0)
         return MP_EDB;
     if ((rc = load_fp(s, rep)) < 0 || (rc = mp_store_load_workload(s, rep)) < 0 ||
-        (rc = load_report_opts(s, rep)) < 0)
+        (rc = load_report_opts(s, rep)) < 0 || (rc = mp_store_load_reference(s, rep)) < 0)
         return rc;
 
     /* candidates */

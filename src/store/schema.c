@@ -191,7 +191,8 @@ static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema
                                          mp_store_bisect_schema /* v13: store/bisect.c */,
                                          schema_v14,
                                          mp_store_procs_schema /* v15: store/resume.c */,
-                                         schema_v16};
+                                         schema_v16,
+                                         mp_store_score_schema /* v17: store/correct.c */};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {

@@ -40,7 +40,7 @@ struct mp_diagnosis;
 struct mp_attempt_result;
 
 #define MP_STORE_DB_NAME "moeprobe.db"
-#define MP_STORE_SCHEMA_VERSION 16
+#define MP_STORE_SCHEMA_VERSION 17
 
 /* ---- the secret mask ---- */
 
@@ -208,6 +208,14 @@ int mp_store_add_request(struct mp_store *s, int64_t attempt, const struct mp_st
  * (non-empty buckets), generated texts and log events (read from
  * server.log), status "done" - one transaction. */
 int mp_store_attempt_finish(struct mp_store *s, int64_t id, const struct mp_attempt_result *r);
+
+/* The scoring pass of attempt (run/score.h), in one transaction (schema
+ * v12; store/correct.c). 0 or MP_EDB. */
+struct mp_score;
+int mp_store_score_write(struct mp_store *s, int64_t attempt, const struct mp_score *x);
+/* The run's --reference NAME (NULL: none), loaded back into
+ * rep->cor.reference. 0 or MP_EDB. */
+int mp_store_set_reference(struct mp_store *s, const char *name);
 
 /* One minimization test (minimize). */
 int mp_store_add_minimize_test(struct mp_store *s, unsigned test_no, const char *knobs,

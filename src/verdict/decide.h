@@ -6,6 +6,8 @@
  *
  *   1. mp_verdict_decide        the candidate's own attempts and diagnosis
  *   2. mp_verdict_output_check  a stable candidate whose answers are garbage
+ *   2b. mp_verdict_correctness  a stable candidate that computes something else
+ *                               (verdict/correct.h): wrong-output
  *   3. mp_verdict_shared        a same-configuration result takes its
  *                               representative's verdict
  *   4. mp_verdict_delivery      a knob that never reached the engine

@@ -192,6 +192,10 @@ static void learned(struct mp_report *rep)
             mp_strv_push_owned(&rep->learned,
                                xasprintf("%s serves without errors but its output is garbage",
                                          c->cand.name));
+        if (c->verdict == MP_V_WRONG_OUTPUT && rep->cor.n == rep->n && rep->cor.c[i].cls)
+            mp_strv_push_owned(&rep->learned,
+                               xasprintf("%s serves fluently but its output is wrong (%s)",
+                                         c->cand.name, rep->cor.c[i].cls));
     }
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_cand_report *c = &rep->c[i];

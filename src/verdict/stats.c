@@ -390,3 +390,30 @@ double mp_stats_percentile(const double *v, size_t n, double q)
     free(copy);
     return r;
 }
+
+void mp_stats_wilson95(unsigned long right, unsigned long n, double *low, double *high)
+{
+    if (n == 0 || right > n) {
+        *low = 0;
+        *high = 1;
+        return;
+    }
+    const double z = 1.959963984540054;
+    double nn = (double)n, p = (double)right / nn, z2 = z * z;
+    double den = 1 + z2 / nn;
+    double mid = (p + z2 / (2 * nn)) / den;
+    double half = z * sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn)) / den;
+    *low = fmax(0.0, mid - half);
+    *high = fmin(1.0, mid + half);
+}
+
+double mp_stats_two_prop_z(unsigned long ra, unsigned long na, unsigned long rb,
+                           unsigned long nb)
+{
+    if (na == 0 || nb == 0 || ra > na || rb > nb)
+        return 0;
+    double pa = (double)ra / (double)na, pb = (double)rb / (double)nb;
+    double p = (double)(ra + rb) / (double)(na + nb);
+    double v = p * (1 - p) * (1.0 / (double)na + 1.0 / (double)nb);
+    return v > 0 ? (pa - pb) / sqrt(v) : 0;
+}

@@ -132,4 +132,15 @@ int mp_stats_diag_plan(const struct mp_diag_cost_in *in, struct mp_diag_plan *ou
 double mp_stats_percentile(const double *v, size_t n, double q);
 double mp_stats_percentile_sorted(const double *sorted, size_t n, double q);
 
+/* The task gate (docs/verdicts.md "wrong-output"). Wilson score interval
+ * at 95 % (z = 1.96) for `right` of n: [*low, *high]; n = 0 gives [0, 1]. */
+void mp_stats_wilson95(unsigned long right, unsigned long n, double *low, double *high);
+/* Two-proportion z statistic (pooled) of a = ra/na against b = rb/nb:
+ * (pa - pb) / sqrt(p(1 - p)(1/na + 1/nb)) with p = (ra + rb)/(na + nb);
+ * 0 when a side is empty or p is 0 or 1 (no spread: no difference shown). */
+double mp_stats_two_prop_z(unsigned long ra, unsigned long na, unsigned long rb,
+                           unsigned long nb);
+/* One-sided 95 %: b is significantly below a when z > this. */
+#define MP_STATS_Z95_ONE_SIDED 1.6448536269514722
+
 #endif

@@ -6,6 +6,7 @@
 
 #include "quality/quality.h"
 #include "verdict/classify.h"
+#include "verdict/correct.h"
 #include "verdict/decide.h"
 #include "verdict/diagnose.h"
 #include "verdict/derive.h"
@@ -84,6 +85,13 @@ void mp_verdict_finalize(struct mp_report *rep)
         set(&rep->c[i], v, why);
     }
     output_check(rep);
+    mp_correct_compute(rep); /* correctness: agreement and the task gate (verdict/correct.h) */
+    for (size_t i = 0; i < rep->n; i++) {
+        char *why = NULL;
+        enum mp_verdict v = mp_verdict_correctness(rep->c[i].verdict, rep->c[i].why,
+                                                   &rep->cor.c[i], rep, &why);
+        set(&rep->c[i], v, why);
+    }
     for (size_t i = 0; i < rep->n; i++) {
         if (!is_same_config(&rep->c[i]))
             continue;

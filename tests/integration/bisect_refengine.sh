@@ -61,6 +61,19 @@ bisect same backend --good r3 --bad r5 --by resolved "${FAST[@]}"
 [ $B_RC -eq 1 ] || { cat "$Q_TMP/same.err"; fail "same: exit $B_RC, want 1"; }
 check "$B_DIR/report.json" 'r["first_bad"] is None and "nothing to bisect" in r["summary"]' || fail "same: report.json"
 
+# a build named with a terminal control sequence (a list is outside input):
+# the progress lines escape it, as every message does
+mkdir -p "$Q_TMP/escw"
+ESC_B=$'b\e[31m'
+cp "$WB/verdict-v1.ini" "$Q_TMP/escw/g.ini"
+cp "$WB/verdict-v5.ini" "$Q_TMP/escw/$ESC_B.ini"
+"$MOEPROBE" bisect --out "$Q_TMP/esc" --good g --bad "$ESC_B" --seq 3 --conc 2:4 --max-tokens 16 --no-diagnose \
+    -- "$REFENGINE" --world "$Q_TMP/escw/{build}.ini" --port '{port}' >/dev/null 2>"$Q_TMP/esc.err"
+rc=$?
+[ $rc -eq 0 ] || { cat "$Q_TMP/esc.err"; fail "escaped build name: exit $rc"; }
+grep -q 'probe 1: build b\\x1b\[31m (the bad build first' "$Q_TMP/esc.err" || { cat -v "$Q_TMP/esc.err"; fail "no escaped probe line"; }
+if grep -q $'\e' "$Q_TMP/esc.err"; then cat -v "$Q_TMP/esc.err"; fail "a raw ESC reached stderr"; fi
+
 # 5. usage errors
 for args in "--good v1 --bad v5 -- $REFENGINE --world x.ini" "--good v9 --bad v5 --build v1 --build v5 -- x {build}" \
     "--good v1 --bad v5 --by speed -- x {build}" "--good v1 -- x {build}" "--good v1 --bad v5 --probe-requests 0 -- x {build}"; do

@@ -6,7 +6,11 @@
 command -v python3 >/dev/null || { echo "skip: python3 not installed"; exit 77; }
 H="$ROOT/tests/integration/hostile_engine.py"
 Q_DIR="$Q_TMP/donehold"
-"$MOEPROBE" qualify --out "$Q_DIR" "${Q_FAST[@]}" --stall-timeout "$(tmul 10)" --candidate 'auto:' -- \
+# no scoring pass: this engine streams every answer, non-streaming requests
+# included, and holds them open, so a scoring request would wait for a body
+# that never ends (a hang: what a non-streaming client must call it)
+"$MOEPROBE" qualify --out "$Q_DIR" "${Q_FAST[@]}" --agreement 0 --accuracy 0 \
+    --stall-timeout "$(tmul 10)" --candidate 'auto:' -- \
     python3 "$H" --mode donehold --port '{port}' >"$Q_TMP/donehold.stdout" 2>"$Q_TMP/donehold.stderr"
 rc=$?
 [ "$rc" -eq 0 ] || { cat "$Q_TMP/donehold.stderr"; fail "exit $rc, want 0"; }

@@ -10,8 +10,10 @@ Q_TMP=$(mktemp -d /tmp/q-test.XXXXXX)
 Q_MARK="q-test-$$-$RANDOM"
 export Q_TEST_MARKER=$Q_MARK
 W="$ROOT/tests/integration/worlds"
-# a short workload: 1 warm-up, 3 sequential, 2:4 concurrency, 8 tokens
-Q_FAST=(--quiet --seq 3 --conc 2:4 --max-tokens 8 --grace 3)
+# a short workload: 1 warm-up, 3 sequential, 2:4 concurrency, 8 tokens; a
+# token scoring pass (1 passage, 1 greedy continuation, 2 task problems; the
+# q_correct*.sh tests run real ones)
+Q_FAST=(--quiet --seq 3 --conc 2:4 --max-tokens 8 --grace 3 --agreement 1 --accuracy 2)
 
 q_marked() {
     local p

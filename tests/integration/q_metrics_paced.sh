@@ -17,6 +17,7 @@
 . "$(dirname "$0")/q_lib.sh"
 command -v sqlite3 >/dev/null || { echo "sqlite3 CLI not installed"; exit 77; }
 qualify paced "$W/paced.ini" --quiet --seq 5 --conc 4:8 --max-tokens 16 --input-tokens 2000 \
+    --agreement 0 --accuracy 0 \
     --no-quality --grace 3 --candidate 'auto:'
 [ "$Q_RC" -eq 0 ] || { cat "$Q_TMP/paced.stderr"; fail "exit $Q_RC"; }
 db="$Q_DIR/moeprobe.db"

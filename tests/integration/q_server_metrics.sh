@@ -61,7 +61,8 @@ srvm() {
     while [ $# -gt 0 ] && [ "$1" != -- ]; do mp+=("$1"); shift; done
     [ $# -gt 0 ] && { shift; re=("$@"); }
     Q_DIR="$Q_TMP/$name"
-    "$MOEPROBE" qualify --out "$Q_DIR" --quiet --no-quality --grace 3 --candidate 'auto:' "${mp[@]}" \
+    "$MOEPROBE" qualify --out "$Q_DIR" --quiet --no-quality --agreement 0 --accuracy 0 --grace 3 \
+        --candidate 'auto:' "${mp[@]}" \
         -- "$REFENGINE" --world "$world" --port '{port}' "${re[@]}" \
         >"$Q_TMP/$name.stdout" 2>"$Q_TMP/$name.stderr"
     Q_RC=$?

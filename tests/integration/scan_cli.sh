@@ -85,4 +85,20 @@ echo '{"format": 1, "knobs": [' > "$t/k.json"
 "$MOEPROBE" scan 2>/dev/null; [ $? -eq 2 ] || fail "no file: want exit 2"
 "$MOEPROBE" scan --bogus x 2>/dev/null; [ $? -eq 2 ] || fail "bad option: want exit 2"
 "$MOEPROBE" scan --help | grep -q "usage: moeprobe scan" || fail "--help"
+
+# secrets the log quotes are masked on stdout in both renderings (#30 item 1:
+# every channel through the one mask): a secret-named assignment, a Bearer
+# credential, a URL password, a quoted secret pair
+cat >"$t/sec.log" <<'LOG'
+INFO 05-01 10:00:00 [api_server.py:1] vLLM API server version 0.17.1
+INFO 05-01 10:00:00 [utils.py:1] non-default args: {'model': 'm', 'hf_token': 'pL4ntK-hf-arg-0011'}
+ERROR 05-01 10:00:01 [core.py:1] RuntimeError: CUDA error: an illegal memory access was encountered HF_TOKEN=pL4ntL-hf-env-0012 https://u:pL4ntM-url-0013@host/x
+ERROR 05-01 10:00:01 [core.py:1] Authorization: Bearer pL4ntN-bearer-0014
+LOG
+"$MOEPROBE" scan --json "$t/sec.log" >"$t/sec.json" || fail "scan --json of the secrets log"
+"$MOEPROBE" scan "$t/sec.log" >"$t/sec.txt" || fail "scan of the secrets log"
+grep -q 'HF_TOKEN=\*\*\*' "$t/sec.json" || fail "the secrets log's crash is not in the JSON: $(cat "$t/sec.json")"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$t/sec.json" 2>/dev/null ||
+    ! command -v python3 >/dev/null || fail "masked scan --json is not JSON"
+if grep -aoE '.{0,30}pL4nt[K-N].{0,10}' "$t/sec.json" "$t/sec.txt"; then fail "scan printed a secret"; fi
 exit 0

@@ -27,7 +27,8 @@ static void test_judge(void **state)
 {
     (void)state;
     struct mp_bisect_cfg verdict = {0}, resolved = {.by = MP_BY_RESOLVED},
-                         slow = {.by = MP_BY_THROUGHPUT, .pct = 20};
+                         slow = {.by = MP_BY_THROUGHPUT, .pct = 20},
+                         slow50 = {.by = MP_BY_THROUGHPUT, .pct = 50};
     struct mp_probe_obs g = obs(MP_V_STABLE, "MARLIN", "CutlassNvFp4", 100);
     struct {
         const struct mp_bisect_cfg *cfg;
@@ -44,6 +45,8 @@ static void test_judge(void **state)
         {&resolved, obs(MP_V_STABLE, "MARLIN", "MarlinNvFp4", 100), MP_PROBE_BAD, "dense"},
         {&slow, obs(MP_V_STABLE, "MARLIN", NULL, 81), MP_PROBE_GOOD, "at or above"},
         {&slow, obs(MP_V_STABLE, "MARLIN", NULL, 79), MP_PROBE_BAD, "below"},
+        /* "no more than PCT % below" (docs/bisect.md): exactly PCT below is the same */
+        {&slow50, obs(MP_V_STABLE, "MARLIN", NULL, 50), MP_PROBE_GOOD, "at or above"},
         {&slow, obs(MP_V_CRASHED, "MARLIN", NULL, -1), MP_PROBE_BAD, "no sequential rate"},
     };
     char why[256];
@@ -163,6 +166,10 @@ static void test_required(void **state)
     assert_true(c >= 0.95 && c < 0.96);
     assert_true(mp_bisect_confidence(0.1, 10, why, sizeof(why)) < 0.7);
     assert_true(mp_bisect_confidence(0, 0, why, sizeof(why)) == 1.0);
+    /* exactly 1 - (1 - p)^n over the n clean requests served (docs/bisect.md
+     * "Confidence"): 15 clean against p = 0.25 */
+    assert_true(fabs(mp_bisect_confidence(0.25, 15, why, sizeof(why)) - (1 - pow(0.75, 15))) < 1e-12);
+    assert_non_null(strstr(why, "15 clean requests"));
 }
 
 int main(void)

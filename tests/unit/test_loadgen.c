@@ -671,6 +671,13 @@ static void t_per_request(void **state)
 
 /* Two load generators on one caller's loop: each gets its own results; freeing one leaves the
  * other's connections watched. */
+static void on_safety(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
+{
+    (void)l;
+    (void)t;
+    *(bool *)ud = true;
+}
+
 static void t_shared_loop(void **state)
 {
     (void)state;
@@ -687,9 +694,16 @@ static void t_shared_loop(void **state)
         if (b)
             assert_true(mp_lg_start(b, "SCN_paced", 2) > 0);
         int got_a = 0, got_b = 0;
-        int64_t safety = mp_now_ns() + (int64_t)20 * 1000000000;
-        while ((got_a < 1 || (b && got_b < 1)) && mp_now_ns() < safety) {
-            mp_loop_run_once(loop, safety);
+        /* no deadline of the turn's own: a result must be poppable after the
+         * turn that finished it (lg_turn wakes the wait), not only when some
+         * later event or deadline ends the wait; the safety timer only ends a
+         * broken run (and fails it) */
+        bool expired = false;
+        struct mp_loop_timer safety;
+        mp_loop_timer_init(&safety, on_safety, &expired);
+        mp_loop_timer_start(loop, &safety, mp_now_ns() + (int64_t)20 * 1000000000);
+        while ((got_a < 1 || (b && got_b < 1)) && !expired) {
+            mp_loop_run_once(loop, -1);
             struct mp_lg_result r;
             while (mp_lg_next_result(a, &r) == 1) {
                 assert_int_equal(r.user_tag, 1);
@@ -704,6 +718,8 @@ static void t_shared_loop(void **state)
                 mp_lg_result_release(&r);
             }
         }
+        mp_loop_timer_stop(loop, &safety);
+        assert_false(expired);
         assert_int_equal(got_a, 1);
         assert_int_equal(got_b, b ? 1 : 0);
         mp_lg_free(b); /* the second round runs a alone */

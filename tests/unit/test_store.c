@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "hist.h"
+#include "model/score.h"
 #include "report/report.h"
 #include "store/store.h"
 #include "version.h"
@@ -548,6 +549,91 @@ static void test_delivery_migration(void **state)
     free(dir);
 }
 
+/* The scoring pass' tables (v17, store/correct.c): a v16 store (none of
+ * them) is read as it is, read-only, with no score; migrated, a score
+ * written comes back (passages, greedy, answers, the engine's words
+ * masked). Fails if store/internal.h's MP_STORE_SCORE_VERSION lags the
+ * migration that adds the tables (the v16 store's load asks for them). */
+static void test_scores_v17(void **state)
+{
+    (void)state;
+    char *dir = tmpdir();
+    char *path = xasprintf("%s/%s", dir, MP_STORE_DB_NAME);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    assert_int_equal(mp_db_migrate(db, 16, NULL), 0);
+    assert_int_equal(sqlite3_exec(db,
+                                  "INSERT INTO run(id, subcommand, argv, moeprobe_version, started)"
+                                  " VALUES (1, 'qualify', '[]', '0.0.9', 'then');"
+                                  "INSERT INTO candidates(pos, name, env, args, done)"
+                                  " VALUES (0, 'old', '[]', '[]', 1);"
+                                  "INSERT INTO attempts(candidate_id, idx, launch_blocking, dir, status,"
+                                  " outcome) VALUES (1, 1, 0, 'attempts/old-1', 'done', 'clean');",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    struct mp_report rep;
+    load_one(dir, MP_STORE_READONLY, &rep);
+    assert_int_equal(rep.c[0].nattempts, 1);
+    assert_null(rep.c[0].attempts[0].score);
+    mp_report_release(&rep);
+
+    struct mp_store *s = NULL;
+    assert_int_equal(mp_store_open(dir, MP_STORE_LOCK, &s, NULL), 0);
+    struct mp_candidate c;
+    assert_int_equal(mp_candidate_from_knobs("t", "HF_TOKEN=hunter2222", &c, NULL), 0);
+    mp_store_mask_init(mp_store_mask(s), &c, 1, NULL);
+    assert_int_equal(mp_store_candidate(s, 1, &c), 0);
+    int64_t id = 0;
+    assert_int_equal(mp_store_attempt_begin(s, 1, 1, false, "/x/t-1", &id), 0);
+    struct mp_score *x = mp_score_new();
+    x->k = 5;
+    x->plp = MP_SC_OK;
+    x->npass = 1;
+    x->pass = xcalloc(1, sizeof(*x->pass));
+    x->pass[0].n = 2;
+    x->pass[0].p = xcalloc(2, sizeof(*x->pass[0].p));
+    x->pass[0].p[0] = (struct mp_lp_pos){xstrdup(" The"), -1.5, xstrdup(" A"), -0.5};
+    x->pass[0].p[1] = (struct mp_lp_pos){xstrdup(" <b>"), -0.25, xstrdup(" <b>"), -0.25};
+    x->greedy = MP_SC_REFUSED;
+    x->greedy_note = xstrdup("token hunter2222 allows 2");
+    x->task = MP_SC_OK;
+    x->task_source = xstrdup("built-in");
+    x->nans = 1;
+    x->ans = xcalloc(1, sizeof(*x->ans));
+    x->ans[0] = (struct mp_task_ans){xstrdup("19"), xstrdup("19"), true, true, xstrdup(" 19.")};
+    assert_int_equal(mp_store_score_write(s, id, x), 0);
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CLEAN;
+    assert_int_equal(mp_store_attempt_finish(s, id, &r), 0);
+    mp_attempt_result_release(&r);
+    mp_score_free(x);
+    mp_candidate_release(&c);
+    mp_store_close(s);
+
+    load_one(dir, MP_STORE_READONLY, &rep);
+    assert_int_equal(rep.n, 2);
+    const struct mp_score *y = rep.c[1].attempts[0].score;
+    assert_non_null(y);
+    assert_int_equal(y->k, 5);
+    assert_int_equal(y->plp, MP_SC_OK);
+    assert_int_equal(y->npass, 1);
+    assert_int_equal(y->pass[0].n, 2);
+    assert_string_equal(y->pass[0].p[1].token, " <b>");
+    assert_true(y->pass[0].p[0].lp == -1.5 && y->pass[0].p[0].top1_lp == -0.5);
+    assert_int_equal(y->greedy, MP_SC_REFUSED);
+    assert_null(strstr(y->greedy_note, "hunter2222"));
+    assert_int_equal(y->nans, 1);
+    assert_true(y->ans[0].right);
+    assert_string_equal(y->ans[0].got, "19");
+    assert_null(rep.c[0].attempts[0].score);
+    mp_report_release(&rep);
+    free(path);
+    rmtree(dir);
+    free(dir);
+}
+
 /* Schema v14: an attempt's observations come back whole (masked), and the
  * verdict is judged from them, not from the conclusions stored beside
  * them: an older moeprobe's judgement (here: a CUDA fault the log does not
@@ -855,6 +941,7 @@ int main(void)
         cmocka_unit_test(test_migrate_from_v1),
         cmocka_unit_test(test_report_opts),
         cmocka_unit_test(test_read_v3_unmigrated),
+        cmocka_unit_test(test_scores_v17),
         cmocka_unit_test(test_delivery_migration),
         cmocka_unit_test(test_metrics_v9),
         cmocka_unit_test(test_lock_and_roundtrip),

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -272,6 +273,54 @@ static void test_thread(void **st)
     n_dev = 2;
 }
 
+/* Xid events whose wait returns at once with nothing (NVML_ERROR_TIMEOUT). */
+static int ev_set;
+static int f_ev_create(void **set) { *set = &ev_set; return 0; }
+static int f_ev_register(void *dev, unsigned long long types, void *set)
+{
+    (void)dev; (void)types; (void)set;
+    return 0;
+}
+static int f_ev_wait(void *set, void *data, unsigned timeout_ms)
+{
+    (void)set; (void)data; (void)timeout_ms;
+    sched_yield();
+    return MP_NVML_ERROR_TIMEOUT;
+}
+static int f_ev_free(void *set) { (void)set; return 0; }
+
+/* The sampling thread waits for Xids from its first turn, possibly before
+ * mp_gpu_sampler_start has returned to its caller. It once decided whether
+ * to drop its lock for that wait by reading a flag the caller set after
+ * pthread_create: a thread that came first kept the lock and then took it
+ * a second time, and the next mp_gpu_set_load waited forever (a qualify run
+ * hung this way). Many starts make that interleaving likely; alarm turns a
+ * deadlock into a failure. */
+static void test_xid_thread_start(void **st)
+{
+    (void)st;
+    alarm(60);
+    n_dev = 1;
+    struct mp_gpu_api ga = api;
+    ga.event_create = f_ev_create;
+    ga.event_register = f_ev_register;
+    ga.event_wait = f_ev_wait;
+    ga.event_free = f_ev_free;
+    for (int i = 0; i < 300; i++) {
+        struct mp_gpu_sampler *s = mp_gpu_sampler_open(&ga, "0");
+        assert_non_null(s);
+        assert_int_equal(mp_gpu_sampler_start(s, 3600.0), 0);
+        mp_gpu_set_load(s, true);
+        struct mp_gpu_xid_event ev[4];
+        const char *why = NULL;
+        assert_int_equal(mp_gpu_xid_events(s, ev, 4, &why), 0);
+        mp_gpu_set_load(s, false);
+        mp_gpu_sampler_close(s);
+    }
+    alarm(0);
+    n_dev = 2;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +329,7 @@ int main(void)
         cmocka_unit_test(test_devices),
         cmocka_unit_test(test_startup_excluded),
         cmocka_unit_test(test_thread),
+        cmocka_unit_test(test_xid_thread_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,463 @@
+/* agree.c - agreement of teacher-forced logprobs and greedy continuations
+ * across candidates (quality/agree.h). */
+#include "quality/agree.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "quality/quality.h"
+#include "xalloc.h"
+
+enum mode { M_NONE, M_REF, M_PAIR, M_CONS };
+
+/* One kind of evidence (teacher-forced, greedy): who has it, their groups. */
+struct side {
+    bool *ok;        /* per candidate: usable */
+    int *grp;        /* per candidate: dense group index, -1 unusable */
+    long *rep;       /* per group: its representative (first member) */
+    size_t ngroups;
+    enum mode mode;
+};
+
+struct ctx {
+    const struct mp_ag_in *in;
+    size_t n;
+    long ref;
+    struct side lp, gen;
+};
+
+bool mp_agree_divergent(double mean_abs, double top1, double floor)
+{
+    return mean_abs > MP_AG_FACTOR * floor && top1 < MP_AG_TOP1_MIN;
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median of v[0..n) (sorted in place); the lower middle when lower. */
+static double median(double *v, size_t n, bool lower)
+{
+    qsort(v, n, sizeof(*v), cmp_dbl);
+    if (n % 2 || lower)
+        return v[(n - 1) / 2];
+    return (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void side_init(struct ctx *x, struct side *sd, bool gen)
+{
+    sd->ok = xcalloc(x->n + 1, sizeof(*sd->ok));
+    sd->grp = xcalloc(x->n + 1, sizeof(*sd->grp));
+    sd->rep = xcalloc(x->n + 1, sizeof(*sd->rep));
+    for (size_t i = 0; i < x->n; i++) {
+        const struct mp_score *s = x->in[i].s;
+        sd->ok[i] = s && (gen ? s->greedy == MP_SC_OK && s->ngen && s->gen
+                              : s->plp == MP_SC_OK && s->npass && s->pass);
+        sd->grp[i] = -1;
+        if (!sd->ok[i])
+            continue;
+        for (size_t g = 0; g < sd->ngroups && sd->grp[i] < 0; g++)
+            if (x->in[sd->rep[g]].group == x->in[i].group)
+                sd->grp[i] = (int)g;
+        if (sd->grp[i] < 0) {
+            sd->rep[sd->ngroups] = (long)i;
+            sd->grp[i] = (int)sd->ngroups++;
+        }
+    }
+    if (x->ref >= 0 && (size_t)x->ref < x->n && sd->ok[x->ref] && sd->ngroups >= 2)
+        sd->mode = M_REF;
+    else if (sd->ngroups == 2 && x->ref < 0)
+        sd->mode = M_PAIR;
+    else if (sd->ngroups >= 3 && x->ref < 0)
+        sd->mode = M_CONS;
+    else
+        sd->mode = M_NONE;
+}
+
+static void side_free(struct side *sd)
+{
+    free(sd->ok);
+    free(sd->grp);
+    free(sd->rep);
+}
+
+/* The other group's representative in a pair. */
+static long pair_other(const struct side *sd, size_t c)
+{
+    return sd->rep[sd->grp[c] == 0 ? 1 : 0];
+}
+
+static const struct mp_lp_pos *pos_of(const struct ctx *x, long c, size_t j, size_t p)
+{
+    const struct mp_score *s = x->in[c].s;
+    return j < s->npass && p < s->pass[j].n ? &s->pass[j].p[p] : NULL;
+}
+
+/* What position (j, p) is compared with for a candidate whose own entry is
+ * me: the reference's logprob, its top-1 and whether me agrees on top-1.
+ * False when there is nothing to compare with there. */
+static bool ref_at(const struct ctx *x, size_t c, size_t j, size_t p, const struct mp_lp_pos *me,
+                   double *refv, const char **reftop, bool *agrees)
+{
+    const struct side *sd = &x->lp;
+    if (sd->mode == M_REF || sd->mode == M_PAIR) {
+        long r = sd->mode == M_REF ? x->ref : pair_other(sd, c);
+        const struct mp_lp_pos *o = pos_of(x, r, j, p);
+        if (!o || strcmp(o->token, me->token))
+            return false;
+        *refv = o->lp;
+        *reftop = o->top1;
+        *agrees = !strcmp(o->top1, me->top1);
+        return true;
+    }
+    double v[64];
+    const char *tops[64];
+    size_t nv = 0;
+    for (size_t g = 0; g < sd->ngroups && nv < MP_ARRAY_SIZE(v); g++) {
+        const struct mp_lp_pos *o = pos_of(x, sd->rep[g], j, p);
+        if (o && !strcmp(o->token, me->token)) {
+            tops[nv] = o->top1;
+            v[nv++] = o->lp;
+        }
+    }
+    if (nv < 2)
+        return false;
+    size_t mine = 0, best = 0, bestn = 0;
+    for (size_t a = 0; a < nv; a++) {
+        size_t cnt = 0;
+        for (size_t b = 0; b < nv; b++)
+            cnt += !strcmp(tops[a], tops[b]);
+        if (!strcmp(tops[a], me->top1))
+            mine = cnt;
+        else if (cnt > bestn)
+            bestn = cnt, best = a;
+    }
+    *agrees = mine > bestn;
+    *reftop = bestn ? tops[best] : me->top1;
+    if (*agrees)
+        *reftop = me->top1;
+    *refv = median(v, nv, false);
+    return true;
+}
+
+static char *context_of(const struct mp_lp_seq *q, size_t p)
+{
+    struct buf b = BUF_INIT;
+    for (size_t k = p > 6 ? p - 6 : 0; k < p; k++)
+        buf_adds(&b, q->p[k].token ? q->p[k].token : "");
+    return b.data ? buf_detach(&b, NULL) : xstrdup("");
+}
+
+static void note_first(struct mp_agreement *ag, const struct mp_lp_seq *q, size_t j, size_t p,
+                       const char *reftop, double refv)
+{
+    if (ag->nfirst >= MP_AG_FIRST)
+        return;
+    struct mp_disagreement *d = &ag->first[ag->nfirst++];
+    d->passage = j;
+    d->pos = p;
+    d->context = context_of(q, p);
+    d->token = xstrdup(q->p[p].token);
+    d->this_top1 = xstrdup(q->p[p].top1);
+    d->ref_top1 = xstrdup(reftop);
+    d->this_lp = q->p[p].lp;
+    d->ref_lp = refv;
+}
+
+/* Candidate c's teacher-forced figures against the reference. */
+static void lp_compare(const struct ctx *x, size_t c, struct mp_agreement *ag)
+{
+    const struct mp_score *s = x->in[c].s;
+    size_t cap = 0, nd = 0, agree = 0;
+    for (size_t j = 0; j < s->npass; j++)
+        cap += s->pass[j].n;
+    double *d = xcalloc(cap + 1, sizeof(*d));
+    for (size_t j = 0; j < s->npass; j++) {
+        for (size_t p = 0; p < s->pass[j].n; p++) {
+            const struct mp_lp_pos *me = &s->pass[j].p[p];
+            double refv;
+            const char *reftop;
+            bool ok;
+            if (!ref_at(x, c, j, p, me, &refv, &reftop, &ok))
+                continue;
+            d[nd++] = fabs(me->lp - refv);
+            agree += ok;
+            if (!ok)
+                note_first(ag, &s->pass[j], j, p, reftop, refv);
+        }
+    }
+    ag->positions = nd;
+    if (nd) {
+        double sum = 0;
+        for (size_t i = 0; i < nd; i++)
+            sum += d[i];
+        ag->mean_abs = sum / (double)nd;
+        qsort(d, nd, sizeof(*d), cmp_dbl);
+        size_t k = (size_t)ceil(0.99 * (double)nd);
+        ag->p99_abs = d[k ? k - 1 : 0];
+        ag->top1 = (double)agree / (double)nd;
+    }
+    free(d);
+}
+
+/* Run-to-run: mean |delta| between a candidate's two scorings, <0 none. */
+static double repeat_abs(const struct mp_score *s)
+{
+    if (!s || !s->repeat)
+        return -1;
+    double sum = 0;
+    size_t n = 0;
+    for (size_t j = 0; j < s->npass; j++)
+        for (size_t p = 0; p < s->pass[j].n && p < s->repeat[j].n; p++)
+            if (!strcmp(s->pass[j].p[p].token, s->repeat[j].p[p].token)) {
+                sum += fabs(s->pass[j].p[p].lp - s->repeat[j].p[p].lp);
+                n++;
+            }
+    return n ? sum / (double)n : -1;
+}
+
+/* Alternatives besides the token itself: only with them can a difference be
+ * judged (logprobs 0 or 1 list the chosen token alone). */
+static bool has_alts(const struct mp_gen_tok *t)
+{
+    for (size_t k = 0; k < t->ntop; k++)
+        if (strcmp(t->top[k].token, t->token))
+            return true;
+    return false;
+}
+
+static bool in_top(const struct mp_gen_tok *t, const char *tok)
+{
+    for (size_t k = 0; k < t->ntop; k++)
+        if (!strcmp(t->top[k].token, tok))
+            return true;
+    return false;
+}
+
+int mp_agree_logprobs_close(const struct mp_gen_seq *a, const struct mp_gen_seq *b, long *at)
+{
+    size_t n = a->n < b->n ? a->n : b->n;
+    *at = -1;
+    for (size_t t = 0; t < n; t++) {
+        const struct mp_gen_tok *x = &a->t[t], *y = &b->t[t];
+        if (!strcmp(x->token, y->token))
+            continue;
+        *at = (long)t;
+        if (!has_alts(x) || !has_alts(y))
+            return -1;
+        return in_top(y, x->token) && in_top(x, y->token) ? 1 : 0;
+    }
+    return 1;
+}
+
+/* The first failing greedy comparison, in words. */
+static char *greedy_why(const struct ctx *x, size_t c, long r, size_t i, long at)
+{
+    const struct mp_gen_tok *me = &x->in[c].s->gen[i].t[at];
+    const struct mp_gen_tok *o = &x->in[r].s->gen[i].t[at];
+    char *a = mp_quality_quote(me->token, 40), *b = mp_quality_quote(o->token, 40);
+    char *w = xasprintf("greedy prompt %zu, token %ld: %s here, %s in '%s', neither in the "
+                        "other's top %zu",
+                        i + 1, at + 1, a, b, x->in[r].name, me->ntop < o->ntop ? me->ntop : o->ntop);
+    free(a);
+    free(b);
+    return w;
+}
+
+/* c's greedy continuations against candidate r's; true when one fails. */
+static bool gen_against(const struct ctx *x, size_t c, long r, struct mp_agreement *ag)
+{
+    const struct mp_score *a = x->in[c].s, *b = x->in[r].s;
+    bool failed = false;
+    for (size_t i = 0; i < a->ngen && i < b->ngen; i++) {
+        long at;
+        int v = mp_agree_logprobs_close(&a->gen[i], &b->gen[i], &at);
+        ag->greedy_compared++;
+        ag->greedy_undecided += v < 0;
+        if (v == 0) {
+            ag->greedy_failed++;
+            if (!ag->greedy_first)
+                ag->greedy_first = greedy_why(x, c, r, i, at);
+            failed = true;
+        }
+    }
+    return failed;
+}
+
+/* Candidate c's greedy continuations against the other configurations. */
+static void gen_compare(const struct ctx *x, size_t c, struct mp_agreement *ag)
+{
+    const struct side *sd = &x->gen;
+    if (sd->mode == M_REF || sd->mode == M_PAIR) {
+        if ((long)c == x->ref)
+            return;
+        ag->greedy_div = gen_against(x, c, sd->mode == M_REF ? x->ref : pair_other(sd, c), ag);
+        ag->greedy_others = 1;
+        ag->greedy_others_failed = ag->greedy_div;
+        return;
+    }
+    size_t nother = 0, nfail = 0;
+    for (size_t g = 0; g < sd->ngroups; g++) {
+        if ((int)g == sd->grp[c])
+            continue;
+        nfail += gen_against(x, c, sd->rep[g], ag);
+        nother++;
+    }
+    ag->greedy_div = nother && nfail * 2 > nother;
+    ag->greedy_others = nother;
+    ag->greedy_others_failed = nfail;
+}
+
+static const char *name_or(const struct ctx *x, long i, const char *dflt)
+{
+    return i >= 0 ? x->in[i].name : dflt;
+}
+
+/* The noise floor: run-to-run (candidates scored twice) and the spread of
+ * the configurations around the reference. */
+static void floors(const struct ctx *x, struct mp_correct *out)
+{
+    double *v = xcalloc(x->n + 1, sizeof(*v));
+    size_t nv = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        out->c[i].ag.repeat_abs = x->lp.ok[i] ? repeat_abs(x->in[i].s) : -1;
+        if (out->c[i].ag.repeat_abs >= 0)
+            v[nv++] = out->c[i].ag.repeat_abs;
+    }
+    out->repeat_floor = nv ? median(v, nv, false) : -1;
+    nv = 0;
+    const struct side *sd = &x->lp;
+    for (size_t g = 0; g < sd->ngroups; g++) {
+        long r = sd->rep[g];
+        if (sd->mode == M_REF && x->in[r].group == x->in[x->ref].group)
+            continue;
+        /* the spread among the configurations that agree on top-1 */
+        if (out->c[r].ag.positions && out->c[r].ag.top1 >= MP_AG_TOP1_MIN)
+            v[nv++] = out->c[r].ag.mean_abs;
+    }
+    bool spread = (sd->mode == M_CONS || sd->mode == M_REF) && nv >= 2;
+    out->spread_floor = spread ? median(v, nv, true) : -1;
+    free(v);
+    out->noise_floor = fmax(0.0, fmax(out->repeat_floor, out->spread_floor));
+    if (out->repeat_floor < 0 && out->spread_floor < 0)
+        out->noise_floor = -1;
+}
+
+static char *why_not(const struct ctx *x, size_t c)
+{
+    const struct mp_score *s = x->in[c].s;
+    if (!s)
+        return xstrdup("the scoring pass did not run");
+    if (s->plp != MP_SC_OK && s->greedy != MP_SC_OK)
+        return xasprintf("no logprobs: prompt_logprobs %s%s%s; greedy logprobs %s%s%s",
+                         mp_sc_status_name(s->plp), s->plp_note ? " (" : "",
+                         s->plp_note ? s->plp_note : "", mp_sc_status_name(s->greedy),
+                         s->greedy_note ? " (" : "", s->greedy_note ? s->greedy_note : "");
+    return xstrdup("the only configuration scored: nothing to compare it with");
+}
+
+/* The candidate compared with, for the report. */
+static char *reference_of(const struct ctx *x, const struct side *sd, size_t c)
+{
+    if (sd->mode == M_REF)
+        return xstrdup(name_or(x, x->ref, "?"));
+    if (sd->mode == M_PAIR)
+        return xstrdup(name_or(x, pair_other(sd, c), "?"));
+    return xstrdup("consensus");
+}
+
+/* Candidate c's result from its figures (no majority check yet); true when
+ * it is divergent by a consensus. */
+static bool result_of(const struct ctx *x, size_t c, struct mp_agreement *ag)
+{
+    bool has_lp = x->lp.ok[c] && x->lp.mode != M_NONE;
+    bool has_gen = x->gen.ok[c] && x->gen.mode != M_NONE;
+    /* greedy alone tells something only where a comparison was decided */
+    if (!has_lp && has_gen && ag->greedy_failed + ag->greedy_undecided == ag->greedy_compared &&
+        !ag->greedy_failed) {
+        ag->result = MP_AG_NOT_MEASURED;
+        ag->note = xstrdup("the greedy continuations differ only where the engine listed no "
+                           "alternatives (logprobs it allows: 0 or 1): no comparison could be "
+                           "decided");
+        ag->greedy_only = true;
+        return false;
+    }
+    if (!has_lp && !has_gen) {
+        ag->result = MP_AG_NOT_MEASURED;
+        ag->note = why_not(x, c);
+        return false;
+    }
+    const struct side *sd = has_lp ? &x->lp : &x->gen;
+    ag->reference = reference_of(x, sd, c);
+    ag->others = sd->mode == M_REF ? 1 : sd->ngroups - 1;
+    ag->greedy_only = !has_lp;
+    if (!has_lp) {
+        const struct mp_score *s = x->in[c].s;
+        ag->note = xasprintf("prompt_logprobs %s%s%s: greedy continuations compared only",
+                             mp_sc_status_name(s->plp), s->plp_note ? " (" : "",
+                             s->plp_note ? s->plp_note : "");
+    }
+    bool strong = (has_lp && x->lp.mode != M_PAIR && ag->lp_div) ||
+                  (has_gen && x->gen.mode != M_PAIR && ag->greedy_div);
+    bool pair = (has_lp && x->lp.mode == M_PAIR && ag->lp_div) ||
+                (has_gen && x->gen.mode == M_PAIR && ag->greedy_div);
+    if ((long)c == x->ref)
+        strong = pair = false; /* the reference agrees with itself */
+    ag->result = strong ? MP_AG_DIVERGENT : pair ? MP_AG_DISAGREE_PAIR : MP_AG_AGREES;
+    return strong && sd->mode == M_CONS;
+}
+
+/* With a consensus, half or more configurations divergent means none. */
+static void majority(const struct ctx *x, const bool *cons_div, struct mp_correct *out)
+{
+    const struct side *sd = x->lp.mode == M_CONS ? &x->lp : &x->gen;
+    if (sd->mode != M_CONS)
+        return;
+    size_t d = 0;
+    for (size_t g = 0; g < sd->ngroups; g++) {
+        bool any = false;
+        for (size_t i = 0; i < x->n; i++)
+            any = any || (sd->grp[i] == (int)g && cons_div[i]);
+        d += any;
+    }
+    if (d == 0 || d * 2 < sd->ngroups)
+        return;
+    for (size_t i = 0; i < x->n; i++) {
+        struct mp_agreement *ag = &out->c[i].ag;
+        if (ag->result == MP_AG_DIVERGENT || ag->result == MP_AG_AGREES)
+            ag->result = MP_AG_NO_CONSENSUS;
+    }
+}
+
+void mp_agree_run(const struct mp_ag_in *in, size_t n, long ref, struct mp_correct *out)
+{
+    struct ctx x = {.in = in, .n = n, .ref = ref >= 0 && (size_t)ref < n ? ref : -1};
+    side_init(&x, &x.lp, false);
+    side_init(&x, &x.gen, true);
+    out->votes = x.lp.ngroups;
+    for (size_t c = 0; c < n; c++) {
+        struct mp_agreement *ag = &out->c[c].ag;
+        if (x.lp.ok[c] && x.lp.mode != M_NONE && (long)c != x.ref)
+            lp_compare(&x, c, ag);
+        if (x.gen.ok[c] && x.gen.mode != M_NONE)
+            gen_compare(&x, c, ag);
+    }
+    floors(&x, out);
+    bool *cons_div = xcalloc(n + 1, sizeof(*cons_div));
+    for (size_t c = 0; c < n; c++) {
+        struct mp_agreement *ag = &out->c[c].ag;
+        ag->noise_floor = out->noise_floor;
+        ag->lp_div = ag->positions > 0 &&
+                     mp_agree_divergent(ag->mean_abs, ag->top1, fmax(0.0, out->noise_floor));
+        cons_div[c] = result_of(&x, c, ag);
+    }
+    majority(&x, cons_div, out);
+    free(cons_div);
+    side_free(&x.lp);
+    side_free(&x.gen);
+}

@@ -1,0 +1,342 @@
+/* correct.c - correctness across candidates, the task gate and the
+ * wrong-output verdict (verdict/correct.h). */
+#include "verdict/correct.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "quality/agree.h"
+#include "quality/quality.h"
+#include "verdict/stats.h"
+#include "xalloc.h"
+
+static bool same_str(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Two attempts resolved to the same configuration (one vote). An attempt
+ * whose MoE backend was not logged is a configuration of its own. */
+static bool same_config(const struct mp_attempt_result *a, const struct mp_attempt_result *b)
+{
+    const struct mp_resolved *x = &a->res, *y = &b->res;
+    if (!x->moe_backend || !y->moe_backend || x->linear_kernels.n != y->linear_kernels.n)
+        return false;
+    for (size_t i = 0; i < x->linear_kernels.n; i++)
+        if (strcmp(x->linear_kernels.v[i], y->linear_kernels.v[i]))
+            return false;
+    return !strcmp(x->moe_backend, y->moe_backend) && same_str(x->linear_kernel, y->linear_kernel) &&
+           same_str(x->attention_backend, y->attention_backend) &&
+           same_str(x->unquantized_moe_backend, y->unquantized_moe_backend) &&
+           same_str(x->engine_version, y->engine_version);
+}
+
+static const struct mp_score *score_of(const struct mp_report *rep, size_t i)
+{
+    const struct mp_cand_report *c = &rep->c[i];
+    const struct mp_attempt_result *p = mp_cand_primary(c);
+    if (c->unfinished || c->verdict != MP_V_STABLE || !p || p->outcome != MP_OUT_CLEAN)
+        return NULL;
+    return p->score;
+}
+
+void mp_correct_gate(const size_t *n, const size_t *right, size_t count, struct mp_accuracy *acc)
+{
+    long best = -1;
+    for (size_t i = 0; i < count; i++) {
+        if (!n[i])
+            continue;
+        double p = (double)right[i] / (double)n[i];
+        double pb = best >= 0 ? (double)right[best] / (double)n[best] : -1;
+        if (best < 0 || p > pb || (p == pb && n[i] > n[best]))
+            best = (long)i;
+    }
+    for (size_t i = 0; i < count; i++) {
+        struct mp_accuracy *a = &acc[i];
+        a->best = best;
+        if (!n[i]) {
+            a->result = MP_ACC_NOT_RUN;
+            continue;
+        }
+        a->n = n[i];
+        a->right = right[i];
+        mp_stats_wilson95(right[i], n[i], &a->low, &a->high);
+        a->z = (long)i == best ? 0 : mp_stats_two_prop_z(right[best], n[best], right[i], n[i]);
+        a->result = a->z > MP_STATS_Z95_ONE_SIDED ? MP_ACC_LOW : MP_ACC_PASS;
+    }
+}
+
+/* The task gate over the report's scored candidates. */
+static void gate(const struct mp_report *rep, const struct mp_score *const *sc,
+                 struct mp_correct *out)
+{
+    size_t *n = xcalloc(rep->n + 1, sizeof(*n)), *right = xcalloc(rep->n + 1, sizeof(*right));
+    struct mp_accuracy *acc = xcalloc(rep->n + 1, sizeof(*acc));
+    for (size_t i = 0; i < rep->n; i++)
+        if (sc[i] && sc[i]->task == MP_SC_OK)
+            mp_score_task_counts(sc[i], &n[i], &right[i]);
+    mp_correct_gate(n, right, rep->n, acc);
+    for (size_t i = 0; i < rep->n; i++) {
+        struct mp_accuracy *a = &out->c[i].acc;
+        *a = acc[i];
+        if (sc[i])
+            a->source = sc[i]->task_source ? xstrdup(sc[i]->task_source) : NULL;
+        if (sc[i] && a->result == MP_ACC_NOT_RUN)
+            a->note = xasprintf("task gate %s%s%s", mp_sc_status_name(sc[i]->task),
+                                sc[i]->task_note ? ": " : "",
+                                sc[i]->task_note ? sc[i]->task_note : "");
+    }
+    free(acc);
+    free(n);
+    free(right);
+}
+
+static const char *class_of(const struct mp_correctness *k)
+{
+    bool div = k->ag.result == MP_AG_DIVERGENT, low = k->acc.result == MP_ACC_LOW;
+    return div && low ? "divergent+low-accuracy" : div ? "divergent" : low ? "low-accuracy" : NULL;
+}
+
+static void copy_agreement(struct mp_agreement *d, const struct mp_agreement *s)
+{
+    *d = *s;
+    d->reference = s->reference ? xstrdup(s->reference) : NULL;
+    d->greedy_first = s->greedy_first ? xstrdup(s->greedy_first) : NULL;
+    d->note = s->note ? xstrdup(s->note) : NULL;
+    for (size_t i = 0; i < s->nfirst; i++) {
+        d->first[i].context = xstrdup(s->first[i].context);
+        d->first[i].token = xstrdup(s->first[i].token);
+        d->first[i].this_top1 = xstrdup(s->first[i].this_top1);
+        d->first[i].ref_top1 = xstrdup(s->first[i].ref_top1);
+    }
+}
+
+/* A same-configuration result takes its representative's correctness. */
+static void share(const struct mp_report *rep, struct mp_correct *out)
+{
+    for (size_t i = 0; i < rep->n; i++) {
+        const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
+        if (!p || p->outcome != MP_OUT_SAME_CONFIG || !p->same_as)
+            continue;
+        for (size_t j = 0; j < rep->n; j++) {
+            const struct mp_attempt_result *q = mp_cand_primary(&rep->c[j]);
+            if (j == i || !q || q->outcome == MP_OUT_SAME_CONFIG ||
+                strcmp(rep->c[j].cand.name, p->same_as) || !out->c[j].measured)
+                continue;
+            struct mp_correctness *d = &out->c[i];
+            const struct mp_correctness *s = &out->c[j];
+            mp_agreement_release(&d->ag);
+            copy_agreement(&d->ag, &s->ag);
+            free(d->acc.source);
+            free(d->acc.note);
+            d->acc = s->acc;
+            d->acc.source = s->acc.source ? xstrdup(s->acc.source) : NULL;
+            d->acc.note = s->acc.note ? xstrdup(s->acc.note) : NULL;
+            d->measured = true;
+            d->cls = s->cls;
+            d->shared_from = (long)j;
+            d->score_s = d->task_s = 0;
+        }
+    }
+}
+
+static long find_ref(const struct mp_report *rep, const char *name)
+{
+    for (size_t i = 0; name && i < rep->n; i++)
+        if (!strcmp(rep->c[i].cand.name, name)) {
+            const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
+            if (p && p->outcome == MP_OUT_SAME_CONFIG && p->same_as)
+                return find_ref(rep, p->same_as);
+            return (long)i;
+        }
+    return -1;
+}
+
+void mp_correct_compute(struct mp_report *rep)
+{
+    char *refname = rep->cor.reference;
+    rep->cor.reference = NULL;
+    mp_correct_release(&rep->cor);
+    rep->cor.reference = refname;
+    rep->cor.n = rep->n;
+    rep->cor.c = xcalloc(rep->n + 1, sizeof(*rep->cor.c));
+    const struct mp_score **sc = xcalloc(rep->n + 1, sizeof(*sc));
+    struct mp_ag_in *in = xcalloc(rep->n + 1, sizeof(*in));
+    for (size_t i = 0; i < rep->n; i++) {
+        sc[i] = score_of(rep, i);
+        in[i].name = rep->c[i].cand.name;
+        in[i].s = sc[i];
+        in[i].group = (int)i;
+        for (size_t j = 0; j < i && sc[i]; j++)
+            if (sc[j] && same_config(mp_cand_primary(&rep->c[i]), mp_cand_primary(&rep->c[j]))) {
+                in[i].group = in[j].group;
+                break;
+            }
+        rep->cor.c[i].measured = sc[i] != NULL;
+        rep->cor.c[i].shared_from = -1;
+        rep->cor.c[i].score_s = sc[i] ? sc[i]->score_s : 0;
+        rep->cor.c[i].task_s = sc[i] ? sc[i]->task_s : 0;
+    }
+    long ref = find_ref(rep, refname);
+    if (refname && (ref < 0 || !sc[ref]))
+        rep->cor.note = xasprintf("the --reference candidate '%s' was not scored: the candidates "
+                                  "are compared with their consensus instead",
+                                  refname);
+    mp_agree_run(in, rep->n, ref >= 0 && sc[ref] ? ref : -1, &rep->cor);
+    gate(rep, sc, &rep->cor);
+    for (size_t i = 0; i < rep->n; i++)
+        if (rep->cor.c[i].measured)
+            rep->cor.c[i].cls = class_of(&rep->cor.c[i]);
+    share(rep, &rep->cor);
+    free(in);
+    free(sc);
+}
+
+static const char *or_empty(const char *s)
+{
+    return s ? s : "";
+}
+
+/* "' blue' where the others chose ' green' (passage 3, token 12)" */
+static void first_disagreement(struct buf *b, const struct mp_agreement *ag)
+{
+    if (!ag->nfirst)
+        return;
+    const struct mp_disagreement *d = &ag->first[0];
+    char *a = mp_quality_quote(d->this_top1, 40), *r = mp_quality_quote(d->ref_top1, 40);
+    buf_printf(b, "; first at passage %zu token %zu: %s where %s %s", d->passage + 1, d->pos + 1,
+               a, strcmp(or_empty(ag->reference), "consensus") ? "the reference chose" : "the others chose",
+               r);
+    free(a);
+    free(r);
+}
+
+/* What diverged, in words. */
+static void say_divergent(struct buf *b, const struct mp_agreement *ag)
+{
+    bool cons = ag->reference && !strcmp(ag->reference, "consensus");
+    if (ag->lp_div) {
+        if (cons)
+            buf_printf(b, "its logprobs diverge from the consensus of %zu other%s: ", ag->others,
+                       ag->others == 1 ? "" : "s");
+        else
+            buf_printf(b, "its logprobs diverge from '%s': ", or_empty(ag->reference));
+        buf_printf(b, "mean |Δ| %.3g nats", ag->mean_abs);
+        if (ag->noise_floor > 0)
+            buf_printf(b, " (%.0f× the noise floor of %.3g)", ag->mean_abs / ag->noise_floor,
+                       ag->noise_floor);
+        else
+            buf_adds(b, " (the noise floor measured 0)");
+        buf_printf(b, ", top-1 agreement %.1f %% over %zu positions", 100 * ag->top1,
+                   ag->positions);
+        first_disagreement(b, ag);
+    }
+    if (ag->greedy_div) {
+        buf_printf(b, "%sits greedy continuations fail check_logprobs_close (%zu of %zu "
+                      "comparisons; %s)",
+                   ag->lp_div ? "; " : "", ag->greedy_failed, ag->greedy_compared,
+                   or_empty(ag->greedy_first));
+    }
+}
+
+static void say_accuracy(struct buf *b, const struct mp_accuracy *a, const struct mp_report *rep)
+{
+    buf_printf(b, "%zu/%zu task answers right (95 %% %.2f-%.2f)", a->right, a->n, a->low, a->high);
+    if (a->result == MP_ACC_LOW && a->best >= 0 && (size_t)a->best < rep->n) {
+        const struct mp_accuracy *bb = &rep->cor.c[a->best].acc;
+        buf_printf(b, ", significantly below '%s' with %zu/%zu (two-proportion z = %.2f > 1.64)",
+                   rep->c[a->best].cand.name, bb->right, bb->n, a->z);
+    }
+}
+
+/* What was checked, for a candidate that keeps its verdict. */
+static void say_checked(struct buf *b, const struct mp_correctness *k, const struct mp_report *rep)
+{
+    const struct mp_agreement *ag = &k->ag;
+    switch (ag->result) {
+    case MP_AG_AGREES:
+        if (ag->greedy_only)
+            buf_printf(b, "greedy continuations agree with %zu other%s (no prompt logprobs)",
+                       ag->others, ag->others == 1 ? "" : "s");
+        else if (ag->positions == 0)
+            buf_printf(b, "the reference of the logprob comparison");
+        else
+            buf_printf(b, "agrees with %zu other%s: top-1 %.1f %%, mean |Δ| %.3g nats", ag->others,
+                       ag->others == 1 ? "" : "s", 100 * ag->top1, ag->mean_abs);
+        break;
+    case MP_AG_DISAGREE_PAIR:
+        buf_printf(b, "disagrees with '%s' (two configurations: moeprobe cannot tell which one "
+                      "is wrong; ", or_empty(ag->reference));
+        say_divergent(b, ag);
+        buf_adds(b, ")");
+        break;
+    case MP_AG_NO_CONSENSUS:
+        buf_printf(b, "no majority of the configurations agrees: the logprobs cannot tell who is "
+                      "wrong");
+        break;
+    default:
+        buf_printf(b, "logprobs not compared: %s", ag->note ? ag->note : "nothing to compare");
+        break;
+    }
+    if (k->acc.result != MP_ACC_NOT_RUN) {
+        buf_adds(b, "; ");
+        say_accuracy(b, &k->acc, rep);
+    }
+}
+
+enum mp_verdict mp_verdict_correctness(enum mp_verdict v, const char *why,
+                                       const struct mp_correctness *k, const struct mp_report *rep,
+                                       char **why_out)
+{
+    *why_out = NULL;
+    if (v != MP_V_STABLE || !k || !k->measured)
+        return v;
+    struct buf b = BUF_INIT;
+    if (!k->cls) {
+        buf_printf(&b, "%s; ", or_empty(why));
+        say_checked(&b, k, rep);
+        *why_out = buf_detach(&b, NULL);
+        return v;
+    }
+    buf_adds(&b, "served every request and passed the output check, but ");
+    if (k->ag.result == MP_AG_DIVERGENT)
+        say_divergent(&b, &k->ag);
+    if (k->acc.result == MP_ACC_LOW) {
+        buf_adds(&b, k->ag.result == MP_AG_DIVERGENT ? "; and it gets only " : "it gets only ");
+        say_accuracy(&b, &k->acc, rep);
+    }
+    *why_out = buf_detach(&b, NULL);
+    return MP_V_WRONG_OUTPUT;
+}
+
+char *mp_correct_against(const struct mp_score *ref, const char *ref_name,
+                         const struct mp_score *test, const char *test_name)
+{
+    if (!ref || !test)
+        return NULL;
+    struct mp_ag_in in[2] = {{ref_name, ref, 0}, {test_name, test, 1}};
+    struct mp_correct c;
+    memset(&c, 0, sizeof(c));
+    c.n = 2;
+    c.c = xcalloc(2, sizeof(*c.c));
+    mp_agree_run(in, 2, 0, &c);
+    size_t n[2] = {0, 0}, right[2] = {0, 0};
+    if (ref->task == MP_SC_OK && test->task == MP_SC_OK) {
+        mp_score_task_counts(ref, &n[0], &right[0]);
+        mp_score_task_counts(test, &n[1], &right[1]);
+    }
+    struct mp_accuracy acc[2];
+    memset(acc, 0, sizeof(acc));
+    mp_correct_gate(n, right, 2, acc);
+    struct buf b = BUF_INIT;
+    if (c.c[1].ag.result == MP_AG_DIVERGENT)
+        say_divergent(&b, &c.c[1].ag);
+    if (acc[1].result == MP_ACC_LOW && acc[1].best == 0)
+        buf_printf(&b, "%s%zu/%zu task answers right against %zu/%zu for the --to set (z = %.2f)",
+                   b.len ? "; " : "", acc[1].right, acc[1].n, acc[0].right, acc[0].n, acc[1].z);
+    mp_correct_release(&c);
+    return b.len ? buf_detach(&b, NULL) : (buf_release(&b), NULL);
+}
