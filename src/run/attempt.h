@@ -17,6 +17,7 @@
 
 #include "compat.h"
 
+
 #include "model/attempt.h"
 #include "model/candidate.h"
 #include "model/workload.h"
