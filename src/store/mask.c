@@ -189,6 +189,32 @@ static bool cut_tail_at(const struct mp_store_mask *m, const char *p, const char
     return false;
 }
 
+/* Appends the part [p, p+keep) a structural match keeps verbatim (its name,
+ * quotes, ...) with the known values in it replaced, then *** for the value
+ * [p+keep, p+keep+vl). Returns where the text goes on: after the value, or
+ * after a known value that began in the kept part and reaches past it. */
+static const char *add_match(struct buf *b, const struct mp_store_mask *m, const char *p,
+                             size_t keep, size_t vl, const char *end)
+{
+    const char *kend = p + keep, *vend = kend + vl, *q = p, *lit = p;
+    while (q < kend) {
+        size_t kv = known_at(m, q, end);
+        if (!kv) {
+            q++;
+            continue;
+        }
+        buf_add(b, lit, (size_t)(q - lit));
+        buf_adds(b, "***");
+        q += kv;
+        lit = q;
+    }
+    if (q >= vend)
+        return q; /* a known value covered the value too */
+    buf_add(b, lit, (size_t)(kend > lit ? kend - lit : 0));
+    buf_adds(b, "***");
+    return vend;
+}
+
 char *mp_store_mask_apply_ex(const struct mp_store_mask *m, const char *s, size_t len,
                              unsigned flags, bool *changed, size_t *outlen)
 {
@@ -211,9 +237,10 @@ char *mp_store_mask_apply_ex(const struct mp_store_mask *m, const char *s, size_
             p++;
             continue;
         }
-        buf_add(&b, run, (size_t)(p - run) + keep);
-        buf_adds(&b, "***");
-        p += keep + vl;
+        /* every byte before p was checked for a known value; the kept part
+         * of a structural match was not (a JSON key can hold one) */
+        buf_add(&b, run, (size_t)(p - run));
+        p = add_match(&b, m, p, keep, vl, end);
         run = p;
         any = true;
     }

@@ -136,6 +136,10 @@ static void test_known_and_cut(void **state)
     /* no over-masking of common values of secret names */
     EXPECT(&m, "INFO 12-01 loading; parallel=false", 0, "INFO 12-01 loading; parallel=false");
     EXPECT(&m, "args: knob-secret-77 sk-0123456789abcdef0123456789abcdef0123", 0, "args: *** ***");
+    /* a known value inside the part a structural match keeps (its JSON
+     * key): replaced too (fuzz_secret's finding) */
+    EXPECT(&m, "{\"my_knob-secret-77_token\": \"abcdefghijkl\"}", 0,
+           "{\"my_***_token\": \"***\"}");
     /* a line cut in the middle of the key: the tail is masked */
     EXPECT(&m, "xxxx sk-0123456789abcdef", MP_MASK_CUT, "xxxx ***");
     EXPECT(&m, "xxxx sk-0123456789abcdef", 0, "xxxx sk-0123456789abcdef");
