@@ -341,10 +341,6 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .eta_after_s = est.known ? MP_MAX(0.0, after) : -1,
         .expect_s = est.known ? est.attempt_s : -1,
         .cwd = ctx->cwd,
-        /* the dump on exception replaces the traceback: not in a
-         * candidate's first normal run, which keeps it for the site
-         * analysis (docs/verdicts.md "GPU core dumps") */
-        .coredump_exception = blocking || mp_cand_primary(c) != NULL,
         .no_coredump = ctx->no_coredump,
         .keep_coredumps = ctx->keep_coredumps,
         .run_dir = ctx->run_dir,

@@ -1,8 +1,10 @@
 #!/bin/bash
 # qualify end to end: async-race, kernel-fault, stable, startup-failure and a
-# no-op knob with the engine's unknown-variable warning, in one run. The
-# kernel-fault is pinned at the kernel its blocked run's GPU core dump names;
-# the first run's traceback keeps the Python frame (docs/verdicts.md).
+# no-op knob with the engine's unknown-variable warning, in one run. Every
+# run has the GPU core dump with skip_abort, which keeps the traceback: the
+# kernel-fault is pinned at the Python frame of its blocked run's traceback
+# (the faulting launch) and its kernel is the one that run's dump names
+# (docs/verdicts.md "GPU core dumps").
 . "$(dirname "$0")/q_lib.sh"
 qualify verdicts "$W/q-verdicts.ini" "${Q_FAST[@]}" \
     --candidate 'auto:' \
@@ -24,8 +26,10 @@ check "$R" \
   'c["cutlass"]["verdict"] == "kernel-fault"' \
   'c["cutlass"]["resolved"]["moe_backend"] == "VLLM_CUTLASS"' \
   'c["cutlass"]["diagnosis"]["launch_blocking"] == "crashed"' \
-  '"in kernel cutlass::device_kernel<" in (c["cutlass"]["diagnosis"]["pinned_site"] or "")' \
+  '(c["cutlass"]["diagnosis"]["pinned_site"] or "").endswith(":cutlass_moe_fp4_grouped_gemm")' \
   'c["cutlass"]["crash"]["kernel"]["surfaced_only"] is False' \
+  'c["cutlass"]["crash"]["kernel"]["attempt"].endswith("-blocking")' \
+  'c["cutlass"]["crash"]["kernel"]["name"].startswith("cutlass::device_kernel<")' \
   'any("cutlass_moe_fp4_grouped_gemm" in s for s in c["cutlass"]["crash"]["sites"])' \
   '"launch_site" in c["cutlass"]["diagnosis"] and "launch_site" in c["auto"]["crash"]' \
   'c["auto"]["resolved"]["linear_kernels"].get("nvfp4") == c["auto"]["resolved"]["linear_kernel"] is not None' \

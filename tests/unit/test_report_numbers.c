@@ -25,6 +25,7 @@
 
 #include "buf.h"
 #include "cli/opts.h"
+#include "model/score.h"
 #include "report/report.h"
 #include "report/srvm.h"
 #include "xalloc.h"
@@ -209,7 +210,11 @@ static void test_json_cost(void **state)
     mp_report_init(&rep, "/nonexistent");
     add_cand(&rep, "auto", "", "MARLIN", "concurrency-4"); /* phases: 2.0 s + 0.5 s */
     rep.c[0].attempts[0].ready_s = 3;
-    rep.c[0].attempts[0].wall_s = 6;
+    rep.c[0].attempts[0].wall_s = 7.5;
+    /* the correctness pass's requests are requests too (1.0 s scoring + 0.5 s tasks) */
+    rep.c[0].attempts[0].score = mp_score_new();
+    rep.c[0].attempts[0].score->score_s = 1.0;
+    rep.c[0].attempts[0].score->task_s = 0.5;
     struct mp_candidate c;
     assert_int_equal(mp_candidate_from_knobs("fc", "--moe-backend flashinfer_cutlass", &c, NULL), 0);
     size_t i = mp_report_add_candidate(&rep, &c);
@@ -232,7 +237,7 @@ static void test_json_cost(void **state)
     assert_non_null(root);
     cJSON *k0 = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "candidates"), 0), "cost");
     near(num(k0, "startup_seconds"), 3);
-    near(num(k0, "request_seconds"), 2.5);
+    near(num(k0, "request_seconds"), 4.0);
     near(num(k0, "overhead_seconds"), 0.5);
     assert_int_equal((int)num(k0, "selection_stops"), 0);
     assert_int_equal((int)num(k0, "engine_starts"), 1);
@@ -244,15 +249,15 @@ static void test_json_cost(void **state)
     assert_int_equal((int)num(run, "engine_starts"), 2);
     assert_int_equal((int)num(run, "selection_stops"), 1);
     near(num(run, "startup_seconds"), 3.4);
-    near(num(run, "request_seconds"), 2.5);
+    near(num(run, "request_seconds"), 4.0);
     near(num(run, "overhead_seconds"), 0.55);
     cJSON_Delete(root);
     buf_release(&b);
     /* report.md: the candidate's line and the run's row */
     mp_report_markdown(&rep, &b);
-    assert_non_null(strstr(b.data, "(engine start-up 3.0 s, requests 2.5 s, moeprobe's own 0.5 s)"));
+    assert_non_null(strstr(b.data, "(engine start-up 3.0 s, requests 4.0 s, moeprobe's own 0.5 s)"));
     assert_non_null(strstr(b.data, "| cost | 1 stopped at their selection lines; engine start-up 3.4 s, "
-                                   "requests 2.5 s, moeprobe's own 0.6 s |"));
+                                   "requests 4.0 s, moeprobe's own 0.6 s |"));
     buf_release(&b);
     mp_report_release(&rep);
 }
