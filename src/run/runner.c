@@ -48,6 +48,17 @@ static void measure_attempt(struct mp_runctx *ctx, const struct mp_attempt_resul
     }
 }
 
+/* The scoring plan in the estimator's numbers; NULL when there is none. */
+static const struct mp_eta_score *eta_score(const struct mp_score_plan *p, struct mp_eta_score *o)
+{
+    if (!p || !mp_score_plan_requests(p))
+        return NULL;
+    *o = (struct mp_eta_score){p->npassages, p->repeat, p->ngreedy, p->greedy_tokens,
+                               p->tasks ? p->tasks->n : 0, p->tasks ? p->tasks->max_tokens : 0,
+                               p->level};
+    return o;
+}
+
 /* The rest of the run as verdict/eta.h estimates it from rep. */
 static void estimate(const struct mp_runctx *ctx, const struct mp_report *rep, struct mp_eta *e)
 {
@@ -56,10 +67,12 @@ static void estimate(const struct mp_runctx *ctx, const struct mp_report *rep, s
     bool *cheap = xcalloc(rep->n + 1, sizeof(*cheap));
     if (ctx->dedupe)
         mp_eta_predict_cheap(ctx->kn, rep, cheap);
+    struct mp_eta_score sc;
     struct mp_eta_in in = {
         .rep = rep,
         .wl = ctx->wl,
         .nquality = ctx->nquality,
+        .score = eta_score(ctx->score, &sc),
         .cheap = cheap,
         .diagnose = ctx->diagnose,
         .resolve_only = ctx->resolve_only,

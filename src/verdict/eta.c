@@ -18,6 +18,9 @@
  * it). */
 #define CONTENTION 0.1
 #define QUALITY_TOKENS 32.0  /* MP_QUALITY_MAX_TOKENS: the output check's answers */
+/* A task reply is about a third of its max_tokens (the built-in few-shot
+ * problems answer in ~30 of 96 tokens; stop sequences end them). */
+#define TASK_REPLY_SHARE (1.0 / 3.0)
 
 /* What the attempts so far measured. */
 struct meas {
@@ -136,8 +139,30 @@ static double quality_s(const struct meas *m, const struct mp_workload *wl)
     return m->req_s * (wl->max_tokens > 0 ? MP_MIN(1.0, QUALITY_TOKENS / wl->max_tokens) : 1.0);
 }
 
-/* The phases of wl plus the output check, from the parts measured. */
-static double model_attempt(const struct meas *m, const struct mp_workload *wl, size_t nquality)
+/* The scoring pass (sc) from the parts measured: a request of t output
+ * tokens takes t / wl's max_tokens of a workload request (decode-bound),
+ * at least one token's worth. */
+static double score_pass_s(const struct meas *m, const struct mp_workload *wl,
+                           const struct mp_eta_score *sc)
+{
+    if (!sc)
+        return 0;
+    double per_tok = 1.0 / MP_MAX(1, wl->max_tokens);
+    int level = MP_MAX(1, sc->level);
+    double round = round_s(m, level);
+    double t = (double)sc->prompts * m->req_s * per_tok; /* one at a time, ~1 token */
+    if (sc->repeat)
+        t += ceil((double)sc->prompts / level) * round * per_tok;
+    t += ceil((double)sc->greedy / level) * round * MP_MAX(1, sc->greedy_tokens) * per_tok;
+    double reply = MP_MAX(1.0, sc->task_tokens * TASK_REPLY_SHARE);
+    t += ceil((double)sc->tasks / level) * round * reply * per_tok;
+    return t;
+}
+
+/* The phases of wl plus the output check and the scoring pass (sc, NULL:
+ * none), from the parts measured. */
+static double model_attempt(const struct meas *m, const struct mp_workload *wl, size_t nquality,
+                            const struct mp_eta_score *sc)
 {
     bool timed = false;
     for (size_t k = 0; k < wl->nphases; k++)
@@ -163,14 +188,14 @@ static double model_attempt(const struct meas *m, const struct mp_workload *wl, 
     /* extended at the top level until enough succeeded (a pass, a diagnosis) */
     if ((double)wl->min_total_ok > reqs)
         t += ceil(((double)wl->min_total_ok - reqs) / top) * round_s(m, top);
-    return t + (double)nquality * quality_s(m, wl);
+    return t + (double)nquality * quality_s(m, wl) + score_pass_s(m, wl, sc);
 }
 
 double mp_eta_attempt_s(const struct mp_report *rep, const struct mp_workload *wl, size_t nquality)
 {
     struct meas m;
     measure(rep, &m);
-    return m.full_s > 0 ? m.full_s : model_attempt(&m, wl, nquality);
+    return m.full_s > 0 ? m.full_s : model_attempt(&m, wl, nquality, NULL);
 }
 
 /* The highest level of wl, the requests of its phases at level 1 and of
@@ -265,7 +290,8 @@ static double extra_attempt_s(const struct mp_eta_in *in, const struct meas *m, 
         return 0;
     /* measured passes are the best guess of the next; else the model */
     double pass = m->full_s > 0 ? m->full_s
-                                : in->extra_wl ? model_attempt(m, in->extra_wl, in->nquality) : full;
+                                : in->extra_wl ? model_attempt(m, in->extra_wl, in->nquality, in->score)
+                                               : full;
     if (pass <= 0)
         pass = full;
     double fail = failed_s(in->rep);
@@ -294,7 +320,7 @@ void mp_eta_estimate(const struct mp_eta_in *in, struct mp_eta *out)
     struct meas m;
     measure(in->rep, &m);
     double cheap = m.resolved_s > 0 ? m.resolved_s : m.start_s;
-    double full = m.full_s > 0 ? m.full_s : model_attempt(&m, in->wl, in->nquality);
+    double full = m.full_s > 0 ? m.full_s : model_attempt(&m, in->wl, in->nquality, in->score);
     if (in->resolve_only)
         full = cheap;
     double extra = extra_attempt_s(in, &m, full);

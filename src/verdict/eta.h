@@ -26,10 +26,25 @@
 
 struct mp_knowledge;
 
+/* The scoring pass a serving candidate's first attempt runs after its
+ * phases (run/score.h's plan, in numbers): prompts read one at a time
+ * (teacher-forced logprobs, about one output token each) and again at
+ * level when repeat, greedy continuations and task problems at level. */
+struct mp_eta_score {
+    size_t prompts;
+    bool repeat;
+    size_t greedy;
+    int greedy_tokens;
+    size_t tasks;
+    int task_tokens;                /* a problem's max_tokens: a reply takes about a third */
+    int level;
+};
+
 struct mp_eta_in {
     const struct mp_report *rep;    /* the candidates and their attempts so far */
     const struct mp_workload *wl;   /* what a full attempt sends */
     size_t nquality;                /* output-check prompts after its load phases */
+    const struct mp_eta_score *score; /* the scoring pass of a first attempt (NULL: none) */
     const bool *done;               /* per candidate: finished (NULL: none) */
     const bool *cheap;              /* per candidate: predicted the same configuration as
                                      * one tested (NULL: none) */
@@ -61,7 +76,8 @@ void mp_eta_estimate(const struct mp_eta_in *in, struct mp_eta *out);
  * tested candidate resolved. cheap[i] set for those (rep->n entries). */
 void mp_eta_predict_cheap(const struct mp_knowledge *kn, const struct mp_report *rep, bool *cheap);
 
-/* One full attempt of workload wl from rep's measurements (<0: unknown). */
+/* One full attempt of workload wl from rep's measurements (<0: unknown),
+ * without a scoring pass. */
 double mp_eta_attempt_s(const struct mp_report *rep, const struct mp_workload *wl,
                         size_t nquality);
 

@@ -5,10 +5,17 @@
 # --from, half running a pass's workload (extended to the clean requests a
 # pass needs). It printed "ETA 0 s" before.
 . "$(dirname "$0")/q_lib.sh"
-python3 "$ROOT/tests/integration/eta_lib.py" 'moeprobe: plan:' 0.3 -- \
-    "$MOEPROBE" minimize --out "$Q_TMP/min" --max-tokens 32 --seq 3 --conc 4:8 --no-quality \
-    --diagnose-max-requests 60 --from '' --to '--moe-backend cutlass VLLM_X=1 VLLM_Y=2' \
-    -- "$REFENGINE" --world "$ROOT/worlds/demo-nemotron-super.ini" --port '{port}' ||
+# The time taken is wall time on a shared machine: a run whose first attempt
+# was slowed by other load (its measurements then overstate every later
+# one) gets one more try; a wrong estimator misses both.
+eta_run() {
+    rm -rf "$Q_TMP/min"
+    python3 "$ROOT/tests/integration/eta_lib.py" 'moeprobe: plan:' 0.3 -- \
+        "$MOEPROBE" minimize --out "$Q_TMP/min" --max-tokens 32 --seq 3 --conc 4:8 --no-quality \
+        --diagnose-max-requests 60 --from '' --to '--moe-backend cutlass VLLM_X=1 VLLM_Y=2' \
+        -- "$REFENGINE" --world "$ROOT/worlds/demo-nemotron-super.ini" --port '{port}'
+}
+eta_run || eta_run ||
     fail "minimize: the ETA after the first test is off by more than 30 %"
 assert_no_leftovers
 echo ok
