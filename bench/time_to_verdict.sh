@@ -112,7 +112,7 @@ for line in sys.stdin:
     t1=$(date +%s.%N)
     sleep 0.2 # the stamping filter flushes its last lines
     [ "$rc" -le 1 ] || { echo "qualify failed (exit $rc) on $name:"; cat "$d.stderr"; exit 1; }
-    python3 - "$d/report.json" "$d.stderr" "$name" "$scale" "$(echo "$t1 - $t0" | bc)" "$tmp/$name.verdicts" <<'PY'
+    python3 - "$d/report.json" "$d.stderr" "$name" "$scale" "$(python3 -c "print($t1 - $t0)")" "$tmp/$name.verdicts" <<'PY'
 import json, re, sys
 rep, err, name, scale, wall, vout = sys.argv[1:7]
 scale, wall = float(scale), float(wall)
@@ -125,7 +125,7 @@ own = k["overhead_seconds"] + outside
 real = (k["startup_seconds"] + k["request_seconds"]) * scale + own
 eta, at = None, None
 for line in open(err):
-    m = re.match(r"([0-9.]+) moeprobe: plan: .*ETA ([0-9.]+) (s|min|h)\b", line)
+    m = re.match(r"([0-9.]+) moeprobe: (?:[0-9:]+ )?plan: .*?ETA ~?([0-9.]+) ?(s|min|h)\b", line)
     if m:
         at = float(m.group(1))
         eta = float(m.group(2)) * {"s": 1, "min": 60, "h": 3600}[m.group(3)]

@@ -470,6 +470,28 @@ static void stat_of(const struct series *s, struct mp_gpu_stat *out)
     free(v);
 }
 
+int mp_gpu_memory_now(struct mp_gpu_sampler *s, unsigned long long *used, unsigned long long *total)
+{
+    *used = *total = 0;
+    if (!s || !s->api.memory || !s->ndev)
+        return -1;
+    if (s->threaded)
+        pthread_mutex_lock(&s->mu);
+    int rc = 0;
+    for (size_t i = 0; i < s->ndev && rc == 0; i++) {
+        unsigned long long mem[3] = {0, 0, 0};
+        if (s->api.memory(s->dev[i], mem) != 0) {
+            rc = -1;
+            break;
+        }
+        *total += mem[0];
+        *used += mem[2];
+    }
+    if (s->threaded)
+        pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
 bool mp_gpu_summary(struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out)
 {
     memset(out, 0, sizeof(*out));

@@ -15,6 +15,7 @@
 
 #include "escape.h"
 #include "http/lgstats.h"
+#include "model/score.h"
 #include "quality/quality.h"
 #include "secret.h"
 #include "version.h"
@@ -60,6 +61,8 @@ struct mp_rep_cost mp_rep_cand_cost(const struct mp_cand_report *c)
         k.workload_s += a->workload_s > 0 ? a->workload_s : 0;
         for (size_t p = 0; p < a->nphases; p++)
             req += a->phases[p].wall_s > 0 ? a->phases[p].wall_s : 0;
+        if (a->score) /* the correctness scoring pass and task gate: requests too */
+            req += MP_MAX(0.0, a->score->score_s) + MP_MAX(0.0, a->score->task_s);
         double start = MP_MIN(a->ready_s > 0 ? a->ready_s : 0, wall);
         req = MP_MIN(req, wall - start);
         k.startup_s += start;

@@ -20,7 +20,7 @@ grep -q '^load_seconds = 4$' "$WS" || fail "world copy"
 check "$Q_TMP/plain/report.json" \
     'c["auto"]["resolved"]["moe_backend"] == "FLASHINFER_CUTLASS" and c["marlin"]["resolved"]["moe_backend"] == "MARLIN"' \
     'all(x["attempts"][0]["outcome"] == "resolved" for x in r["candidates"])' \
-    'all(x["resolved"]["unquantized_moe_backend"] is None for x in r["candidates"])' \
+    'all(x["resolved"]["drafter"] is None for x in r["candidates"])' \
     || fail "plain: report fields"
 for n in auto cutlass marlin flashinfer_cutlass marlin-env; do
     log="$Q_TMP/plain/attempts/$n-1/server.log"
@@ -35,10 +35,10 @@ done
     --speculative-config '{"method": "mtp", "num_speculative_tokens": 1}' \
     >/dev/null 2>"$Q_TMP/mtp.err" || { cat "$Q_TMP/mtp.err"; fail "resolve (drafter): exit $?"; }
 check "$Q_TMP/mtp/report.json" \
-    'all(c[n]["resolved"]["unquantized_moe_backend"] == "FlashInfer CUTLASS" for n in ("auto", "flashinfer_cutlass", "marlin-env"))' \
+    'all(c[n]["resolved"]["drafter"]["moe_backend"] == "FlashInfer CUTLASS" for n in ("auto", "flashinfer_cutlass", "marlin-env"))' \
     'all(c[n]["resolved"]["moe_backend"] == "FLASHINFER_CUTLASS" for n in ("auto", "flashinfer_cutlass", "marlin-env"))' \
     'all(c[n]["verdict"] == "startup-failure" and "is not supported for unquantized MoE" in c[n]["why"] for n in ("cutlass", "marlin"))' \
-    || { python3 -m json.tool "$Q_TMP/mtp/report.json" | grep -E '"(name|verdict|why|unquantized_moe_backend)"'; fail "drafter: report fields"; }
+    || { python3 -m json.tool "$Q_TMP/mtp/report.json" | grep -E '"(name|verdict|why|drafter)"'; fail "drafter: report fields"; }
 grep -q "Loading drafter model" "$Q_TMP/mtp/attempts/auto-1/server.log" || fail "drafter: no drafter in the log"
 # a start that failed at the drafter: its start-up (ready_s, cost.startup_seconds) runs to the
 # failure, past the drafter's line, not to the main model's selection lines

@@ -25,6 +25,7 @@
 
 #include "buf.h"
 #include "cli/opts.h"
+#include "model/score.h"
 #include "report/report.h"
 #include "report/srvm.h"
 #include "xalloc.h"
@@ -209,7 +210,11 @@ static void test_json_cost(void **state)
     mp_report_init(&rep, "/nonexistent");
     add_cand(&rep, "auto", "", "MARLIN", "concurrency-4"); /* phases: 2.0 s + 0.5 s */
     rep.c[0].attempts[0].ready_s = 3;
-    rep.c[0].attempts[0].wall_s = 6;
+    rep.c[0].attempts[0].wall_s = 7.5;
+    /* the correctness pass's requests are requests too (1.0 s scoring + 0.5 s tasks) */
+    rep.c[0].attempts[0].score = mp_score_new();
+    rep.c[0].attempts[0].score->score_s = 1.0;
+    rep.c[0].attempts[0].score->task_s = 0.5;
     struct mp_candidate c;
     assert_int_equal(mp_candidate_from_knobs("fc", "--moe-backend flashinfer_cutlass", &c, NULL), 0);
     size_t i = mp_report_add_candidate(&rep, &c);
@@ -232,7 +237,7 @@ static void test_json_cost(void **state)
     assert_non_null(root);
     cJSON *k0 = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "candidates"), 0), "cost");
     near(num(k0, "startup_seconds"), 3);
-    near(num(k0, "request_seconds"), 2.5);
+    near(num(k0, "request_seconds"), 4.0);
     near(num(k0, "overhead_seconds"), 0.5);
     assert_int_equal((int)num(k0, "selection_stops"), 0);
     assert_int_equal((int)num(k0, "engine_starts"), 1);
@@ -244,15 +249,15 @@ static void test_json_cost(void **state)
     assert_int_equal((int)num(run, "engine_starts"), 2);
     assert_int_equal((int)num(run, "selection_stops"), 1);
     near(num(run, "startup_seconds"), 3.4);
-    near(num(run, "request_seconds"), 2.5);
+    near(num(run, "request_seconds"), 4.0);
     near(num(run, "overhead_seconds"), 0.55);
     cJSON_Delete(root);
     buf_release(&b);
     /* report.md: the candidate's line and the run's row */
     mp_report_markdown(&rep, &b);
-    assert_non_null(strstr(b.data, "(engine start-up 3.0 s, requests 2.5 s, moeprobe's own 0.5 s)"));
+    assert_non_null(strstr(b.data, "(engine start-up 3.0 s, requests 4.0 s, moeprobe's own 0.5 s)"));
     assert_non_null(strstr(b.data, "| cost | 1 stopped at their selection lines; engine start-up 3.4 s, "
-                                   "requests 2.5 s, moeprobe's own 0.6 s |"));
+                                   "requests 4.0 s, moeprobe's own 0.6 s |"));
     buf_release(&b);
     mp_report_release(&rep);
 }
@@ -478,6 +483,15 @@ static void test_csv(void **state)
     a.outcome = MP_OUT_STARTUP_FAILURE;
     a.fail_class = xstrdup("startup-error");
     mp_report_add_attempt(&rep, di, &a);
+    /* a shared result: auto's numbers, and says so */
+    assert_int_equal(mp_candidate_from_knobs("fc", "--moe-backend flashinfer_cutlass", &c, NULL), 0);
+    size_t si = mp_report_add_candidate(&rep, &c);
+    mp_candidate_release(&c);
+    memset(&a, 0, sizeof(a));
+    a.dir = xstrdup("/nonexistent/attempts/fc-1");
+    a.outcome = MP_OUT_SAME_CONFIG;
+    a.same_as = xstrdup("auto");
+    mp_report_add_attempt(&rep, si, &a);
     mp_report_finalize(&rep);
 
     struct buf b = BUF_INIT;
@@ -485,8 +499,11 @@ static void test_csv(void **state)
     const char *p = b.data;
     char *hdr[128], *row[128];
     int nh = csv_record(&p, hdr, 128);
-    /* 15 fixed columns, 5 distributions x (mean, median, std, 3 percentiles) */
-    assert_int_equal(nh, 15 + 5 * 6);
+    /* 15 fixed columns, 5 distributions x (mean, median, std, 3 percentiles),
+     * shared_with, the run and its fingerprint (#29) */
+    assert_int_equal(nh, 15 + 5 * 6 + 10);
+    assert_string_equal(hdr[nh - 10], "shared_with");
+    assert_string_equal(hdr[nh - 1], "model");
     assert_string_equal(hdr[0], "candidate");
     col(hdr, nh, "p99_ttft_ms");
     col(hdr, nh, "std_e2el_ms");
@@ -504,6 +521,8 @@ static void test_csv(void **state)
             near(strtod(row[col(hdr, nh, "p90_ttft_ms")], NULL), 90);
             near(strtod(row[col(hdr, nh, "mean_itl_ms")], NULL), 50.5);
             assert_string_equal(row[col(hdr, nh, "total_input_tokens")], "150");
+            assert_string_equal(row[col(hdr, nh, "run")], "/nonexistent");
+            assert_string_equal(row[col(hdr, nh, "shared_with")], "");
         }
         if (rows == 2)
             assert_string_equal(row[col(hdr, nh, "mean_tpot_ms")], ""); /* no sample: empty */
@@ -522,9 +541,15 @@ static void test_csv(void **state)
             assert_string_equal(row[col(hdr, nh, "phase")], "");
             assert_string_equal(row[col(hdr, nh, "p99_ttft_ms")], "");
         }
+        if (rows == 6) { /* shared: auto's first phase, named as auto's */
+            assert_string_equal(row[0], "fc");
+            assert_string_equal(row[col(hdr, nh, "shared_with")], "auto");
+            assert_string_equal(row[col(hdr, nh, "phase")], "sequential");
+            near(strtod(row[col(hdr, nh, "request_throughput")], NULL), 5);
+        }
         free_cells(row, nr);
     }
-    assert_int_equal(rows, 2 + 2 + 1);
+    assert_int_equal(rows, 2 + 2 + 1 + 2);
     /* RFC 4180: the quoted cell doubles its quotes */
     assert_non_null(strstr(b.data, "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\","));
     assert_null(strchr(b.data, '\x1b'));
@@ -539,7 +564,7 @@ static void test_csv(void **state)
     mp_report_csv(&rep, &b);
     p = b.data;
     nh = csv_record(&p, hdr, 128);
-    assert_int_equal(nh, 15 + 5 * 5);
+    assert_int_equal(nh, 15 + 5 * 5 + 10);
     col(hdr, nh, "p95_tpot_ms");
     for (int i = 0; i < nh; i++)
         assert_string_not_equal(hdr[i], "p99_tpot_ms");
