@@ -26,9 +26,11 @@ ROOT=$PWD
 RES=${1:-gpu-results/dumpvars}
 mkdir -p "$RES" && RES=$(cd "$RES" && pwd) || exit 2
 MOEPROBE=${MOEPROBE:-$ROOT/moeprobe}
+case "$MOEPROBE" in /*) ;; */*) MOEPROBE=$ROOT/$MOEPROBE ;; esac # the runs cd elsewhere
 RE=${GPU_CHECK_ENGINE:-build/cuda/refengine-cuda}
 case "$RE" in /*) ;; *) RE=$ROOT/$RE ;; esac
 WORLD=${DUMPVARS_WORLD:-$ROOT/worlds/cuda-h200.ini}
+case "$WORLD" in /*) ;; *) WORLD=$ROOT/$WORLD ;; esac
 BACKEND=${DUMPVARS_BACKEND:-humming}
 [ -x "$RE" ] || { echo "gpu-dumpvars: $RE missing (make cuda)"; exit 2; }
 FLAGS=skip_nonrelocated_elf_images,skip_global_memory,skip_shared_memory,skip_local_memory,skip_constbank_memory

@@ -41,7 +41,7 @@ check "$Q_DIR/report.json" \
     '"podman container inspect moeprobe-" in c["menv"]["knob_delivery"][0]["evidence"]' \
     '"of the container" in c["menv"]["knob_delivery"][0]["evidence"]' \
     'c["flag"]["knob_delivery"][0] == {"knob": "--moe-backend marlin", "status": "verified", "evidence": c["flag"]["knob_delivery"][0]["evidence"]}' \
-    '"-e VLLM_SCALED_MM_BACKEND=marlin --name moeprobe-" in c["menv"]["attempts"][0]["command"]' \
+    '__import__("re").match(r"podman run -e VLLM_SCALED_MM_BACKEND=marlin (-e CUDA_\S+ )*--name moeprobe-", c["menv"]["attempts"][0]["command"])' \
     'r["recommendation"] is not None' || fail "podman run"
 
 # 2. a global option with an argument before run (the old bug: the knob
