@@ -205,115 +205,132 @@ static void child(const char *path, char *const *argv, char *const *envp, const 
     child_fail(errw, STAGE_EXEC);
 }
 
-int mp_proc_spawn(const struct mp_proc_spec *spec, struct mp_proc **out, struct mp_diag *d)
+/* The fds of one spawn: /dev/null, the output pipe, the status pipe, the
+ * pidfd (-1 when not open). */
+struct spawn_fds {
+    int devnull, outp[2], errp[2], pidfd;
+};
+
+static void spawn_fds_close(struct spawn_fds *f)
 {
-    int rc = 0;
-    char *path = NULL, *marker_entry = NULL;
-    char **envp = NULL;
-    int devnull = -1, outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, pidfd = -1;
-    sigset_t all, old;
-    bool masked = false;
+    if (f->pidfd >= 0)
+        close(f->pidfd);
+    if (f->devnull >= 0)
+        close(f->devnull);
+    for (int i = 0; i < 2; i++) {
+        if (f->outp[i] >= 0)
+            close(f->outp[i]);
+        if (f->errp[i] >= 0)
+            close(f->errp[i]);
+    }
+}
+
+/* The highest fd the child closes (the loop fallback of close_range). */
+static int child_maxfd(void)
+{
     struct rlimit rl;
-    int maxfd = 1024;
-    pid_t pid = -1, me = getpid();
-    struct exec_rec rec;
-    ssize_t r;
-    struct mp_proc *p;
-
-    *out = NULL;
-    if (!spec || !spec->argv || !spec->argv[0])
-        return mp_diag_set(d, -EINVAL, 0, "empty command");
-    rc = resolve_path(spec->argv[0], &path);
-    if (rc < 0) {
-        mp_diag_set(d, rc, 0, "cannot run '%s': %s", spec->argv[0], strerror(-rc));
-        goto out;
-    }
-    rc = build_env(spec, &envp, &marker_entry, d);
-    if (rc < 0)
-        goto out;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536)
-        maxfd = (int)rl.rlim_cur;
-    else
-        maxfd = 65536;
+        return (int)rl.rlim_cur;
+    return 65536;
+}
 
-    devnull = open("/dev/null", O_RDWR | O_CLOEXEC); /* stdin, and stderr with stderr_null */
-    if (devnull < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+/* /dev/null (stdin, and stderr with stderr_null), the output and status
+ * pipes, all above stderr. 0 or <0 with d set. */
+static int open_fds(const struct mp_proc_spec *spec, struct spawn_fds *f, struct mp_diag *d)
+{
+    int rc;
+    f->devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (f->devnull < 0 || pipe2(f->outp, O_CLOEXEC) < 0 || pipe2(f->errp, O_CLOEXEC) < 0) {
         rc = -errno;
-        mp_diag_set(d, rc, 0, "cannot set up pipes for '%s': %s", spec->argv[0], strerror(-rc));
-        goto out;
+        return mp_diag_set(d, rc, 0, "cannot set up pipes for '%s': %s", spec->argv[0],
+                           strerror(-rc));
     }
-    if ((rc = move_high(&devnull)) < 0 || (rc = move_high(&outp[1])) < 0 ||
-        (rc = move_high(&errp[1])) < 0 || (rc = move_high(&outp[0])) < 0 ||
-        (rc = move_high(&errp[0])) < 0) {
-        mp_diag_set(d, rc, 0, "cannot set up pipes for '%s': %s", spec->argv[0], strerror(-rc));
-        goto out;
-    }
+    if ((rc = move_high(&f->devnull)) < 0 || (rc = move_high(&f->outp[1])) < 0 ||
+        (rc = move_high(&f->errp[1])) < 0 || (rc = move_high(&f->outp[0])) < 0 ||
+        (rc = move_high(&f->errp[0])) < 0)
+        return mp_diag_set(d, rc, 0, "cannot set up pipes for '%s': %s", spec->argv[0],
+                           strerror(-rc));
+    return 0;
+}
 
+/* fork with every signal blocked (no handler of ours runs in the child);
+ * the child execs. Returns the pid, or <0 with d set. */
+static pid_t fork_child(const struct mp_proc_spec *spec, const char *path, char **envp,
+                        const struct spawn_fds *f, struct mp_diag *d)
+{
+    int maxfd = child_maxfd();
+    pid_t me = getpid();
     struct rlimit nofile;
     bool restore_nofile = mp_proc__child_nofile(&nofile);
+    sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    masked = true;
-    pid = fork();
+    pid_t pid = fork();
     if (pid == 0)
-        child(path, spec->argv, envp, spec->cwd, devnull, outp[1], spec->stderr_null ? devnull : outp[1],
-              errp[1], maxfd, me, restore_nofile ? &nofile : NULL);
-    if (pid < 0) {
-        rc = -errno;
-        mp_diag_set(d, rc, 0, "cannot fork for '%s': %s", spec->argv[0], strerror(-rc));
-        goto out;
-    }
+        child(path, spec->argv, envp, spec->cwd, f->devnull, f->outp[1],
+              spec->stderr_null ? f->devnull : f->outp[1], f->errp[1], maxfd, me,
+              restore_nofile ? &nofile : NULL);
+    int e = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    masked = false;
-    mp_proc__register(pid);
-    /* before anyone could reap it: the pidfd cannot refer to a recycled pid */
-    pidfd = mp_proc__pidfd_open(pid);
-    if (pidfd < 0)
-        pidfd = -1;
-    close(outp[1]);
-    outp[1] = -1;
-    close(errp[1]);
-    errp[1] = -1;
+    if (pid < 0)
+        return mp_diag_set(d, -e, 0, "cannot fork for '%s': %s", spec->argv[0], strerror(e));
+    return pid;
+}
 
+/* EOF on the status pipe: exec worked (0). A record: it did not; the child
+ * is reaped and forgotten, <0 with d naming the stage. */
+static int wait_exec(const struct mp_proc_spec *spec, pid_t pid, int errr, struct mp_diag *d)
+{
+    struct exec_rec rec;
+    ssize_t r;
     do {
-        r = read(errp[0], &rec, sizeof(rec));
+        r = read(errr, &rec, sizeof(rec));
     } while (r < 0 && errno == EINTR);
-    if (r != 0) {
-        int st;
-        if (r == (ssize_t)sizeof(rec)) {
-            rc = rec.err > 0 ? -rec.err : -EIO;
-        } else {
-            rc = -EIO;
-            rec.stage = STAGE_SETUP;
-        }
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
-        mp_proc__unregister(pid);
-        if (rec.stage == STAGE_CHDIR)
-            mp_diag_set(d, rc, 0, "cannot change directory to '%s': %s", spec->cwd, strerror(-rc));
-        else if (rec.stage == STAGE_EXEC)
-            mp_diag_set(d, rc, 0, "cannot run '%s': %s", spec->argv[0], strerror(-rc));
-        else
-            mp_diag_set(d, rc, 0, "cannot start '%s': %s", spec->argv[0], strerror(-rc));
-        goto out;
+    if (r == 0)
+        return 0;
+    int rc, st;
+    if (r == (ssize_t)sizeof(rec)) {
+        rc = rec.err > 0 ? -rec.err : -EIO;
+    } else {
+        rc = -EIO;
+        rec.stage = STAGE_SETUP;
     }
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    mp_proc__unregister(pid);
+    if (rec.stage == STAGE_CHDIR)
+        return mp_diag_set(d, rc, 0, "cannot change directory to '%s': %s", spec->cwd,
+                           strerror(-rc));
+    if (rec.stage == STAGE_EXEC)
+        return mp_diag_set(d, rc, 0, "cannot run '%s': %s", spec->argv[0], strerror(-rc));
+    return mp_diag_set(d, rc, 0, "cannot start '%s': %s", spec->argv[0], strerror(-rc));
+}
 
-    if (fcntl(outp[0], F_SETFL, fcntl(outp[0], F_GETFL) | O_NONBLOCK) < 0) {
-        /* cannot happen for a fresh pipe; a blocking fd would break the loop */
-        rc = -errno;
-        kill(-pid, SIGKILL);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-        mp_proc__unregister(pid);
-        mp_diag_set(d, rc, 0, "cannot make the output pipe non-blocking: %s", strerror(-rc));
-        goto out;
-    }
-    p = xcalloc(1, sizeof(*p));
+/* Our end of the output pipe non-blocking (a blocking fd would break the
+ * loop); cannot fail for a fresh pipe, but if it does the child is killed,
+ * reaped and forgotten. 0 or <0 with d set. */
+static int output_nonblocking(pid_t pid, int fd, struct mp_diag *d)
+{
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) >= 0)
+        return 0;
+    int rc = -errno;
+    kill(-pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    mp_proc__unregister(pid);
+    return mp_diag_set(d, rc, 0, "cannot make the output pipe non-blocking: %s", strerror(-rc));
+}
+
+/* The supervised process: the pid, the fds taken from f, copies of what
+ * spec names. */
+static struct mp_proc *proc_new(const struct mp_proc_spec *spec, pid_t pid, struct spawn_fds *f)
+{
+    struct mp_proc *p = xcalloc(1, sizeof(*p));
     p->pid = pid;
-    p->pidfd = pidfd;
-    pidfd = -1;
-    p->out_fd = outp[0];
-    outp[0] = -1;
+    p->pidfd = f->pidfd;
+    f->pidfd = -1;
+    p->out_fd = f->outp[0];
+    f->outp[0] = -1;
     p->status = -1;
     p->name = xstrdup(spec->argv[0]);
     p->marker = spec->marker ? xstrdup(spec->marker) : NULL;
@@ -333,22 +350,45 @@ int mp_proc_spawn(const struct mp_proc_spec *spec, struct mp_proc **out, struct 
         p->engine = true;
         mp_proc__live_engines_add();
     }
-    *out = p;
-    rc = 0;
+    return p;
+}
 
-out:
-    if (masked)
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (pidfd >= 0)
-        close(pidfd);
-    if (devnull >= 0)
-        close(devnull);
-    for (int i = 0; i < 2; i++) {
-        if (outp[i] >= 0)
-            close(outp[i]);
-        if (errp[i] >= 0)
-            close(errp[i]);
+int mp_proc_spawn(const struct mp_proc_spec *spec, struct mp_proc **out, struct mp_diag *d)
+{
+    char *path = NULL, *marker_entry = NULL;
+    char **envp = NULL;
+    struct spawn_fds f = {-1, {-1, -1}, {-1, -1}, -1};
+
+    *out = NULL;
+    if (!spec || !spec->argv || !spec->argv[0])
+        return mp_diag_set(d, -EINVAL, 0, "empty command");
+    int rc = resolve_path(spec->argv[0], &path);
+    if (rc < 0) {
+        mp_diag_set(d, rc, 0, "cannot run '%s': %s", spec->argv[0], strerror(-rc));
+        goto out;
     }
+    if ((rc = build_env(spec, &envp, &marker_entry, d)) < 0 || (rc = open_fds(spec, &f, d)) < 0)
+        goto out;
+    pid_t pid = fork_child(spec, path, envp, &f, d);
+    if (pid < 0) {
+        rc = pid;
+        goto out;
+    }
+    mp_proc__register(pid);
+    /* before anyone could reap it: the pidfd cannot refer to a recycled pid */
+    f.pidfd = mp_proc__pidfd_open(pid);
+    if (f.pidfd < 0)
+        f.pidfd = -1;
+    close(f.outp[1]);
+    f.outp[1] = -1;
+    close(f.errp[1]);
+    f.errp[1] = -1;
+    if ((rc = wait_exec(spec, pid, f.errp[0], d)) < 0 ||
+        (rc = output_nonblocking(pid, f.outp[0], d)) < 0)
+        goto out;
+    *out = proc_new(spec, pid, &f);
+out:
+    spawn_fds_close(&f);
     free(envp);
     free(marker_entry);
     free(path);

@@ -33,6 +33,7 @@
 #include "logs/selstop.h"
 #include "loop.h"
 #include "run/attempt.h"
+#include "run/crashhang.h"
 #include "run/crashinfo.h"
 #include "run/score.h"
 
@@ -63,6 +64,7 @@ enum att_state {
     ST_SERVING,
     ST_CLOSING,
     ST_CHECKING,
+    ST_HANGING,
     ST_SETTLING,
     ST_STOPPING,
     ST_KILLING,
@@ -162,6 +164,8 @@ struct att {
     unsigned long gen_started;
     bool failed;               /* first failure recorded */
     bool hang;                 /* no token progress for stall_timeout_s */
+    struct mp_hang *hanging;   /* HANGING: the hang's evidence in progress (run/crashhang.h) */
+    enum att_state hang_from;  /* ... and the state it came from (SERVING or CHECKING) */
     int64_t t_fail;
     enum mp_seen seen;         /* the first failure moeprobe saw (model/attempt.h) */
     char *seen_msg;            /* ... its message */

@@ -27,6 +27,16 @@
  *   CHECKING     after the load phases, before teardown: the passes of
  *                phases.c's mp_att_passes[] (the output check; a scoring
  *                pass is one more row there), one request at a time.
+ *   HANGING      no token for --stall-timeout in SERVING or CHECKING: the
+ *                hang's evidence (run/crashhang.h), in steps: /health and
+ *                /metrics twice, 2 s apart, through the load generator;
+ *                then a GPU core dump through the engine's pipes, the
+ *                dumps awaited, cuda-gdb on each (its output and exit
+ *                watched). timer: the step's deadline (3 s per look, 2 s
+ *                between them, 5 s for the pipes, 0.5 s between looks at
+ *                the dumps up to 60 s, 60 s per cuda-gdb). Then the phase
+ *                or pass ends as a hang. A signal ends it at once, with
+ *                the evidence found so far.
  *   SETTLING     after a failure: until the engine has said what happened:
  *                it exited and its output ended, or its log says the engine
  *                died and nothing is in flight, or /health answers 200 (it
@@ -47,13 +57,13 @@
  *
  * Hooks for later work: a pass after the load phases (correctness
  * scoring): a row of mp_att_passes[] (phases.c). On a hang, before
- * teardown (a dump of the engine's stacks): on_hang() below. Stopping at
+ * teardown (a dump of the engine's stacks): a step of run/crashhang.c,
+ * entered by begin_hang() below. Stopping at
  * the selection lines: starting_selected() below. What the engine is given
  * at launch (core-dump variables): engine/launch.c. */
 #include "run/att_internal.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,8 +138,38 @@ static void next_work(struct att *a)
         att_stop(a, MP_OUT_CLEAN);
 }
 
+static void hang_wake(void *ud)
+{
+    att_raise(ud, EV_RECHECK);
+}
+
+/* Entering HANGING: the first look at /health and /metrics goes out. */
+static void begin_hang(struct att *a)
+{
+    struct mp_hang_in in = {a->o->dir, a->crash.pipes};
+    int64_t at;
+    mp_att_note(a, "hang: /health and /metrics twice, 2 s apart, then a GPU core dump");
+    a->hanging = mp_hang_begin(&in, a->lg, &a->r->fault, hang_wake, a, &at);
+    arm(a, at);
+}
+
+/* Leaving HANGING, whatever the way: the evidence (complete or cut short)
+ * joins the failure's message. */
+static void end_hang(struct att *a)
+{
+    const char *ev = mp_hang_end(a->hanging);
+    a->hanging = NULL;
+    if (ev && a->seen_msg) {
+        char *m = xasprintf("%s; %s", a->seen_msg, ev);
+        free(a->seen_msg);
+        a->seen_msg = m;
+    }
+}
+
 static void enter(struct att *a, enum att_state st)
 {
+    if (a->hanging && st != ST_HANGING)
+        end_hang(a);
     mp_loop_timer_stop(a->loop, &a->t_state);
     a->pending &= ~(1u << EV_DEADLINE);
     if (st != ST_SERVING && st != ST_CHECKING) {
@@ -165,6 +205,9 @@ static void enter(struct att *a, enum att_state st)
         mp_att_arm_stall(a);
         if (a->failed || mp_att_passes[a->pass].complete(a))
             att_raise(a, EV_RECHECK);
+        break;
+    case ST_HANGING:
+        begin_hang(a);
         break;
     case ST_SETTLING:
         mp_att_note(a, "settling: up to %.0f s for the engine to say what happened",
@@ -367,53 +410,14 @@ static void serving_exit(struct att *a)
     close_phase(a);
 }
 
-/* While a hang's evidence is gathered (run/crashinfo.h): the engine's
- * output keeps being read (its events wait in a->pending), nothing else of
- * the loop runs; a signal is acted on after it (it lasts at most about a
- * minute and a half). */
-static void hang_pump(void *ud, int ms)
-{
-    struct att *a = ud;
-    int fd = a->proc ? mp_proc_output_fd(a->proc) : -1;
-    struct pollfd p = {fd, POLLIN, 0};
-    (void)poll(&p, fd >= 0, ms);
-    if (fd >= 0)
-        (void)mp_proc_read_lines(a->proc, mp_att_on_line, a);
-    else if (a->follow_fd >= 0)
-        mp_att_follow_log(a);
-    mp_att_check_exit(a);
-}
-
-static bool hang_gone(void *ud)
-{
-    const struct att *a = ud;
-    return a->exited || a->signo;
-}
-
-/* No token for --stall-timeout with requests in flight. The place for work
- * done on a hang before teardown: /health and /metrics during the stall,
- * and a GPU core dump through the driver's pipe (run/crashinfo.h). */
-static void on_hang(struct att *a)
-{
-    struct mp_crash_hang_in in = {a->base_url, a->o->wl->api_key, a->o->dir, a->crash.pipes,
-                                  a->o->wl->stall_timeout_s};
-    struct mp_crash_hang_io io = {hang_pump, hang_gone, a};
-    const char *ev = mp_crash_on_hang(&in, &io, &a->r->fault);
-    if (ev && a->seen_msg) {
-        char *m = xasprintf("%s; %s", a->seen_msg, ev);
-        free(a->seen_msg);
-        a->seen_msg = m;
-    }
-}
-
 static void serving_stall(struct att *a)
 {
     if (!mp_att_stalled(a, a->r->phases[a->cur_phase].name)) {
         mp_att_arm_stall(a);
         return;
     }
-    on_hang(a);
-    close_phase(a);
+    a->hang_from = ST_SERVING;
+    enter(a, ST_HANGING);
 }
 
 static void serving_signal(struct att *a)
@@ -525,14 +529,65 @@ static void checking_stall(struct att *a)
         mp_att_arm_stall(a);
         return;
     }
-    on_hang(a);
-    pass_over(a);
+    a->hang_from = ST_CHECKING;
+    enter(a, ST_HANGING);
 }
 
 static void checking_signal(struct att *a)
 {
     mp_att_finish_phase(a);
     att_stop(a, MP_OUT_INTERRUPTED);
+}
+
+/* ---------- cells: HANGING ---------- */
+
+/* The next step of the evidence, or, once it is all in, the phase or pass
+ * ends as a hang (leaving the state adds the evidence to the message). */
+static void hanging_step(struct att *a)
+{
+    int64_t at = mp_hang_step(a->hanging);
+    if (at)
+        arm(a, at);
+    else if (a->hang_from == ST_CHECKING)
+        pass_over(a);
+    else
+        close_phase(a);
+}
+
+static void hanging_result(struct att *a)
+{
+    if (!mp_hang_take(a->hanging, &a->res) && a->res.kind == MP_LG_GEN)
+        mp_att_handle_result(a, &a->res); /* a stalled request ended after all */
+    hanging_step(a);
+}
+
+static void hanging_gone(struct att *a)
+{
+    if (a->exited)
+        mp_hang_engine_gone(a->hanging);
+    hanging_step(a);
+}
+
+/* Interrupted, or an evidence file failed: the hang stands, with the
+ * evidence found so far; nothing more is waited for. */
+static void hanging_cut(struct att *a, enum mp_outcome out)
+{
+    if (a->hang_from == ST_CHECKING) {
+        mp_att_finish_phase(a);
+        att_stop(a, out);
+    } else {
+        phase_abandon(a, out);
+    }
+}
+
+static void hanging_signal(struct att *a)
+{
+    hanging_cut(a, MP_OUT_HANG);
+}
+
+static void hanging_io_error(struct att *a)
+{
+    hanging_cut(a, MP_OUT_ERROR);
 }
 
 /* ---------- cells: SETTLING ---------- */
@@ -655,6 +710,15 @@ static const att_cell table[ST_COUNT][EV_COUNT] = {
         [EV_EXIT] = checking_exit,
         [EV_STALL] = checking_stall,
         [EV_RECHECK] = checking_recheck,
+    },
+    S(HANGING) = {
+        [EV_RESULT] = hanging_result,
+        [EV_SIGNAL] = hanging_signal,
+        [EV_IO_ERROR] = hanging_io_error,
+        [EV_EXIT] = hanging_gone,
+        [EV_EOF] = hanging_gone,
+        [EV_DEADLINE] = hanging_step,
+        [EV_RECHECK] = hanging_step,
     },
     S(SETTLING) = {
         [EV_RESULT] = settling_result,

@@ -18,9 +18,10 @@
  *     gets none of them. With less than MP_CD_MIN_FREE free, or
  *     MP_CD_KEEP_CAP of kept dumps in the run, the file is /dev/null.
  *     --no-coredump: nothing is added.
- *  2. on a hang, mp_crash_on_hang: /health and /metrics during the stall
- *     (the evidence), then a dump through each pipe the engine's processes
- *     opened and the kernels its warps were in (cuda-gdb on the dump).
+ *  2. on a hang, run/crashhang.h (steps on the attempt's loop): /health
+ *     and /metrics during the stall (the evidence), then a dump through
+ *     each pipe the engine's processes opened and the kernels its warps
+ *     were in (cuda-gdb on the dump).
  *  3. at the end, mp_crash_collect: the core-dump lines of server.log, the
  *     Xids of NVML events (observe/telemetry.h) and of the kernel log
  *     (proc/kmsg.h) within the attempt's window and of its processes, into
@@ -83,27 +84,5 @@ struct mp_crash_collect_in {
     const char *coredump_words;   /* mp_crash_env.words */
 };
 void mp_crash_collect(const struct mp_crash_collect_in *in, struct mp_attempt_result *r);
-
-struct mp_crash_hang_in {
-    const char *base_url;         /* the engine's API, without a trailing '/' */
-    const char *api_key;          /* may be NULL */
-    const char *dir;              /* the attempt directory (its pipes, its dumps) */
-    bool pipes;                   /* the engine was started with the pipe variables */
-    double stall_s;               /* the stall that was seen */
-};
-/* What the caller's loop does while the hang's evidence is gathered: one
- * turn of the attempt's loop (reads the engine's output) and whether the
- * engine is gone (or moeprobe was interrupted). */
-struct mp_crash_hang_io {
-    void (*pump)(void *ud, int timeout_ms);
-    bool (*gone)(void *ud);
-    void *ud;
-};
-/* The hang's evidence and dump, into g->hang and g->hang_dump (and kernels
- * into g->k); returns the evidence sentence (borrowed from g) for the
- * failure message, or NULL. Blocks for at most about 10 s plus
- * MP_CD_HANG_WAIT_S and cuda-gdb's 60 s, turning io's loop meanwhile. */
-const char *mp_crash_on_hang(const struct mp_crash_hang_in *in, const struct mp_crash_hang_io *io,
-                             struct mp_gpu_fault *g);
 
 #endif

@@ -168,6 +168,206 @@ static int render(struct mp_report *rep, const struct group *g, const char *dir,
     return e;
 }
 
+/* The groups of a merge: one per fingerprint (tasks on different GPUs or
+ * engine builds are reported side by side). */
+struct groups {
+    struct group *g;
+    size_t n;
+};
+
+static size_t group_add(struct groups *gs, const char *run_dir)
+{
+    gs->g = xreallocarray(gs->g, gs->n + 1, sizeof(*gs->g));
+    memset(&gs->g[gs->n], 0, sizeof(gs->g[gs->n]));
+    mp_report_init(&gs->g[gs->n].rep, run_dir);
+    return gs->n++;
+}
+
+/* The group of a loaded task's fingerprint (t's moves there when new; a
+ * new fingerprint adopts the group the gaps opened). */
+static size_t group_of(struct groups *gs, const char *run_dir, struct mp_report *t)
+{
+    char *key = fp_key(&t->fp);
+    size_t gi;
+    for (gi = 0; gi < gs->n && !(gs->g[gi].key && !strcmp(gs->g[gi].key, key)); gi++)
+        ;
+    if (gi < gs->n) {
+        free(key);
+        return gi;
+    }
+    for (gi = 0; gi < gs->n && gs->g[gi].key; gi++)
+        ;
+    if (gi == gs->n)
+        group_add(gs, run_dir);
+    gs->g[gi].key = key;
+    fp_move(&gs->g[gi].rep.fp, &t->fp);
+    return gi;
+}
+
+/* A task without a result: it goes with the first fingerprint, and why. */
+static void add_gap(struct groups *gs, const char *run_dir, const char *tdir, const char *name)
+{
+    if (gs->n == 0)
+        group_add(gs, run_dir);
+    struct buf why = BUF_INIT;
+    if (describe_gap(tdir, name, &why)) /* it failed silently: say so, quiet or not */
+        mp_warn("%s", why.data);
+    mp_strv_push(&gs->g[0].gaps, name);
+    mp_strv_push_owned(&gs->g[0].gap_why, buf_detach(&why, NULL));
+}
+
+/* Load task NAME and move its candidates into their group; false when it
+ * has no result (then it is a gap with an empty candidate). */
+static bool merge_task(struct groups *gs, const char *run_dir, char *name)
+{
+    char *tdir = xasprintf("%s/tasks/%s", run_dir, name);
+    struct mp_report t;
+    mp_report_init(&t, tdir);
+    bool finished = false;
+    bool loaded = mp_sched_task_load(tdir, &t, &finished) == 0 && finished;
+    size_t gi = 0;
+    if (loaded) {
+        gi = group_of(gs, run_dir, &t);
+        if (!gs->g[gi].opts_taken) {
+            take_run_opts(&gs->g[gi].rep, &t);
+            gs->g[gi].opts_taken = true;
+        }
+    } else {
+        mp_report_release(&t);
+        mp_report_init(&t, tdir);
+        struct mp_candidate c = {0};
+        c.name = name;
+        mp_report_add_candidate(&t, &c);
+        add_gap(gs, run_dir, tdir, name);
+    }
+    move_cands(&gs->g[gi].rep, &t);
+    mp_report_release(&t);
+    free(tdir);
+    return loaded;
+}
+
+/* One fingerprint: the report in the run directory. The exit code. */
+static int render_one(struct group *g, const char *run_dir, bool json, struct buf *out,
+                      struct buf *sum)
+{
+    struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT;
+    int exit_code;
+    if (render(&g->rep, g, run_dir, &j, &md, &html) < 0)
+        exit_code = MP_EXIT_INTERNAL;
+    else
+        exit_code = g->rep.recommended >= 0 ? MP_EXIT_OK : MP_EXIT_NONE;
+    buf_add(out, json ? j.data : md.data, json ? j.len : md.len);
+    mp_report_summary(&g->rep, sum);
+    buf_release(&j);
+    buf_release(&md);
+    buf_release(&html);
+    return exit_code;
+}
+
+/* The heading of fingerprint k's section (its words come from the tasks'
+ * engines: escaped). */
+static void fp_heading(struct buf *md, const struct mp_fingerprint *f, size_t k)
+{
+    buf_printf(md, "## Fingerprint %zu: ", k + 1);
+    mp_md_text(md, f->gpu ? f->gpu : "no GPU", 120, 0);
+    buf_adds(md, ", ");
+    mp_md_text(md, f->engine ? f->engine : "engine", 40, 0);
+    buf_adds(md, " ");
+    mp_md_text(md, f->engine_version ? f->engine_version : "?", 60, 0);
+    buf_adds(md, ", ");
+    mp_md_text(md, f->model ? f->model : "?", 200, 0);
+    buf_printf(md, "\n\n(fingerprint-%zu/)\n\n", k + 1);
+}
+
+/* The combined report of several fingerprints, being built. */
+struct combined {
+    struct buf md, j, html;
+    bool any;                   /* some fingerprint has a recommendation */
+};
+
+static void combined_begin(struct combined *c, const struct groups *gs)
+{
+    memset(c, 0, sizeof(*c));
+    buf_printf(&c->md,
+               "# moeprobe qualify report: %zu fingerprints\n\n"
+               "The tasks ran on different GPUs or engine builds. Results are reported side "
+               "by side, one section per fingerprint; no recommendation spans them.\n\n",
+               gs->n);
+    const char *mv = gs->g[0].rep.moeprobe_version ? gs->g[0].rep.moeprobe_version : "";
+    buf_adds(&c->j, "{\n\"moeprobe_version\": ");
+    buf_add_json_str(&c->j, mv, strlen(mv));
+    buf_adds(&c->j, ",\n\"fingerprint_groups\": [\n");
+    buf_adds(&c->html, "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>moeprobe "
+                       "report</title></head><body><h1>moeprobe qualify report</h1><p>The "
+                       "tasks ran on different fingerprints:</p><ul>\n");
+}
+
+/* Fingerprint k: its report in RUNDIR/fingerprint-K/, its section in c.
+ * False when it could not be written. */
+static bool combined_add(struct combined *c, struct group *g, const char *run_dir, size_t k,
+                         struct buf *sum)
+{
+    char *dir = xasprintf("%s/fingerprint-%zu", run_dir, k + 1);
+    mkdir(dir, 0777);
+    struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT;
+    bool ok = render(&g->rep, g, dir, &j, &md, &html) >= 0;
+    c->any = c->any || g->rep.recommended >= 0;
+    fp_heading(&c->md, &g->rep.fp, k);
+    buf_add(&c->md, md.data, md.len);
+    buf_adds(&c->md, "\n");
+    buf_printf(&c->j, "%s", k ? ",\n" : "");
+    buf_add(&c->j, j.data, j.len);
+    buf_printf(&c->html, "<li><a href=\"fingerprint-%zu/report.html\">fingerprint %zu</a></li>\n",
+               k + 1, k + 1);
+    mp_report_summary(&g->rep, sum);
+    buf_release(&j);
+    buf_release(&md);
+    buf_release(&html);
+    free(dir);
+    return ok;
+}
+
+/* Fingerprints differ: side by side, one report per fingerprint, and the
+ * combined one in the run directory. The exit code. */
+static int render_groups(struct groups *gs, const char *run_dir, bool json, struct buf *out,
+                         struct buf *sum)
+{
+    struct combined c;
+    combined_begin(&c, gs);
+    int exit_code = MP_EXIT_NONE;
+    for (size_t k = 0; k < gs->n && exit_code != MP_EXIT_INTERNAL; k++)
+        if (!combined_add(&c, &gs->g[k], run_dir, k, sum))
+            exit_code = MP_EXIT_INTERNAL;
+    buf_adds(&c.j, "],\n\"recommendation\": null\n}\n");
+    buf_adds(&c.html, "</ul></body></html>\n");
+    if (exit_code != MP_EXIT_INTERNAL) {
+        if (mp_write_file_atomic(run_dir, "report.json", c.j.data, c.j.len) < 0 ||
+            mp_write_file_atomic(run_dir, "report.md", c.md.data, c.md.len) < 0 ||
+            mp_write_file_atomic(run_dir, "report.html", c.html.data, c.html.len) < 0) {
+            mp_error("cannot write the report into '%s'", run_dir);
+            exit_code = MP_EXIT_INTERNAL;
+        } else {
+            exit_code = c.any ? MP_EXIT_OK : MP_EXIT_NONE;
+        }
+    }
+    buf_add(out, json ? c.j.data : c.md.data, json ? c.j.len : c.md.len);
+    buf_release(&c.md);
+    buf_release(&c.j);
+    buf_release(&c.html);
+    return exit_code;
+}
+
+static void groups_release(struct groups *gs)
+{
+    for (size_t k = 0; k < gs->n; k++) {
+        free(gs->g[k].key);
+        mp_report_release(&gs->g[k].rep);
+        mp_strv_release(&gs->g[k].gaps);
+        mp_strv_release(&gs->g[k].gap_why);
+    }
+    free(gs->g);
+}
+
 int mp_sched_merge(const char *run_dir, bool json, bool quiet)
 {
     struct mp_strv names = MP_STRV_INIT;
@@ -177,141 +377,13 @@ int mp_sched_merge(const char *run_dir, bool json, bool quiet)
                  run_dir, mp_strerror(e));
         return MP_EXIT_USAGE;
     }
-    struct group *g = NULL;
-    size_t ng = 0;
+    struct groups gs = {0};
     size_t nmissing = 0;
-    for (size_t i = 0; i < names.n; i++) {
-        char *tdir = xasprintf("%s/tasks/%s", run_dir, names.v[i]);
-        struct mp_report t;
-        mp_report_init(&t, tdir);
-        bool finished = false;
-        int le = mp_sched_task_load(tdir, &t, &finished);
-        if (le < 0 || !finished) {
-            le = -ENOENT;
-            nmissing++;
-            mp_report_release(&t);
-            mp_report_init(&t, tdir);
-            struct mp_candidate c = {0};
-            c.name = names.v[i];
-            mp_report_add_candidate(&t, &c);
-        }
-        size_t gi = 0;
-        if (le == 0) {
-            char *key = fp_key(&t.fp);
-            for (gi = 0; gi < ng && !(g[gi].key && !strcmp(g[gi].key, key)); gi++)
-                ;
-            if (gi == ng) {
-                /* a new fingerprint; it adopts the group the gaps opened */
-                for (gi = 0; gi < ng && g[gi].key; gi++)
-                    ;
-                if (gi == ng) {
-                    g = xreallocarray(g, ng + 1, sizeof(*g));
-                    memset(&g[ng], 0, sizeof(g[ng]));
-                    mp_report_init(&g[ng].rep, run_dir);
-                    ng++;
-                }
-                g[gi].key = key;
-                fp_move(&g[gi].rep.fp, &t.fp);
-            } else {
-                free(key);
-            }
-        } else {
-            if (ng == 0) { /* gaps go with the first fingerprint */
-                g = xreallocarray(g, 1, sizeof(*g));
-                memset(&g[0], 0, sizeof(g[0]));
-                mp_report_init(&g[0].rep, run_dir);
-                ng = 1;
-            }
-            struct buf why = BUF_INIT;
-            if (describe_gap(tdir, names.v[i], &why)) /* it failed silently: say so, quiet or not */
-                mp_warn("%s", why.data);
-            mp_strv_push(&g[0].gaps, names.v[i]);
-            mp_strv_push_owned(&g[0].gap_why, buf_detach(&why, NULL));
-        }
-        if (le == 0 && !g[gi].opts_taken) {
-            take_run_opts(&g[gi].rep, &t);
-            g[gi].opts_taken = true;
-        }
-        move_cands(&g[gi].rep, &t);
-        mp_report_release(&t);
-        free(tdir);
-    }
-    int exit_code = MP_EXIT_NONE;
+    for (size_t i = 0; i < names.n; i++)
+        nmissing += !merge_task(&gs, run_dir, names.v[i]);
     struct buf out = BUF_INIT, sum = BUF_INIT;
-    if (ng == 1) {
-        struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT;
-        if (render(&g[0].rep, &g[0], run_dir, &j, &md, &html) < 0)
-            exit_code = MP_EXIT_INTERNAL;
-        else
-            exit_code = g[0].rep.recommended >= 0 ? MP_EXIT_OK : MP_EXIT_NONE;
-        buf_add(&out, json ? j.data : md.data, json ? j.len : md.len);
-        mp_report_summary(&g[0].rep, &sum);
-        buf_release(&j);
-        buf_release(&md);
-        buf_release(&html);
-    } else {
-        /* fingerprints differ: side by side, one report per fingerprint */
-        struct buf mdall = BUF_INIT, jall = BUF_INIT, hall = BUF_INIT;
-        buf_printf(&mdall,
-                   "# moeprobe qualify report: %zu fingerprints\n\n"
-                   "The tasks ran on different GPUs or engine builds. Results are reported side "
-                   "by side, one section per fingerprint; no recommendation spans them.\n\n",
-                   ng);
-        const char *mv = g[0].rep.moeprobe_version ? g[0].rep.moeprobe_version : "";
-        buf_adds(&jall, "{\n\"moeprobe_version\": ");
-        buf_add_json_str(&jall, mv, strlen(mv));
-        buf_adds(&jall, ",\n\"fingerprint_groups\": [\n");
-        buf_adds(&hall, "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>moeprobe "
-                        "report</title></head><body><h1>moeprobe qualify report</h1><p>The "
-                        "tasks ran on different fingerprints:</p><ul>\n");
-        bool any = false;
-        for (size_t k = 0; k < ng && exit_code != MP_EXIT_INTERNAL; k++) {
-            char *dir = xasprintf("%s/fingerprint-%zu", run_dir, k + 1);
-            mkdir(dir, 0777);
-            struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT;
-            if (render(&g[k].rep, &g[k], dir, &j, &md, &html) < 0)
-                exit_code = MP_EXIT_INTERNAL;
-            any = any || g[k].rep.recommended >= 0;
-            const struct mp_fingerprint *f = &g[k].rep.fp;
-            /* the fingerprint's words come from the tasks' engines: escaped */
-            buf_printf(&mdall, "## Fingerprint %zu: ", k + 1);
-            mp_md_text(&mdall, f->gpu ? f->gpu : "no GPU", 120, 0);
-            buf_adds(&mdall, ", ");
-            mp_md_text(&mdall, f->engine ? f->engine : "engine", 40, 0);
-            buf_adds(&mdall, " ");
-            mp_md_text(&mdall, f->engine_version ? f->engine_version : "?", 60, 0);
-            buf_adds(&mdall, ", ");
-            mp_md_text(&mdall, f->model ? f->model : "?", 200, 0);
-            buf_printf(&mdall, "\n\n(fingerprint-%zu/)\n\n", k + 1);
-            buf_add(&mdall, md.data, md.len);
-            buf_adds(&mdall, "\n");
-            buf_printf(&jall, "%s", k ? ",\n" : "");
-            buf_add(&jall, j.data, j.len);
-            buf_printf(&hall, "<li><a href=\"fingerprint-%zu/report.html\">fingerprint %zu</a></li>\n",
-                       k + 1, k + 1);
-            mp_report_summary(&g[k].rep, &sum);
-            buf_release(&j);
-            buf_release(&md);
-            buf_release(&html);
-            free(dir);
-        }
-        buf_adds(&jall, "],\n\"recommendation\": null\n}\n");
-        buf_adds(&hall, "</ul></body></html>\n");
-        if (exit_code != MP_EXIT_INTERNAL) {
-            if (mp_write_file_atomic(run_dir, "report.json", jall.data, jall.len) < 0 ||
-                mp_write_file_atomic(run_dir, "report.md", mdall.data, mdall.len) < 0 ||
-                mp_write_file_atomic(run_dir, "report.html", hall.data, hall.len) < 0) {
-                mp_error("cannot write the report into '%s'", run_dir);
-                exit_code = MP_EXIT_INTERNAL;
-            } else {
-                exit_code = any ? MP_EXIT_OK : MP_EXIT_NONE;
-            }
-        }
-        buf_add(&out, json ? jall.data : mdall.data, json ? jall.len : mdall.len);
-        buf_release(&mdall);
-        buf_release(&jall);
-        buf_release(&hall);
-    }
+    int exit_code = gs.n == 1 ? render_one(&gs.g[0], run_dir, json, &out, &sum)
+                              : render_groups(&gs, run_dir, json, &out, &sum);
     if (out.len)
         fwrite(out.data, 1, out.len, stdout);
     if (fflush(stdout) != 0)
@@ -325,13 +397,7 @@ int mp_sched_merge(const char *run_dir, bool json, bool quiet)
     }
     buf_release(&out);
     buf_release(&sum);
-    for (size_t k = 0; k < ng; k++) {
-        free(g[k].key);
-        mp_report_release(&g[k].rep);
-        mp_strv_release(&g[k].gaps);
-        mp_strv_release(&g[k].gap_why);
-    }
-    free(g);
+    groups_release(&gs);
     mp_strv_release(&names);
     return exit_code;
 }
