@@ -92,6 +92,14 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# `moeprobe version` names the commit it was built from (#29); the stamp
+# changes only when the commit does, so version.o is rebuilt only then
+MP_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git rev-parse --git-dir >/dev/null 2>&1 && ! git diff --quiet HEAD -- src 2>/dev/null && echo -dirty)
+MP_COMMIT_STAMP := $(B)/gen/commit.txt
+$(shell mkdir -p $(B)/gen && (echo '$(MP_COMMIT)' | cmp -s - $(MP_COMMIT_STAMP) || echo '$(MP_COMMIT)' > $(MP_COMMIT_STAMP)))
+$(B)/src/base/version.o: $(MP_COMMIT_STAMP)
+$(B)/src/base/version.o: CFLAGS += -DMP_COMMIT='"$(MP_COMMIT)"'
+
 # data/ files are compiled in: data/x.json -> const unsigned char mp_data_x_json[]
 $(B)/gen/%.c: % scripts/embed.sh
 	@mkdir -p $(dir $@)
@@ -229,6 +237,9 @@ install: all
 	install -m 755 $(B)/bin/refengine $(DESTDIR)$(PREFIX)/bin/moeprobe-refengine
 	install -d $(DESTDIR)$(PREFIX)/share/moeprobe/worlds
 	install -m 644 worlds/*.ini $(DESTDIR)$(PREFIX)/share/moeprobe/worlds/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 docs/moeprobe.1 $(DESTDIR)$(PREFIX)/share/man/man1/moeprobe.1
+	install -m 644 completions/moeprobe.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/moeprobe
 
 clean:
 	rm -rf build moeprobe refengine/refengine demo-run

@@ -7,18 +7,27 @@
  *    log), the driver's "NVRM: Xid" lines for the world's xid key (default:
  *    the H200 record of an illegal address: two Xid 13 lines and an Xid 31
  *    naming the faulting process) are appended in /dev/kmsg's form;
- *  - with CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1, the driver's coredump lines
- *    (the H200 format: exception, device, SM, warp, PC, the stack frame with
- *    the backend's kernel, one line per SM, the file, "All done") go to
- *    stderr unprefixed, a file stands for the ELF dump at CUDA_COREDUMP_FILE
- *    (%p, %t, %h expanded; /dev/null: none), and the process that faulted
- *    (the EngineCore) is killed by SIGABRT instead of raising the Python
- *    exception; the API server then says the engine core died, as vLLM does.
+ *  - when the environment asks for a dump on exception, the driver makes
+ *    one. As measured on an H200 (driver 580.159.04, CUDA 13.0;
+ *    scripts/gpu-dumpvars.sh, docs/verdicts.md "GPU core dumps"), it does
+ *    so with CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1, with the pipe's variables
+ *    alone (CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1 and CUDA_COREDUMP_PIPE)
+ *    and with CUDA_COREDUMP_SHOW_PROGRESS=1 and CUDA_COREDUMP_FILE alone.
+ *    With CUDA_COREDUMP_SHOW_PROGRESS=1 its lines (the H200 format:
+ *    exception, device, SM, warp, PC, the stack frame with the backend's
+ *    kernel, one line per SM, the file, "All done") go to stderr
+ *    unprefixed; a file stands for the ELF dump at CUDA_COREDUMP_FILE (%p,
+ *    %t, %h expanded; /dev/null: none). Then the process that faulted (the
+ *    EngineCore) is killed by SIGABRT instead of raising the Python
+ *    exception, and the API server says the engine core died, as vLLM does;
+ *    unless CUDA_COREDUMP_GENERATION_FLAGS has skip_abort: then the
+ *    exception is raised as without a dump (the traceback follows).
  * A hang with CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1 and CUDA_COREDUMP_PIPE:
- * a FIFO at that path (the EngineCore's pid for %p); writing to it makes the
- * driver's progress lines and a dump file naming the kernel the warps spin
- * in (the world's kernel key), read by a thread of its own (the loop may be
- * the one that hangs). CUDA mode leaves all of it to the real driver, except
+ * a FIFO at that path (the EngineCore's pid for %p); writing to it makes a
+ * dump file naming the kernel the warps spin in (the world's kernel key)
+ * and, with CUDA_COREDUMP_SHOW_PROGRESS=1, the driver's progress lines;
+ * the pipe is read by a thread of its own (the loop may be the one that
+ * hangs). CUDA mode leaves all of it to the real driver, except
  * that a hanging backend launches a kernel that really spins.
  *
  * The kernel a backend's fault names: the world's kernel key, else a
@@ -228,28 +237,52 @@ static void fake_xids(pid_t pid)
 
 /* ---- the dump on exception ---- */
 
-static void exception_dump(pid_t pid)
+/* the dump's lines (when the driver shows its progress) and its file */
+static void exception_dump(pid_t pid, bool lines)
 {
     int code;
     const char *exc = exception_of(srv.be->error, &code);
     uint64_t st = srv.cfg->seed ^ 0xc0ffeeULL;
     int nsm = sm_count(), sm = (int)(re_gen_mix(&st) % (uint64_t)nsm);
     unsigned long long pc = 0x7f7ae7700000ULL + (re_gen_mix(&st) & 0xffff0ULL);
-    say("Starting GPU coredump generation");
-    say("Detected an exception of type %s (%d)", exc, code);
-    say("  - Device: 0");
-    say("  - SM: %d", sm);
-    say("  - Warp: %d", (int)(re_gen_mix(&st) % 48));
-    say("  - PC 0x%llx", pc);
-    say("Stack trace (lane masks: active 0xFFFFFFFF, valid 0xFFFFFFFF):");
-    say("  #0\t0x%llx\t%s", pc + 0xf0, kernel_name());
-    for (int i = 1; i <= nsm; i++)
-        say("SM %d/%d has finished state collection", i, nsm);
     char path[1024];
     expand("CUDA_COREDUMP_FILE", "core_%t_%h_%p.nvcudmp", pid, path, sizeof(path));
-    say("Writing ELF file to %s", path);
+    if (lines) {
+        say("Starting GPU coredump generation");
+        say("Detected an exception of type %s (%d)", exc, code);
+        say("  - Device: 0");
+        say("  - SM: %d", sm);
+        say("  - Warp: %d", (int)(re_gen_mix(&st) % 48));
+        say("  - PC 0x%llx", pc);
+        say("Stack trace (lane masks: active 0xFFFFFFFF, valid 0xFFFFFFFF):");
+        say("  #0\t0x%llx\t%s", pc + 0xf0, kernel_name());
+        for (int i = 1; i <= nsm; i++)
+            say("SM %d/%d has finished state collection", i, nsm);
+        say("Writing ELF file to %s", path);
+    }
     write_dump(path, exc, kernel_name());
-    say("All done (took 00s)");
+    if (lines)
+        say("All done (took 00s)");
+}
+
+/* the variables that made a dump on exception on the H200 (see the top) */
+static bool dump_on_exception(void)
+{
+    return env_on("CUDA_ENABLE_COREDUMP_ON_EXCEPTION") ||
+           (env_on("CUDA_ENABLE_USER_TRIGGERED_COREDUMP") && getenv("CUDA_COREDUMP_PIPE")) ||
+           (env_on("CUDA_COREDUMP_SHOW_PROGRESS") && getenv("CUDA_COREDUMP_FILE"));
+}
+
+/* skip_abort among the comma-separated generation flags */
+static bool skip_abort(void)
+{
+    const char *f = getenv("CUDA_COREDUMP_GENERATION_FLAGS");
+    for (const char *p = f; p && *p; p += strcspn(p, ","), p += *p == ',') {
+        size_t n = strcspn(p, ",");
+        if (n == 10 && !strncmp(p, "skip_abort", 10))
+            return true;
+    }
+    return false;
 }
 
 bool re_srv_cd_fault(void)
@@ -258,9 +291,11 @@ bool re_srv_cd_fault(void)
         return false; /* the real driver's */
     pid_t pid = gpu_pid();
     fake_xids(pid);
-    if (!env_on("CUDA_ENABLE_COREDUMP_ON_EXCEPTION"))
+    if (!dump_on_exception())
         return false;
-    exception_dump(pid);
+    exception_dump(pid, env_on("CUDA_COREDUMP_SHOW_PROGRESS"));
+    if (skip_abort())
+        return false; /* the driver returns: the Python exception follows */
     if (srv.cfg->child > 0) {
         /* the EngineCore aborts in the driver: no Python exception; the API
          * server notices its death (SIGCHLD: "Engine core proc ... died
@@ -292,17 +327,22 @@ static void *pipe_main(void *arg)
         if (!got)
             continue;
         char path[1024];
+        bool lines = env_on("CUDA_COREDUMP_SHOW_PROGRESS");
         expand("CUDA_COREDUMP_FILE", "core_%t_%h_%p.nvcudmp", pipe_pid, path, sizeof(path));
-        say("Writing ELF file to %s", path);
-        say("Writing out global memory (0 bytes)");
-        say("Writing out device table");
+        if (lines) {
+            say("Writing ELF file to %s", path);
+            say("Writing out global memory (0 bytes)");
+            say("Writing out device table");
+        }
         /* a hanging backend's warps spin in its kernel */
         write_dump(path, "none (triggered by the user)",
                    srv.be->failure == WF_HANG ? kernel_name() : "");
-        say("Writing out metadata");
-        say("Finalizing");
-        say("Writing done");
-        say("All done (took 00s)");
+        if (lines) {
+            say("Writing out metadata");
+            say("Finalizing");
+            say("Writing done");
+            say("All done (took 00s)");
+        }
     }
 }
 

@@ -5,27 +5,36 @@
 #   3. runs `moeprobe qualify` against worlds/cuda-h200.ini with a racy, a
 #      faulty and two healthy backends and asserts the verdicts, the error
 #      sites, the teardown and that the GPU memory is released;
-#   4. GPU faults beyond the traceback (#24): the faulty backend's kernel is
-#      named in crash.kernel of its CUDA_LAUNCH_BLOCKING=1 run (from the
-#      driver's real core dump); the racy backend's surfacing kernel is
-#      reported as such (census runs with the dump on); Xid events are
-#      recorded for crashing attempts and none for clean ones; a dump to
-#      /dev/null still names the kernel (the container fallback); a wedged
-#      backend (worlds/cuda-h200-hang.ini: a kernel that spins) is dumped
-#      through CUDA_COREDUMP_PIPE and cuda-gdb names the kernel;
+#   4. GPU faults beyond the traceback (#24), with moeprobe's core-dump
+#      settings in every run (the dump on exception with skip_abort, and the
+#      hang's pipe: docs/verdicts.md "GPU core dumps"): every crashed run
+#      has both its Python traceback (an error site) and the kernel the
+#      driver's dump names; the faulty backend's kernel is named in
+#      crash.kernel of its CUDA_LAUNCH_BLOCKING=1 run and its pinned site is
+#      the traceback's launch frame; the racy backend's surfacing kernel is
+#      reported as such; Xid events are recorded for crashing attempts and
+#      none for clean ones; a dump to /dev/null still names the kernel (the
+#      container fallback); a wedged backend (worlds/cuda-h200-hang.ini: a
+#      kernel that spins) is dumped through CUDA_COREDUMP_PIPE and cuda-gdb
+#      names the kernel;
 #   5. measures what the core-dump variables cost when nothing faults
-#      (--no-coredump against the dump on, alternating, twice each).
+#      (--no-coredump against moeprobe's settings, alternating, twice each);
+#   6. re-measures the table of what each setting of the core-dump variables
+#      does (scripts/gpu-dumpvars.sh into dumpvars/) and asserts that
+#      moeprobe's own settings keep the traceback beside the dump's lines.
 # Writes into ${GPU_RESULTS:-gpu-results}/: env.txt, build.log, numerics.txt,
 # qualify.stderr, run/ (report.json, report.md, attempts/), census-*/,
-# devnull/, hang/, cost-*/, cost.json, issue.md (report --format issue of
-# the faulty candidate), results.md, and prints results.md. Exit 0 when
-# every assertion holds.
+# devnull/, hang/, cost-*/, cost.json, dumpvars/ (dumpvars.md,
+# settings.txt), issue.md (report --format issue of the faulty candidate),
+# results.md, and prints results.md. Exit 0 when every assertion holds.
 #
 # Environment: MOEPROBE (default ./moeprobe; built with `make` when missing),
 # GPU_RESULTS, CJSON_CFLAGS / CJSON_LIBS (when libcjson-dev is not installed),
 # GPU_CHECK_WORLD (default worlds/cuda-h200.ini), GPU_CHECK_ENGINE (default
 # build/cuda/refengine-cuda; build/cuda/refengine-fake from `make -C refengine/cuda
-# fake` dry-runs the plumbing without a GPU, with a stub nvidia-smi on PATH).
+# fake` dry-runs the plumbing without a GPU, with a stub nvidia-smi on PATH;
+# it reads the tests' fake NVML, build/rel/tests/libfake_nvml.so, when
+# `make unit-bins` built it and MOEPROBE_NVML_LIB does not say otherwise).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
@@ -64,15 +73,22 @@ if [ ! -x "$MOEPROBE" ]; then
     make --no-print-directory all >>"$RES/build.log" 2>&1 || die "no moeprobe binary and \`make\` failed; set MOEPROBE"
 fi
 
-# 2. numerics
+DRY=0
+case "$RE" in *refengine-fake) DRY=1 ;; esac # the fake has no driver: no dump, no Xid
+if [ $DRY -eq 1 ] && [ -z "${MOEPROBE_NVML_LIB:-}" ] && [ -f "$ROOT/build/rel/tests/libfake_nvml.so" ]; then
+    # the dry run's telemetry plumbing through the fake NVML of the tests (make unit-bins)
+    export MOEPROBE_NVML_LIB=$ROOT/build/rel/tests/libfake_nvml.so
+fi
+
+# 2. numerics (exit 77: no usable GPU, which only the dry run may have)
 "$ROOT/build/cuda/test_moe_numerics" >"$RES/numerics.txt" 2>&1
 nrc=$?
 cat "$RES/numerics.txt"
-[ $nrc -eq 0 ] || fail "numerics test exited $nrc"
+[ $nrc -eq 0 ] || { [ $DRY -eq 1 ] && [ $nrc -eq 77 ]; } || fail "numerics test exited $nrc"
 
 # 3. qualify
 mem_before=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
-rm -rf "$RES/run" "$RES"/census-* "$RES/devnull" "$RES/hang" "$RES"/cost-*
+rm -rf "$RES/run" "$RES"/census-* "$RES/devnull" "$RES/hang" "$RES"/cost-* "$RES/dumpvars"
 # GPU memory and compute processes, sampled by nvidia-smi itself during qualify
 nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 250 >"$RES/gpu-mem.csv" 2>&1 &
 mem_pid=$!
@@ -92,35 +108,38 @@ qrc=$?
 echo "qualify: exit $qrc in $(( $(date +%s) - t0 )) s"
 cat "$RES/qualify.stderr"
 # race census: more normal-mode starts of the racy backend (no diagnosis), for
-# the distribution of requests served before the race hits and of error sites;
-# starts 3 and 4 with the GPU core dump on (the candidate's own knob: moeprobe
-# completes the file settings), for the kernel where the race surfaces
-DUMP_ON='CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1'
+# the distribution of requests served before the race hits, of error sites
+# and of the kernels where the race surfaced (every run has the dump)
 for i in 1 2 3 4; do
-    c=(--candidate 'racy: --moe-backend flashinfer_cutlass')
-    [ $i -ge 3 ] && c=(--candidate "racy: --moe-backend flashinfer_cutlass $DUMP_ON")
-    "$MOEPROBE" qualify --quiet --out "$RES/census-$i" --no-diagnose "${WL[@]}" "${c[@]}" \
+    "$MOEPROBE" qualify --quiet --out "$RES/census-$i" --no-diagnose "${WL[@]}" \
+        --candidate 'racy: --moe-backend flashinfer_cutlass' \
         -- "$RE" --world "$ROOT/$WORLD" --port '{port}' >/dev/null 2>>"$RES/qualify.stderr"
 done
-# the container fallback: the dump file is /dev/null, the driver's lines name the kernel
+# the container fallback: the dump file is /dev/null (the candidate's own
+# setting wins), the driver's lines name the kernel
 "$MOEPROBE" qualify --quiet --out "$RES/devnull" --no-diagnose "${WL[@]}" \
-    --candidate "faulty: --moe-backend humming $DUMP_ON CUDA_COREDUMP_FILE=/dev/null" \
+    --candidate "faulty: --moe-backend humming CUDA_COREDUMP_FILE=/dev/null" \
     -- "$RE" --world "$ROOT/$WORLD" --port '{port}' >/dev/null 2>>"$RES/qualify.stderr"
 # a wedged backend: its kernel spins; moeprobe dumps it through the pipe
 "$MOEPROBE" qualify --quiet --out "$RES/hang" --stall-timeout 5 "${WL[@]}" \
     --candidate 'spin: --moe-backend marlin' \
     -- "$RE" --world "$ROOT/worlds/cuda-h200-hang.ini" --port '{port}' >/dev/null 2>>"$RES/qualify.stderr"
 # what the variables cost when nothing faults: without any (--no-coredump)
-# and with the dump on, alternating, twice each, on the healthy two-stream path
+# and with moeprobe's, alternating, twice each, on the healthy two-stream path
 CW=(--no-quality --max-tokens 64 --seq 20 --conc 4:32 --conc 8:64 --grace 5)
 for i in 1 2; do
     "$MOEPROBE" qualify --quiet --out "$RES/cost-off-$i" --no-coredump "${CW[@]}" \
         --candidate 'clean: --moe-backend emulation' \
         -- "$RE" --world "$ROOT/$WORLD" --port '{port}' >/dev/null 2>>"$RES/qualify.stderr"
     "$MOEPROBE" qualify --quiet --out "$RES/cost-on-$i" "${CW[@]}" \
-        --candidate "clean: --moe-backend emulation $DUMP_ON" \
+        --candidate 'clean: --moe-backend emulation' \
         -- "$RE" --world "$ROOT/$WORLD" --port '{port}' >/dev/null 2>>"$RES/qualify.stderr"
 done
+# what each setting of the core-dump variables does on this driver (one
+# qualify attempt each on the faulty backend): the table of docs/verdicts.md
+MOEPROBE="$MOEPROBE" GPU_CHECK_ENGINE="$RE" DUMPVARS_WORLD="$ROOT/$WORLD" \
+    scripts/gpu-dumpvars.sh "$RES/dumpvars" >"$RES/dumpvars.log" 2>&1 ||
+    fail "gpu-dumpvars.sh exited $? (see $RES/dumpvars.log)"
 "$MOEPROBE" report --format issue --candidate faulty "$RES/run" >"$RES/issue.md" 2>>"$RES/qualify.stderr"
 kill "$mem_pid" "$apps_pid" 2>/dev/null
 wait "$mem_pid" "$apps_pid" 2>/dev/null
@@ -137,8 +156,6 @@ echo "gpu memory used: ${mem_before} MiB before, ${mem_after} MiB after; compute
     || fail "GPU memory not released: ${mem_before} -> ${mem_after} MiB"
 [ -f "$RES/run/report.json" ] || { fail "no report.json (qualify exit $qrc)"; exit 1; }
 
-DRY=0
-case "$RE" in *refengine-fake) DRY=1 ;; esac # the fake has no driver: no dump, no Xid
 python3 - "$RES" "$mem_before" "$mem_after" "${apps:-none}" "${mem_peak:-?}" "$apps_seen" "$DRY" \
     "$(command -v cuda-gdb || true)" <<'PY' || FAILED=1
 import glob, json, os, re, statistics, sys
@@ -160,21 +177,32 @@ def g(x, *path):
 racy, faulty = c.get("racy", {}), c.get("faulty", {})
 want(racy.get("verdict") == "async-race", "racy verdict is %r, want async-race" % racy.get("verdict"))
 want(g(racy, "diagnosis", "launch_blocking") == "clean", "racy: CUDA_LAUNCH_BLOCKING=1 run not clean")
+# every run has the dump with skip_abort, which keeps the traceback: the
+# sites and the CUDA error of the normal runs, the launch frame of the
+# blocked one (docs/verdicts.md "GPU core dumps")
 want((g(racy, "crash", "distinct_sites") or 0) >= 1, "racy: no error site recorded")
-want("illegal memory access" in (g(racy, "crash", "message") or ""), "racy: not an illegal memory access")
+want("illegal memory access" in (g(racy, "crash", "message") or ""),
+     "racy: not an illegal memory access: %r" % g(racy, "crash", "message"))
 want(faulty.get("verdict") == "kernel-fault", "faulty verdict is %r, want kernel-fault" % faulty.get("verdict"))
 want(g(faulty, "diagnosis", "launch_blocking") == "crashed", "faulty: blocked run did not crash")
+want("illegal memory access" in (g(faulty, "crash", "message") or ""),
+     "faulty: not an illegal memory access: %r" % g(faulty, "crash", "message"))
 want("experts/nvfp4_moe.py" in (g(faulty, "diagnosis", "pinned_site") or ""),
-     "faulty: pinned site %r is not the faulting kernel's launch" % g(faulty, "diagnosis", "pinned_site"))
+     "faulty: pinned site %r is not the faulting kernel's launch frame" % g(faulty, "diagnosis", "pinned_site"))
 for n in ("marlin", "two-stream"):
     want(c.get(n, {}).get("verdict") == "stable", "%s verdict is %r, want stable" % (n, c.get(n, {}).get("verdict")))
 for x in r["candidates"]:
     for a in x.get("attempts", []):
         want(g(a, "teardown", "leftovers") in (0, None), "%s: teardown leftovers" % x["name"])
+        cmd = a.get("command") or ""
+        want("CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1" in cmd and ",skip_abort" in cmd and "CUDA_COREDUMP_PIPE=" in cmd,
+             "%s: not moeprobe's core-dump settings: %s" % (a.get("dir"), cmd))
 
 # GPU telemetry through the real libnvidia-ml (docs/metrics.md): every
 # attempt that served requests sampled the GPU, with plausible values; the
-# engine's /metrics was read for every load phase of each primary attempt
+# engine's /metrics was read at the end of every load phase of each primary
+# attempt without a failed request (a phase in which the engine died cannot
+# have its end-of-phase scrape: its reason is recorded instead)
 tele = []
 for x in r["candidates"]:
     for a in x.get("attempts", []):
@@ -194,7 +222,12 @@ for x in r["candidates"]:
             pw, g(t, "temperature_c", "median"), mem, ", ".join(t.get("throttle_reasons") or []) or "none"))
     for p in g(x, "throughput", "phases") or []:
         name = str(p.get("phase", ""))
-        if p.get("ok") and (name == "sequential" or name.startswith("concurrency-")):
+        if not (name == "sequential" or name.startswith("concurrency-")):
+            continue
+        if p.get("failed"):
+            want(isinstance(p.get("server_metrics"), dict) or p.get("server_metrics_reason"),
+                 "%s %s: neither server_metrics nor the reason" % (x["name"], name))
+        elif p.get("ok"):
             want(isinstance(p.get("server_metrics"), dict),
                  "%s %s: no server_metrics (%r)" % (x["name"], name, p.get("server_metrics_reason")))
 want(len(tele) >= 4, "GPU telemetry on %d attempts, want at least one per candidate" % len(tele))
@@ -237,7 +270,7 @@ def kernel_line(tag, k):
 def gpu_faults(res, r, c, want, dry, cudagdb):
     out = ["", "GPU faults beyond the traceback (#24):"]
     if dry:
-        return out + ["- skipped: the fake engine has no CUDA driver (dump, Xid)"]
+        return out + ["- skipped: the fake engine has no CUDA driver (dump, Xid)"] + dumpvars(res, want, dry)
     fk = g(c.get("faulty", {}), "crash", "kernel")
     want(fk and not fk.get("surfaced_only") and str(fk.get("attempt", "")).endswith("-blocking"),
          "faulty: crash.kernel is not from its CUDA_LAUNCH_BLOCKING=1 run: %r" % fk)
@@ -247,24 +280,26 @@ def gpu_faults(res, r, c, want, dry, cudagdb):
     if fk:
         out.append("- " + kernel_line("faulty", fk))
     rk = g(c.get("racy", {}), "crash", "kernel")
+    want(rk and rk.get("surfaced_only"), "racy: its kernel is not reported as where the race surfaced: %r" % rk)
     if rk:
-        want(rk.get("surfaced_only"), "racy: its kernel is not reported as where the race surfaced")
         out.append("- " + kernel_line("racy (qualify)", rk))
-    surfaced = []
-    for d in ("census-3", "census-4"):
-        for a in cands(load(d)).get("racy", {}).get("attempts", []):
-            if a.get("outcome") != "crashed":
-                continue
-            ks = [k for k in (g(a, "gpu_fault", "kernels") or []) if k.get("exception")]
-            want(ks, "%s: a crash with the dump on and no kernel named" % d)
-            surfaced += [k.get("name") for k in ks]
+    # every crashed run, normal or blocked: the dump's kernel and the traceback
+    census = ("census-1", "census-2", "census-3", "census-4")
+    for rep, tag in [(r, "run")] + [(load(d), d) for d in census]:
+        for x in (rep or {}).get("candidates", []):
+            for a in x.get("attempts", []):
+                if a.get("outcome") != "crashed":
+                    continue
+                ks = [k for k in (g(a, "gpu_fault", "kernels") or []) if k.get("exception")]
+                want(ks, "%s %s: crashed and no kernel named" % (tag, a.get("dir")))
+                want(site_of(a, tag), "%s %s: crashed and no traceback (skip_abort did not keep it)" % (tag, a.get("dir")))
+    for d in census:
         k = g(cands(load(d)).get("racy", {}), "crash", "kernel")
         if k:
             want(k.get("surfaced_only"), "%s: the racy kernel is not reported as surfaced only" % d)
-            out.append("- " + kernel_line("racy (%s, dump on)" % d, k))
-    want(surfaced or rk, "racy: no run named the kernel where the race surfaced")
+            out.append("- " + kernel_line("racy (%s)" % d, k))
     # Xids: every crashing attempt has some, no clean one has any
-    for rep, tag in [(r, "run")] + [(load(d), d) for d in ("census-1", "census-2", "census-3", "census-4")]:
+    for rep, tag in [(r, "run")] + [(load(d), d) for d in census]:
         for x in (rep or {}).get("candidates", []):
             for a in x.get("attempts", []):
                 xs = g(a, "gpu_fault", "xid") or []
@@ -290,6 +325,53 @@ def gpu_faults(res, r, c, want, dry, cudagdb):
         want("moe_spin_kernel" in hd, "spin: cuda-gdb did not name moe_spin_kernel: %r" % hd)
     out += ["- spin (hang): %s" % h.get("why"), "- spin: GPU core dump on the hang: %s" % hd]
     out += cost(res)
+    return out + dumpvars(res, want, dry)
+
+def md_table(path):
+    rows, head = {}, None
+    try:
+        text = open(path).read().split("\n")
+    except OSError:
+        return rows
+    for ln in text:
+        if not ln.startswith("| ") or ln.startswith("|---"):
+            continue
+        cells = [x.strip() for x in ln.strip().strip("|").split("|")]
+        if head is None:
+            head = cells
+        else:
+            rows[cells[0]] = dict(zip(head, cells))
+    return rows
+
+def dumpvars(res, want, dry):
+    """the re-measured table of the core-dump variables (scripts/gpu-dumpvars.sh):
+    moeprobe's own settings keep the traceback beside the dump's lines, and
+    a dump without skip_abort is read in its place; differences from the
+    table measured before (tests/gpu/dumpvars-h200.md) are listed"""
+    out = ["", "core-dump variables, one qualify attempt per setting on the faulty backend "
+           "(dumpvars/dumpvars.md; the variables: dumpvars/settings.txt):", ""]
+    try:
+        out += open(os.path.join(res, "dumpvars", "dumpvars.md")).read().rstrip("\n").split("\n")
+    except OSError:
+        want(False, "dumpvars: no dumpvars/dumpvars.md")
+        return out
+    if dry:
+        return out
+    t = md_table(os.path.join(res, "dumpvars", "dumpvars.md"))
+    m = t.get("moeprobe", {})
+    want(int(m.get("coredump: lines", "0")) > 0 and int(m.get("traceback", "0")) > 0 and m.get("aborted") == "no",
+         "dumpvars: moeprobe's settings do not keep both the dump's lines and the traceback: %r" % m)
+    k = g(cands(load("dumpvars/exception")).get("faulty", {}), "crash")
+    want(k and "it replaces the Python traceback" in str(k.get("message")) and "up_kernel" in str(g(k, "kernel", "name")),
+         "dumpvars: a dump without skip_abort is not read in the traceback's place: %r" % (k or {}).get("message"))
+    before = md_table("tests/gpu/dumpvars-h200.md") # the script runs in the repository root
+    def facts(row):
+        return tuple(int(row.get(col, "0")) > 0 for col in ("coredump: lines", "traceback", "CUDA error line")) + (
+            "signal 6" in row.get("engine ended", ""),)
+    diff = ["%s: now %s, before %s" % (n, facts(t[n]), facts(b)) for n, b in before.items()
+            if n in t and facts(t[n]) != facts(b)]
+    out += ["", "against tests/gpu/dumpvars-h200.md (lines, traceback, CUDA error, SIGABRT): " +
+            ("; ".join(diff) if diff else "the same")]
     return out
 
 def cost(res):
@@ -310,7 +392,7 @@ def cost(res):
     summ = {k: {"off": med("off", k), "on": med("on", k)} for k in ("ready_s", "request_tok_s_p50", "sequential_tok_s")}
     json.dump({"runs": rows, "median": summ}, open(os.path.join(res, "cost.json"), "w"), indent=1)
     out = ["", "cost of the core-dump variables when nothing faults (medians of 2 runs each; "
-           "off = --no-coredump, on = dump on exception + pipe):"]
+           "off = --no-coredump, on = moeprobe's settings: the dump on exception with skip_abort and the pipe):"]
     for k, v in summ.items():
         ratio = v["on"] / v["off"] if v["on"] and v["off"] else None
         out.append("- %s: off %s, on %s%s" % (k, v["off"], v["on"],

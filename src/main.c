@@ -41,7 +41,7 @@ static const char usage[] =
     "                                            render a run's report again (from RUNDIR/moeprobe.db)\n"
     "  report   --compare RUNDIR RUNDIR...       runs of the same GPU and model side by side\n"
     "  report   --merge RUNDIR                   merge a --gpus/--slurm run's task results\n"
-    "  version                                   print moeprobe's version\n"
+    "  version                                   print moeprobe's version and git commit\n"
     "\n"
     "Run 'moeprobe <command> --help' for a command's options.\n"
     "\n"
@@ -103,7 +103,7 @@ int main(int argc, char **argv)
         return MP_EXIT_OK;
     }
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-        printf("moeprobe %s\n", mp_version);
+        printf("moeprobe %s (commit %s)\n", mp_version, mp_commit[0] ? mp_commit : "unknown");
         return MP_EXIT_OK;
     }
     for (size_t i = 0; i < MP_ARRAY_SIZE(commands); i++) {

@@ -5,5 +5,9 @@
 
 /* "0.1.0" */
 extern const char mp_version[];
+/* The git commit the binary was built from ("1a2b3c4d5e6f", with "-dirty"
+ * when the tree had changes), or "" when it was not built from a checkout
+ * (the Makefile passes MP_COMMIT). */
+extern const char mp_commit[];
 
 #endif

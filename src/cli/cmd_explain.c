@@ -7,25 +7,29 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "model/inherit.h"
 #include "cli/opts.h"
 #include "err.h"
 #include "escape.h"
 #include "knowledge/knowledge.h"
 #include "engine/shape.h"
 #include "strv.h"
+#include "secret.h"
 #include "xalloc.h"
 
 extern char **environ;
 
 static const char explain_usage[] =
-    "usage: moeprobe explain [--engine-version V] [--json] [--knowledge FILE] -- COMMAND...\n"
+    "usage: moeprobe explain [--engine-version V] [--json] [--knowledge FILE] [--clean-env] -- COMMAND...\n"
     "\n"
     "Analyses a launch command without running it. The environment is the\n"
     "command's leading NAME=VALUE words, -e/--env NAME=VALUE of a container run\n"
     "(`docker run`, `podman --runtime R run`, `docker container run`, `sudo docker\n"
     "run`, `nerdctl run`, `docker compose run`, ...), and (for commands not run in\n"
     "a container) this shell's\n"
-    "VLLM_* and CUDA_* variables; --flag value / --flag=value pairs are flags.\n"
+    "VLLM_*, CUDA_* and FLASHINFER_* variables, as qualify and resolve give them to\n"
+    "every candidate (named on a line of their own; --clean-env leaves them out,\n"
+    "as it does there); --flag value / --flag=value pairs are flags.\n"
     "For each knob: kind, what it affects in that vLLM version, its status and a\n"
     "note with the source; then the MoE backend the rules decide, if they do.\n"
     "Without --engine-version the version comes from an image tag in the command:\n"
@@ -43,6 +47,8 @@ static const char explain_usage[] =
     "  --engine-version V  evaluate for vLLM V (e.g. 0.17.0)\n"
     "  --json              print JSON\n"
     "  --knowledge FILE    use FILE's knowledge (docs/knowledge.md)\n"
+    "  --clean-env         without this shell's VLLM_*, CUDA_*, FLASHINFER_* (but\n"
+    "                      CUDA_VISIBLE_DEVICES, CUDA paths, tokens)\n"
     "  -h, --help          this help\n"
     "\n"
     "exit codes: 0 the command would start as far as its knobs go; 1 a knob stops\n"
@@ -143,6 +149,24 @@ static void explain_text(const struct mp_explain *ex, const char *ver, const cha
                ex->prediction_reason, ex->summary);
 }
 
+/* The variables taken from this shell, as qualify and resolve report them
+ * (model/inherit.h): secret values as ***. */
+static void say_inherited(const struct mp_strv *in, bool clean, struct buf *b)
+{
+    if (!in->n && !clean)
+        return;
+    buf_adds(b, clean ? "\n--clean-env: only what the engine needs to run is taken from this shell"
+                      : "\ninherited from this shell (qualify and resolve give them to every "
+                        "candidate; --clean-env leaves them out)");
+    for (size_t i = 0; i < in->n; i++) {
+        size_t nl = strcspn(in->v[i], "=");
+        bool secret = mp_is_secret_name(in->v[i], nl);
+        buf_printf(b, "%s%.*s=%s", i ? ", " : ": ", (int)nl, in->v[i],
+                   secret ? "***" : in->v[i] + nl + (in->v[i][nl] ? 1 : 0));
+    }
+    buf_adds(b, "\n");
+}
+
 /* A docker-like run from argv[i] (engine/shape.h): past wrappers and
  * global options, its -e/--env assignments into env (-e NAME: the host's
  * value), the image into *image. Returns the index after the image. */
@@ -183,7 +207,7 @@ static int docker_args(char **argv, int argc, int i, const struct mp_shape *sh,
 int cmd_explain(int argc, char **argv)
 {
     const char *ver = NULL, *kfile = NULL;
-    bool json = false;
+    bool json = false, clean = false;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -192,6 +216,8 @@ int cmd_explain(int argc, char **argv)
             return MP_EXIT_OK;
         } else if (!strcmp(a, "--json")) {
             json = true;
+        } else if (!strcmp(a, "--clean-env")) {
+            clean = true;
         } else if (!strcmp(a, "--engine-version") || !strcmp(a, "--knowledge")) {
             if (i + 1 >= argc) {
                 mp_error("explain: %s needs a value", a);
@@ -242,10 +268,14 @@ int cmd_explain(int argc, char **argv)
     }
     for (; i < argc; i++)
         mp_strv_push(&flags, argv[i]);
+    struct mp_strv inherited = MP_STRV_INIT; /* what qualify's candidates inherit too */
     if (!container) {
         for (char **e = environ; e && *e; e++)
-            if ((!strncmp(*e, "VLLM_", 5) || !strncmp(*e, "CUDA_", 5)) && !env_named(&env, *e))
+            if (mp_inherit_is_tracked(*e) && !env_named(&env, *e) &&
+                (!clean || mp_inherit_keep(*e))) {
                 mp_strv_push(&env, *e);
+                mp_strv_push(&inherited, *e);
+            }
     }
     const char *use_ver = ver ? ver : iv.version[0] ? iv.version : NULL;
     struct mp_explain ex;
@@ -256,10 +286,12 @@ int cmd_explain(int argc, char **argv)
         goto out;
     }
     struct buf b = BUF_INIT;
-    if (json)
+    if (json) {
         mp_kn_explain_to_json(&ex, &b);
-    else
+    } else {
         explain_text(&ex, ver, image, &iv, &b);
+        say_inherited(&inherited, clean, &b);
+    }
     if (json)
         fwrite(b.data, 1, b.len, stdout);
     else /* knobs and image names as given: shown, not sent, to the terminal */
@@ -270,6 +302,7 @@ int cmd_explain(int argc, char **argv)
     if (fflush(stdout) != 0)
         rc = MP_EXIT_INTERNAL;
 out:
+    mp_strv_release(&inherited);
     mp_strv_release(&env);
     mp_strv_release(&flags);
     free(image);

@@ -24,6 +24,7 @@
 #include "store/store.h"
 #include "verdict/correct.h"
 #include "verdict/ddmin.h"
+#include "verdict/eta.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
 
@@ -100,9 +101,45 @@ struct mctx {
     unsigned ntests;
     bool json;
     struct mp_store *store;       /* evidence store or NULL */
+    const struct mp_opts *o;
+    bool need_known;              /* need and pass_wl are set (from --from's attempt) */
     bool expect_to;               /* the next test is --to itself */
     long to_ci;                   /* --to's test (report index), -1 before it ran */
+    struct mp_cli_score *sco;     /* the scoring pass (cli/scoreopt.h) */
 };
+
+/* How many clean requests a pass needs, from --from's failure (the first
+ * attempt of the run): need and pass_wl. */
+static void set_need(struct mctx *m, const struct mp_attempt_result *fa, struct mp_stats_async *est)
+{
+    struct mp_stats_attempt obs = {.served = fa->ok_before_failure, .failed = fa->outcome == MP_OUT_CRASH};
+    mp_stats_async_estimate(&obs, 1, est);
+    m->need = obs.failed ? est->required_n : 0;
+    if (m->o->diag_max_requests && m->need > m->o->diag_max_requests)
+        m->need = m->o->diag_max_requests;
+    m->pass_wl = m->o->wl;
+    m->pass_wl.min_total_ok = m->need;
+    m->need_known = true;
+}
+
+/* Before the runner's estimate: the tests still ahead (verdict/eta.h) -
+ * --to's check, a pass, then ddmin's tests as it runs when one difference
+ * matters, half of them expected to fail like --from did, the others to
+ * run a pass's workload. */
+static void eta_prepare(void *ud, const struct mp_report *rep)
+{
+    struct mctx *m = ud;
+    if (!m->need_known && rep->n && rep->c[0].nattempts) {
+        struct mp_stats_async est;
+        set_need(m, &rep->c[0].attempts[0], &est);
+    }
+    double left = mp_eta_ddmin_tests_left(m->diff.n, m->ntests + 1);
+    /* --to's check (the second test) passes; ddmin's tests half and half */
+    double to = m->ntests + 1 < 2 ? 1 : 0, dd = MP_MAX(0.0, left - to);
+    m->run->eta_extra_attempts = left;
+    m->run->eta_extra_wl = m->need_known ? &m->pass_wl : NULL;
+    m->run->eta_extra_fail_share = left > 0 ? 0.5 * dd / left : 0;
+}
 
 /* A knob's text as it may leave the process (minimize.json, stdout,
  * stderr): the session's mask, which knows both ends' secret values and
@@ -289,6 +326,211 @@ static void ddmin_progress(void *ud, unsigned tests, const size_t *subset, size_
     fputc('\n', stderr);
 }
 
+/* --from and --to as candidates, and the knobs by which --to differs from
+ * --from into m->from and m->diff. 0 or MP_EXIT_USAGE (message printed). */
+static int min_ends(struct mctx *m, const struct mp_opts *o, struct mp_candidate *from_c,
+                    struct mp_candidate *to_c)
+{
+    struct mp_diag d = MP_DIAG_INIT;
+    if (!o->from || !o->to)
+        return mp_error("minimize needs both --from 'KNOBS' (fails) and --to 'KNOBS' (works)"),
+               MP_EXIT_USAGE;
+    if (mp_candidate_from_knobs("from", o->from, from_c, &d) < 0 ||
+        mp_candidate_from_knobs("to", o->to, to_c, &d) < 0)
+        return mp_error("minimize: %s", d.msg), MP_EXIT_USAGE;
+    mp_candidate_knobs(from_c, &m->from);
+    struct mp_knobs to_k;
+    memset(&to_k, 0, sizeof(to_k));
+    mp_candidate_knobs(to_c, &to_k);
+    for (size_t i = 0; i < to_k.n; i++) {
+        int at = find_key(&m->from, &to_k.k[i]);
+        if (at >= 0 && !strcmp(m->from.k[at].text, to_k.k[i].text))
+            continue;
+        mp_knobs_add(&m->diff, to_k.k[i].env, to_k.k[i].key, to_k.k[i].words.v, to_k.k[i].words.n);
+    }
+    mp_knobs_release(&to_k);
+    if (m->diff.n == 0)
+        return mp_error("--to adds nothing to --from: there is no difference to minimise"),
+               MP_EXIT_USAGE;
+    return 0;
+}
+
+/* The premise (--from fails, --to works), then ddmin into *minimal.
+ * Returns the exit code. */
+static int min_search(struct mctx *m, const struct mp_candidate *from_c, size_t **minimal,
+                      size_t *nmin)
+{
+    const struct mp_opts *o = m->o;
+    const char **texts = xcalloc(m->from.n + 1, sizeof(*texts));
+    for (size_t i = 0; i < m->from.n; i++)
+        texts[i] = m->from.k[i].text;
+    int r = try_config(m, from_c, texts, m->from.n, &o->wl); /* 1. --from must fail */
+    free(texts);
+    if (r == 1) {
+        mp_error("the --from configuration works (it ran every phase clean): nothing to minimise");
+        return MP_EXIT_NONE;
+    }
+    if (r >= 0) {
+        /* how many clean requests a pass needs, from --from's failure */
+        struct mp_stats_async est;
+        set_need(m, &m->rep->c[m->rep->n - 1].attempts[0], &est);
+        if (!o->quiet && m->need)
+            fprintf(stderr, "moeprobe: minimize: a pass must serve %lu clean requests (%s)\n",
+                    m->need, est.why);
+        m->expect_to = true;
+        size_t *all = xcalloc(m->diff.n, sizeof(*all));
+        for (size_t i = 0; i < m->diff.n; i++)
+            all[i] = i;
+        r = ddmin_test(m, all, m->diff.n); /* 2. --to must work */
+        free(all);
+        if (r == 0) {
+            mp_error("the --to configuration does not work (see %s/minimize.json): nothing to "
+                     "minimise", o->out_dir);
+            return MP_EXIT_NONE;
+        }
+    }
+    if (r >= 0) {
+        struct mp_ddmin_stats st; /* 3. ddmin */
+        memset(&st, 0, sizeof(st));
+        r = mp_ddmin(m->diff.n, ddmin_test, m, minimal, nmin, &st, ddmin_progress);
+    }
+    if (r >= 0)
+        return MP_EXIT_OK;
+    return m->run->signo ? 128 + m->run->signo : r == MP_EUSAGE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+}
+
+/* The resolved backend of the minimal configuration: the last passing test
+ * with exactly its knobs (borrowed), or NULL. */
+static const char *min_backend(const struct mctx *m, const size_t *minimal, size_t nmin)
+{
+    const char *b = NULL;
+    struct mp_candidate mc;
+    apply(&m->from, &m->diff, minimal, nmin, "minimal", &mc);
+    char *want = mp_candidate_knobs_str(&mc);
+    for (size_t i = 0; i < m->rep->n; i++) {
+        char *have = mp_candidate_knobs_str(&m->rep->c[i].cand);
+        const struct mp_attempt_result *a = mp_cand_primary(&m->rep->c[i]);
+        if (!strcmp(have, want) && a && a->outcome == MP_OUT_CLEAN)
+            b = a->res.moe_backend;
+        free(have);
+    }
+    free(want);
+    mp_candidate_release(&mc);
+    return b;
+}
+
+/* minimize.json: the minimal change (ok), what a pass needs, every test. */
+static void min_json(const struct mctx *m, bool ok, const size_t *minimal, size_t nmin,
+                     const char *backend, struct buf *out)
+{
+    buf_adds(out, "{\n  \"minimal\": ");
+    if (ok) {
+        buf_adds(out, "[");
+        for (size_t i = 0; i < nmin; i++) {
+            char *red = knob_out(m, m->diff.k[minimal[i]].text);
+            buf_adds(out, i ? ", " : "");
+            buf_add_json_str(out, red, strlen(red));
+            free(red);
+        }
+        buf_adds(out, "]");
+    } else {
+        buf_adds(out, "null");
+    }
+    buf_printf(out, ",\n  \"requests_required_for_pass\": %lu,\n  \"tests\": [\n    %s\n  ]",
+               m->need, m->tests.data ? m->tests.data : "");
+    buf_adds(out, ",\n  \"minimal_moe_backend\": ");
+    if (backend)
+        buf_add_json_str(out, backend, strlen(backend));
+    else
+        buf_adds(out, "null");
+    buf_adds(out, "\n}\n");
+}
+
+/* The result for people on stdout: the minimal change, its backend, the
+ * differences not needed. */
+static void min_text(const struct mctx *m, const size_t *minimal, size_t nmin, const char *backend)
+{
+    printf("minimal knob change that makes it work (%u tests):", m->ntests);
+    for (size_t i = 0; i < nmin; i++) {
+        char *k = knob_out(m, m->diff.k[minimal[i]].text);
+        char *e = mp_term_dup(k);
+        printf(" %s", e);
+        free(e);
+        free(k);
+    }
+    char *mb = mp_term_dup(backend ? backend : "(not logged)"); /* engine's words */
+    printf("\nresolved MoE backend of the minimal configuration: %s\n", mb);
+    free(mb);
+    for (size_t i = 0; i < m->diff.n; i++) {
+        bool in = false;
+        for (size_t k = 0; k < nmin; k++)
+            in = in || minimal[k] == i;
+        if (in)
+            continue;
+        char *k = knob_out(m, m->diff.k[i].text);
+        char *e = mp_term_dup(k);
+        printf("not needed: %s\n", e);
+        free(e);
+        free(k);
+    }
+}
+
+/* minimize.json and stdout; returns exit_code, or MP_EXIT_INTERNAL when
+ * the file cannot be written. */
+static int min_write(const struct mctx *m, int exit_code, const size_t *minimal, size_t nmin)
+{
+    bool ok = exit_code == MP_EXIT_OK;
+    const char *backend = ok ? min_backend(m, minimal, nmin) : NULL;
+    struct buf out = BUF_INIT;
+    min_json(m, ok, minimal, nmin, backend, &out);
+    int we = mp_write_file_atomic(m->o->out_dir, "minimize.json", out.data, out.len);
+    if (we < 0) {
+        mp_error("cannot write '%s/minimize.json': %s", m->o->out_dir, mp_strerror(we));
+        exit_code = MP_EXIT_INTERNAL;
+    }
+    if (m->o->json)
+        fwrite(out.data, 1, out.len, stdout);
+    else if (ok)
+        min_text(m, minimal, nmin, backend);
+    fflush(stdout);
+    buf_release(&out);
+    return exit_code;
+}
+
+/* The session part of minimize: the run recorded, the search, the files.
+ * Returns the exit code. */
+static int min_session(struct mctx *m, struct mp_session *ss, int argc, char **argv,
+                       struct mp_candidate *ends, size_t **minimal, size_t *nmin)
+{
+    const struct mp_opts *o = m->o;
+    if (mkdir(o->out_dir, 0777) != 0 && errno != EEXIST) {
+        int e = errno;
+        mp_error("cannot create run directory '%s': %s", o->out_dir, strerror(e));
+        return mp_cli_out_dir_input_error(-e) ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+    }
+    /* both ends' knobs are masked: a secret in --from alone is in every test */
+    int ec = mp_session_begin(ss, "minimize", o, 0, ends, 2, m->rep);
+    if (ec)
+        return ec;
+    m->store = ss->store;
+    if (mp_session_record_run(ss, argv + 1, (size_t)(argc - 1), m->rep) < 0)
+        return MP_EXIT_INTERNAL;
+    struct mp_runctx ctx;
+    mp_session_runctx(ss, &ctx);
+    if (!o->no_quality) /* a knob set whose answers are garbage does not work */
+        ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
+    ctx.score = mp_cli_score_plan(m->sco); /* a test that computes something else fails */
+    m->run = &ctx;
+    ctx.eta_prepare = eta_prepare;
+    ctx.eta_ud = m;
+    ec = min_search(m, &ends[0], minimal, nmin); /* before *minimal is read */
+    ec = min_write(m, ec, *minimal, *nmin);
+    if (mp_session_fingerprint(ss, m->rep) == 0)
+        mp_session_finish(ss, ctx.signo != 0);
+    m->run = NULL;
+    return ec;
+}
+
 int cmd_minimize(int argc, char **argv)
 {
     struct mp_opts o;
@@ -297,7 +539,6 @@ int cmd_minimize(int argc, char **argv)
         mp_opts_release(&o);
         return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
     }
-    int exit_code = MP_EXIT_INTERNAL;
     struct mctx m;
     memset(&m, 0, sizeof(m));
     m.to_ci = -1;
@@ -305,204 +546,29 @@ int cmd_minimize(int argc, char **argv)
     memset(&sco, 0, sizeof(sco));
     struct mp_report rep;
     mp_report_init(&rep, o.out_dir);
-    struct mp_candidate from_c, to_c;
-    memset(&from_c, 0, sizeof(from_c));
-    memset(&to_c, 0, sizeof(to_c));
-    size_t *minimal = NULL;
-    size_t nmin = 0;
-    struct mp_session ss = MP_SESSION_INIT;
-    struct mp_diag d = MP_DIAG_INIT;
-
-    if (mp_cli_run_dir_check("minimize", o.out_dir, false) != 0 ||
-        mp_cli_score_init(&sco, &o) < 0) {
-        exit_code = MP_EXIT_USAGE;
-        goto out;
-    }
-    if (!o.from || !o.to) {
-        mp_error("minimize needs both --from 'KNOBS' (fails) and --to 'KNOBS' (works)");
-        exit_code = MP_EXIT_USAGE;
-        goto out;
-    }
-    if (mp_candidate_from_knobs("from", o.from, &from_c, &d) < 0 ||
-        mp_candidate_from_knobs("to", o.to, &to_c, &d) < 0) {
-        mp_error("minimize: %s", d.msg);
-        exit_code = MP_EXIT_USAGE;
-        goto out;
-    }
-    mp_candidate_knobs(&from_c, &m.from);
-    struct mp_knobs to_k;
-    memset(&to_k, 0, sizeof(to_k));
-    mp_candidate_knobs(&to_c, &to_k);
-    for (size_t i = 0; i < to_k.n; i++) {
-        int at = find_key(&m.from, &to_k.k[i]);
-        if (at >= 0 && !strcmp(m.from.k[at].text, to_k.k[i].text))
-            continue;
-        mp_knobs_add(&m.diff, to_k.k[i].env, to_k.k[i].key, to_k.k[i].words.v, to_k.k[i].words.n);
-    }
-    mp_knobs_release(&to_k);
-    if (m.diff.n == 0) {
-        mp_error("--to adds nothing to --from: there is no difference to minimise");
-        exit_code = MP_EXIT_USAGE;
-        goto out;
-    }
-    if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
-        mp_error("cannot create run directory '%s': %s", o.out_dir, strerror(errno));
-        goto out;
-    }
-    /* both ends' knobs are masked: a secret in --from alone is in every test */
-    struct mp_candidate ends[2] = {from_c, to_c};
-    exit_code = mp_session_begin(&ss, "minimize", &o, 0, ends, 2, &rep);
-    if (exit_code)
-        goto out;
-    exit_code = MP_EXIT_INTERNAL;
-    m.store = ss.store;
-    if (mp_session_record_run(&ss, argv + 1, (size_t)(argc - 1), &rep) < 0)
-        goto out;
-    struct mp_runctx ctx;
-    mp_session_runctx(&ss, &ctx);
-    if (!o.no_quality) /* a knob set whose answers are garbage does not work */
-        ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
-    ctx.score = mp_cli_score_plan(&sco); /* a test that computes something else fails */
-    m.run = &ctx;
+    m.sco = &sco;
     m.rep = &rep;
+    m.o = &o;
     m.json = o.json;
-
-    /* 1. --from must fail */
-    const char **texts = xcalloc(m.from.n + m.diff.n + 1, sizeof(*texts));
-    for (size_t i = 0; i < m.from.n; i++)
-        texts[i] = m.from.k[i].text;
-    int r = try_config(&m, &from_c, texts, m.from.n, &o.wl);
-    if (r < 0)
-        goto interrupted;
-    if (r == 1) {
-        mp_error("the --from configuration works (it ran every phase clean): nothing to minimise");
-        exit_code = MP_EXIT_NONE;
-        free(texts);
-        goto write;
-    }
-    /* how many clean requests a pass needs, from --from's failure */
-    const struct mp_attempt_result *fa = &rep.c[rep.n - 1].attempts[0];
-    struct mp_stats_attempt obs = {.served = fa->ok_before_failure, .failed = fa->outcome == MP_OUT_CRASH};
-    struct mp_stats_async est;
-    mp_stats_async_estimate(&obs, 1, &est);
-    m.need = obs.failed ? est.required_n : 0;
-    if (o.diag_max_requests && m.need > o.diag_max_requests)
-        m.need = o.diag_max_requests;
-    m.pass_wl = o.wl;
-    m.pass_wl.min_total_ok = m.need;
-    if (!o.quiet && m.need)
-        fprintf(stderr, "moeprobe: minimize: a pass must serve %lu clean requests (%s)\n", m.need,
-                est.why);
-    /* 2. --to must work */
-    m.expect_to = true;
-    size_t *all = xcalloc(m.diff.n, sizeof(*all));
-    for (size_t i = 0; i < m.diff.n; i++)
-        all[i] = i;
-    r = ddmin_test(&m, all, m.diff.n);
-    free(all);
-    free(texts);
-    if (r < 0)
-        goto interrupted;
-    if (r == 0) {
-        mp_error("the --to configuration does not work (see %s/minimize.json): nothing to minimise",
-                 o.out_dir);
-        exit_code = MP_EXIT_NONE;
-        goto write;
-    }
-    /* 3. ddmin */
-    struct mp_ddmin_stats st;
-    memset(&st, 0, sizeof(st));
-    r = mp_ddmin(m.diff.n, ddmin_test, &m, &minimal, &nmin, &st, ddmin_progress);
-    if (r < 0)
-        goto interrupted;
-    exit_code = MP_EXIT_OK;
-    goto write;
-interrupted:
-    exit_code = ctx.signo ? 128 + ctx.signo : r == MP_EUSAGE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
-write:;
-    struct buf out = BUF_INIT;
-    buf_adds(&out, "{\n  \"minimal\": ");
-    if (exit_code == MP_EXIT_OK) {
-        buf_adds(&out, "[");
-        for (size_t i = 0; i < nmin; i++) {
-            if (i)
-                buf_adds(&out, ", ");
-            char *red = knob_out(&m, m.diff.k[minimal[i]].text);
-            buf_add_json_str(&out, red, strlen(red));
-            free(red);
-        }
-        buf_adds(&out, "]");
-    } else {
-        buf_adds(&out, "null");
-    }
-    buf_printf(&out, ",\n  \"requests_required_for_pass\": %lu,\n  \"tests\": [\n    %s\n  ]",
-               m.need, m.tests.data);
-    /* resolved backend of the minimal configuration: the last passing test with exactly it */
-    const char *min_backend = NULL;
-    if (exit_code == MP_EXIT_OK) {
-        struct mp_candidate mc;
-        apply(&m.from, &m.diff, minimal, nmin, "minimal", &mc);
-        char *want = mp_candidate_knobs_str(&mc);
-        for (size_t i = 0; i < rep.n; i++) {
-            char *have = mp_candidate_knobs_str(&rep.c[i].cand);
-            const struct mp_attempt_result *a = mp_cand_primary(&rep.c[i]);
-            if (!strcmp(have, want) && a && a->outcome == MP_OUT_CLEAN)
-                min_backend = a->res.moe_backend;
-            free(have);
-        }
-        free(want);
-        mp_candidate_release(&mc);
-    }
-    buf_adds(&out, ",\n  \"minimal_moe_backend\": ");
-    if (min_backend)
-        buf_add_json_str(&out, min_backend, strlen(min_backend));
-    else
-        buf_adds(&out, "null");
-    buf_adds(&out, "\n}\n");
-    int we = mp_write_file_atomic(o.out_dir, "minimize.json", out.data, out.len);
-    if (we < 0) {
-        mp_error("cannot write '%s/minimize.json': %s", o.out_dir, mp_strerror(we));
-        exit_code = MP_EXIT_INTERNAL;
-    }
-    if (o.json) {
-        fwrite(out.data, 1, out.len, stdout);
-    } else if (exit_code == MP_EXIT_OK) {
-        printf("minimal knob change that makes it work (%u tests):", m.ntests);
-        for (size_t i = 0; i < nmin; i++) {
-            char *k = knob_out(&m, m.diff.k[minimal[i]].text);
-            char *e = mp_term_dup(k);
-            printf(" %s", e);
-            free(e);
-            free(k);
-        }
-        char *mb = mp_term_dup(min_backend ? min_backend : "(not logged)"); /* engine's words */
-        printf("\nresolved MoE backend of the minimal configuration: %s\n", mb);
-        free(mb);
-        for (size_t i = 0; i < m.diff.n; i++) {
-            bool in = false;
-            for (size_t k = 0; k < nmin; k++)
-                in = in || minimal[k] == i;
-            if (in)
-                continue;
-            char *k = knob_out(&m, m.diff.k[i].text);
-            char *e = mp_term_dup(k);
-            printf("not needed: %s\n", e);
-            free(e);
-            free(k);
-        }
-    }
-    fflush(stdout);
-    buf_release(&out);
-    if (mp_session_fingerprint(&ss, &rep) == 0)
-        mp_session_finish(&ss, ctx.signo != 0);
-out:
+    struct mp_candidate ends[2];
+    memset(ends, 0, sizeof(ends));
+    size_t *minimal = NULL, nmin = 0;
+    struct mp_session ss = MP_SESSION_INIT;
+    int exit_code = mp_cli_run_dir_check("minimize", o.out_dir, false) != 0 ||
+                            mp_cli_score_init(&sco, &o) < 0
+                        ? MP_EXIT_USAGE
+                        : 0;
+    if (!exit_code)
+        exit_code = min_ends(&m, &o, &ends[0], &ends[1]);
+    if (!exit_code)
+        exit_code = min_session(&m, &ss, argc, argv, ends, &minimal, &nmin);
     mp_session_end_exit(&ss, exit_code, &rep);
     free(minimal);
     buf_release(&m.tests);
     mp_knobs_release(&m.from);
     mp_knobs_release(&m.diff);
-    mp_candidate_release(&from_c);
-    mp_candidate_release(&to_c);
+    mp_candidate_release(&ends[0]);
+    mp_candidate_release(&ends[1]);
     mp_report_release(&rep);
     mp_cli_score_release(&sco);
     mp_opts_release(&o);

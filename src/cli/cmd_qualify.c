@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/coverage.h"
+#include "cli/era.h"
 #include "cli/opts.h"
 #include "cli/resume.h"
 #include "cli/scoreopt.h"
@@ -24,6 +25,9 @@
 #include "store/store.h"
 #include "sched/sched.h"
 #include "secret.h"
+#include "store/runinfo.h"
+#include "verdict/broken.h"
+#include "verdict/inherit.h"
 #include "xalloc.h"
 
 static const char qualify_head[] =
@@ -363,264 +367,402 @@ static int restore_candidates(struct mp_report *rep, const bool *done)
     return 0;
 }
 
-/* A resumed run's store: say why it stopped (an I/O error), end what the
- * dead run left, record the resume, load what it holds into *rep (the
- * stored candidates, their secret env knobs restored) and check the
- * fingerprint. 0; MP_EXIT_USAGE (refused: message printed); -1 when the
- * store failed (the caller reports it). */
-static int resume_store(struct mp_session *ss, const struct mp_opts *o, struct mp_report *rep,
-                        bool **done)
-{
-    struct mp_store *store = ss->store;
-    int killed = 0;
-    char *io_why = NULL; /* the run stopped on an I/O error: say so */
-    if (mp_store_io_stop(store, &io_why) < 0)
-        return -1;
-    if (io_why && !o->quiet) {
-        char *shown = mp_term_dup(io_why);
-        fprintf(stderr, "moeprobe: resuming %s: the run was stopped by an I/O error (%s)\n",
-                o->out_dir, shown);
-        free(shown);
-    }
-    free(io_why);
-    if (mp_run_end_dead_run(store, &killed) < 0)
-        return -1;
-    if (killed && !o->quiet)
-        fprintf(stderr, "moeprobe: killed %d engine process(es) left by the interrupted run\n",
-                killed);
-    if (mp_store_run_resumed(store, ss->started) < 0)
-        return -1;
-    struct mp_report old;
-    mp_report_init(&old, o->out_dir);
-    if (mp_store_load(store, &old, done) < 0) {
-        mp_report_release(&old);
-        return -1;
-    }
-    char *why = mp_fingerprint_mismatch(&old.fp, &rep->fp, false);
-    if (why) {
-        mp_error("refusing to resume '%s' on a different machine (%s): results only hold "
-                 "for the fingerprint they were measured on", o->out_dir, why);
-        free(why);
-        mp_report_release(&old);
-        return MP_EXIT_USAGE;
-    }
-    /* keep the original start, the stored candidates and finished attempts */
-    mp_fingerprint_detect_ex(&old.fp, NULL);
-    mp_report_release(rep);
-    *rep = old;
-    if (restore_candidates(rep, *done) < 0)
-        return MP_EXIT_USAGE;
-    if (!o->quiet) {
-        size_t nd = 0;
-        for (size_t i = 0; i < rep->n; i++)
-            nd += (*done)[i];
-        fprintf(stderr, "moeprobe: resuming %s: %zu of %zu candidate(s) already finished\n",
-                o->out_dir, nd, rep->n);
-    }
-    return mp_store_set_fingerprint(store, &rep->fp, &ss->fpx) < 0 ? -1 : 0;
-}
 
 enum run_kind { RUN_QUALIFY, RUN_DIAGNOSE, RUN_RESOLVE };
 
-static int run_main(int argc, char **argv, enum run_kind kind)
-{
-    bool diagnose_only = kind == RUN_DIAGNOSE, resolve = kind == RUN_RESOLVE;
-    const char *sub = resolve ? "resolve" : diagnose_only ? "diagnose" : "qualify";
+/* One qualify/diagnose/resolve run, from its parsed options to its exit
+ * code. */
+struct qrun {
+    enum run_kind kind;
+    const char *sub;
     struct mp_opts o;
-    struct mp_strv rargv = MP_STRV_INIT;
-    bool *done = NULL;
-    char *run_cwd = NULL; /* a resumed run: where it was started */
-    int rc = mp_cli_resume_args(argc, argv, sub, &rargv, &run_cwd);
+    struct mp_strv rargv;   /* a resumed run's arguments */
+    char *run_cwd;          /* a resumed run: where it was started */
+    struct mp_report rep;
+    struct mp_session ss;
+    bool *done;             /* per candidate (grows with rep.n) */
+    struct mp_era era;
+    struct mp_runctx ctx;
+    bool input_error;       /* the server command cannot run: no candidate can */
+    bool command_ok;        /* an attempt got past the kernel selection (or died of a knob) */
+    struct mp_diag_policy policy; /* recorded with each candidate: its diagnosis is derived */
+    char *stop_reason;      /* the server command fails before any backend is chosen */
+    struct mp_cli_score sco; /* the scoring pass (qualify only; cli/scoreopt.h) */
+};
+
+/* The options (a resumed run's own), the run directory's check. Returns
+ * true to go on; else *ec is the exit code (help printed: 0). */
+static bool q_parse(struct qrun *q, int argc, char **argv, int *ec)
+{
+    int rc = mp_cli_resume_args(argc, argv, q->sub, &q->rargv, &q->run_cwd);
+    memset(&q->o, 0, sizeof(q->o));
     if (rc) {
-        mp_strv_release(&rargv);
-        free(run_cwd);
-        return rc;
+        *ec = rc;
+        return false;
     }
-    if (rargv.n) {
-        argc = (int)rargv.n;
-        argv = mp_strv_array(&rargv);
+    if (q->rargv.n) {
+        argc = (int)q->rargv.n;
+        argv = mp_strv_array(&q->rargv);
     }
-    if (resolve)
-        rc = mp_opts_parse(&o, MP_CMD_RESOLVE, argc, argv, resolve_head, resolve_tail);
-    else if (diagnose_only)
-        rc = mp_opts_parse(&o, MP_CMD_DIAGNOSE, argc, argv, diagnose_head, diagnose_tail);
+    if (q->kind == RUN_RESOLVE)
+        rc = mp_opts_parse(&q->o, MP_CMD_RESOLVE, argc, argv, resolve_head, resolve_tail);
+    else if (q->kind == RUN_DIAGNOSE)
+        rc = mp_opts_parse(&q->o, MP_CMD_DIAGNOSE, argc, argv, diagnose_head, diagnose_tail);
     else
-        rc = mp_opts_parse(&o, MP_CMD_QUALIFY, argc, argv, qualify_head, qualify_tail);
-    if (rc == 0)
-        rc = mp_cli_run_dir_check(sub, o.resume ? o.resume : o.out_dir, o.resume != NULL) ? -1 : 0;
+        rc = mp_opts_parse(&q->o, MP_CMD_QUALIFY, argc, argv, qualify_head, qualify_tail);
+    if (rc == 0 && mp_cli_run_dir_check(q->sub, q->o.resume ? q->o.resume : q->o.out_dir,
+                                        q->o.resume != NULL))
+        rc = -1;
     if (rc != 0) {
-        mp_opts_release(&o);
-        mp_strv_release(&rargv);
-        free(run_cwd);
-        return rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
+        *ec = rc > 0 ? MP_EXIT_OK : MP_EXIT_USAGE;
+        return false;
     }
     /* the terminal (and a scale-out run's task logs) mask what the files mask */
-    mp_store_mask_add_cands(mp_store_mask_process(), o.cands, o.ncands);
-    mp_store_mask_add(mp_store_mask_process(), o.api_key);
+    mp_store_mask_add_cands(mp_store_mask_process(), q->o.cands, q->o.ncands);
+    mp_store_mask_add(mp_store_mask_process(), q->o.api_key);
     /* a serial run's --resume is ours (the store); scale-out runs resume in src/sched */
-    bool serial_resume = o.resume && !o.gpus && !o.slurm && !o.slurm_script;
+    bool serial_resume = q->o.resume && !q->o.gpus && !q->o.slurm && !q->o.slurm_script;
     struct mp_sched_cfg scfg;
-    mp_opts_sched_cfg(&o, &scfg);
-    if (kind == RUN_QUALIFY && !serial_resume && mp_sched_wanted(&scfg)) { /* --gpus, --slurm: tasks (src/sched) */
-        rc = mp_sched_qualify(&scfg, argc, argv);
-        mp_opts_release(&o);
-        mp_strv_release(&rargv);
-        free(run_cwd);
-        return rc;
+    mp_opts_sched_cfg(&q->o, &scfg);
+    if (q->kind == RUN_QUALIFY && !serial_resume && mp_sched_wanted(&scfg)) {
+        *ec = mp_sched_qualify(&scfg, argc, argv); /* --gpus, --slurm: tasks (src/sched) */
+        return false;
     }
-    const char *resume_dir = o.resume;
-    if (resume_dir) {
-        free(o.out_dir);
-        o.out_dir = xstrdup(resume_dir);
+    if (q->o.resume) {
+        free(q->o.out_dir);
+        q->o.out_dir = xstrdup(q->o.resume);
     }
-    int exit_code = MP_EXIT_INTERNAL;
-    struct mp_report rep;
-    mp_report_init(&rep, o.out_dir);
-    struct mp_session ss = MP_SESSION_INIT;
-    struct mp_cli_score sco; /* the scoring pass (qualify only; cli/scoreopt.h) */
-    memset(&sco, 0, sizeof(sco));
-    if (kind == RUN_QUALIFY && mp_cli_score_init(&sco, &o) < 0) {
-        exit_code = MP_EXIT_USAGE;
-        goto out;
-    }
+    return true;
+}
 
-    /* candidates (a resumed run takes them from the store) */
-    if (resume_dir) {
-        /* nothing here */
-    } else if (diagnose_only) {
-        if (o.ncands == 0) {
-            struct mp_candidate c;
-            mp_candidate_from_knobs("candidate", "", &c, NULL);
-            mp_report_add_candidate(&rep, &c);
-            mp_candidate_release(&c);
-        } else {
-            mp_report_add_candidate(&rep, &o.cands[0]);
-        }
-    } else {
-        for (size_t i = 0; i < o.ncands; i++) {
-            if (mp_csv_has(o.only, o.cands[i].name))
-                mp_report_add_candidate(&rep, &o.cands[i]);
-        }
-        if (rep.n == 0) {
-            mp_error("--only '%s' matches no candidate", o.only ? o.only : "");
-            exit_code = MP_EXIT_USAGE;
-            goto out;
-        }
+/* The run's candidates into q->rep (a resumed run takes them from the
+ * store). 0 or MP_EXIT_USAGE. */
+static int q_candidates(struct qrun *q)
+{
+    const struct mp_opts *o = &q->o;
+    if (o->resume)
+        return 0;
+    if (q->kind == RUN_DIAGNOSE) {
+        /* the first --candidate, else the preset's first (auto: the command as given) */
+        mp_report_add_candidate(&q->rep, &o->cands[0]);
+        return 0;
     }
-    exit_code = mp_session_begin(&ss, sub, &o, resume_dir ? MP_SESSION_RESUME : 0, o.cands,
-                                 o.ncands, &rep);
-    if (exit_code)
-        goto out;
-    exit_code = MP_EXIT_INTERNAL;
-    struct mp_store *store = ss.store;
-    if (resume_dir) {
-        int e = resume_store(&ss, &o, &rep, &done);
-        if (e < 0)
-            goto store_failed;
-        if (e > 0) {
-            exit_code = e;
-            goto out;
-        }
-    } else {
-        /* secrets are masked by the store */
-        if (mp_session_record_run(&ss, argv + 1, (size_t)(argc - 1), &rep) < 0)
-            goto out;
-        if (o.reference && mp_store_set_reference(store, o.reference) < 0)
-            goto store_failed;
-        /* the engine build's kernels against this GPU (docs/inspect.md) */
-        if ((exit_code = mp_cli_engine_coverage(&ss, &o, &rep, &rep)) != 0)
-            goto out;
-        exit_code = MP_EXIT_INTERNAL;
-        done = xcalloc(rep.n + 1, sizeof(*done));
+    for (size_t i = 0; i < o->ncands; i++) {
+        if (mp_csv_has(o->only, o->cands[i].name))
+            mp_report_add_candidate(&q->rep, &o->cands[i]);
     }
+    if (q->rep.n == 0) {
+        mp_error("--only '%s' matches no candidate", o->only ? o->only : "");
+        return MP_EXIT_USAGE;
+    }
+    return 0;
+}
 
-    struct mp_runctx ctx;
-    mp_session_runctx(&ss, &ctx);
-    ctx.dedupe = !o.no_dedupe && kind == RUN_QUALIFY;
-    ctx.resolve_only = resolve;
-    ctx.cwd = run_cwd;
-    if (!o.no_quality && !resolve)
-        ctx.quality_prompts = mp_quality_prompts(&ctx.nquality);
-    ctx.score = mp_cli_score_plan(&sco);
-    bool input_error = false;
-    struct mp_diag_policy policy; /* recorded with each candidate: its diagnosis is derived */
-    mp_run_diag_policy(&ctx, !resolve && !o.no_diagnose, !resolve && o.no_diagnose, !resolve,
-                       &policy);
-    for (size_t i = 0; i < rep.n && !ctx.signo; i++) {
-        if (done[i])
+/* Can the run in the store be resumed here and now? Read only, so that a
+ * refusal leaves the record as it was: a finished run has nothing to
+ * resume (its reports render again with `moeprobe report`), another machine
+ * or another inherited environment would not compare. 0 or MP_EXIT_USAGE
+ * (message printed). */
+static int q_resume_check(struct qrun *q)
+{
+    struct mp_report old;
+    mp_report_init(&old, q->o.out_dir);
+    bool *done = NULL;
+    if (mp_store_load(q->ss.store, &old, &done) < 0) {
+        mp_report_release(&old);
+        return mp_session_store_failed(&q->ss);
+    }
+    free(done);
+    int ec = 0;
+    char *why = mp_fingerprint_mismatch(&old.fp, &q->rep.fp, false);
+    char *envwhy = why ? NULL : mp_inherit_mismatch(&old.inherited, &q->rep.inherited);
+    if (old.finished && !old.interrupted && !mp_report_nunfinished(&old)) {
+        ec = mp_error("--resume: '%s' holds a finished %s run (finished %s): there is nothing to "
+                      "resume; 'moeprobe report %s' renders its reports again",
+                      q->o.out_dir, q->sub, old.finished, q->o.out_dir);
+    } else if (why) {
+        ec = mp_error("refusing to resume '%s' on a different machine (%s): results only "
+                      "hold for the fingerprint they were measured on", q->o.out_dir, why);
+    } else if (envwhy) {
+        ec = mp_error("refusing to resume '%s' in another environment (%s): every candidate "
+                      "inherits it, so the finished ones would not compare; set it as it "
+                      "was, or start a new run", q->o.out_dir, envwhy);
+    }
+    free(why);
+    free(envwhy);
+    mp_report_release(&old);
+    return ec ? MP_EXIT_USAGE : 0;
+}
+
+/* --resume: end what the dead run left, take the stored candidates and
+ * finished attempts (after q_resume_check). 0 or an exit code. */
+static int q_resume(struct qrun *q)
+{
+    struct mp_store *store = q->ss.store;
+    int killed = 0;
+    int ec = q_resume_check(q);
+    if (ec)
+        return ec;
+    char *io_why = NULL; /* the run stopped on an I/O error: say so */
+    if (mp_store_io_stop(store, &io_why) < 0)
+        return mp_session_store_failed(&q->ss);
+    if (io_why && !q->o.quiet) {
+        char *shown = mp_term_dup(io_why);
+        fprintf(stderr, "moeprobe: resuming %s: the run was stopped by an I/O error (%s)\n",
+                q->o.out_dir, shown);
+        free(shown);
+    }
+    free(io_why);
+    if (mp_run_end_dead_run(store, &killed) < 0 || mp_store_run_resumed(store, q->ss.started) < 0)
+        return mp_session_store_failed(&q->ss);
+    if (killed && !q->o.quiet)
+        fprintf(stderr, "moeprobe: killed %d engine process(es) left by the interrupted run\n",
+                killed);
+    struct mp_report old;
+    mp_report_init(&old, q->o.out_dir);
+    if (mp_store_load(store, &old, &q->done) < 0) {
+        mp_report_release(&old);
+        return mp_session_store_failed(&q->ss);
+    }
+    /* keep the original start, the stored candidates and finished attempts */
+    mp_fingerprint_detect_ex(&old.fp, NULL);
+    mp_report_release(&q->rep);
+    q->rep = old;
+    if (restore_candidates(&q->rep, q->done) < 0)
+        return MP_EXIT_USAGE;
+    if (!q->o.quiet) {
+        size_t nd = 0;
+        for (size_t i = 0; i < q->rep.n; i++)
+            nd += q->done[i];
+        fprintf(stderr, "moeprobe: resuming %s: %zu of %zu candidate(s) already finished\n",
+                q->o.out_dir, nd, q->rep.n);
+    }
+    if (mp_store_set_fingerprint(store, &q->rep.fp, &q->ss.fpx) < 0)
+        return mp_session_store_failed(&q->ss);
+    return 0;
+}
+
+/* The engine version the candidates should fit now: the one the engine
+ * logged, else the assumed one. */
+static const char *q_version(const struct qrun *q)
+{
+    for (size_t i = 0; i < q->rep.n; i++) {
+        const struct mp_attempt_result *p = mp_cand_primary(&q->rep.c[i]);
+        if (p && p->res.engine_version)
+            return p->res.engine_version;
+    }
+    return q->rep.fp.engine_version ? q->rep.fp.engine_version : q->era.assumed;
+}
+
+/* After candidate i's attempt: the CUDA_LAUNCH_BLOCKING=1 run of a crash
+ * (not for resolve, not with --no-diagnose); what it means, and why others
+ * are not diagnosed, is derived by mp_run_candidate_diagnosis. 0, or -1
+ * (message printed). */
+static int q_diagnose(struct qrun *q, size_t i, const struct mp_attempt_result *a)
+{
+    if (q->kind != RUN_RESOLVE && !q->o.no_diagnose && a && a->outcome == MP_OUT_CRASH &&
+        mp_diagnose(&q->ctx, &q->rep, i) < 0)
+        return -1;
+    return 0;
+}
+
+/* dir relative to the run directory when it lies inside it. */
+static const char *rel_dir(const struct qrun *q, const char *dir)
+{
+    size_t n = strlen(q->o.out_dir);
+    if (dir && !strncmp(dir, q->o.out_dir, n) && dir[n] == '/')
+        return dir + n + 1;
+    return dir ? dir : "?";
+}
+
+/* After an attempt: do the run's first attempts all die the same way before
+ * any kernel selection line, for reasons that are no knob's? Then sets
+ * q->stop_reason (recorded in the store) and the run stops: no backend can
+ * be judged while the command itself fails. 0 or -1 (store). */
+static int q_broken_check(struct qrun *q)
+{
+    const struct mp_attempt_result *first = NULL;
+    size_t n = 0;
+    struct buf names = BUF_INIT;
+    for (size_t i = 0; i < q->rep.n && !q->command_ok; i++) {
+        const struct mp_attempt_result *p = mp_cand_primary(&q->rep.c[i]);
+        if (!p)
             continue;
-        const struct mp_attempt_result *a = NULL;
-        int r = 0;
-        if (rep.c[i].nattempts) /* resumed: its finished attempts stand */
-            a = mp_cand_primary(&rep.c[i]);
+        if (!mp_broken_before_selection(&q->rep.c[i].cand, p) ||
+            (first && !mp_broken_same_way(first, p)))
+            q->command_ok = true;
+        first = first ? first : p;
+        buf_printf(&names, "%s%s", n++ ? " and " : "", q->rep.c[i].cand.name);
+    }
+    if (!q->command_ok && n >= 2) {
+        q->stop_reason = xasprintf("your server command fails before any backend is chosen: %s "
+                                   "(%s ended so before logging any kernel selection, with "
+                                   "different knobs; evidence %s/server.log%s%ld). Run the "
+                                   "command by hand to see it fail, fix it, then start again",
+                                   first->fail_message, names.data, rel_dir(q, first->dir),
+                                   first->fail_line > 0 ? ":" : "", first->fail_line);
+    }
+    buf_release(&names);
+    if (q->stop_reason && mp_store_set_stop_reason(q->ss.store, q->stop_reason) < 0)
+        return mp_session_store_failed(&q->ss), -1;
+    return 0;
+}
+
+/* Candidate i: fitted to the version, its attempt and diagnosis, recorded
+ * as done. 0 to go on, or an exit code (stop). */
+static int q_run_one(struct qrun *q, size_t i)
+{
+    struct mp_store *store = q->ss.store;
+    const struct mp_attempt_result *a = NULL;
+    int r = 0;
+    if (mp_era_fit(&q->era, q_version(q), &q->rep, store, &q->done) < 0)
+        return MP_EXIT_INTERNAL;
+    if (q->rep.c[i].not_applicable && !q->rep.c[i].nattempts) {
+        if (!q->o.quiet)
+            fprintf(stderr, "moeprobe: %s: %s (not started)\n", q->rep.c[i].cand.name,
+                    q->rep.c[i].not_applicable);
+    } else {
+        if (q->rep.c[i].nattempts) /* resumed: its finished attempts stand */
+            a = mp_cand_primary(&q->rep.c[i]);
         if (!a)
-            r = mp_run_attempt(&ctx, &rep, i, false, NULL, &a);
+            r = mp_run_attempt(&q->ctx, &q->rep, i, false, NULL, &a);
         if (r == MP_ECOMMAND) { /* the server command itself cannot run: no candidate can */
-            input_error = true;
-            break;
+            q->input_error = true;
+            return MP_EXIT_USAGE;
         }
         if (r < 0) {
-            exit_code = r == MP_EUSAGE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
             if (r != MP_EUSAGE) { /* an I/O error: say so in the store, keep what was recorded */
                 mp_store_record_io_stop(store);
-                mp_session_reports(&ss, o.json, o.quiet, NULL);
+                mp_session_reports(&q->ss, q->o.json, q->o.quiet, NULL);
             }
-            goto out;
+            return r == MP_EUSAGE ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
         }
-        if (ctx.signo)
-            break;
-        /* the selections are the result of resolve: nothing to diagnose */
-        if (!resolve && !o.no_diagnose && a && a->outcome == MP_OUT_CRASH &&
-            mp_diagnose(&ctx, &rep, i) < 0) {
-            exit_code = MP_EXIT_INTERNAL;
-            goto out;
-        }
-        if (ctx.signo)
-            break;
-        mp_run_candidate_diagnosis(&rep, i, &policy); /* what it means: verdict/diagnose.h */
-        if (mp_session_fingerprint(&ss, &rep) < 0)
-            goto out;
-        if (mp_store_candidate_done(store, i, &rep.c[i].diag, &policy) < 0)
-            goto store_failed;
-        done[i] = true;
+        if (q->ctx.signo)
+            return 0;
+        if (!q->command_ok && q_broken_check(q) < 0)
+            return MP_EXIT_INTERNAL;
+        /* a command that fails before any backend is chosen: nothing to diagnose */
+        if (!q->stop_reason && q_diagnose(q, i, a) < 0)
+            return MP_EXIT_INTERNAL;
+        if (q->ctx.signo)
+            return 0;
     }
-    if (input_error) {
-        exit_code = MP_EXIT_USAGE;
-        goto out;
-    }
-    if (mp_session_finish(&ss, ctx.signo != 0) < 0)
-        goto out;
-    /* the report, and what the exit code says, come from the store alone */
+    mp_run_candidate_diagnosis(&q->rep, i, &q->policy); /* what it means: verdict/diagnose.h */
+    if (mp_session_fingerprint(&q->ss, &q->rep) < 0)
+        return MP_EXIT_INTERNAL;
+    if (mp_store_candidate_done(store, i, &q->rep.c[i].diag, &q->policy) < 0)
+        return mp_session_store_failed(&q->ss);
+    q->done[i] = true;
+    return 0;
+}
+
+/* The reports from the store and what the exit code says. */
+static int q_finish(struct qrun *q)
+{
+    if (mp_session_finish(&q->ss, q->ctx.signo != 0) < 0)
+        return MP_EXIT_INTERNAL;
     struct mp_report fin;
-    if (mp_session_reports(&ss, o.json, o.quiet, &fin) < 0) {
-        exit_code = MP_EXIT_INTERNAL;
-        goto out;
-    }
-    if (ctx.signo) {
-        exit_code = 128 + ctx.signo;
-    } else if (diagnose_only) {
+    if (mp_session_reports(&q->ss, q->o.json, q->o.quiet, &fin) < 0)
+        return MP_EXIT_INTERNAL;
+    int ec;
+    if (q->ctx.signo) {
+        ec = 128 + q->ctx.signo;
+    } else if (q->stop_reason) {
+        mp_error("%s", q->stop_reason);
+        ec = MP_EXIT_USAGE;
+    } else if (q->kind == RUN_DIAGNOSE) {
         enum mp_verdict v = fin.n ? fin.c[0].verdict : MP_V_NONE;
-        exit_code = v == MP_V_ASYNC_RACE || v == MP_V_KERNEL_FAULT || v == MP_V_STABLE
-                        ? MP_EXIT_OK
-                        : MP_EXIT_NONE;
-    } else if (resolve) {
-        exit_code = MP_EXIT_OK; /* the map is the result */
+        ec = v == MP_V_ASYNC_RACE || v == MP_V_KERNEL_FAULT || v == MP_V_STABLE ? MP_EXIT_OK
+                                                                               : MP_EXIT_NONE;
+    } else if (q->kind == RUN_RESOLVE) {
+        ec = MP_EXIT_OK; /* the map is the result */
     } else {
-        exit_code = fin.recommended >= 0 ? MP_EXIT_OK : MP_EXIT_NONE;
+        ec = fin.recommended >= 0 ? MP_EXIT_OK : MP_EXIT_NONE;
     }
     mp_report_release(&fin);
-    goto out;
-store_failed:
-    exit_code = mp_session_store_failed(&ss);
-out:
-    mp_session_end_exit(&ss, exit_code, &rep);
-    mp_report_release(&rep);
-    mp_cli_score_release(&sco);
-    mp_opts_release(&o);
-    mp_strv_release(&rargv);
-    free(done);
-    free(run_cwd);
-    return exit_code;
+    return ec;
+}
+
+/* The session's run: the candidates recorded (or resumed), each run in
+ * turn, the reports. Returns the exit code. */
+static int q_session(struct qrun *q, int argc, char **argv)
+{
+    int ec = q_candidates(q);
+    if (ec)
+        return ec;
+    ec = mp_session_begin(&q->ss, q->sub, &q->o, q->o.resume ? MP_SESSION_RESUME : 0, q->o.cands,
+                          q->o.ncands, &q->rep);
+    if (ec)
+        return ec;
+    if (q->o.resume) {
+        if ((ec = q_resume(q)) != 0)
+            return ec;
+    } else {
+        if (mp_session_record_run(&q->ss, argv + 1, (size_t)(argc - 1), &q->rep) < 0)
+            return MP_EXIT_INTERNAL;
+        if (q->o.reference && mp_store_set_reference(q->ss.store, q->o.reference) < 0)
+            return mp_session_store_failed(&q->ss);
+        /* the engine build's kernels against this GPU (docs/inspect.md) */
+        if ((ec = mp_cli_engine_coverage(&q->ss, &q->o, &q->rep, &q->rep)) != 0)
+            return ec;
+        q->done = xcalloc(q->rep.n + 1, sizeof(*q->done));
+    }
+    q->era.kn = q->ss.kn;
+    q->era.preset = q->kind != RUN_DIAGNOSE && q->o.ncands_given == 0
+                        ? (q->o.preset ? q->o.preset : "sm12x-nvfp4")
+                        : NULL;
+    q->era.only = q->o.only;
+    q->era.quiet = q->o.quiet;
+    q->era.assumed = mp_era_assumed(q->ss.kn, q->o.engine_version, q->o.cmd, q->o.ncmd,
+                                    &q->era.assumed_from);
+    mp_session_runctx(&q->ss, &q->ctx);
+    q->ctx.dedupe = !q->o.no_dedupe && q->kind == RUN_QUALIFY;
+    q->ctx.resolve_only = q->kind == RUN_RESOLVE;
+    q->ctx.cwd = q->run_cwd;
+    q->ctx.inherited = &q->rep.inherited;
+    q->ctx.diagnose = !q->o.no_diagnose && q->kind != RUN_RESOLVE;
+    if (!q->o.no_quality && q->kind != RUN_RESOLVE)
+        q->ctx.quality_prompts = mp_quality_prompts(&q->ctx.nquality);
+    q->ctx.score = mp_cli_score_plan(&q->sco);
+    bool resolve = q->kind == RUN_RESOLVE;
+    mp_run_diag_policy(&q->ctx, !resolve && !q->o.no_diagnose, !resolve && q->o.no_diagnose,
+                       !resolve, &q->policy);
+    for (size_t i = 0; i < q->rep.n && !q->ctx.signo && !q->stop_reason; i++) {
+        if (!q->done[i] && (ec = q_run_one(q, i)) != 0)
+            return ec;
+    }
+    return q_finish(q);
+}
+
+static int run_main(int argc, char **argv, enum run_kind kind)
+{
+    struct qrun q;
+    memset(&q, 0, sizeof(q));
+    q.kind = kind;
+    q.sub = kind == RUN_RESOLVE ? "resolve" : kind == RUN_DIAGNOSE ? "diagnose" : "qualify";
+    q.ss = (struct mp_session)MP_SESSION_INIT;
+    int ec = MP_EXIT_INTERNAL;
+    if (q_parse(&q, argc, argv, &ec)) {
+        if (q.rargv.n) {
+            argc = (int)q.rargv.n;
+            argv = mp_strv_array(&q.rargv);
+        }
+        mp_report_init(&q.rep, q.o.out_dir);
+        if (kind == RUN_QUALIFY && mp_cli_score_init(&q.sco, &q.o) < 0)
+            ec = MP_EXIT_USAGE;
+        else
+            ec = q_session(&q, argc, argv);
+        mp_session_end_exit(&q.ss, ec, &q.rep);
+        mp_report_release(&q.rep);
+    }
+    mp_era_release(&q.era);
+    mp_cli_score_release(&q.sco);
+    free(q.stop_reason);
+    mp_opts_release(&q.o);
+    mp_strv_release(&q.rargv);
+    free(q.done);
+    free(q.run_cwd);
+    return ec;
 }
 
 int cmd_qualify(int argc, char **argv)

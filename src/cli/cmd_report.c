@@ -16,6 +16,7 @@
 #include "escape.h"
 #include "logs/logscan.h"
 #include "report/bisect.h"
+#include "report/compare.h"
 #include "report/issue.h"
 #include "report/report.h"
 #include "sched/sched.h"
@@ -101,39 +102,6 @@ static int load_run(const char *dir, int objective, struct mp_report *rep, struc
     return 0;
 }
 
-static double seq_rate(const struct mp_attempt_result *a)
-{
-    for (size_t k = 0; a && k < a->nphases; k++) {
-        if (!strcmp(a->phases[k].name, "sequential"))
-            return a->phases[k].tok_s;
-    }
-    return -1;
-}
-
-static double best_conc(const struct mp_attempt_result *a)
-{
-    double best = -1;
-    for (size_t k = 0; a && k < a->nphases; k++) {
-        if (!strncmp(a->phases[k].name, "concurrency-", 12) && a->phases[k].tok_s > best)
-            best = a->phases[k].tok_s;
-    }
-    return best;
-}
-
-static const struct mp_cand_report *find_cand(const struct mp_report *r, const char *name)
-{
-    for (size_t i = 0; i < r->n; i++) {
-        if (!strcmp(r->c[i].cand.name, name))
-            return &r->c[i];
-    }
-    return NULL;
-}
-
-static const char *nz(const char *s)
-{
-    return s ? s : "-";
-}
-
 static int compare(char **dirs, int n, int fmt, int objective)
 {
     struct mp_report *runs = xcalloc((size_t)n, sizeof(*runs));
@@ -152,139 +120,73 @@ static int compare(char **dirs, int n, int fmt, int objective)
             ec = MP_EXIT_USAGE;
         }
     }
-    if (ec)
-        goto out;
-    /* candidate names in first-seen order */
-    struct mp_strv names = MP_STRV_INIT;
-    for (int i = 0; i < n; i++) {
-        for (size_t c = 0; c < runs[i].n; c++) {
-            bool seen = false;
-            for (size_t k = 0; k < names.n && !seen; k++)
-                seen = !strcmp(names.v[k], runs[i].c[c].cand.name);
-            if (!seen)
-                mp_strv_push(&names, runs[i].c[c].cand.name);
-        }
+    if (!ec) {
+        struct buf b = BUF_INIT;
+        if (fmt == F_JSON)
+            mp_compare_json(runs, dirs, n, &b);
+        else
+            mp_compare_markdown(runs, dirs, n, &b); /* what changed first (report/compare.h) */
+        fwrite(b.data, 1, b.len, stdout);
+        if (fflush(stdout) != 0)
+            ec = MP_EXIT_INTERNAL;
+        buf_release(&b);
     }
-    struct buf b = BUF_INIT;
-    if (fmt == F_JSON) {
-        cJSON *root = cJSON_CreateObject();
-        cJSON *ra = cJSON_AddArrayToObject(root, "runs");
-        for (int i = 0; i < n; i++) {
-            const struct mp_report *r = &runs[i];
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "run_dir", dirs[i]);
-            cJSON_AddStringToObject(o, "started", nz(r->started));
-            cJSON_AddStringToObject(o, "engine_version", nz(r->fp.engine_version));
-            cJSON_AddStringToObject(o, "driver", nz(r->fp.driver));
-            cJSON_AddStringToObject(o, "cuda", nz(r->fp.cuda));
-            if (r->recommended >= 0)
-                cJSON_AddStringToObject(o, "recommendation", r->c[r->recommended].cand.name);
-            else
-                cJSON_AddNullToObject(o, "recommendation");
-            cJSON *cs = cJSON_AddObjectToObject(o, "candidates");
-            for (size_t c = 0; c < r->n; c++) {
-                const struct mp_cand_report *cr = &r->c[c];
-                const struct mp_attempt_result *p = mp_cand_primary(cr);
-                cJSON *e = cJSON_AddObjectToObject(cs, cr->cand.name);
-                cJSON_AddStringToObject(e, "verdict", cr->unfinished ? "unfinished"
-                                                      : cr->verdict  ? mp_verdict_name(cr->verdict)
-                                                                     : "not-run");
-                if (p && p->res.moe_backend)
-                    cJSON_AddStringToObject(e, "moe_backend", p->res.moe_backend);
-                double sr = seq_rate(p);
-                if (sr >= 0)
-                    cJSON_AddNumberToObject(e, "sequential_tok_s", sr);
-            }
-            cJSON_AddItemToArray(ra, o);
-        }
-        cJSON_AddStringToObject(root, "gpu", nz(runs[0].fp.gpu));
-        cJSON_AddStringToObject(root, "model", nz(runs[0].fp.model));
-        char *t = cJSON_Print(root);
-        buf_adds(&b, t);
-        buf_addc(&b, '\n');
-        cJSON_free(t);
-        cJSON_Delete(root);
-    } else {
-        /* every field is outside text (the stores, their engines): escaped */
-        buf_printf(&b, "# moeprobe: %d runs side by side\n\nGPU ", n);
-        mp_md_text(&b, nz(runs[0].fp.gpu), 120, 0);
-        buf_adds(&b, ", model ");
-        mp_md_text(&b, nz(runs[0].fp.model), 200, 0);
-        buf_adds(&b, "\n\n| |");
-        for (int i = 0; i < n; i++) {
-            buf_addc(&b, ' ');
-            mp_md_text(&b, dirs[i], 200, 0);
-            buf_adds(&b, " |");
-        }
-        buf_adds(&b, "\n|---|");
-        for (int i = 0; i < n; i++)
-            buf_adds(&b, "---|");
-        buf_adds(&b, "\n| engine |");
-        for (int i = 0; i < n; i++) {
-            buf_addc(&b, ' ');
-            mp_md_text(&b, nz(runs[i].fp.engine), 40, 0);
-            buf_addc(&b, ' ');
-            mp_md_text(&b, nz(runs[i].fp.engine_version), 60, 0);
-            buf_adds(&b, " |");
-        }
-        buf_adds(&b, "\n| driver / CUDA |");
-        for (int i = 0; i < n; i++) {
-            buf_addc(&b, ' ');
-            mp_md_text(&b, nz(runs[i].fp.driver), 40, 0);
-            buf_adds(&b, " / ");
-            mp_md_text(&b, nz(runs[i].fp.cuda), 40, 0);
-            buf_adds(&b, " |");
-        }
-        buf_adds(&b, "\n| started |");
-        for (int i = 0; i < n; i++) {
-            buf_addc(&b, ' ');
-            mp_md_text(&b, nz(runs[i].started), 40, 0);
-            buf_adds(&b, " |");
-        }
-        buf_adds(&b, "\n| recommendation |");
-        for (int i = 0; i < n; i++) {
-            buf_addc(&b, ' ');
-            mp_md_text(&b, runs[i].recommended >= 0 ? runs[i].c[runs[i].recommended].cand.name : "none",
-                       64, 0);
-            buf_adds(&b, " |");
-        }
-        buf_adds(&b, "\n");
-        for (size_t k = 0; k < names.n; k++) {
-            buf_adds(&b, "| **");
-            mp_md_text(&b, names.v[k], 64, 0);
-            buf_adds(&b, "** |");
-            for (int i = 0; i < n; i++) {
-                const struct mp_cand_report *cr = find_cand(&runs[i], names.v[k]);
-                const struct mp_attempt_result *p = cr ? mp_cand_primary(cr) : NULL;
-                if (!cr) {
-                    buf_adds(&b, " - |");
-                    continue;
-                }
-                buf_addc(&b, ' ');
-                mp_md_text(&b, mp_cand_verdict_label(cr), 32, 0);
-                if (p && p->res.moe_backend) {
-                    buf_adds(&b, ", ");
-                    mp_md_text(&b, p->res.moe_backend, 64, 0);
-                }
-                double sr = seq_rate(p), cc = best_conc(p);
-                if (sr >= 0)
-                    buf_printf(&b, ", %.1f tok/s seq", sr);
-                if (cc >= 0)
-                    buf_printf(&b, ", %.1f tok/s conc", cc);
-                buf_adds(&b, " |");
-            }
-            buf_adds(&b, "\n");
-        }
-    }
-    fwrite(b.data, 1, b.len, stdout);
-    if (fflush(stdout) != 0)
-        ec = MP_EXIT_INTERNAL;
-    buf_release(&b);
-    mp_strv_release(&names);
-out:
     for (int i = 0; i < loaded; i++)
         mp_report_release(&runs[i]);
     free(runs);
+    return ec;
+}
+
+/* One run's report: rendered from its store, the report files rewritten
+ * (unless nowrite), the format asked for on stdout. Returns the exit code. */
+static int render_run(const char *dir, int fmt, int objective, const double *pct, size_t npct,
+                      bool nowrite)
+{
+    struct mp_report rep;
+    int ec = load_run(dir, objective, &rep, NULL);
+    if (ec)
+        return ec;
+    if (npct) { /* report --percentiles overrides the run's */
+        memcpy(rep.percentiles, pct, npct * sizeof(pct[0]));
+        rep.npercentiles = npct;
+    }
+    struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT, csv = BUF_INIT;
+    int brc = mp_bisect_render_dir(dir, &rep, &j, &md, &html); /* a bisect run's own report */
+    if (brc == -ENOENT) {
+        mp_report_json(&rep, &j);
+        mp_report_markdown(&rep, &md);
+        mp_report_html(&rep, &html);
+    } else if (brc < 0) {
+        ec = MP_EXIT_INTERNAL;
+    }
+    if (!nowrite) {
+        int e = mp_write_file_atomic(dir, "report.json", j.data, j.len);
+        if (e == 0)
+            e = mp_write_file_atomic(dir, "report.md", md.data, md.len);
+        if (e == 0)
+            e = mp_write_file_atomic(dir, "report.html", html.data, html.len);
+        if (e == -EROFS || e == -EACCES || e == -EPERM) {
+            /* read-only media: rendering is what was asked for; say why
+             * the files were left as they are */
+            mp_warn("'%s' is not writable (%s): report.json, report.md and report.html were not "
+                    "rewritten; the report is on stdout only (--no-write skips the files)",
+                    dir, mp_strerror(e));
+        } else if (e < 0) {
+            mp_error("cannot write the report into '%s': %s", dir, mp_strerror(e));
+            ec = MP_EXIT_INTERNAL;
+        }
+    }
+    if (fmt == F_CSV)
+        mp_report_csv(&rep, &csv);
+    const struct buf *o = fmt == F_JSON ? &j : fmt == F_HTML ? &html : fmt == F_CSV ? &csv : &md;
+    fwrite(o->data, 1, o->len, stdout);
+    if (fflush(stdout) != 0)
+        ec = MP_EXIT_INTERNAL;
+    buf_release(&j);
+    buf_release(&md);
+    buf_release(&html);
+    buf_release(&csv);
+    mp_report_release(&rep);
     return ec;
 }
 
@@ -427,51 +329,5 @@ int cmd_report(int argc, char **argv)
         return mp_error("--format issue renders one run's candidate"), MP_EXIT_USAGE;
     if (fmt == F_ISSUE)
         return issue(argv[optind], cand);
-    const char *dir = argv[optind];
-    struct mp_report rep;
-    int ec = load_run(dir, objective, &rep, NULL);
-    if (ec)
-        return ec;
-    if (npct) { /* report --percentiles overrides the run's */
-        memcpy(rep.percentiles, pct, npct * sizeof(pct[0]));
-        rep.npercentiles = npct;
-    }
-    struct buf j = BUF_INIT, md = BUF_INIT, html = BUF_INIT, csv = BUF_INIT;
-    int brc = mp_bisect_render_dir(dir, &rep, &j, &md, &html); /* a bisect run's own report */
-    if (brc == -ENOENT) {
-        mp_report_json(&rep, &j);
-        mp_report_markdown(&rep, &md);
-        mp_report_html(&rep, &html);
-    } else if (brc < 0) {
-        ec = MP_EXIT_INTERNAL;
-    }
-    if (!nowrite) {
-        int e = mp_write_file_atomic(dir, "report.json", j.data, j.len);
-        if (e == 0)
-            e = mp_write_file_atomic(dir, "report.md", md.data, md.len);
-        if (e == 0)
-            e = mp_write_file_atomic(dir, "report.html", html.data, html.len);
-        if (e == -EROFS || e == -EACCES || e == -EPERM) {
-            /* read-only media: rendering is what was asked for; say why
-             * the files were left as they are */
-            mp_warn("'%s' is not writable (%s): report.json, report.md and report.html were not "
-                    "rewritten; the report is on stdout only (--no-write skips the files)",
-                    dir, mp_strerror(e));
-        } else if (e < 0) {
-            mp_error("cannot write the report into '%s': %s", dir, mp_strerror(e));
-            ec = MP_EXIT_INTERNAL;
-        }
-    }
-    if (fmt == F_CSV)
-        mp_report_csv(&rep, &csv);
-    const struct buf *o = fmt == F_JSON ? &j : fmt == F_HTML ? &html : fmt == F_CSV ? &csv : &md;
-    fwrite(o->data, 1, o->len, stdout);
-    if (fflush(stdout) != 0)
-        ec = MP_EXIT_INTERNAL;
-    buf_release(&j);
-    buf_release(&md);
-    buf_release(&html);
-    buf_release(&csv);
-    mp_report_release(&rep);
-    return ec;
+    return render_run(argv[optind], fmt, objective, pct, npct, nowrite);
 }

@@ -44,11 +44,24 @@ extern const size_t mp_noptdefs;
 extern const struct mp_optrefusal mp_optrefusals[];
 extern const size_t mp_noptrefusals;
 
+/* A table as the parser takes it: optparse.c knows no table of its own
+ * (opts.c passes mp_optdefs and mp_optrefusals), so it stays below opts.c. */
+struct mp_opttable {
+    const struct mp_optdef *defs;
+    size_t ndefs;
+    const struct mp_optrefusal *refusals;
+    size_t nrefusals;
+};
+
 /* Parse argv's options for o->cmd into o (the table's setters); stops at
  * the first word that is not an option, or after "--". *next gets the index
  * of the first word after them. Returns 0, 1 when --help was asked for, or
  * -1 (message printed). */
-int mp_optparse_run(struct mp_opts *o, int argc, char **argv, int *next);
+int mp_optparse_run(const struct mp_opttable *tb, struct mp_opts *o, int argc, char **argv,
+                    int *next);
+
+/* --help's option sections for cmd from tb's rows (mp_opts_help). */
+void mp_optparse_help(const struct mp_opttable *tb, FILE *f, enum mp_cmd cmd);
 
 /* Shared by the setters: "N" in lo..hi, a duration ("90", "5m", "1.5h").
  * 0 or -1 (message printed, naming opt). */

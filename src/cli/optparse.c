@@ -59,10 +59,10 @@ int mp_opt_secs(const char *opt, const char *s, double *out)
 }
 
 /* The row of name that cmd takes, or -1. */
-static int row_for(const char *name, unsigned cmd)
+static int row_for(const struct mp_opttable *tb, const char *name, unsigned cmd)
 {
-    for (size_t i = 0; i < mp_noptdefs; i++)
-        if ((mp_optdefs[i].cmds & cmd) && !strcmp(mp_optdefs[i].name, name))
+    for (size_t i = 0; i < tb->ndefs; i++)
+        if ((tb->defs[i].cmds & cmd) && !strcmp(tb->defs[i].name, name))
             return (int)i;
     return -1;
 }
@@ -98,7 +98,7 @@ static int apply_row(struct mp_opts *o, const struct mp_optdef *r, const char *a
 /* Every distinct option name the table has (for any command) that word
  * ("--nam", "--name=x") names exactly or as the one prefix: its first row,
  * or -1 (*ambiguous set when several names start with it). */
-static int lookup_any(const char *word, bool *ambiguous)
+static int lookup_any(const struct mp_opttable *tb, const char *word, bool *ambiguous)
 {
     *ambiguous = false;
     if (strncmp(word, "--", 2) != 0)
@@ -106,13 +106,13 @@ static int lookup_any(const char *word, bool *ambiguous)
     const char *n = word + 2;
     size_t len = strcspn(n, "=");
     int found = -1;
-    for (size_t i = 0; i < mp_noptdefs; i++) {
-        const char *name = mp_optdefs[i].name;
+    for (size_t i = 0; i < tb->ndefs; i++) {
+        const char *name = tb->defs[i].name;
         if (strncmp(name, n, len) != 0)
             continue;
         if (name[len] == '\0')
             return (int)i; /* exact */
-        if (found >= 0 && strcmp(mp_optdefs[found].name, name) != 0)
+        if (found >= 0 && strcmp(tb->defs[found].name, name) != 0)
             *ambiguous = true;
         else
             found = (int)i;
@@ -133,25 +133,25 @@ static void cmd_list(unsigned cmds, struct buf *b)
 }
 
 /* word is no option of o->command: say why. Returns -1. */
-static int refuse(const struct mp_opts *o, const char *word)
+static int refuse(const struct mp_opttable *tb, const struct mp_opts *o, const char *word)
 {
     const char *cmd = mp_cmd_name(o->command);
     bool amb;
-    int r = lookup_any(word, &amb);
+    int r = lookup_any(tb, word, &amb);
     if (amb)
         return mp_error("%s: '%s' is ambiguous: give more of the option's name (see "
                         "'moeprobe %s --help')", cmd, word, cmd);
     if (r < 0)
         return mp_error("unknown option '%s' (see 'moeprobe %s --help')", word, cmd);
-    const char *name = mp_optdefs[r].name;
-    for (size_t i = 0; i < mp_noptrefusals; i++) {
-        if ((mp_optrefusals[i].cmds & o->command) && !strcmp(mp_optrefusals[i].name, name))
-            return mp_error("%s does not take --%s: %s", cmd, name, mp_optrefusals[i].why);
+    const char *name = tb->defs[r].name;
+    for (size_t i = 0; i < tb->nrefusals; i++) {
+        if ((tb->refusals[i].cmds & o->command) && !strcmp(tb->refusals[i].name, name))
+            return mp_error("%s does not take --%s: %s", cmd, name, tb->refusals[i].why);
     }
     unsigned takers = 0;
-    for (size_t i = 0; i < mp_noptdefs; i++)
-        if (!strcmp(mp_optdefs[i].name, name))
-            takers |= mp_optdefs[i].cmds;
+    for (size_t i = 0; i < tb->ndefs; i++)
+        if (!strcmp(tb->defs[i].name, name))
+            takers |= tb->defs[i].cmds;
     struct buf b = BUF_INIT;
     cmd_list(takers, &b);
     mp_error("%s does not take --%s (an option of %s; see 'moeprobe %s --help')", cmd, name,
@@ -165,18 +165,18 @@ static int refuse(const struct mp_opts *o, const char *word)
  * parser then refuses): an exact name of another command's option is
  * refused as that option, never read as an abbreviation of one of cmd's
  * (soak's --conc is not --concurrency). */
-static struct option *long_table(unsigned cmd)
+static struct option *long_table(const struct mp_opttable *tb, unsigned cmd)
 {
-    struct option *t = xcalloc(mp_noptdefs + 2, sizeof(*t));
+    struct option *t = xcalloc(tb->ndefs + 2, sizeof(*t));
     size_t n = 0;
-    for (size_t i = 0; i < mp_noptdefs; i++) {
-        const struct mp_optdef *r = &mp_optdefs[i];
+    for (size_t i = 0; i < tb->ndefs; i++) {
+        const struct mp_optdef *r = &tb->defs[i];
         bool seen = false;
         for (size_t k = 0; k < n && !seen; k++)
             seen = !strcmp(t[k].name, r->name);
         if (seen)
             continue;
-        int mine = row_for(r->name, cmd);
+        int mine = row_for(tb, r->name, cmd);
         t[n].name = r->name;
         t[n].has_arg = r->arg ? required_argument : no_argument;
         t[n].val = 256 + (mine >= 0 ? mine : (int)i);
@@ -188,32 +188,32 @@ static struct option *long_table(unsigned cmd)
     return t;
 }
 
-int mp_optparse_run(struct mp_opts *o, int argc, char **argv, int *next)
+int mp_optparse_run(const struct mp_opttable *tb, struct mp_opts *o, int argc, char **argv, int *next)
 {
-    struct option *t = long_table(o->command);
+    struct option *t = long_table(tb, o->command);
     int rc = 0, c;
     optind = 0;
     opterr = 0;
     while (rc == 0 && (c = getopt_long(argc, argv, "+h", t, NULL)) != -1) {
         if (c == 'h') {
             rc = 1;
-        } else if (c >= 256 && (size_t)(c - 256) < mp_noptdefs) {
-            const struct mp_optdef *r = &mp_optdefs[c - 256];
+        } else if (c >= 256 && (size_t)(c - 256) < tb->ndefs) {
+            const struct mp_optdef *r = &tb->defs[c - 256];
             if (r->cmds & o->command) {
                 rc = apply_row(o, r, optarg);
             } else {
                 char word[64];
                 snprintf(word, sizeof(word), "--%s", r->name);
-                rc = refuse(o, word);
+                rc = refuse(tb, o, word);
             }
         } else if (optopt >= 256) {
             rc = mp_error("option '--%s' needs a value (see 'moeprobe %s --help')",
-                          mp_optdefs[optopt - 256].name, mp_cmd_name(o->command));
+                          tb->defs[optopt - 256].name, mp_cmd_name(o->command));
         } else if (optopt > 0) {
             rc = mp_error("unknown option '-%c' (see 'moeprobe %s --help')", optopt,
                           mp_cmd_name(o->command));
         } else {
-            rc = refuse(o, argv[optind - 1]);
+            rc = refuse(tb, o, argv[optind - 1]);
         }
     }
     free(t);
@@ -245,12 +245,12 @@ static void help_row(FILE *f, const struct mp_optdef *r)
     }
 }
 
-void mp_opts_help(FILE *f, enum mp_cmd cmd)
+void mp_optparse_help(const struct mp_opttable *tb, FILE *f, enum mp_cmd cmd)
 {
     const char *group = NULL;
     bool said_help = false;
-    for (size_t i = 0; i < mp_noptdefs; i++) {
-        const struct mp_optdef *r = &mp_optdefs[i];
+    for (size_t i = 0; i < tb->ndefs; i++) {
+        const struct mp_optdef *r = &tb->defs[i];
         if (!(r->cmds & cmd))
             continue;
         if (!group || strcmp(group, r->group) != 0) {

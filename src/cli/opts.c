@@ -128,6 +128,16 @@ static int set_resume(struct mp_opts *o, const char *opt, const char *arg)
     return 0;
 }
 
+static int set_engine_version(struct mp_opts *o, const char *opt, const char *arg)
+{
+    struct mp_kn_ver v;
+    if (mp_kn_ver_parse(arg, &v) < 0)
+        return mp_error("%s: '%s' is not a version (e.g. 0.15.1)", opt, arg);
+    free(o->engine_version);
+    o->engine_version = xstrdup(arg[0] == 'v' ? arg + 1 : arg);
+    return 0;
+}
+
 static int set_grace(struct mp_opts *o, const char *opt, const char *arg)
 {
     return mp_opt_secs(opt, arg, &o->wl.grace_s);
@@ -211,6 +221,11 @@ const struct mp_optdef mp_optdefs[] = {
      "flashinfer_cutlass, marlin-env)"},
     {"only", "a,b", Q | R | S, G_OPTS, MP_OPT_STR, OFF(only), 0, 0, NULL,
      "run only these candidates"},
+    {"engine-version", "V", Q | D | R, G_OPTS, MP_OPT_FN, 0, 0, 0, set_engine_version,
+     "the engine's vLLM version, when it is known before the\n"
+     "first start (otherwise a known image tag, or the first\n"
+     "start, tells): the preset's candidates use the knobs\n"
+     "that exist there; one that cannot exist is not-applicable"},
     {"from", "'KNOBS'", M, G_OPTS, MP_OPT_STR, OFF(from), 0, 0, NULL,
      "the knob set that fails"},
     {"to", "'KNOBS'", M, G_OPTS, MP_OPT_STR, OFF(to), 0, 0, NULL,
@@ -284,6 +299,11 @@ const struct mp_optdef mp_optdefs[] = {
     {"diagnose-budget", "D", Q | D | BI, G_OPTS, MP_OPT_SECS, OFF(diag_budget_s), 0, 0, NULL,
      "time the launch-blocking run may take (1h; s/m/h); a\n"
      "run over it says so first and stops there"},
+    {"clean-env", NULL, MP_CMDS_RUN, G_OPTS, MP_OPT_FLAG, OFF(clean_env), 0, 0, NULL,
+     "start the engines without this shell's VLLM_*, CUDA_* and\n"
+     "FLASHINFER_* variables (kept: CUDA_VISIBLE_DEVICES, the\n"
+     "CUDA and cache paths, tokens); by default the candidates\n"
+     "inherit them and the reports list them"},
     {"no-coredump", NULL, MP_CMDS_RUN, G_OPTS, MP_OPT_FLAG, OFF(no_coredump), 0, 0, NULL,
      "set no CUDA core-dump variable: no faulting kernel\n"
      "named, no dump of a hung engine (docs/verdicts.md)"},
@@ -388,6 +408,14 @@ const struct mp_optrefusal mp_optrefusals[] = {
     {"diagnose-budget", S | R | M, "there is no CUDA_LAUNCH_BLOCKING=1 run here"},
 };
 const size_t mp_noptrefusals = MP_ARRAY_SIZE(mp_optrefusals);
+
+static const struct mp_opttable table = {mp_optdefs, MP_ARRAY_SIZE(mp_optdefs), mp_optrefusals,
+                                         MP_ARRAY_SIZE(mp_optrefusals)};
+
+void mp_opts_help(FILE *f, enum mp_cmd cmd)
+{
+    mp_optparse_help(&table, f, cmd);
+}
 /* clang-format on */
 
 /* Each name of --only must be a candidate's: a typo is named with the
@@ -507,7 +535,7 @@ int mp_opts_parse(struct mp_opts *o, enum mp_cmd cmd, int argc, char **argv, con
     o->gpus_per_engine = 1;
     o->concurrency = 8;
     int next = argc;
-    int rc = mp_optparse_run(o, argc, argv, &next);
+    int rc = mp_optparse_run(&table, o, argc, argv, &next);
     if (rc == 1) {
         fputs(head ? head : "", stdout);
         mp_opts_help(stdout, cmd);
@@ -559,6 +587,7 @@ void mp_opts_release(struct mp_opts *o)
     free(o->resume);
     free(o->base_url);
     free(o->log_file);
+    free(o->engine_version);
     free(o->good);
     free(o->bad);
     free(o->builds_file);

@@ -49,11 +49,14 @@ struct mp_opts {
     size_t ncands;
     size_t ncands_given; /* how many --candidate were parsed (0: cands is the preset's) */
     char *preset;        /* --preset NAME as given, or NULL */
+    char *engine_version; /* --engine-version V: the preset's era before the first start */
     char *only;
     char *out_dir;
     int port;
     struct mp_workload wl;
     bool json, quiet, no_diagnose, no_quality, no_dedupe;
+    bool clean_env;          /* --clean-env: the candidates do not inherit our VLLM_*, CUDA_*,
+                              * FLASHINFER_* (but what the engine needs: model/inherit.h) */
     bool keep_coredumps, no_coredump; /* GPU core dumps (run/crashinfo.h) */
     /* correctness (issue #23, cli/scoreopt.h): --agreement N (16), --reference
      * NAME, --accuracy N (64), --accuracy-file FILE */

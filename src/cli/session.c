@@ -19,8 +19,12 @@
 #include "proc/proc.h"
 #include "report/fingerprint.h"
 #include "report/report.h"
+#include "observe/telemetry.h"
+#include "run/inherit.h"
 #include "run/runner.h"
+#include "store/runinfo.h"
 #include "store/store.h"
+#include "verdict/inherit.h"
 #include "version.h"
 #include "xalloc.h"
 
@@ -75,6 +79,34 @@ static int check_launch(const struct mp_opts *o, unsigned flags)
     return 0;
 }
 
+bool mp_cli_out_dir_input_error(int rc)
+{
+    /* where --out points is the user's choice: a missing parent, a path it
+     * cannot write or that is no directory are input errors, as is a run
+     * directory in use; a full disk or an I/O error are not */
+    return rc == MP_ESTATE || rc == -ENOENT || rc == -EACCES || rc == -EPERM || rc == -EROFS ||
+           rc == -ENOTDIR || rc == -ENAMETOOLONG || rc == -ELOOP;
+}
+
+/* What the engines inherit from our environment (none for a server someone
+ * else started), judged by the knowledge; with --clean-env removed from it
+ * here, before any engine starts. 0 or MP_EXIT_INTERNAL. */
+static int inherit_env(struct mp_session *s, unsigned flags, struct mp_report *rep)
+{
+    extern char **environ;
+    mp_inherited_release(&rep->inherited);
+    if (flags & MP_SESSION_ATTACH)
+        return 0;
+    mp_inherit_collect(environ, s->o->cmd, s->o->ncmd, s->o->clean_env, &rep->inherited);
+    mp_inherit_judge(s->kn, NULL, &rep->inherited);
+    int rc = mp_inherit_apply_clean(&rep->inherited);
+    if (rc < 0) {
+        mp_error("--clean-env: %s", mp_strerror(rc));
+        return MP_EXIT_INTERNAL;
+    }
+    return 0;
+}
+
 /* Can moeprobe hold the workload's requests in flight (its descriptors:
  * one connection each, and its own files)? Checked before anything is
  * created: running out later would be moeprobe's failure, never the
@@ -120,7 +152,7 @@ int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts
     rc = mp_store_open(o->out_dir, sf, &s->store, &d);
     if (rc < 0) {
         mp_error("%s", d.msg[0] ? d.msg : mp_strerror(rc));
-        rc = rc == MP_ESTATE || rc == -ENOENT ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
+        rc = mp_cli_out_dir_input_error(rc) ? MP_EXIT_USAGE : MP_EXIT_INTERNAL;
         goto out;
     }
     s->created = !(flags & MP_SESSION_RESUME) && !existed;
@@ -139,7 +171,11 @@ int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts
     mp_fingerprint_detect_ex(&rep->fp, &s->fpx);
     if (o->model_dir)
         apply_model_dir(s, o->model_dir, &in, rep);
-    rc = 0;
+    if ((rc = inherit_env(s, flags, rep)) != 0)
+        goto out;
+    /* the GPU memory in use before this run starts an engine (run/gpuwait.h) */
+    if (!(flags & MP_SESSION_ATTACH))
+        mp_gpuwait_open(&s->gpuwait, mp_gpu_sampler_open(NULL, getenv("CUDA_VISIBLE_DEVICES")));
 out:
     if (o->model_dir)
         mp_inspect_release(&in);
@@ -163,6 +199,7 @@ void mp_session_runctx(const struct mp_session *s, struct mp_runctx *ctx)
     ctx->diag_max_requests = o->diag_max_requests;
     ctx->diag_budget_s = o->diag_budget_s;
     ctx->store = s->store;
+    ctx->gpuwait = (struct mp_gpuwait *)&s->gpuwait;
     ctx->no_coredump = o->no_coredump;
     ctx->keep_coredumps = o->keep_coredumps;
 }
@@ -186,7 +223,8 @@ int mp_session_record_run(struct mp_session *s, char **args, size_t nargs,
         if (mp_store_candidate(s->store, i, &rep->c[i].cand) < 0)
             goto failed;
     }
-    if (mp_store_set_fingerprint(s->store, &rep->fp, &s->fpx) < 0)
+    if (mp_store_set_fingerprint(s->store, &rep->fp, &s->fpx) < 0 ||
+        mp_store_set_inherited(s->store, &rep->inherited) < 0)
         goto failed;
     return 0;
 failed:
@@ -202,7 +240,17 @@ int mp_session_fingerprint(struct mp_session *s, struct mp_report *rep)
         if (p && p->res.quantization)
             s->fpx.quantization = xstrdup(p->res.quantization);
     }
-    if (mp_store_set_fingerprint(s->store, &rep->fp, &s->fpx) < 0) {
+    /* the judgement follows the engine version the log gave: stored again
+     * only when it changed (each write grows the store's journal) */
+    struct mp_inherited before;
+    mp_inherited_copy(&before, &rep->inherited);
+    mp_inherit_judge(s->kn, rep->fp.engine_version, &rep->inherited);
+    bool changed = false;
+    for (size_t i = 0; i < before.n; i++)
+        changed |= before.v[i].acts != rep->inherited.v[i].acts;
+    mp_inherited_release(&before);
+    if (mp_store_set_fingerprint(s->store, &rep->fp, &s->fpx) < 0 ||
+        (changed && mp_store_set_inherited(s->store, &rep->inherited) < 0)) {
         mp_session_store_failed(s);
         return -1;
     }
@@ -277,6 +325,7 @@ int mp_session_reports(struct mp_session *s, bool json, bool quiet, struct mp_re
 
 void mp_session_end(struct mp_session *s)
 {
+    mp_gpuwait_close(&s->gpuwait);
     mp_signals_end(&s->sig);
     mp_store_close(s->store);
     s->store = NULL;

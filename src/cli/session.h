@@ -30,6 +30,7 @@
 #include "cli/opts.h"
 #include "model/fingerprint.h"
 #include "proc/proc.h"
+#include "run/gpuwait.h"
 
 struct mp_candidate;
 struct mp_knowledge;
@@ -47,8 +48,9 @@ struct mp_session {
     char started[32];                /* ISO 8601 start of this process's part of the run */
     struct mp_fp_extra fpx;          /* what the fingerprint adds (GPU memory, checkpoint) */
     bool created;                    /* begin created the store (none was there before) */
+    struct mp_gpuwait gpuwait;       /* the GPU memory when the run began (run/gpuwait.h) */
 };
-#define MP_SESSION_INIT {.sig = MP_SIGNALS_INIT}
+#define MP_SESSION_INIT {.sig = MP_SIGNALS_INIT, .gpuwait = MP_GPUWAIT_INIT}
 
 /* begin's flags */
 #define MP_SESSION_RESUME 1u /* reopen the run's store (qualify --resume), do not create it */
@@ -73,6 +75,11 @@ struct mp_session {
 int mp_session_begin(struct mp_session *s, const char *sub, const struct mp_opts *o,
                      unsigned flags, const struct mp_candidate *cands, size_t ncands,
                      struct mp_report *rep);
+
+/* Is rc (a -errno or MP_E* from creating or opening the run directory) the
+ * user's input error - exit 2: a missing parent, no permission, a read-only
+ * file system, not a directory, in use - rather than an I/O error (exit 3)? */
+bool mp_cli_out_dir_input_error(int rc);
 
 /* Fill ctx as every command starts it (run directory, command, port,
  * knowledge, o->wl, the signal fd, progress on a terminal or as lines,

@@ -416,6 +416,15 @@ size_t mp_lg_inflight_gen(const struct mp_lg *lg)
     return lg ? lg->ngen : 0;
 }
 
+long mp_lg_inflight_tokens(const struct mp_lg *lg)
+{
+    long n = 0;
+    for (const struct lg_req *r = lg ? lg->inflight : NULL; r; r = r->next)
+        if (r->res.kind == MP_LG_GEN)
+            n += (long)r->res.chunks;
+    return n;
+}
+
 int64_t mp_lg_last_progress_ns(const struct mp_lg *lg)
 {
     int64_t last_event = 0, oldest_start = 0;

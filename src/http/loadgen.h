@@ -122,6 +122,10 @@ size_t mp_lg_inflight_gen(const struct mp_lg *lg);
  * oldest in-flight start if none has received one yet; 0 when no generation request is in
  * flight (for stall detection). */
 int64_t mp_lg_last_progress_ns(const struct mp_lg *lg);
+/* Content-bearing events (tokens) the generation requests in flight have
+ * received so far: the live rate of a phase before its first request ends.
+ * O(requests in flight). */
+long mp_lg_inflight_tokens(const struct mp_lg *lg);
 
 /* Finish one in-flight request now with outcome MP_LG_ABORTED (its result is queued).
  * Returns 0, or -ENOENT when id is not in flight. */

@@ -111,6 +111,39 @@ enum mp_cu_runs mp_cu_judge(const struct mp_cu_targets *t, unsigned dev_sm, char
     return best;
 }
 
+enum mp_cu_runs mp_cu_judge_arch_specific(const struct mp_cu_targets *t, unsigned dev_sm,
+                                          char *why, size_t n)
+{
+    if (!dev_sm)
+        return mp_cu_judge(t, dev_sm, why, n);
+    if (why && n)
+        why[0] = 0;
+    enum mp_cu_runs best = MP_RUNS_NO;
+    char line[256];
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->v[i].variant == MP_CU_PLAIN)
+            continue; /* plain code cannot contain arch-specific instructions */
+        enum mp_cu_runs r = mp_cu_runs_on(&t->v[i], dev_sm, line, sizeof(line));
+        if (r > best) {
+            best = r;
+            if (why)
+                snprintf(why, n, "%s", line);
+        }
+    }
+    if (best != MP_RUNS_NO || !why)
+        return best;
+    enum mp_cu_runs plain = mp_cu_judge(t, dev_sm, line, sizeof(line));
+    if (plain != MP_RUNS_NO)
+        snprintf(why, n, "no a or f target for %u.%u, and only those can contain the "
+                 "arch-specific instructions these kernels need: the library loads (%s), "
+                 "but without these kernels", dev_sm / 10, dev_sm % 10, line);
+    else
+        snprintf(why, n, "no a or f target for %u.%u, and only those can contain the "
+                 "arch-specific instructions these kernels need (nothing else in it runs "
+                 "there either)", dev_sm / 10, dev_sm % 10);
+    return best;
+}
+
 /* ---------- the mapping ---------- */
 
 static char **json_strings(const cJSON *arr, size_t *n)
@@ -155,6 +188,7 @@ int mp_kernel_libs_parse(const char *json, size_t len, struct mp_kernel_libs *ou
         b->sources = json_strings(cJSON_GetObjectItemCaseSensitive(e, "sources"), &b->nsources);
         b->what = json_str(e, "what");
         b->missing = json_str(e, "missing");
+        b->arch_specific = json_str(e, "arch_specific");
         out->n++;
         if (!b->backend || !b->npatterns || !b->nsources) {
             rc = mp_diag_set(d, MP_EPARSE, 0, "kernel-libs: entry %zu needs backend, patterns "
@@ -181,6 +215,7 @@ void mp_kernel_libs_release(struct mp_kernel_libs *k)
         free(k->b[i].backend);
         free(k->b[i].what);
         free(k->b[i].missing);
+        free(k->b[i].arch_specific);
         free_strings(k->b[i].patterns, k->b[i].npatterns);
         free_strings(k->b[i].sources, k->b[i].nsources);
     }
@@ -327,6 +362,38 @@ static int lib_cmp(const void *a, const void *b)
     return strcmp(((const struct mp_engine_lib *)a)->path, ((const struct mp_engine_lib *)b)->path);
 }
 
+/* One backend: the best of the libraries its patterns match, judged by the
+ * a/f rules only when its kernels need arch-specific features. */
+static void judge_backend(struct mp_engine_kernels *k, const struct mp_kl_backend *m,
+                          struct mp_engine_backend *eb)
+{
+    char why[512];
+    eb->backend = m->backend;
+    eb->note = m->missing;
+    eb->arch_specific = m->arch_specific;
+    for (size_t i = 0; i < k->nlibs; i++) {
+        struct mp_engine_lib *l = &k->libs[i];
+        bool hit = false;
+        for (size_t p = 0; p < m->npatterns && !hit; p++)
+            hit = pattern_matches(m->patterns[p], l->path);
+        if (!hit)
+            continue;
+        mp_strv_push(&l->backends, eb->backend);
+        enum mp_cu_runs r = l->runs;
+        const char *w = l->why;
+        if (m->arch_specific && k->sm) {
+            r = mp_cu_judge_arch_specific(&l->t, k->sm, why, sizeof(why));
+            w = why;
+        }
+        if (!eb->library || r > eb->runs) {
+            eb->runs = r;
+            eb->library = l->path;
+            free(eb->why);
+            eb->why = w ? xstrdup(w) : NULL;
+        }
+    }
+}
+
 /* Judge every library and every backend of the mapping. */
 static void judge_all(struct mp_engine_kernels *k, const struct mp_kernel_libs *map)
 {
@@ -339,24 +406,16 @@ static void judge_all(struct mp_engine_kernels *k, const struct mp_kernel_libs *
     if (!map)
         return;
     k->backends = xcalloc(map->n + 1, sizeof(*k->backends));
-    for (size_t b = 0; b < map->n; b++) {
-        struct mp_engine_backend *eb = &k->backends[k->nbackends++];
-        eb->backend = map->b[b].backend;
-        eb->note = map->b[b].missing;
-        for (size_t i = 0; i < k->nlibs; i++) {
-            struct mp_engine_lib *l = &k->libs[i];
-            bool hit = false;
-            for (size_t p = 0; p < map->b[b].npatterns && !hit; p++)
-                hit = pattern_matches(map->b[b].patterns[p], l->path);
-            if (!hit)
-                continue;
-            mp_strv_push(&l->backends, eb->backend);
-            if (!eb->library || l->runs > eb->runs) {
-                eb->runs = l->runs;
-                eb->library = l->path;
-            }
-        }
-    }
+    for (size_t b = 0; b < map->n; b++)
+        judge_backend(k, &map->b[b], &k->backends[k->nbackends++]);
+}
+
+static enum mp_cu_runs lib_runs(const struct mp_engine_kernels *k, const char *path)
+{
+    for (size_t i = 0; i < k->nlibs; i++)
+        if (!strcmp(k->libs[i].path, path))
+            return k->libs[i].runs;
+    return MP_RUNS_NO;
 }
 
 static void summarize(struct mp_engine_kernels *k)
@@ -374,9 +433,14 @@ static void summarize(struct mp_engine_kernels *k)
                    k->sm, cnt[MP_RUNS_NATIVE], cnt[MP_RUNS_JIT], cnt[MP_RUNS_NO]);
         for (size_t i = 0; i < k->nbackends; i++) {
             const struct mp_engine_backend *eb = &k->backends[i];
-            if (eb->library && eb->runs != MP_RUNS_NATIVE)
-                buf_printf(&b, "; %s kernels (%s): %s", eb->backend, eb->library,
-                           eb->runs == MP_RUNS_JIT ? "PTX JIT only" : "cannot run");
+            if (!eb->library || eb->runs == MP_RUNS_NATIVE)
+                continue;
+            const char *how = eb->runs == MP_RUNS_JIT ? "PTX JIT only" : "cannot run";
+            if (eb->runs == MP_RUNS_NO && eb->arch_specific &&
+                lib_runs(k, eb->library) != MP_RUNS_NO)
+                how = "the library loads, but has no a or f target for this GPU: its "
+                      "arch-specific kernels cannot run";
+            buf_printf(&b, "; %s kernels (%s): %s", eb->backend, eb->library, how);
         }
     }
     k->summary = buf_detach(&b, NULL);
@@ -429,6 +493,8 @@ void mp_engine_kernels_release(struct mp_engine_kernels *k)
         mp_strv_release(&k->libs[i].backends);
     }
     free(k->libs);
+    for (size_t i = 0; i < k->nbackends; i++)
+        free(k->backends[i].why);
     free(k->backends);
     free(k->dir);
     free(k->summary);
@@ -505,6 +571,10 @@ static cJSON *engine_json(const struct mp_engine_kernels *k)
         cJSON_AddItemToObject(j, "library", eb->library ? cJSON_CreateString(eb->library) : cJSON_CreateNull());
         cJSON_AddItemToObject(j, "runs", eb->library && k->sm ? cJSON_CreateString(mp_cu_runs_name(eb->runs))
                                                               : cJSON_CreateNull());
+        cJSON_AddItemToObject(j, "arch_specific", eb->arch_specific
+                                  ? cJSON_CreateString(eb->arch_specific) : cJSON_CreateNull());
+        cJSON_AddItemToObject(j, "why", eb->library && k->sm && eb->why
+                                  ? cJSON_CreateString(eb->why) : cJSON_CreateNull());
         if (!eb->library && eb->note)
             cJSON_AddStringToObject(j, "note", eb->note);
         cJSON_AddItemToArray(bks, j);
@@ -578,10 +648,12 @@ void mp_engine_to_text(const struct mp_engine_kernels *k, struct buf *out)
     buf_adds(out, "\nMoE backends:\n");
     for (size_t i = 0; i < k->nbackends; i++) {
         const struct mp_engine_backend *eb = &k->backends[i];
-        if (eb->library)
+        if (eb->library) {
             buf_printf(out, "  %-20s %s (%s)\n", eb->backend,
                        k->sm ? mp_cu_runs_name(eb->runs) : "not judged", eb->library);
-        else
+            if (k->sm && eb->why && (eb->arch_specific || eb->runs != MP_RUNS_NATIVE))
+                buf_printf(out, "  %-20s %s\n", "", eb->why);
+        } else
             buf_printf(out, "  %-20s not found: %s\n", eb->backend, eb->note ? eb->note : "");
     }
     buf_printf(out, "\n%s\n", k->summary ? k->summary : "");

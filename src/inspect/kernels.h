@@ -37,8 +37,18 @@ enum mp_cu_runs mp_cu_runs_on(const struct mp_cu_target *t, unsigned dev_sm, cha
 
 /* A library's verdict: native when any SASS target runs, else jit when any
  * PTX target can be compiled, else no; why gets the deciding target and
- * rule. dev_sm 0: MP_RUNS_UNKNOWN. */
+ * rule. dev_sm 0: MP_RUNS_UNKNOWN. A library is judged as a whole: one
+ * target that runs is enough, whichever kernels it holds. */
 enum mp_cu_runs mp_cu_judge(const struct mp_cu_targets *t, unsigned dev_sm, char *why, size_t n);
+
+/* The verdict for kernels that need arch-specific features (block-scaled
+ * FP4 MMA, tcgen05: instructions only `a` and `f` targets can contain):
+ * only the library's `a` targets (exactly their own compute capability)
+ * and `f` targets (their family) count, SASS before PTX as above. When only
+ * plain targets would run, the answer is MP_RUNS_NO and why says the
+ * library loads, but without those kernels. dev_sm 0: MP_RUNS_UNKNOWN. */
+enum mp_cu_runs mp_cu_judge_arch_specific(const struct mp_cu_targets *t, unsigned dev_sm,
+                                          char *why, size_t n);
 
 /* A MoE backend and the libraries that hold its kernels (kernel-libs.json). */
 struct mp_kl_backend {
@@ -47,6 +57,8 @@ struct mp_kl_backend {
                          * "* /" is implied) */
     size_t npatterns;
     char *what;         /* what the library is, one sentence */
+    char *arch_specific;/* the arch-specific feature its kernels need (judged
+                         * by mp_cu_judge_arch_specific), or NULL */
     char *missing;      /* what it means when no library matches (JIT at start-up...) */
     char **sources;
     size_t nsources;
@@ -76,9 +88,13 @@ struct mp_engine_lib {
 struct mp_engine_backend {
     const char *backend;          /* borrowed from the mapping */
     enum mp_cu_runs runs;         /* the best of its libraries (they are
-                                   * alternatives: one module per SM family) */
+                                   * alternatives: one module per SM family),
+                                   * by mp_cu_judge_arch_specific when the
+                                   * mapping marks it arch_specific */
     const char *library;          /* the library that decided, or NULL: none found */
     const char *note;             /* the mapping's `missing` when none found */
+    const char *arch_specific;    /* borrowed from the mapping, or NULL */
+    char *why;                    /* the deciding target and rule, or NULL */
 };
 
 struct mp_engine_kernels {

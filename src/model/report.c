@@ -29,6 +29,7 @@ void mp_report_release(struct mp_report *rep)
             mp_attempt_result_release(&c->attempts[j]);
         free(c->attempts);
         free(c->why);
+        free(c->not_applicable);
         mp_diagnosis_reset(&c->diag);
     }
     free(rep->c);
@@ -38,6 +39,10 @@ void mp_report_release(struct mp_report *rep)
     free(rep->finished);
     free(rep->subcommand);
     free(rep->stopped_by);
+    mp_inherited_release(&rep->inherited);
+    free(rep->preset_version);
+    free(rep->stop_reason);
+    mp_strv_release(&rep->server_cmd);
     free(rep->recommendation_why);
     mp_strv_release(&rep->learned);
     mp_report_derived_release(rep);

@@ -12,6 +12,7 @@
 #include "model/candidate.h"
 #include "model/correct.h"
 #include "model/fingerprint.h"
+#include "model/inherit.h"
 #include "model/qcheck.h"
 #include "model/verdict.h"
 #include "model/workload.h"
@@ -87,6 +88,11 @@ struct mp_cand_report {
      * normal runs of the diagnosis, which count against its budget. */
     unsigned cut_starts, cut_reruns;
     double cut_engine_s;
+    /* The candidate cannot exist in the engine's version (its knobs are not
+     * there and the preset has no era equivalent): the reason ("not
+     * applicable to vLLM 0.15.1: ..."), and it was not started; NULL when
+     * it applies. Verdict not-applicable. */
+    char *not_applicable;
 };
 
 /* Candidates that reached the same resolved backends by different roads. */
@@ -152,6 +158,18 @@ struct mp_report {
     char *stopped_by;               /* interrupted by an I/O error of the evidence store
                                      * (run.interrupted = 2): what it was (owned), else NULL */
     char *subcommand;               /* the run's command ("qualify", "soak", ...) or NULL */
+    /* what the candidates inherited from moeprobe's environment (judged for
+     * the engine version), and --clean-env */
+    struct mp_inherited inherited;
+    /* the engine version the preset's candidates were expressed for (its
+     * era), or NULL (no preset, or not known) */
+    char *preset_version;
+    /* why the run stopped before its candidates were done (the server
+     * command fails before any backend is chosen), or NULL */
+    char *stop_reason;
+    /* the server command as the run recorded it (secrets masked; {port} as
+     * given), for the next steps; empty when not known (attached soak) */
+    struct mp_strv server_cmd;
     /* the knowledge whose known issues the reports match (--knowledge;
      * borrowed), NULL: the built-in one */
     const struct mp_knowledge *kn;

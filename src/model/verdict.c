@@ -15,6 +15,7 @@ static const char *const names[MP_V_COUNT] = {
     [MP_V_SERVER_ERROR] = "server-error",
     [MP_V_NOT_DELIVERED] = "not-delivered",
     [MP_V_WRONG_OUTPUT] = "wrong-output",
+    [MP_V_NOT_APPLICABLE] = "not-applicable",
 };
 
 const char *mp_verdict_name(enum mp_verdict v)

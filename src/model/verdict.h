@@ -19,8 +19,10 @@ enum mp_verdict {
     MP_V_NOT_DELIVERED,
     MP_V_WRONG_OUTPUT,      /* serves fluently, but computes something else than the
                              * others or fails the task gate (model/correct.h) */
+    MP_V_NOT_APPLICABLE,    /* its knobs do not exist in the engine's version and no era
+                             * equivalent does: not started */
 };
-#define MP_V_COUNT (MP_V_WRONG_OUTPUT + 1)
+#define MP_V_COUNT (MP_V_NOT_APPLICABLE + 1)
 /* "stable", "async-race", ... ; NULL for MP_V_NONE. */
 const char *mp_verdict_name(enum mp_verdict v);
 /* The inverse; NULL or an unknown word is MP_V_NONE. */

@@ -18,8 +18,8 @@
  * median describes all 30 days, not the first - in bounded memory. min and
  * max are exact over every sample. */
 #define MAX_SAMPLES 65536
-/* Longest wait for an Xid event on the sampling thread: the delay before a
- * phase's first sample when load turns on during it, and the close's. */
+/* Longest single wait for an Xid event on the Xid thread: how soon it sees
+ * a drain request or the close. */
 #define XID_WAIT_S 0.02
 
 struct series {
@@ -53,8 +53,14 @@ struct mp_gpu_sampler {
     struct mp_gpu_xid_event ev[MP_GPU_MAX_XID_EVENTS];
     size_t nev;
     unsigned dev_index[MAX_DEV]; /* NVML index of dev[i] */
-    unsigned drain_req, drain_done; /* mp_gpu_xid_events asks the thread to drain */
+    unsigned drain_req, drain_done; /* mp_gpu_xid_events asks the Xid thread to drain */
     pthread_t thread;
+    /* Xid events are waited for on a thread of their own: an NVML event
+     * wait cannot be woken by cv, and on the sampling thread it delayed a
+     * phase's first sample by up to XID_WAIT_S (a phase shorter than that
+     * went unsampled) */
+    pthread_t xid_thread;
+    bool xid_threaded;
     pthread_mutex_t mu;
     pthread_cond_t cv;
 };
@@ -360,7 +366,26 @@ static void *sampler_main(void *arg)
             continue;
         }
         double wake = s->last_s + s->interval_s;
-        if (s->evset && s->drain_req != s->drain_done) {
+        if (!s->load) {
+            pthread_cond_wait(&s->cv, &s->mu);
+            continue;
+        }
+        struct timespec ts = {(time_t)wake, (long)((wake - (double)(time_t)wake) * 1e9)};
+        int e = pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+        (void)e; /* a wake-up, a timeout or EINTR: the loop decides again */
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* The Xid thread: waits for NVML's Xid events (wait_xid drops mu for the
+ * wait) and drains what NVML holds when mp_gpu_xid_events asks. */
+static void *xid_main(void *arg)
+{
+    struct mp_gpu_sampler *s = arg;
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop) {
+        if (s->drain_req != s->drain_done) {
             unsigned want = s->drain_req, before;
             do { /* whatever NVML holds now, without waiting */
                 before = (unsigned)s->nev;
@@ -370,20 +395,7 @@ static void *sampler_main(void *arg)
             pthread_cond_broadcast(&s->cv);
             continue;
         }
-        if (s->evset) {
-            /* wait for an Xid instead, at most until the next sample and
-             * XID_WAIT_S (a load turned on is seen within it) */
-            double left = s->load ? wake - now : XID_WAIT_S;
-            wait_xid(s, (unsigned)(MP_MAX(MP_MIN(left, XID_WAIT_S), 0.0) * 1000), true);
-            continue;
-        }
-        if (!s->load) {
-            pthread_cond_wait(&s->cv, &s->mu);
-            continue;
-        }
-        struct timespec ts = {(time_t)wake, (long)((wake - (double)(time_t)wake) * 1e9)};
-        int e = pthread_cond_timedwait(&s->cv, &s->mu, &ts);
-        (void)e; /* a wake-up, a timeout or EINTR: the loop decides again */
+        wait_xid(s, (unsigned)(XID_WAIT_S * 1000), true);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -413,6 +425,20 @@ int mp_gpu_sampler_start(struct mp_gpu_sampler *s, double interval_s)
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     e = pthread_create(&s->thread, NULL, sampler_main, s);
+    if (e == 0 && s->evset) {
+        int e2 = pthread_create(&s->xid_thread, NULL, xid_main, s);
+        if (e2 != 0) { /* no Xid thread: the sampler stops too */
+            pthread_mutex_lock(&s->mu);
+            s->stop = true;
+            pthread_cond_signal(&s->cv);
+            pthread_mutex_unlock(&s->mu);
+            pthread_join(s->thread, NULL);
+            s->stop = false;
+            e = e2;
+        } else {
+            s->xid_threaded = true;
+        }
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (e != 0) {
         pthread_mutex_destroy(&s->mu);
@@ -442,6 +468,28 @@ static void stat_of(const struct series *s, struct mp_gpu_stat *out)
     out->max = s->max;
     out->median = s->n % 2 ? v[s->n / 2] : (v[s->n / 2 - 1] + v[s->n / 2]) / 2;
     free(v);
+}
+
+int mp_gpu_memory_now(struct mp_gpu_sampler *s, unsigned long long *used, unsigned long long *total)
+{
+    *used = *total = 0;
+    if (!s || !s->api.memory || !s->ndev)
+        return -1;
+    if (s->threaded)
+        pthread_mutex_lock(&s->mu);
+    int rc = 0;
+    for (size_t i = 0; i < s->ndev && rc == 0; i++) {
+        unsigned long long mem[3] = {0, 0, 0};
+        if (s->api.memory(s->dev[i], mem) != 0) {
+            rc = -1;
+            break;
+        }
+        *total += mem[0];
+        *used += mem[2];
+    }
+    if (s->threaded)
+        pthread_mutex_unlock(&s->mu);
+    return rc;
 }
 
 bool mp_gpu_summary(struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out)
@@ -516,6 +564,8 @@ void mp_gpu_sampler_close(struct mp_gpu_sampler *s)
         pthread_cond_signal(&s->cv);
         pthread_mutex_unlock(&s->mu);
         pthread_join(s->thread, NULL);
+        if (s->xid_threaded)
+            pthread_join(s->xid_thread, NULL);
         pthread_mutex_destroy(&s->mu);
         pthread_cond_destroy(&s->cv);
     }

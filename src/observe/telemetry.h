@@ -99,6 +99,10 @@ size_t mp_gpu_xid_events(struct mp_gpu_sampler *s, struct mp_gpu_xid_event *out,
                          const char **why);
 /* Summarise the samples so far. Returns false (out zeroed) without any. */
 bool mp_gpu_summary(struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out);
+/* The memory in use on the sampled devices now and their total, summed
+ * (bytes): for the wait before an engine starts (run/gpuwait.h). 0, or -1
+ * when NVML cannot say (NULL accepted). */
+int mp_gpu_memory_now(struct mp_gpu_sampler *s, unsigned long long *used, unsigned long long *total);
 /* Stop the thread (waiting at most for one reading, or one 20 ms wait for
  * Xid events), shut NVML down, free.
  * Accepts NULL. */

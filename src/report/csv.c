@@ -6,7 +6,9 @@
  * command line, backend names from the engine's log): controls are shown
  * escaped as on the terminal (escape.h), and a cell that would start with
  * = + - @ (or a tab or CR) gets a leading ' so that a spreadsheet shows it
- * as text instead of running it as a formula. */
+ * as text instead of running it as a formula. The last columns say which
+ * candidate's numbers a shared result shows (shared_with) and what every
+ * row is a result of (the run, its start, the fingerprint). */
 #include "report/report.h"
 
 #include <math.h>
@@ -72,7 +74,26 @@ static void csv_header(const struct mp_report *rep, struct buf *out)
             buf_printf(out, ",%s_%s", w, k);
         }
     }
-    buf_adds(out, "\r\n");
+    /* which candidate's numbers a shared result shows, and what they are a
+     * result of: the run and its fingerprint (added at the end: the columns
+     * before keep their places) */
+    buf_adds(out, ",shared_with,run,run_started,gpu,compute_capability,driver,cuda,engine,"
+                  "engine_version,model\r\n");
+}
+
+/* The cells after the metrics: the candidate whose numbers a shared result
+ * shows, the run and its fingerprint. */
+static void csv_run(const struct mp_report *rep, const struct mp_cand_report *c, struct buf *out)
+{
+    const struct mp_attempt_result *p = mp_cand_primary(c);
+    const char *cells[] = {p && p->outcome == MP_OUT_SAME_CONFIG ? p->same_as : NULL,
+                           rep->run_dir, rep->started, rep->fp.gpu, rep->fp.compute_capability,
+                           rep->fp.driver, rep->fp.cuda, rep->fp.engine, rep->fp.engine_version,
+                           rep->fp.model};
+    for (size_t i = 0; i < MP_ARRAY_SIZE(cells); i++) {
+        buf_addc(out, ',');
+        csv_text(out, cells[i]);
+    }
 }
 
 /* The phase part of a row: its cells, each after a comma; ph NULL: empty. */
@@ -135,6 +156,7 @@ void mp_report_csv(const struct mp_report *rep, struct buf *out)
             buf_addc(out, ',');
             csv_text(out, p ? p->res.moe_backend : NULL);
             csv_phase(rep, np && np->nphases ? &np->phases[k] : NULL, out);
+            csv_run(rep, c, out);
             buf_adds(out, "\r\n");
         }
         free(knobs);

@@ -18,6 +18,7 @@
 #include "quality/quality.h"
 #include "report/correct.h"
 #include "report/internal.h"
+#include "report/overview.h"
 #include "report/report.h"
 #include "report/svg.h"
 #include "xalloc.h"
@@ -55,12 +56,14 @@ static const char css[] =
     "pre{background:#f6f8fa;border:1px solid var(--bd);padding:8px;white-space:pre-wrap;"
     "overflow-wrap:anywhere;word-break:break-all;border-radius:4px;max-width:100%}"
     "pre .hl{background:#fff3c4}"
+    "ul.next pre{margin:.3em 0 .6em}a.ev{white-space:nowrap}"
     "pre .ln{color:#8a93a3;user-select:none}"
     ".v{display:inline-block;padding:1px 8px;border-radius:10px;font-size:.85em;font-weight:600;"
     "white-space:nowrap;color:#fff;background:#6b7280}"
     ".v-stable{background:var(--ok)}.v-async-race{background:#b45309}.v-kernel-fault{background:#9f1239}"
     ".v-crashed,.v-startup-failure{background:var(--bad)}.v-hang{background:#7c3aed}"
     ".v-garbage-output{background:#be185d}.v-wrong-output{background:#9d174d}.v-not-delivered{background:#475569}"
+    ".v-not-applicable{background:#64748b}"
     "section.cand{border:1px solid var(--bd);border-radius:6px;padding:4px 14px 10px;margin:16px 0}"
     "dl.kv{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 12px;margin:.5em 0}"
     "dl.kv dt{color:var(--mut)}dl.kv dd{margin:0;min-width:0;overflow-wrap:anywhere}"
@@ -87,27 +90,6 @@ static void esc(struct buf *b, const char *s)
     mp_html_text(b, s);
 }
 
-static double phase_tok_s(const struct mp_attempt_result *a, const char *prefix, bool best)
-{
-    double v = -1;
-    for (size_t i = 0; a && i < a->nphases; i++) {
-        const struct mp_phase_result *ph = &a->phases[i];
-        if (ph->ok <= 0)
-            continue;
-        if (best ? !strncmp(ph->name, prefix, strlen(prefix)) : !strcmp(ph->name, prefix))
-            v = MP_MAX(v, ph->tok_s);
-    }
-    return v;
-}
-
-static void num_cell(struct buf *b, double v)
-{
-    if (v < 0)
-        buf_adds(b, "<td class=n>—</td>");
-    else
-        buf_printf(b, "<td class=n>%.1f</td>", v);
-}
-
 /* ---- sections ---- */
 
 static void header(const struct mp_report *rep, struct buf *b)
@@ -122,7 +104,7 @@ static void header(const struct mp_report *rep, struct buf *b)
         mp_html_esc(b, rep->fp.model, 120);
     }
     buf_printf(b, "</title><style>%s</style></head><body><main>\n", css);
-    buf_adds(b, "<h1>moeprobe qualify report</h1>\n<p class=fp>");
+    buf_printf(b, "<h1>%s</h1>\n<p class=fp>", mp_rep_title(rep));
     buf_adds(b, "model <b>");
     esc(b, rep->fp.model);
     buf_adds(b, "</b> · GPU <b>");
@@ -154,6 +136,7 @@ static void header(const struct mp_report *rep, struct buf *b)
                    mp_rep_resumed_words(rep->resumes, rw, sizeof(rw)));
     }
     buf_adds(b, "</p>\n");
+    mp_rep_inherited_html(rep, b);
     if (rep->checkpoint_summary) {
         buf_adds(b, "<details><summary>checkpoint: ");
         esc(b, rep->checkpoint_summary);
@@ -171,6 +154,10 @@ static void header(const struct mp_report *rep, struct buf *b)
  * how it ended, the unfinished candidates, the command that continues it. */
 static void incomplete_banner(const struct mp_report *rep, struct buf *b)
 {
+    if (rep->stop_reason) {
+        mp_rep_stop_html(rep, b);
+        return;
+    }
     if (!mp_report_incomplete(rep))
         return;
     size_t nunf = mp_report_nunfinished(rep);
@@ -265,12 +252,29 @@ static void unverified_note(struct buf *b, const struct mp_attempt_result *p)
         buf_adds(b, "</span>");
 }
 
+/* The one-line reason and a link to the evidence in the candidate's
+ * section (the log excerpt with the cited line). */
+static void why_cell(const struct mp_report *rep, const struct mp_cand_report *c, struct buf *b)
+{
+    char *why = mp_rep_reason_line(rep, c), *ev = mp_rep_evidence_ref(rep, c);
+    esc(b, why);
+    if (ev) {
+        buf_adds(b, " <a class=ev href=\"#");
+        mp_html_anchor(b, c->cand.name);
+        buf_adds(b, "\">");
+        esc(b, strrchr(ev, '/') ? strrchr(ev, '/') + 1 : ev);
+        buf_adds(b, "</a>");
+    }
+    free(why);
+    free(ev);
+}
+
 static void cand_table(const struct mp_report *rep, struct buf *b)
 {
     buf_adds(b, "<h2>Candidates</h2>\n<div class=scroll><table><thead><tr><th>candidate</th>"
-                "<th>verdict</th><th>resolved MoE backend</th><th>seq tok/s</th>"
-                "<th>best conc tok/s</th><th>failed / requests</th><th>output check</th>"
-                "<th>knobs</th></tr>"
+                "<th>verdict</th><th>resolved MoE backend</th><th>why (evidence)</th>"
+                "<th>seq tok/s</th><th>conc tok/s</th><th>failed / requests</th>"
+                "<th>output check</th><th>knobs</th></tr>"
                 "</thead><tbody>\n");
     for (size_t i = 0; i < rep->n; i++) {
         const struct mp_cand_report *c = &rep->c[i];
@@ -286,9 +290,12 @@ static void cand_table(const struct mp_report *rep, struct buf *b)
         unverified_note(b, p);
         buf_adds(b, "</td><td>");
         esc(b, p ? (p->res.moe_backend ? p->res.moe_backend : "(not logged)") : NULL);
-        buf_adds(b, "</td>");
-        num_cell(b, phase_tok_s(p, "sequential", false));
-        num_cell(b, phase_tok_s(p, "concurrency-", true));
+        buf_adds(b, "</td><td>");
+        why_cell(rep, c, b);
+        char seq[96], conc[160];
+        mp_rep_speed_cell(rep, c, true, seq, sizeof(seq));
+        mp_rep_speed_cell(rep, c, false, conc, sizeof(conc));
+        buf_printf(b, "</td><td class=n>%s</td><td>%s</td>", seq, conc);
         unsigned long ok = 0, failed = 0;
         for (size_t j = 0; j < c->nattempts; j++)
             if (!c->attempts[j].launch_blocking) {
@@ -414,6 +421,7 @@ void mp_report_html(const struct mp_report *rep, struct buf *out)
     incomplete_banner(rep, out);
     summary(rep, out);
     cand_table(rep, out);
+    mp_rep_next_steps_html(rep, out);
     mp_html_throughput(rep, out);
     mp_html_workload(rep, out);
     if (rep->ngroups) {
@@ -430,6 +438,13 @@ void mp_report_html(const struct mp_report *rep, struct buf *out)
         }
         buf_adds(out, "</ul>\n");
     }
+    char *noop_note = mp_rep_inherited_noop_note(rep);
+    if (noop_note && !rep->nnoop) {
+        buf_adds(out, "<h2>Knobs that changed nothing</h2><p class=note>");
+        esc(out, noop_note);
+        buf_adds(out, "</p>\n");
+    }
+    free(noop_note);
     if (rep->nnoop) {
         buf_adds(out, "<h2>Knobs that changed nothing</h2><ul>");
         for (size_t i = 0; i < rep->nnoop; i++) {

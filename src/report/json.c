@@ -24,6 +24,7 @@
 
 #include "report/crash.h"
 #include "report/internal.h"
+#include "report/overview.h"
 #include "report/resolved.h"
 #include "report/srvm.h"
 
@@ -478,6 +479,11 @@ void mp_report_json(const struct mp_report *rep, struct buf *out)
         if (ek)
             cJSON_AddItemToObject(fp, "engine_kernels", ek);
     }
+    mp_rep_inherited_json(rep, fp);
+    /* the vLLM version the preset's candidates were expressed for (cli/spec.h) */
+    cJSON_AddItemToObject(root, "preset_version", jstr(rep->preset_version));
+    /* why the run stopped before its candidates were done (the command is broken) */
+    cJSON_AddItemToObject(root, "stop_reason", jstr(rep->stop_reason));
     cJSON_AddItemToObject(root, "started", jstr(rep->started));
     cJSON_AddItemToObject(root, "finished", jstr(rep->finished));
     cJSON_AddItemToObject(root, "wall_seconds", jnum_or_null(mp_rep_iso_span(rep->started, rep->finished)));

@@ -13,6 +13,7 @@
 #include "report/internal.h"
 #include "report/correct.h"
 #include "report/md_int.h"
+#include "report/overview.h"
 #include "report/srvm.h"
 
 char *mp_report_resume_command(const struct mp_report *rep)
@@ -39,6 +40,10 @@ static void md_code(struct buf *b, const char *s)
  * candidates, and the command that continues it. */
 static void md_incomplete_banner(const struct mp_report *rep, struct buf *out)
 {
+    if (rep->stop_reason) { /* it stopped on purpose: why, and no resume */
+        mp_rep_stop_md(rep, out);
+        return;
+    }
     if (!mp_report_incomplete(rep))
         return;
     size_t nunf = mp_report_nunfinished(rep);
@@ -195,6 +200,13 @@ static void md_groups_noop(const struct mp_report *rep, struct buf *out)
         }
         buf_adds(out, "\n");
     }
+    char *noop_note = mp_rep_inherited_noop_note(rep);
+    if (noop_note && !rep->nnoop) {
+        buf_adds(out, "## Knobs that changed nothing\n\n");
+        mp_rmd_cell(out, noop_note, 800);
+        buf_adds(out, "\n\n");
+    }
+    free(noop_note);
     if (rep->nnoop) {
         buf_adds(out, "## Knobs that changed nothing\n\n");
         for (size_t i = 0; i < rep->nnoop; i++) {
@@ -245,12 +257,13 @@ static void md_comparability(const struct mp_report *rep, struct buf *out)
 void mp_report_markdown(const struct mp_report *rep, struct buf *out)
 {
     bool resolve_map = mp_report_is_resolve_map(rep);
-    buf_adds(out, resolve_map ? "# moeprobe resolve report: which road leads where\n\n"
-                   : rep->subcommand && !strcmp(rep->subcommand, "soak") ? "# moeprobe soak report\n\n" : "# moeprobe qualify report\n\n");
+    buf_printf(out, "# %s\n\n", mp_rep_title(rep));
     md_incomplete_banner(rep, out);
     md_fingerprint(rep, out);
+    mp_rep_inherited_md(rep, out); /* report/overview.h: the first screen's shared parts */
     md_recommendation(rep, resolve_map, out);
     mp_rmd_cand_table(rep, out);
+    mp_rep_next_steps_md(rep, out);
     md_groups_noop(rep, out);
     mp_rmd_output_check(rep, out);
     mp_rep_correct_md(rep, out); /* report/correct.h */

@@ -12,6 +12,7 @@
 #include "report/crash.h"
 #include "report/internal.h"
 #include "report/md_int.h"
+#include "report/overview.h"
 #include "report/resolved.h"
 
 /* " (knob delivery unverified: A, B)" after a verdict, when some knob's
@@ -45,41 +46,42 @@ static void md_delivery(struct buf *out, const struct mp_attempt_result *p)
     }
 }
 
-/* The candidates table's row of c. */
+/* The candidates table's row of c: verdict, backend, the one-line reason
+ * with its evidence (a link into the attempt's server.log), the speeds
+ * measured over a whole phase (report/overview.h), failures, knobs. */
 static void cand_row(const struct mp_report *rep, const struct mp_cand_report *c, struct buf *out)
 {
     const struct mp_attempt_result *p = mp_cand_primary(c);
-    char *knobs = mp_candidate_knobs_str(&c->cand);
     buf_adds(out, "| ");
     mp_rmd_cell(out, c->cand.name, 64);
-    buf_adds(out, " | ");
-    if (knobs[0]) {
-        mp_md_code(out, knobs, 200, MP_MD_TABLE);
-    } else {
-        buf_adds(out, "(none)");
-    }
-    buf_adds(out, " | ");
-    mp_rmd_cell(out, p && p->res.moe_backend ? p->res.moe_backend : (p ? "(not logged)" : NULL), 64);
     buf_adds(out, " | ");
     mp_rmd_cell(out, mp_cand_verdict_label(c), 32);
     mp_rep_kernel_note_md(out, c, MP_MD_TABLE); /* in `KERNEL` (family), report/crash.h */
     md_unverified_note(out, p);
     buf_adds(out, " | ");
-    const struct mp_attempt_result *np = mp_rep_numbers_attempt(rep, c);
-    mp_rmd_num(out, mp_rep_seq_tok_s(np));
-    if (np && np != p)
-        buf_adds(out, " (shared)");
+    mp_rmd_cell(out, p && p->res.moe_backend ? p->res.moe_backend : (p ? "(not logged)" : NULL), 64);
     buf_adds(out, " | ");
-    bool any = false;
-    for (size_t k = 0; np && k < np->nphases; k++) {
-        if ((!strncmp(np->phases[k].name, "concurrency-", 12) || !strcmp(np->phases[k].name, "soak")) && np->phases[k].ok > 0) {
-            buf_printf(out, "%s%d: %.1f", any ? ", " : "", np->phases[k].level,
-                       np->phases[k].tok_s);
-            any = true;
-        }
+    char *why = mp_rep_reason_line(rep, c), *ev = mp_rep_evidence_ref(rep, c);
+    mp_rmd_cell(out, why, 400);
+    if (p && !c->verdict && p->fail_class && !strcmp(p->fail_class, MP_FAIL_EVIDENCE)) {
+        buf_adds(out, " (evidence incomplete: ");
+        mp_rmd_cell(out, mp_rmd_rel_dir(rep, p->dir), 200);
+        buf_adds(out, ")");
+    } else if (ev) {
+        /* the link's target is the file; its text the line (run-relative paths of
+         * moeprobe's own attempt directories: [A-Za-z0-9._-] names) */
+        buf_adds(out, " ([");
+        mp_rmd_cell(out, ev, 200);
+        buf_adds(out, "](");
+        buf_add(out, ev, strcspn(ev, ":"));
+        buf_adds(out, "))");
     }
-    if (!any)
-        buf_adds(out, "—");
+    free(why);
+    free(ev);
+    char seq[96], conc[160];
+    mp_rep_speed_cell(rep, c, true, seq, sizeof(seq));
+    mp_rep_speed_cell(rep, c, false, conc, sizeof(conc));
+    buf_printf(out, " | %s | %s", seq, conc);
     unsigned long ok = 0, failed = 0;
     for (size_t j = 0; j < c->nattempts; j++) {
         if (!c->attempts[j].launch_blocking) {
@@ -88,17 +90,11 @@ static void cand_row(const struct mp_report *rep, const struct mp_cand_report *c
         }
     }
     buf_printf(out, " | %lu/%lu | ", failed, ok + failed);
-    const struct mp_attempt_result *ev = p;
-    long line = p ? (p->fail_line ? p->fail_line : p->res.moe_backend_line) : 0;
-    if (p && !c->verdict && p->fail_class && !strcmp(p->fail_class, MP_FAIL_EVIDENCE)) {
-        mp_rmd_cell(out, mp_rmd_rel_dir(rep, ev->dir), 200);
-        buf_adds(out, " (incomplete)");
-    } else if (ev && line > 0) {
-        mp_rmd_cell(out, mp_rmd_rel_dir(rep, ev->dir), 200);
-        buf_printf(out, "/server.log:%ld", line);
-    } else {
-        buf_adds(out, "—");
-    }
+    char *knobs = mp_candidate_knobs_str(&c->cand);
+    if (knobs[0])
+        mp_md_code(out, knobs, 200, MP_MD_TABLE);
+    else
+        buf_adds(out, "(none)");
     buf_adds(out, " |\n");
     free(knobs);
 }
@@ -106,8 +102,8 @@ static void cand_row(const struct mp_report *rep, const struct mp_cand_report *c
 void mp_rmd_cand_table(const struct mp_report *rep, struct buf *out)
 {
     buf_adds(out, "## Candidates\n\n");
-    buf_adds(out, "| candidate | knobs | resolved MoE backend | verdict | seq tok/s | conc tok/s | "
-                  "failures/requests | evidence |\n");
+    buf_adds(out, "| candidate | verdict | resolved MoE backend | why (evidence) | seq tok/s | "
+                  "conc tok/s | failures/requests | knobs |\n");
     buf_adds(out, "|---|---|---|---|---:|---|---:|---|\n");
     for (size_t i = 0; i < rep->n; i++)
         cand_row(rep, &rep->c[i], out);

@@ -12,6 +12,7 @@
 #include "verdict/recommend.h"
 
 #include "report/internal.h"
+#include "report/overview.h"
 #include "report/resolved.h"
 
 /* Append s for the terminal (escape.h): controls shown, not sent. */
@@ -78,12 +79,17 @@ void mp_report_summary(const struct mp_report *rep, struct buf *out)
         buf_addc(out, ' ');
         term_pad(out, p && p->res.moe_backend ? p->res.moe_backend : "-", 20);
         buf_addc(out, ' ');
-        double s = mp_rep_seq_tok_s(p);
+        char seq[96];
+        mp_rep_speed_cell(rep, c, true, seq, sizeof(seq));
         if (p && p->outcome == MP_OUT_SAME_CONFIG) {
             buf_adds(out, "shared with ");
             term_add(out, p->same_as ? p->same_as : "?");
-        } else if (s >= 0) {
-            buf_printf(out, "%8.1f tok/s seq", s);
+        } else if (strcmp(seq, "—") != 0) {
+            /* a number: right-aligned as before; "n=K before crash" as it is */
+            if (strspn(seq, "0123456789.") == strlen(seq))
+                buf_printf(out, "%8s tok/s seq", seq);
+            else
+                buf_adds(out, seq);
         }
         buf_adds(out, "\n");
     }
@@ -110,7 +116,19 @@ void mp_report_summary(const struct mp_report *rep, struct buf *out)
         }
         buf_adds(out, "\n");
     }
-    if (mp_report_incomplete(rep)) {
+    struct mp_next_step *steps;
+    size_t nsteps = mp_rep_next_steps(rep, &steps);
+    if (nsteps && steps[0].cmd && rep->recommended >= 0) {
+        buf_adds(out, "serve it with: ");
+        term_add(out, steps[0].cmd);
+        buf_adds(out, "\n");
+    }
+    mp_rep_next_steps_free(steps, nsteps);
+    if (rep->stop_reason) {
+        buf_adds(out, "the run stopped early: ");
+        term_add(out, rep->stop_reason);
+        buf_adds(out, "\n");
+    } else if (mp_report_incomplete(rep)) {
         char *cmd = mp_report_resume_command(rep);
         buf_printf(out, "%s; %s %s\n",
                    rep->interrupted ? "the run was interrupted" : "the run did not finish",

@@ -8,7 +8,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
+#include "clock.h"
 #include "escape.h"
 #include "logs/logscan.h"
 
@@ -35,20 +37,26 @@ void att_timers_init(struct att *a)
     mp_loop_timer_init(&a->t_stall, on_timer, a);
 }
 
-/* progress_lines: one line per state change. */
+/* progress_lines: one line per state change, stamped with the local time
+ * (a log read hours later, a soak under nohup). */
 void mp_att_note(struct att *a, const char *fmt, ...)
 {
     if (!a->o->progress_lines)
         return;
-    char msg[600];
+    char msg[600], when[16] = "";
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    time_t t = time(NULL);
+    struct tm tm;
+    if (localtime_r(&t, &tm))
+        strftime(when, sizeof(when), "%H:%M:%S", &tm);
     /* engine words: no control character (C0, DEL, C1, bidi) to the terminal */
     char *shown = mp_term_dup(msg);
-    fprintf(stderr, "moeprobe: [%s] %s\n", a->o->label ? a->o->label : "", shown);
+    fprintf(stderr, "moeprobe: %s [%s] %s\n", when, a->o->label ? a->o->label : "", shown);
     free(shown);
+    a->last_beat = mp_now_ns();
 }
 
 

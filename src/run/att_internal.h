@@ -167,6 +167,7 @@ struct att {
     char *seen_msg;            /* ... its message */
     bool settle_up;            /* SETTLING: /health answered 200 after the failure */
     int64_t last_draw;
+    int64_t last_beat;         /* progress_lines: the last line said (the heartbeat's clock) */
     const struct mp_store_mask *mask; /* secret values to mask in files, or NULL */
     bool io_err;               /* the store or an evidence file failed: stop */
     int ev_errno;              /* first failed write of an evidence file (errno), 0 = none */

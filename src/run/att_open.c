@@ -163,7 +163,7 @@ static void build_launch(struct att *a)
     /* CUDA_LAUNCH_BLOCKING=1, then the core-dump variables (run/crashinfo.h):
      * instruments, not the candidate's knobs, so not checked for delivery */
     struct mp_crash_env_in ci = {
-        .dir = o->dir, .run_dir = o->run_dir, .exception_dump = o->coredump_exception,
+        .dir = o->dir, .run_dir = o->run_dir,
         .allowed = !o->no_coredump, .keep = o->keep_coredumps, .cmd = o->cmd, .ncmd = o->ncmd,
         .cand = o->cand,
     };

@@ -17,6 +17,7 @@
 
 #include "compat.h"
 
+
 #include "model/attempt.h"
 #include "model/candidate.h"
 #include "model/workload.h"
@@ -84,10 +85,9 @@ struct mp_attempt_opts {
     /* `moeprobe resolve`: stop the engine as soon as its selections are
      * logged (or at ready); outcome MP_OUT_RESOLVED, no load. */
     bool resolve_only;
-    /* GPU core dumps (run/crashinfo.h): the dump on exception in this run,
-     * none at all (--no-coredump), kept (--keep-coredumps); run_dir for
-     * the kept-dumps cap (may be NULL) */
-    bool coredump_exception, no_coredump, keep_coredumps;
+    /* GPU core dumps (run/crashinfo.h): none at all (--no-coredump), kept
+     * (--keep-coredumps); run_dir for the kept-dumps cap (may be NULL) */
+    bool no_coredump, keep_coredumps;
     const char *run_dir;
     /* The scoring pass after a clean workload (run/score.h): r->score.
      * NULL = none. */

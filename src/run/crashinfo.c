@@ -27,7 +27,7 @@
 
 #define GEN_FLAGS                                                                                  \
     "skip_nonrelocated_elf_images,skip_global_memory,skip_shared_memory,skip_local_memory,"      \
-    "skip_constbank_memory"
+    "skip_constbank_memory,skip_abort"
 #define MAX_PIDS 64
 #define WINDOW_AFTER_US 1000000LL /* a kernel-log line may come this late */
 
@@ -163,51 +163,58 @@ static const char *dump_room(const struct mp_crash_env_in *in, const char *dir, 
     return dir;
 }
 
+/* the settings in words (gpu_fault.coredump) */
+static char *env_words(const struct mp_crash_env_in *in, const struct mp_crash_env *e,
+                       const char *file, const char *why)
+{
+    const char *flags = NULL;
+    bool aborts = cand_sets(in->cand, "CUDA_COREDUMP_GENERATION_FLAGS", &flags) &&
+                  !strstr(flags, "skip_abort");
+    return xasprintf("on: %s%s%s%s; %s%s", file ? file : "the driver's lines only, no file (",
+                     file ? "" : why, file ? "" : ")",
+                     !file ? "" : in->keep ? ", kept" : ", deleted after parsing",
+                     aborts ? "the candidate's CUDA_COREDUMP_GENERATION_FLAGS have no skip_abort: "
+                              "a fault aborts the process without the Python traceback"
+                            : "skip_abort: the Python traceback follows the dump",
+                     e->pipes ? "; a hang can trigger one through the pipe" : "");
+}
+
 void mp_crash_env_build(const struct mp_crash_env_in *in, struct mp_crash_env *out)
 {
     memset(out, 0, sizeof(*out));
+    const char *ondump = NULL;
     if (!in->allowed) {
         out->words = xstrdup("off: --no-coredump");
+        return;
+    }
+    if (cand_sets(in->cand, "CUDA_ENABLE_COREDUMP_ON_EXCEPTION", &ondump) &&
+        (!ondump[0] || !strcmp(ondump, "0"))) {
+        /* the pipe's variables alone (and SHOW_PROGRESS with FILE) made a
+         * dump on exception on driver 580: none of them either */
+        out->words = xstrdup("off: the candidate sets CUDA_ENABLE_COREDUMP_ON_EXCEPTION off, so "
+                             "moeprobe adds no core-dump variable (no hang is dumped)");
         return;
     }
     char abs[PATH_MAX], mapped[PATH_MAX], why[160] = "";
     const char *dir = realpath(in->dir, abs) ? abs : in->dir;
     int ct = mp_crash_container_path(in->cmd, in->ncmd, dir, mapped, sizeof(mapped));
     const char *seen = ct == 1 ? mapped : ct == 0 ? NULL : dir; /* the engine's view */
-    const char *ondump = NULL;
-    bool dump = in->exception_dump;
-    if (cand_sets(in->cand, "CUDA_ENABLE_COREDUMP_ON_EXCEPTION", &ondump))
-        dump = ondump && strcmp(ondump, "0") != 0; /* the candidate decides */
     const char *file_dir = seen ? dump_room(in, dir, why, sizeof(why)) : NULL;
     if (!seen)
         snprintf(why, sizeof(why), "the container does not see the attempt directory");
     char *file = file_dir ? xasprintf("%s/core_%%p.%%t", seen) : xstrdup("/dev/null");
-    if (dump) {
-        put(out, in->cand, "CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "1");
-        put(out, in->cand, "CUDA_COREDUMP_SHOW_PROGRESS", "1");
-        put(out, in->cand, "CUDA_COREDUMP_GENERATION_FLAGS", GEN_FLAGS);
-    }
+    put(out, in->cand, "CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "1");
+    put(out, in->cand, "CUDA_COREDUMP_SHOW_PROGRESS", "1");
+    put(out, in->cand, "CUDA_COREDUMP_GENERATION_FLAGS", GEN_FLAGS);
+    put(out, in->cand, "CUDA_COREDUMP_FILE", file);
     if (seen) { /* a hang's dump needs a pipe we can write and a file we can read */
         char *pipe = xasprintf("%s/pipe_%%p", seen);
         put(out, in->cand, "CUDA_ENABLE_USER_TRIGGERED_COREDUMP", "1");
         put(out, in->cand, "CUDA_COREDUMP_PIPE", pipe);
         free(pipe);
         out->pipes = true;
-        if (!dump)
-            put(out, in->cand, "CUDA_COREDUMP_SHOW_PROGRESS", "1");
     }
-    if (dump || seen)
-        put(out, in->cand, "CUDA_COREDUMP_FILE", file);
-    if (dump)
-        out->words = xasprintf("on: %s%s%s%s", file_dir ? file : "the driver's lines only, no file (",
-                               file_dir ? "" : why, file_dir ? "" : ")",
-                               in->keep ? ", kept" : ", deleted after parsing");
-    else
-        out->words = xasprintf("off in this run: %s%s",
-                               in->exception_dump ? "the candidate turns it off"
-                                                  : "the first normal run keeps the Python "
-                                                    "traceback the site analysis needs",
-                               out->pipes ? "; a hang can trigger one through the pipe" : "");
+    out->words = env_words(in, out, file_dir ? file : NULL, why);
     free(file);
 }
 

@@ -2,20 +2,22 @@
  * traceback (#24), in three calls from the attempt:
  *
  *  1. at launch, mp_crash_env_build: the CUDA core-dump variables its
- *     engine gets. Every engine gets the user-triggered dump
- *     (CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1, CUDA_COREDUMP_PIPE=DIR/pipe_%p),
- *     which costs nothing until a hang triggers it; the dump on exception
+ *     engine gets, the same in every run: the dump on exception
  *     (CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1, CUDA_COREDUMP_SHOW_PROGRESS=1,
- *     CUDA_COREDUMP_GENERATION_FLAGS skipping every memory,
- *     CUDA_COREDUMP_FILE=DIR/core_%p.%t) only where the runner asks for it:
- *     with it the faulting process aborts without a Python traceback
- *     (docs/verdicts.md "GPU core dumps" says which runs and why). A
- *     container gets the path its volumes map the attempt directory to, or
- *     no pipe and /dev/null as the file (the driver's lines stay in the
- *     log). A variable the candidate sets itself is left as it sets it;
- *     a candidate that turns the dump on gets the file settings too. With
- *     less than MP_CD_MIN_FREE free, or MP_CD_KEEP_CAP of kept dumps in the
- *     run, the file is /dev/null. --no-coredump: nothing is added.
+ *     CUDA_COREDUMP_GENERATION_FLAGS skipping every memory and with
+ *     skip_abort, CUDA_COREDUMP_FILE=DIR/core_%p.%t) and the user-triggered
+ *     dump (CUDA_ENABLE_USER_TRIGGERED_COREDUMP=1,
+ *     CUDA_COREDUMP_PIPE=DIR/pipe_%p) for a hang. skip_abort keeps the
+ *     Python traceback after the driver's lines: without it the faulting
+ *     process aborts instead, and the pipe's variables alone make such a
+ *     dump too (driver 580, docs/verdicts.md "GPU core dumps"). A container
+ *     gets the path its volumes map the attempt directory to, or no pipe
+ *     and /dev/null as the file (the driver's lines stay in the log). A
+ *     variable the candidate sets itself is left as it sets it; a
+ *     candidate that sets CUDA_ENABLE_COREDUMP_ON_EXCEPTION to 0 (or empty)
+ *     gets none of them. With less than MP_CD_MIN_FREE free, or
+ *     MP_CD_KEEP_CAP of kept dumps in the run, the file is /dev/null.
+ *     --no-coredump: nothing is added.
  *  2. on a hang, mp_crash_on_hang: /health and /metrics during the stall
  *     (the evidence), then a dump through each pipe the engine's processes
  *     opened and the kernels its warps were in (cuda-gdb on the dump).
@@ -44,7 +46,6 @@
 struct mp_crash_env_in {
     const char *dir;              /* the attempt directory (created) */
     const char *run_dir;          /* the run directory (the kept-dumps cap), may be NULL */
-    bool exception_dump;          /* the runner's choice for this run */
     bool allowed;                 /* false: --no-coredump */
     bool keep;                    /* --keep-coredumps */
     char *const *cmd;             /* the server command (a container's volumes) */

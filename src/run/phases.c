@@ -43,17 +43,62 @@ static void draw_soak(struct att *a, const struct mp_phase_result *ph, int64_t n
     fprintf(stderr, "\r\033[K[%s] soak %.0fs elapsed, %.0fs left, %d ok / %d failed, %.1f tok/s, "
                     "failure rate < %.2g (95%%)",
             a->o->label ? a->o->label : "", el, rem > 0 ? rem : 0, ph->ok, ph->failed,
-            MP_MAX(0.0, mp_lg_rate((double)ph->tokens, el)),
+            MP_MAX(0.0, mp_lg_rate((double)(ph->tokens + mp_lg_inflight_tokens(a->lg)), el)),
             mp_stats_failure_upper95((unsigned long)ph->ok));
     fflush(stderr);
 }
 
-/* The live line on a terminal (at most every 200 ms; soak every second). */
+/* Off a terminal: a line at least every HEARTBEAT_NS while nothing else
+ * was said (a long start-up, a soak of hours under nohup), with where the
+ * attempt is, what it served and the run's ETA. */
+#define HEARTBEAT_S 60
+static int64_t heartbeat_ns(void)
+{
+    /* tests shorten it (MOEPROBE_HEARTBEAT_S): a minute is long for a test */
+    static int64_t ns;
+    if (!ns) {
+        const char *v = getenv("MOEPROBE_HEARTBEAT_S");
+        double s = v && *v ? strtod(v, NULL) : HEARTBEAT_S;
+        ns = (int64_t)((s > 0 ? s : HEARTBEAT_S) * 1e9);
+    }
+    return ns;
+}
+
+static void heartbeat(struct att *a, int64_t now)
+{
+    if (!a->last_beat)
+        a->last_beat = now;
+    if (now - a->last_beat < heartbeat_ns() || a->state >= ST_STOPPING)
+        return;
+    double el = (double)(now - a->t_spawn) / 1e9;
+    char eta[48];
+    eta_text(a, el, eta, sizeof(eta));
+    const struct mp_phase_result *ph = a->cur_phase >= 0 ? &a->r->phases[a->cur_phase] : NULL;
+    if (a->state == ST_STARTING || a->state == ST_LAST_WORDS || !ph) {
+        mp_att_note(a, "still starting after %.0f s%s; last line: %.120s", el, eta, a->last_line);
+        return;
+    }
+    double pel = a->t_phase ? (double)(now - a->t_phase) / 1e9 : 0;
+    double rate = MP_MAX(0.0, mp_lg_rate((double)(ph->tokens + mp_lg_inflight_tokens(a->lg)), pel));
+    if (a->state == ST_SERVING && a->sp.duration_s > 0)
+        mp_att_note(a, "soak: %.0f s of %.0f s, %d ok / %d failed, %.1f tok/s, failure rate < %.2g "
+                       "(95%%)%s",
+                    pel, a->sp.duration_s, ph->ok, ph->failed, rate,
+                    mp_stats_failure_upper95((unsigned long)ph->ok), eta);
+    else
+        mp_att_note(a, "phase %s: %d ok, %d failed so far, %.1f tok/s, %.0f s in it%s", ph->name,
+                    ph->ok, ph->failed, rate, pel, eta);
+}
+
+/* The live line on a terminal (at most every 200 ms; soak every second);
+ * off a terminal, the heartbeat. */
 void mp_att_draw_progress(struct att *a)
 {
+    int64_t now = mp_now_ns();
+    if (a->o->progress_lines)
+        heartbeat(a, now);
     if (!a->o->progress || a->state >= ST_STOPPING)
         return;
-    int64_t now = mp_now_ns();
     const struct mp_phase_result *ph = a->cur_phase >= 0 ? &a->r->phases[a->cur_phase] : NULL;
     if (a->state == ST_SERVING && a->sp.duration_s > 0) {
         draw_soak(a, ph, now);
@@ -73,8 +118,10 @@ void mp_att_draw_progress(struct att *a)
                 (double)(now - a->t_fail) / 1e9, (double)SETTLE_NS / 1e9, eta);
     } else if (ph) {
         double rate = 0;
-        if (a->t_phase) /* live: output tokens so far over the phase's time so far (lgstats' rate) */
-            rate = MP_MAX(0.0, mp_lg_rate((double)ph->tokens, (double)(now - a->t_phase) / 1e9));
+        if (a->t_phase) /* live: output tokens so far, those of requests still streaming
+                         * included, over the phase's time so far (lgstats' rate) */
+            rate = MP_MAX(0.0, mp_lg_rate((double)(ph->tokens + mp_lg_inflight_tokens(a->lg)),
+                                          (double)(now - a->t_phase) / 1e9));
         int done = a->state == ST_CHECKING ? (int)a->pass_i : a->done;
         fprintf(stderr, "\r\033[K[%s] %s %d/%d  %.1f tok/s  %.0fs%s", label, ph->name, done,
                 ph->planned, rate, el, eta);

@@ -14,6 +14,8 @@
 #include "store/store.h"
 #include "verdict/classify.h"
 #include "verdict/diagnose.h"
+#include "verdict/eta.h"
+#include "verdict/inherit.h"
 #include "verdict/sameconf.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
@@ -23,7 +25,7 @@ static size_t candidates_left(const struct mp_report *rep, size_t ci)
 {
     size_t n = 0;
     for (size_t j = ci + 1; j < rep->n; j++)
-        n += rep->c[j].nattempts == 0;
+        n += rep->c[j].nattempts == 0 && !rep->c[j].not_applicable;
     return n;
 }
 
@@ -46,17 +48,43 @@ static void measure_attempt(struct mp_runctx *ctx, const struct mp_attempt_resul
     }
 }
 
+/* The rest of the run as verdict/eta.h estimates it from rep. */
+static void estimate(const struct mp_runctx *ctx, const struct mp_report *rep, struct mp_eta *e)
+{
+    if (ctx->eta_prepare)
+        ctx->eta_prepare(ctx->eta_ud, rep);
+    bool *cheap = xcalloc(rep->n + 1, sizeof(*cheap));
+    if (ctx->dedupe)
+        mp_eta_predict_cheap(ctx->kn, rep, cheap);
+    struct mp_eta_in in = {
+        .rep = rep,
+        .wl = ctx->wl,
+        .nquality = ctx->nquality,
+        .cheap = cheap,
+        .diagnose = ctx->diagnose,
+        .resolve_only = ctx->resolve_only,
+        .diag_cap = ctx->diag_max_requests,
+        .diag_budget_s = ctx->diag_budget_s,
+        .extra_attempts = ctx->eta_extra_attempts,
+        .extra_wl = ctx->eta_extra_wl,
+        .extra_fail_share = ctx->eta_extra_fail_share,
+    };
+    mp_eta_estimate(&in, e);
+    free(cheap);
+}
+
 /* The plan after the first engine start, then the estimate after each
  * attempt: what is left and how long it should take, from what was
- * measured (an upper bound where candidates may share a configuration;
- * diagnoses come on top). */
+ * measured (verdict/eta.h; diagnoses of crashes seen so far included,
+ * ones not yet seen not). */
 static void say_estimate(struct mp_runctx *ctx, const struct mp_report *rep, size_t ci)
 {
     size_t rem = candidates_left(rep, ci);
-    double mean_full = ctx->meas_full ? ctx->meas_full_s / (double)ctx->meas_full : -1;
+    struct mp_eta est;
+    estimate(ctx, rep, &est);
     char eta[32] = "unknown yet";
-    if (mean_full > 0)
-        mp_stats_fmt_duration(eta, sizeof(eta), (double)rem * mean_full);
+    if (est.known)
+        mp_stats_fmt_duration(eta, sizeof(eta), est.remaining_s);
     if (!ctx->plan_said) {
         ctx->plan_said = true;
         size_t configs = 0;
@@ -87,8 +115,10 @@ static void say_estimate(struct mp_runctx *ctx, const struct mp_report *rep, siz
             fprintf(stderr, "; start-up %.1f s", ctx->meas_ready_s / (double)ctx->meas_ready);
         if (ctx->meas_reqs)
             fprintf(stderr, ", %.2g s per request", ctx->meas_req_s / (double)ctx->meas_reqs);
+        if (est.known)
+            fprintf(stderr, ", a full attempt about %.0f s", est.attempt_s);
         fprintf(stderr, " measured; ETA %s\n", eta);
-    } else if (rem) {
+    } else if (rem || est.diagnosis_s > 0 || ctx->eta_extra_attempts > 0) {
         fprintf(stderr, "moeprobe: estimate: %zu candidate%s left, ETA %s\n", rem,
                 rem == 1 ? "" : "s", eta);
     }
@@ -112,7 +142,12 @@ static bool same_config(void *ud, const struct mp_resolved *res, char **same_as,
             p->outcome == MP_OUT_INTERRUPTED || p->outcome == MP_OUT_ERROR)
             continue;
         struct mp_sameconf sc;
-        mp_sameconf_judge(s->ctx->kn, &s->rep->c[j].cand, &p->res, me, res, &sc);
+        struct mp_candidate ea, eb; /* as the engines ran them: with what they inherited */
+        mp_inherit_effective(s->ctx->inherited, &s->rep->c[j].cand, &ea);
+        mp_inherit_effective(s->ctx->inherited, me, &eb);
+        mp_sameconf_judge(s->ctx->kn, &ea, &p->res, &eb, res, &sc);
+        mp_candidate_release(&ea);
+        mp_candidate_release(&eb);
         if (sc.same) {
             *same_as = xstrdup(s->rep->c[j].cand.name);
             *why = sc.why;
@@ -239,6 +274,20 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
     char dir[4096];
     int index = 0, port = 0;
     int64_t att_id = 0;
+    if (out)
+        *out = NULL;
+    if (ctx->gpuwait && !ctx->attach_url) {
+        /* the previous engine's GPU memory first (run/gpuwait.h) */
+        double waited;
+        int sig = 0;
+        snprintf(dir, sizeof(dir), "%s %zu/%zu%s", c->cand.name, ci + 1, rep->n,
+                 blocking ? " blocking" : "");
+        mp_gpuwait_before_start(ctx->gpuwait, ctx->signal_fd, ctx->quiet, dir, &waited, &sig);
+        if (sig) {
+            ctx->signo = sig; /* interrupted while waiting: nothing started */
+            return 0;
+        }
+    }
     int rc = prepare_attempt(ctx, rep, ci, blocking, wl, dir, sizeof(dir), &index, &port, &att_id);
     if (rc < 0)
         return rc;
@@ -249,8 +298,11 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         size_t l = strlen(label);
         snprintf(label + l, sizeof(label) - l, " attempt %d", index);
     }
-    double mean_full = ctx->meas_full ? ctx->meas_full_s / (double)ctx->meas_full : -1;
-    size_t rem = candidates_left(rep, ci);
+    struct mp_eta est;
+    estimate(ctx, rep, &est);
+    /* what is left after this attempt: a first attempt is one of est's
+     * attempts, a later one part of its diagnosis */
+    double after = est.remaining_s - (c->nattempts == 0 ? est.attempt_s : est.diagnosis_s);
     struct mp_attempt_opts o = {
         .dir = dir,
         .cmd = ctx->cmd,
@@ -273,13 +325,9 @@ int mp_run_attempt(struct mp_runctx *ctx, struct mp_report *rep, size_t ci, bool
         .attach_log = ctx->attach_log,
         .progress_lines = ctx->progress_lines,
         .resolve_only = ctx->resolve_only && !blocking,
-        .eta_after_s = mean_full > 0 ? (double)rem * mean_full : -1,
-        .expect_s = mean_full,
+        .eta_after_s = est.known ? MP_MAX(0.0, after) : -1,
+        .expect_s = est.known ? est.attempt_s : -1,
         .cwd = ctx->cwd,
-        /* the dump on exception replaces the traceback: not in a
-         * candidate's first normal run, which keeps it for the site
-         * analysis (docs/verdicts.md "GPU core dumps") */
-        .coredump_exception = blocking || mp_cand_primary(c) != NULL,
         .no_coredump = ctx->no_coredump,
         .keep_coredumps = ctx->keep_coredumps,
         .run_dir = ctx->run_dir,

@@ -11,6 +11,7 @@
 
 #include "model/report.h"
 #include "run/attempt.h"
+#include "run/gpuwait.h"
 
 struct mp_runctx {
     const char *run_dir;              /* attempts go to run_dir/attempts/<cand>-<n> */
@@ -32,6 +33,16 @@ struct mp_runctx {
     double meas_score_s;              /* scoring passes' summed wall time (run/score.h) ... */
     size_t meas_score;                /* ... over this many attempts */
     bool plan_said;
+    bool diagnose;                    /* crashes will be diagnosed (the ETA counts them) */
+    struct mp_gpuwait *gpuwait;       /* wait for the previous engine's GPU memory before
+                                       * each start (run/gpuwait.h; the session's) or NULL */
+    /* the caller's own work beyond the candidates (minimize's tests): called
+     * before each estimate to set the three fields below (may be NULL) */
+    void (*eta_prepare)(void *ud, const struct mp_report *rep);
+    void *eta_ud;
+    double eta_extra_attempts;        /* attempts it still expects */
+    const struct mp_workload *eta_extra_wl; /* ... of this workload (NULL: wl) */
+    double eta_extra_fail_share;      /* ... of which this share fail early */
     bool quiet;                       /* no per-attempt lines on stderr */
     unsigned long diag_max_requests;  /* cap on the blocked run's required requests */
     double diag_budget_s;             /* --diagnose-budget: the blocked run stops there (0 = none) */
@@ -47,6 +58,9 @@ struct mp_runctx {
     const char *cwd;                  /* the engine's working directory (a resumed
                                        * run: where it was started), NULL = ours */
     bool resolve_only;                /* `moeprobe resolve`: stop each engine once resolved */
+    const struct mp_inherited *inherited; /* what every candidate inherits (borrowed) or NULL:
+                                       * counted as knobs of each in the same-configuration
+                                       * judgement (verdict/inherit.h) */
     bool no_coredump, keep_coredumps; /* GPU core dumps (run/crashinfo.h) */
     int signo;                        /* set when interrupted */
     struct mp_store *store;           /* evidence store (borrowed) or NULL: every

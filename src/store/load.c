@@ -1,6 +1,7 @@
 /* load.c - reading a run back from the store into the report model, so
  * that every report is rendered from the database alone. */
 #include "store/internal.h"
+#include "store/runinfo.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -496,6 +497,8 @@ int mp_store_load(struct mp_store *s, struct mp_report *rep, bool **done_out)
         rc = read_diagnosis(s, ids[i], &rep->c[i]);
     }
     free(ids);
+    if (rc == 0)
+        rc = mp_store_load_runinfo(s, rep);
     if (rc < 0 || !done_out)
         free(done);
     else

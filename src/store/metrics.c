@@ -3,6 +3,7 @@
  * schema v9), their rebuilding from the raw request rows of older stores,
  * and the workload the run sent (tables workload, workload_phases). */
 #include "store/internal.h"
+#include "store/runinfo.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,6 +224,8 @@ int mp_store_set_workload(struct mp_store *s, const struct mp_workload *w)
         sqlite3_bind_int(st, 6, p->input_tokens);
         rc = mp_store_step_done(s, st, "record a workload phase");
     }
+    if (rc == 0)
+        rc = mp_store_put_timeouts(s, w);
     rc = mp_store_commit(s, rc);
     if (rc == 0)
         s->workload_set = true;

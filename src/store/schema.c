@@ -184,6 +184,21 @@ static const char schema_v14[] = "ALTER TABLE attempts ADD COLUMN observations T
  * device the log names, its fatal messages - as JSON (model/attempt.h). */
 static const char schema_v16[] = "ALTER TABLE attempts ADD COLUMN resolved_more TEXT;";
 
+/* Version 18: the run's own set-up (store/runinfo.c): what the candidates
+ * inherited from the environment and --clean-env, the engine version the
+ * preset was fitted to, why the run stopped early, a candidate's
+ * not-applicable reason, the workload's timeouts. */
+static const char schema_v18[] =
+    "CREATE TABLE run_info("
+    " id INTEGER PRIMARY KEY CHECK (id = 1), clean_env INTEGER NOT NULL DEFAULT 0,"
+    " preset_version TEXT, stop_reason TEXT);"
+    "CREATE TABLE inherited_env("
+    " pos INTEGER PRIMARY KEY, name TEXT NOT NULL, value TEXT NOT NULL,"
+    " passed INTEGER NOT NULL, acts INTEGER NOT NULL, affects TEXT, note TEXT);"
+    "ALTER TABLE candidates ADD COLUMN not_applicable TEXT;"
+    "ALTER TABLE workload ADD COLUMN ready_timeout_s REAL;"
+    "ALTER TABLE workload ADD COLUMN stall_timeout_s REAL;";
+
 static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
                                          schema_v6, schema_v7, schema_v8, schema_v9,
                                          mp_store_srvm_schema /* v10: store/srvmetrics.c */,
@@ -192,7 +207,8 @@ static const char *const migrations[] = {schema_v1, schema_v2, schema_v3, schema
                                          schema_v14,
                                          mp_store_procs_schema /* v15: store/resume.c */,
                                          schema_v16,
-                                         mp_store_score_schema /* v17: store/correct.c */};
+                                         mp_store_score_schema /* v17: store/correct.c */,
+                                         schema_v18};
 
 int mp_db_migrate(sqlite3 *db, int target, struct mp_diag *d)
 {

@@ -40,7 +40,7 @@ struct mp_diagnosis;
 struct mp_attempt_result;
 
 #define MP_STORE_DB_NAME "moeprobe.db"
-#define MP_STORE_SCHEMA_VERSION 17
+#define MP_STORE_SCHEMA_VERSION 18
 
 /* ---- the secret mask ---- */
 

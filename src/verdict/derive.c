@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "secret.h"
+#include "verdict/inherit.h"
 #include "xalloc.h"
 
 static bool streq(const char *a, const char *b)
@@ -119,9 +120,14 @@ void mp_verdict_noop(struct mp_report *rep)
             continue;
         struct mp_knobs ks = MP_KNOBS_INIT;
         mp_candidate_knobs(&c->cand, &ks);
-        for (size_t k = 0; k < ks.n; k++)
-            add_noop(rep, a, c->cand.name, ks.k[k].text, base->cand.name,
-                     ks.k[k].env ? unknown_var(a, ks.k[k].key) : NULL);
+        for (size_t k = 0; k < ks.n; k++) {
+            const char *unknown = ks.k[k].env ? unknown_var(a, ks.k[k].key) : NULL;
+            /* an inherited variable that acts makes "auto" something else:
+             * only the engine's own "unknown variable" proves a no-op then */
+            if (mp_inherit_masks_noop(&rep->inherited, unknown != NULL))
+                continue;
+            add_noop(rep, a, c->cand.name, ks.k[k].text, base->cand.name, unknown);
+        }
         mp_knobs_release(&ks);
     }
 }

@@ -83,6 +83,8 @@ void mp_verdict_finalize(struct mp_report *rep)
         /* a hardware or driver Xid: the failure is not the kernel's (sysxid.h) */
         v = mp_verdict_sysxid(&rep->c[i], rep->c[i].verdict, rep->c[i].why, &why);
         set(&rep->c[i], v, why);
+        if (rep->c[i].not_applicable) /* not started: the era has no road (cli/spec.h) */
+            set(&rep->c[i], MP_V_NOT_APPLICABLE, xstrdup(rep->c[i].not_applicable));
     }
     output_check(rep);
     mp_correct_compute(rep); /* correctness: agreement and the task gate (verdict/correct.h) */

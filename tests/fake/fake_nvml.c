@@ -14,7 +14,8 @@
  * NVML_ERROR_NOT_SUPPORTED. With FAKE_NVML_STARTUP_S, the
  * clock reads FAKE_NVML_STARTUP_CLOCK MHz (600) for that many seconds after
  * each nvmlInit - an engine's start-up, when the GPU idles while the model
- * loads - and the clock above after that. Loaded by moeprobe through
+ * loads - and the clock above after that. FAKE_NVML_MEM_FILE makes the
+ * memory in use a file's (mem_used below). Loaded by moeprobe through
  * MOEPROBE_NVML_LIB. Not part of moeprobe. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE
@@ -97,11 +98,35 @@ int nvmlDeviceGetCudaComputeCapability(void *dev, int *major, int *minor)
     *minor = 0;
     return 0;
 }
+/* Memory in use: 80 GiB, or with FAKE_NVML_MEM_FILE what that file says:
+ * "USED_MIB [UNTIL]" is USED_MIB until the wall-clock second UNTIL (always
+ * without it), then 1024 MiB; no file is 1024 MiB too (an engine's memory
+ * that is freed some time after it exits). */
+static unsigned long long mem_used(void)
+{
+    const char *path = getenv("FAKE_NVML_MEM_FILE");
+    if (!path || !*path)
+        return 80ULL << 30;
+    unsigned long long used = 1024;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        unsigned long long mib = 0;
+        double until = 0;
+        int n = fscanf(f, "%llu %lf", &mib, &until);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        if (n == 1 || (n == 2 && (double)ts.tv_sec < until))
+            used = mib;
+        fclose(f);
+    }
+    return used << 20;
+}
+
 int nvmlDeviceGetMemoryInfo(void *dev, unsigned long long mem[3])
 {
     (void)dev;
     mem[0] = 96ULL << 30;
-    mem[2] = 80ULL << 30;
+    mem[2] = mem_used();
     mem[1] = mem[0] - mem[2];
     return 0;
 }

@@ -3,7 +3,9 @@
 # inspect_engine.sh - `moeprobe inspect --engine` on the nvcc-built objects
 # of tests/data/engine (make.sh made them): the --json contract, sm_120 vs
 # sm_121 by CUDA's rules (Marlin's arch-specific sm_120a library runs on
-# 12.0, not on 12.1: vllm#50925's picture), usage errors; and, where
+# 12.0, not on 12.1; vLLM's _C with plain sm_120 SASS loads on 12.1, but
+# VLLM_CUTLASS, whose FP4 kernels need an a or f target, is "no" there:
+# vllm#50925's picture), usage errors; and, where
 # cuobjdump is installed, the parser's architecture list per file against
 # `cuobjdump --list-elf --list-ptx` (else against cuobjdump.txt, the listing
 # recorded with cuobjdump 13.0 on the same files).
@@ -33,14 +35,19 @@ assert libs["other/_ptx_only.so"]["runs"] == "jit"
 assert libs["other/_spark_only.so"]["runs"] == "native"
 assert libs["flashinfer_jit_cache/jit_cache/fused_moe_120/fused_moe_120.so"]["runs"] == "native"
 bk = {x["backend"]: x for x in a["backends"]}
-assert bk["MARLIN"]["runs"] == "no" and bk["VLLM_CUTLASS"]["runs"] == "native"
+assert bk["MARLIN"]["runs"] == "no" and bk["MARLIN"]["arch_specific"] is None
+cut = bk["VLLM_CUTLASS"]
+assert cut["runs"] == "no" and cut["arch_specific"] and "the library loads" in cut["why"], cut
+assert bk["FLASHINFER_CUTLASS"]["runs"] == "native" and "sm_120f" in bk["FLASHINFER_CUTLASS"]["why"]
 assert "MARLIN" in a["summary"]
 libs120 = {l["path"]: l for l in b["libraries"]}
 assert libs120["vllm/_moe_C.abi3.so"]["runs"] == "native"
 assert libs120["other/_spark_only.so"]["runs"] == "no"
+assert {x["backend"]: x for x in b["backends"]}["VLLM_CUTLASS"]["runs"] == "no"
 PY
 "$MOEPROBE" inspect --engine "$sp" --sm 12.1 >"$tmp/t.txt" || fail "text exit $?"
 grep -q '^  MARLIN *no (vllm/_moe_C.abi3.so)' "$tmp/t.txt" || { cat "$tmp/t.txt"; fail "text table"; }
+grep -q '^  VLLM_CUTLASS *no (vllm/_C.abi3.so)' "$tmp/t.txt" || { cat "$tmp/t.txt"; fail "text table: VLLM_CUTLASS"; }
 for bad in "--engine $sp --sm 12.x" "--sm 121 $sp" "--engine /nonexistent/dir"; do
     # shellcheck disable=SC2086
     "$MOEPROBE" inspect $bad >/dev/null 2>"$tmp/err"; rc=$?

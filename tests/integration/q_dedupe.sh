@@ -38,7 +38,7 @@ for n in fc unk; do
     grep -q "NvFp4 MoE backend" "$Q_DIR/attempts/$n-1/server.log" || fail "$n: no selection in its log"
 done
 grep -q "the same configuration as \`auto\` (shared result)" "$Q_DIR/report.md" || fail "report.md"
-grep -q "^| fc | .* | stable | [0-9.]* (shared) | " "$Q_DIR/report.md" || fail "report.md: shared numbers"
+grep -q "^| fc | stable | .* | [0-9.]* (shared) | " "$Q_DIR/report.md" || fail "report.md: shared numbers"
 grep -q "^- cost: 1 engine start, .* s of engine time, 0.0 s driving load" "$Q_DIR/report.md" || fail "report.md: cost"
 grep -q "^| run | .* s wall time, .* engine starts |" "$Q_DIR/report.md" || fail "report.md: run cost"
 grep -q "the same configuration as <code>auto</code>" "$Q_DIR/report.html" || fail "report.html"

@@ -13,7 +13,8 @@ export MOEPROBE_NVML_LIB=$NVML
 SP="$ROOT/tests/data/engine/site-packages"
 E="$Q_TMP/engine"
 mkdir -p "$E/vllm"
-cp "$SP/vllm/_C.abi3.so" "$E/vllm/_C.abi3.so"
+# sm_120f: the FP4 kernels of VLLM_CUTLASS (arch_specific) can be in it on 12.x
+cp "$SP/flashinfer_jit_cache/jit_cache/fused_moe_120/fused_moe_120.so" "$E/vllm/_C.abi3.so"
 cp "$SP/other/_spark_only.so" "$E/vllm/_moe_C.abi3.so" # sm_121a only: no Marlin on 12.0
 CANDS=(--candidate 'auto:' --candidate 'marlin: --moe-backend marlin' --candidate 'cutlass: --moe-backend cutlass')
 

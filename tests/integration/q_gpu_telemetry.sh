@@ -12,8 +12,9 @@ WF="$ROOT/tests/worlds/fast.ini"
 C=(--candidate 'auto:' --candidate 'marlin: --moe-backend marlin')
 
 # each engine start sees the clock 300 MHz lower (the fake counts nvmlInit
-# calls in a state file; the fingerprint's own call is the first)
-MOEPROBE_NVML_LIB="$FAKE" FAKE_NVML_CLOCK=2400 FAKE_NVML_CLOCK_STEP=-300 FAKE_NVML_THROTTLE=0x41 \
+# calls in a state file; the fingerprint's own call is the first, the GPU
+# memory wait's (run/gpuwait.h, opened once per run) the second)
+MOEPROBE_NVML_LIB="$FAKE" FAKE_NVML_CLOCK=2700 FAKE_NVML_CLOCK_STEP=-300 FAKE_NVML_THROTTLE=0x41 \
 FAKE_NVML_STATE="$Q_TMP/nvml.state" qualify nvml "$WF" "${Q_FAST[@]}" --no-quality "${C[@]}"
 [ "$Q_RC" -eq 0 ] || { cat "$Q_TMP/nvml.stderr"; fail "nvml: exit $Q_RC"; }
 check "$Q_DIR/report.json" \

@@ -70,6 +70,8 @@ for w in "$ROOT"/worlds/*.ini "$ROOT"/tests/worlds/*.ini; do
     # garbage is the positive case; a hang only tests the stall timeout
     grep -Eq '^[[:space:]]*failure[[:space:]]*=[[:space:]]*(garbage|hang)' "$w" && continue
     grep -Eq 'child_(ignores_sigterm|escapes_group)[[:space:]]*=[[:space:]]*true' "$w" && continue
+    # a CUDA world needs the CUDA build of refengine (make cuda)
+    grep -Eq "^[[:space:]]*cuda[[:space:]]*=[[:space:]]*true" "$w" && continue
     out="$tmp/w$n"; n=$((n + 1))
     "$MOEPROBE" qualify --out "$out" "${short[@]}" \
         -- "$REFENGINE" --world "$w" --port '{port}' >"$out.log" 2>&1

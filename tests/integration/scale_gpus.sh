@@ -34,7 +34,7 @@ check "$D/report.json" \
     'r["percentiles"] == [75, 95]' 'r["workload"] is not None and r["workload"]["max_tokens"] == 8' \
     'all(e.startswith("tasks/" + x["name"] + "/attempts/") for x in r["candidates"] for e in x["evidence"])' \
     || fail "merged report"
-grep -q '^| candidate | knobs | resolved MoE backend | verdict' "$D/report.md" || fail "report.md"
+grep -q '^| candidate | verdict | resolved MoE backend | why (evidence)' "$D/report.md" || fail "report.md"
 python3 - "$D" "$Q_TMP/engines.log" <<'PY' || fail "schedule"
 import os, sys
 d, elog = sys.argv[1], sys.argv[2]

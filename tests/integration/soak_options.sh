@@ -80,7 +80,7 @@ echo "$row" | grep -Eq '\| [0-9]+\.[0-9] \| 2: [0-9]+\.[0-9] \|' || fail "no seq
 [ "$(q plain "SELECT name FROM candidates")" = solo ] || fail "the one --candidate was not soaked"
 python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(r["fingerprint"].get("checkpoint") is None)' \
     "$T/plain/report.json" || fail "soak --model-dir: no checkpoint in the fingerprint"
-grep -q '^moeprobe: \[solo 1/1\] phase soak: [0-9]* ok' "$T/plain.err" || fail "no state lines on a non-terminal stderr"
+grep -q '^moeprobe: [0-9:]* \[solo 1/1\] phase soak: [0-9]* ok' "$T/plain.err" || fail "no state lines on a non-terminal stderr"
 usage badmodel "model-dir" --model-dir /nonexistent
 # --only without --candidate picks from the preset (its 'cutlass' candidate)
 "$MOEPROBE" soak --duration 1s --concurrency 2 --max-tokens 16 --quiet --out "$T/preset" \

@@ -1,7 +1,9 @@
 /* test_crash_collect.c - what an attempt sets up and gathers for a GPU
  * fault (run/crashinfo.h), on fixtures: which core-dump variables a run
- * gets (the runner's choice, --no-coredump, a candidate's own, a container
- * with and without a volume for the attempt directory); the collection at
+ * gets (the same in every run: the dump on exception with skip_abort and
+ * the hang's pipe; --no-coredump; a candidate's own, its dump turned off,
+ * its flags without skip_abort; a container with and without a volume for
+ * the attempt directory); the collection at
  * the end (the dump's kernel, demangled, its family, the class a crash
  * without traceback gets, NVML and kernel-log Xids inside the window and of
  * the engine's processes only, an unreadable kernel log said and not
@@ -89,25 +91,40 @@ static const char *find_env(const struct mp_crash_env *e, const char *name)
 static void test_env(void **st)
 {
     (void)st;
+    /* every run gets the same variables (docs/verdicts.md "GPU core dumps"):
+     * the dump on exception with skip_abort (the traceback stays) and the
+     * hang's pipe */
     static const struct {
-        bool exception, allowed;
+        bool allowed;
         const char *cmd, *cand_env;
-        const char *on_exc, *file_tail, *pipe_tail; /* expected values, NULL = absent */
+        const char *on_exc, *flags, *file_tail, *pipe_tail; /* expected, NULL = absent */
         const char *words;
     } rows[] = {
-        {true, true, "vllm serve", NULL, "1", "/core_%p.%t", "/pipe_%p", "on: "},
-        {false, true, "vllm serve", NULL, NULL, "/core_%p.%t", "/pipe_%p", "off in this run: the first normal run"},
-        {true, false, "vllm serve", NULL, NULL, NULL, NULL, "off: --no-coredump"},
-        {false, false, "vllm serve", "CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1", NULL, NULL, NULL, "off: --no-coredump"},
-        /* the candidate turns it on: moeprobe completes the file settings */
-        {false, true, "vllm serve", "CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1", NULL, "/core_%p.%t", "/pipe_%p", "on: "},
-        /* ... or off */
-        {true, true, "vllm serve", "CUDA_ENABLE_COREDUMP_ON_EXCEPTION=0", NULL, "/core_%p.%t", "/pipe_%p", "off in this run: the candidate"},
+        {true, "vllm serve", NULL, "1", "skip_constbank_memory,skip_abort", "/core_%p.%t",
+         "/pipe_%p", "on: "},
+        {false, "vllm serve", NULL, NULL, NULL, NULL, NULL, "off: --no-coredump"},
+        {false, "vllm serve", "CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1", NULL, NULL, NULL, NULL,
+         "off: --no-coredump"},
+        /* the candidate turns it on: moeprobe completes the settings */
+        {true, "vllm serve", "CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1", NULL, ",skip_abort",
+         "/core_%p.%t", "/pipe_%p", "on: "},
+        /* ... or off: nothing at all, since the pipe's variables alone (and
+         * SHOW_PROGRESS with FILE) made a dump on exception on driver 580 */
+        {true, "vllm serve", "CUDA_ENABLE_COREDUMP_ON_EXCEPTION=0", NULL, NULL, NULL, NULL,
+         "off: the candidate sets CUDA_ENABLE_COREDUMP_ON_EXCEPTION off"},
+        {true, "vllm serve", "CUDA_ENABLE_COREDUMP_ON_EXCEPTION=", NULL, NULL, NULL, NULL,
+         "off: the candidate"},
         /* its own file wins */
-        {true, true, "vllm serve", "CUDA_COREDUMP_FILE=/mine/c", "1", NULL, "/pipe_%p", "on: "},
+        {true, "vllm serve", "CUDA_COREDUMP_FILE=/mine/c", "1", ",skip_abort", NULL, "/pipe_%p",
+         "on: "},
+        /* its own flags without skip_abort win, and the words say the abort */
+        {true, "vllm serve", "CUDA_COREDUMP_GENERATION_FLAGS=skip_global_memory", "1", NULL,
+         "/core_%p.%t", "/pipe_%p", "on: "},
         /* a container that cannot see the directory: lines only, no pipe */
-        {true, true, "docker run img", NULL, "1", "/dev/null", NULL, "on: the driver's lines only"},
-        {true, true, "docker run -v /:/h img", NULL, "1", "/core_%p.%t", "/pipe_%p", "on: /h/"},
+        {true, "docker run img", NULL, "1", ",skip_abort", "/dev/null", NULL,
+         "on: the driver's lines only"},
+        {true, "docker run -v /:/h img", NULL, "1", ",skip_abort", "/core_%p.%t", "/pipe_%p",
+         "on: /h/"},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         struct mp_strv w = MP_STRV_INIT;
@@ -116,29 +133,39 @@ static void test_env(void **st)
         memset(&cand, 0, sizeof(cand));
         if (rows[i].cand_env)
             mp_strv_push(&cand.env, rows[i].cand_env);
-        struct mp_crash_env_in in = {.dir = tmp, .exception_dump = rows[i].exception,
-                                     .allowed = rows[i].allowed, .cmd = w.v, .ncmd = w.n,
-                                     .cand = &cand};
+        struct mp_crash_env_in in = {.dir = tmp, .allowed = rows[i].allowed, .cmd = w.v,
+                                     .ncmd = w.n, .cand = &cand};
         struct mp_crash_env e;
         mp_crash_env_build(&in, &e);
         const char *on = find_env(&e, "CUDA_ENABLE_COREDUMP_ON_EXCEPTION");
+        const char *flags = find_env(&e, "CUDA_COREDUMP_GENERATION_FLAGS");
         const char *file = find_env(&e, "CUDA_COREDUMP_FILE");
         const char *pipe = find_env(&e, "CUDA_COREDUMP_PIPE");
-        size_t fl = file ? strlen(file) : 0, pl = pipe ? strlen(pipe) : 0;
+        size_t fl = file ? strlen(file) : 0, pl = pipe ? strlen(pipe) : 0, gl = flags ? strlen(flags) : 0;
+        const char *ft = rows[i].flags, *tt = rows[i].file_tail, *pt = rows[i].pipe_tail;
         bool ok = (on == NULL) == (rows[i].on_exc == NULL) && (!on || !strcmp(on, rows[i].on_exc)) &&
-                  (file == NULL) == (rows[i].file_tail == NULL) &&
-                  (!file || (fl >= strlen(rows[i].file_tail) &&
-                             !strcmp(file + fl - strlen(rows[i].file_tail), rows[i].file_tail))) &&
-                  (pipe == NULL) == (rows[i].pipe_tail == NULL) &&
-                  (!pipe || !strcmp(pipe + pl - strlen(rows[i].pipe_tail), rows[i].pipe_tail)) &&
-                  e.pipes == (rows[i].pipe_tail != NULL) &&
+                  (flags == NULL) == (ft == NULL) &&
+                  (!flags || (gl >= strlen(ft) && !strcmp(flags + gl - strlen(ft), ft) &&
+                              strstr(flags, "skip_global_memory"))) &&
+                  (file == NULL) == (tt == NULL) &&
+                  (!file || (fl >= strlen(tt) && !strcmp(file + fl - strlen(tt), tt))) &&
+                  (pipe == NULL) == (pt == NULL) &&
+                  (!pipe || !strcmp(pipe + pl - strlen(pt), pt)) &&
+                  e.pipes == (pt != NULL) &&
+                  (find_env(&e, "CUDA_ENABLE_USER_TRIGGERED_COREDUMP") != NULL) == (pt != NULL) &&
                   !strncmp(e.words, rows[i].words, strlen(rows[i].words));
-        if (ok && on && (!find_env(&e, "CUDA_COREDUMP_GENERATION_FLAGS") ||
-                         !strstr(find_env(&e, "CUDA_COREDUMP_GENERATION_FLAGS"), "skip_global_memory")))
-            ok = false;
+        /* the words say whether the traceback stays */
+        if (ok && strncmp(e.words, "off", 3))
+            ok = strstr(e.words, ft ? "skip_abort: the Python traceback follows"
+                                    : "have no skip_abort: a fault aborts") != NULL;
         if (!ok)
-            fail_msg("row %zu (%s): on=%s file=%s pipe=%s words='%s'", i, rows[i].cmd,
-                     on ? on : "-", file ? file : "-", pipe ? pipe : "-", e.words);
+            fail_msg("row %zu (%s): on=%s flags=%s file=%s pipe=%s words='%s'", i, rows[i].cmd,
+                     on ? on : "-", flags ? flags : "-", file ? file : "-", pipe ? pipe : "-",
+                     e.words);
+        /* off is off: none of the others either (SHOW_PROGRESS with FILE
+         * alone dumped on exception too) */
+        if (!strncmp(rows[i].words, "off", 3))
+            assert_int_equal(e.env.n, 0);
         /* the candidate's own variable is never repeated */
         for (size_t k = 0; rows[i].cand_env && k < e.env.n; k++)
             if (!strncmp(e.env.v[k], rows[i].cand_env, strcspn(rows[i].cand_env, "=") + 1))

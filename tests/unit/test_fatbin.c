@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "file.h"
 #include "inspect/fatbin.h"
@@ -258,7 +260,149 @@ static void test_rules(void **state)
     assert_int_equal(mp_cu_parse_sm("7", &sm), MP_EUSAGE);
 }
 
-/* The directory scan with the built-in map: the 50925 picture on sm_121. */
+/* "sm_80 sm_90a compute_80" into targets (v holds at least 16) */
+static struct mp_cu_targets listing(const char *s, struct mp_cu_target *v)
+{
+    struct mp_cu_targets t = {.v = v};
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", s);
+    for (char *w = strtok(buf, " "); w; w = strtok(NULL, " "))
+        v[t.n++] = tgt(w);
+    return t;
+}
+
+/* Kernels that need arch-specific features (block-scaled FP4 MMA) are
+ * judged by the a/f rules only. The first row is vllm#50925: the reporter's
+ * cuobjdump listing of the published aarch64 nightly's
+ * _moe_C_stable_libtorch.abi3.so (SASS sm_80 sm_87 sm_89 sm_90 sm_90a
+ * sm_100 sm_110 sm_120, PTX sm_80): it loads on sm_121 by the plain rule,
+ * but carries nothing an FP4 MoE kernel could be in. */
+static void test_arch_specific(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *targets;
+        unsigned dev;
+        enum mp_cu_runs plain, feat;
+    } rows[] = {
+        {"sm_80 sm_87 sm_89 sm_90 sm_90a sm_100 sm_110 sm_120 compute_80", 121,
+         MP_RUNS_NATIVE, MP_RUNS_NO},
+        {"sm_80 sm_87 sm_89 sm_90 sm_90a sm_100 sm_110 sm_120 compute_80", 120,
+         MP_RUNS_NATIVE, MP_RUNS_NO},
+        {"sm_80 sm_121a compute_80", 121, MP_RUNS_NATIVE, MP_RUNS_NATIVE}, /* the reporter's build */
+        {"sm_80 sm_121a compute_80", 120, MP_RUNS_JIT, MP_RUNS_NO},
+        {"sm_120f", 121, MP_RUNS_NATIVE, MP_RUNS_NATIVE}, /* the family target */
+        {"sm_120f", 120, MP_RUNS_NATIVE, MP_RUNS_NATIVE},
+        {"sm_120a", 121, MP_RUNS_NO, MP_RUNS_NO},
+        {"sm_120 sm_120a", 121, MP_RUNS_NATIVE, MP_RUNS_NO},
+        {"sm_120 compute_120f", 121, MP_RUNS_NATIVE, MP_RUNS_JIT},
+        {"sm_100a sm_120 compute_120", 121, MP_RUNS_NATIVE, MP_RUNS_NO},
+        {"sm_100f", 103, MP_RUNS_NATIVE, MP_RUNS_NATIVE},
+        {"sm_100f", 120, MP_RUNS_NO, MP_RUNS_NO},
+    };
+    char why[512];
+    struct mp_cu_target v[16];
+    for (size_t i = 0; i < MP_ARRAY_SIZE(rows); i++) {
+        struct mp_cu_targets t = listing(rows[i].targets, v);
+        enum mp_cu_runs p = mp_cu_judge(&t, rows[i].dev, why, sizeof(why));
+        enum mp_cu_runs f = mp_cu_judge_arch_specific(&t, rows[i].dev, why, sizeof(why));
+        if (p != rows[i].plain || f != rows[i].feat)
+            fail_msg("%s on %u: plain %s (want %s), arch-specific %s (want %s): %s",
+                     rows[i].targets, rows[i].dev, mp_cu_runs_name(p),
+                     mp_cu_runs_name(rows[i].plain), mp_cu_runs_name(f),
+                     mp_cu_runs_name(rows[i].feat), why);
+    }
+    struct mp_cu_targets t = listing(rows[0].targets, v);
+    assert_int_equal(mp_cu_judge_arch_specific(&t, 121, why, sizeof(why)), MP_RUNS_NO);
+    assert_non_null(strstr(why, "loads (sm_120 on 12.1"));
+    assert_int_equal(mp_cu_judge_arch_specific(&t, 0, why, sizeof(why)), MP_RUNS_UNKNOWN);
+}
+
+/* A bare fat binary file with the given targets (a: flag 0x100000, f:
+ * 0x200000), each entry with an 8-byte payload. */
+static void write_fatbin(const char *path, const char *targets)
+{
+    struct mp_cu_target v[16];
+    struct mp_cu_targets t = listing(targets, v);
+    unsigned char b[16 + 16 * 72] = {0};
+    const uint32_t magic = MP_FATBIN_MAGIC;
+    memcpy(b, &magic, 4);
+    b[4] = 1, b[6] = 16;
+    uint64_t fat = t.n * 72;
+    memcpy(b + 8, &fat, 8);
+    for (size_t k = 0; k < t.n; k++) {
+        unsigned char *e = b + 16 + k * 72;
+        e[0] = v[k].kind == MP_CU_PTX ? 1 : 2;
+        e[4] = 64;
+        e[8] = 8;
+        e[26] = 9; /* PTX ISA 9.0 */
+        memcpy(e + 28, &v[k].sm, 4);
+        uint64_t flags = v[k].variant == MP_CU_ARCH ? 0x100000 : v[k].variant == MP_CU_FAMILY ? 0x200000 : 0;
+        memcpy(e + 40, &flags, 8);
+    }
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, 16 + fat, f), 16 + fat);
+    fclose(f);
+}
+
+static const char *backend_runs(const struct mp_engine_kernels *k, const char *name)
+{
+    for (size_t b = 0; b < k->nbackends; b++)
+        if (!strcmp(k->backends[b].backend, name))
+            return k->backends[b].library ? mp_cu_runs_name(k->backends[b].runs) : "none";
+    return "absent";
+}
+
+/* The built-in map on a build laid out like v0.28+ vLLM with 50925's
+ * listing in its FP4 MoE library: VLLM_CUTLASS (marked arch_specific) is
+ * "no" on sm_121 though the library loads; Marlin (plain targets) runs;
+ * FlashInfer's sm_120f module runs on sm_121. */
+static void test_scan_50925(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/test_fatbin.XXXXXX", p[4200];
+    assert_non_null(mkdtemp(dir));
+    static const char *const files[][2] = {
+        {"vllm/_C_stable_libtorch.abi3.so",
+         "sm_80 sm_87 sm_89 sm_90 sm_90a sm_100 sm_110 sm_120 compute_80"},
+        {"vllm/_moe_C_stable_libtorch.abi3.so",
+         "sm_80 sm_87 sm_89 sm_90 sm_90a sm_100 sm_110 sm_120 compute_80"},
+        {"flashinfer_jit_cache/fused_moe_120.so", "sm_120f"},
+    };
+    snprintf(p, sizeof(p), "%s/vllm", dir);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof(p), "%s/flashinfer_jit_cache", dir);
+    assert_int_equal(mkdir(p, 0700), 0);
+    for (size_t i = 0; i < MP_ARRAY_SIZE(files); i++) {
+        snprintf(p, sizeof(p), "%s/%s", dir, files[i][0]);
+        write_fatbin(p, files[i][1]);
+    }
+    struct mp_engine_kernels k;
+    struct mp_diag d = MP_DIAG_INIT;
+    assert_int_equal(mp_engine_scan(dir, 121, "--sm", NULL, &k, &d), 0);
+    assert_int_equal(k.nlibs, 3);
+    for (size_t i = 0; i < k.nlibs; i++)
+        if (strstr(k.libs[i].path, "vllm/"))
+            assert_int_equal(k.libs[i].runs, MP_RUNS_NATIVE); /* each library loads */
+    assert_string_equal(backend_runs(&k, "VLLM_CUTLASS"), "no");
+    assert_string_equal(backend_runs(&k, "MARLIN"), "native");
+    assert_string_equal(backend_runs(&k, "FLASHINFER_CUTLASS"), "native");
+    assert_non_null(strstr(k.summary, "VLLM_CUTLASS kernels (vllm/_C_stable_libtorch.abi3.so): "
+                                      "the library loads, but"));
+    mp_engine_kernels_release(&k);
+    for (size_t i = 0; i < MP_ARRAY_SIZE(files); i++) {
+        snprintf(p, sizeof(p), "%s/%s", dir, files[i][0]);
+        assert_int_equal(unlink(p), 0);
+    }
+    snprintf(p, sizeof(p), "%s/vllm", dir);
+    assert_int_equal(rmdir(p), 0);
+    snprintf(p, sizeof(p), "%s/flashinfer_jit_cache", dir);
+    assert_int_equal(rmdir(p), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* The directory scan with the built-in map on the nvcc-built objects. */
 static void test_engine_scan(void **state)
 {
     (void)state;
@@ -272,7 +416,8 @@ static void test_engine_scan(void **state)
     snprintf(dir, sizeof(dir), "%s", data_path(""));
     assert_int_equal(mp_engine_scan(dir, 121, "--sm", NULL, &k, &d), 0);
     assert_int_equal(k.nlibs, 6); /* libplain.so has no CUDA code */
-    const char *want[][2] = {{"VLLM_CUTLASS", "native"}, {"MARLIN", "no"},
+    /* _C.abi3.so: plain sm_120 and compute_120 only, no FP4 kernels for 12.x */
+    const char *want[][2] = {{"VLLM_CUTLASS", "no"}, {"MARLIN", "no"},
                              {"FLASHINFER_CUTLASS", "native"}, {"FLASHINFER_TRTLLM", "no"}};
     for (size_t i = 0; i < MP_ARRAY_SIZE(want); i++) {
         bool seen = false;
@@ -305,6 +450,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_objects),  cmocka_unit_test(test_prefixes),
         cmocka_unit_test(test_handmade), cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_arch_specific), cmocka_unit_test(test_scan_50925),
         cmocka_unit_test(test_engine_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

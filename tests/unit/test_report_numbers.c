@@ -483,6 +483,15 @@ static void test_csv(void **state)
     a.outcome = MP_OUT_STARTUP_FAILURE;
     a.fail_class = xstrdup("startup-error");
     mp_report_add_attempt(&rep, di, &a);
+    /* a shared result: auto's numbers, and says so */
+    assert_int_equal(mp_candidate_from_knobs("fc", "--moe-backend flashinfer_cutlass", &c, NULL), 0);
+    size_t si = mp_report_add_candidate(&rep, &c);
+    mp_candidate_release(&c);
+    memset(&a, 0, sizeof(a));
+    a.dir = xstrdup("/nonexistent/attempts/fc-1");
+    a.outcome = MP_OUT_SAME_CONFIG;
+    a.same_as = xstrdup("auto");
+    mp_report_add_attempt(&rep, si, &a);
     mp_report_finalize(&rep);
 
     struct buf b = BUF_INIT;
@@ -490,8 +499,11 @@ static void test_csv(void **state)
     const char *p = b.data;
     char *hdr[128], *row[128];
     int nh = csv_record(&p, hdr, 128);
-    /* 15 fixed columns, 5 distributions x (mean, median, std, 3 percentiles) */
-    assert_int_equal(nh, 15 + 5 * 6);
+    /* 15 fixed columns, 5 distributions x (mean, median, std, 3 percentiles),
+     * shared_with, the run and its fingerprint (#29) */
+    assert_int_equal(nh, 15 + 5 * 6 + 10);
+    assert_string_equal(hdr[nh - 10], "shared_with");
+    assert_string_equal(hdr[nh - 1], "model");
     assert_string_equal(hdr[0], "candidate");
     col(hdr, nh, "p99_ttft_ms");
     col(hdr, nh, "std_e2el_ms");
@@ -509,6 +521,8 @@ static void test_csv(void **state)
             near(strtod(row[col(hdr, nh, "p90_ttft_ms")], NULL), 90);
             near(strtod(row[col(hdr, nh, "mean_itl_ms")], NULL), 50.5);
             assert_string_equal(row[col(hdr, nh, "total_input_tokens")], "150");
+            assert_string_equal(row[col(hdr, nh, "run")], "/nonexistent");
+            assert_string_equal(row[col(hdr, nh, "shared_with")], "");
         }
         if (rows == 2)
             assert_string_equal(row[col(hdr, nh, "mean_tpot_ms")], ""); /* no sample: empty */
@@ -527,9 +541,15 @@ static void test_csv(void **state)
             assert_string_equal(row[col(hdr, nh, "phase")], "");
             assert_string_equal(row[col(hdr, nh, "p99_ttft_ms")], "");
         }
+        if (rows == 6) { /* shared: auto's first phase, named as auto's */
+            assert_string_equal(row[0], "fc");
+            assert_string_equal(row[col(hdr, nh, "shared_with")], "auto");
+            assert_string_equal(row[col(hdr, nh, "phase")], "sequential");
+            near(strtod(row[col(hdr, nh, "request_throughput")], NULL), 5);
+        }
         free_cells(row, nr);
     }
-    assert_int_equal(rows, 2 + 2 + 1);
+    assert_int_equal(rows, 2 + 2 + 1 + 2);
     /* RFC 4180: the quoted cell doubles its quotes */
     assert_non_null(strstr(b.data, "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\","));
     assert_null(strchr(b.data, '\x1b'));
@@ -544,7 +564,7 @@ static void test_csv(void **state)
     mp_report_csv(&rep, &b);
     p = b.data;
     nh = csv_record(&p, hdr, 128);
-    assert_int_equal(nh, 15 + 5 * 5);
+    assert_int_equal(nh, 15 + 5 * 5 + 10);
     col(hdr, nh, "p95_tpot_ms");
     for (int i = 0; i < nh; i++)
         assert_string_not_equal(hdr[i], "p99_tpot_ms");

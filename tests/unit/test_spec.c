@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/spec.h"
+#include "knowledge/knowledge.h"
 #include "engine/launch.h"
 #include "secret.h"
 
@@ -153,13 +154,104 @@ static void test_preset(void **state)
     assert_int_equal(mp_preset_load("nope", &c, &n), MP_EUSAGE);
 }
 
+static const struct mp_preset_cand *pc(const struct mp_preset_cand *p, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(p[i].cand.name, name))
+            return &p[i];
+    return NULL;
+}
+
+static char *knobs_of(const struct mp_preset_cand *p)
+{
+    return mp_candidate_knobs_str(&p->cand);
+}
+
+/* The preset per vLLM era (#29 item 2): the knobs that exist there, a
+ * candidate with no road not applicable, later backends only where the
+ * knowledge has them. */
+static void test_preset_eras(void **state)
+{
+    (void)state;
+    const struct mp_knowledge *kn = mp_knowledge_builtin();
+    struct mp_preset_cand *p = NULL;
+    size_t n = 0;
+    char *k;
+    assert_int_equal(mp_preset_express(kn, "sm12x-nvfp4", "0.15.1", &p, &n), 0);
+    assert_int_equal(n, 5);
+    assert_string_equal(k = knobs_of(pc(p, n, "cutlass")), "VLLM_USE_FLASHINFER_MOE_FP4=0");
+    free(k);
+    assert_string_equal(k = knobs_of(pc(p, n, "marlin")), "VLLM_TEST_FORCE_FP8_MARLIN=1");
+    free(k);
+    assert_string_equal(k = knobs_of(pc(p, n, "flashinfer_cutlass")),
+                        "VLLM_USE_FLASHINFER_MOE_FP4=1 VLLM_FLASHINFER_MOE_BACKEND=throughput");
+    free(k);
+    assert_string_equal(k = knobs_of(pc(p, n, "marlin-env")), "VLLM_SCALED_MM_BACKEND=marlin");
+    free(k);
+    for (size_t i = 0; i < n; i++)
+        assert_null(p[i].not_applicable);
+    mp_preset_free(p, n);
+
+    assert_int_equal(mp_preset_express(kn, "sm12x-nvfp4", "0.13.0", &p, &n), 0);
+    assert_non_null(pc(p, n, "marlin")->not_applicable);
+    assert_non_null(strstr(pc(p, n, "marlin")->not_applicable, "not applicable to vLLM 0.13.0"));
+    assert_non_null(strstr(pc(p, n, "marlin")->not_applicable, "0.17.0"));
+    assert_null(pc(p, n, "cutlass")->not_applicable);
+    mp_preset_free(p, n);
+
+    assert_int_equal(mp_preset_express(kn, "sm12x-nvfp4", "0.17.0", &p, &n), 0);
+    assert_int_equal(n, 5);
+    assert_string_equal(k = knobs_of(pc(p, n, "cutlass")), "--moe-backend cutlass");
+    free(k);
+    assert_null(pc(p, n, "flashinfer_b12x"));
+    mp_preset_free(p, n);
+    /* the knowledge's --moe-backend eras: flashinfer_b12x from v0.23, b12x from v0.29 */
+    assert_int_equal(mp_preset_express(kn, "sm12x-nvfp4", "0.22.0", &p, &n), 0);
+    assert_null(pc(p, n, "flashinfer_b12x"));
+    mp_preset_free(p, n);
+    assert_int_equal(mp_preset_express(kn, "sm12x-nvfp4", "0.23.0", &p, &n), 0);
+    assert_non_null(pc(p, n, "flashinfer_b12x"));
+    assert_null(pc(p, n, "b12x"));
+    mp_preset_free(p, n);
+    assert_int_equal(mp_preset_express(kn, "sm12x-nvfp4", "0.29.0", &p, &n), 0);
+    assert_string_equal(k = knobs_of(pc(p, n, "b12x")), "--moe-backend b12x");
+    free(k);
+    mp_preset_free(p, n);
+    /* not known yet: the newest era's flags, no later-only backends */
+    assert_int_equal(mp_preset_express(kn, "sm12x-nvfp4", NULL, &p, &n), 0);
+    assert_int_equal(n, 5);
+    mp_preset_free(p, n);
+}
+
+static void test_image_version(void **state)
+{
+    (void)state;
+    char v[64];
+    char *up[] = {"docker", "run", "--gpus", "all", "vllm/vllm-openai:v0.17.0-cu130", "M"};
+    const struct mp_knowledge *kn = mp_knowledge_builtin();
+    assert_true(mp_image_engine_version(kn, up, 6, v, sizeof(v)));
+    assert_string_equal(v, "0.17.0");
+    /* an NGC tag: the knowledge's table of NVIDIA's release notes */
+    char *ngc[] = {"docker", "run", "nvcr.io/nvidia/vllm:26.01-py3", "vllm", "serve"};
+    struct mp_kn_image_version iv;
+    mp_kn_image_version(kn, ngc[2], &iv);
+    assert_int_equal(mp_image_engine_version(kn, ngc, 5, v, sizeof(v)), iv.version[0] != 0);
+    if (iv.version[0])
+        assert_string_equal(v, iv.version);
+    char *unknown[] = {"docker", "run", "nvcr.io/nvidia/vllm:99.99-py3", "vllm", "serve"};
+    assert_false(mp_image_engine_version(kn, unknown, 5, v, sizeof(v))); /* never guessed */
+    char *host[] = {"vllm", "serve", "vllm/vllm-openai:v0.17.0"};
+    assert_false(mp_image_engine_version(kn, host, 3, v, sizeof(v)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_split_quotes),      cmocka_unit_test(test_candidate_parse),
         cmocka_unit_test(test_env_word),          cmocka_unit_test(test_launch_port_and_env),
         cmocka_unit_test(test_launch_docker),     cmocka_unit_test(test_redaction),
-        cmocka_unit_test(test_preset),
+        cmocka_unit_test(test_preset),            cmocka_unit_test(test_preset_eras),
+        cmocka_unit_test(test_image_version),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

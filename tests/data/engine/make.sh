@@ -17,7 +17,11 @@ so() { # OUT GENCODE...
 # vLLM's _C: SASS for Hopper, Blackwell (SM100) and SM120, PTX of SM120
 so $sp/vllm/_C.abi3.so -gencode arch=compute_90,code=sm_90 -gencode arch=compute_100,code=sm_100 \
     -gencode arch=compute_120,code=sm_120 -gencode arch=compute_120,code=compute_120
-# vLLM's _moe_C as in vllm#50925: arch-specific SASS only, none for sm_121, no PTX
+# an arch-specific-only build of vLLM's _moe_C: sm_90a/100a/120a SASS, no PTX,
+# nothing that runs on sm_121. (Not vllm#50925's listing: the reporter's
+# cuobjdump --list-elf of the published aarch64 nightly's
+# _moe_C_stable_libtorch.abi3.so showed SASS sm_80 sm_87 sm_89 sm_90 sm_90a
+# sm_100 sm_110 sm_120 and PTX sm_80; tests/unit/test_fatbin.c reproduces it.)
 so $sp/vllm/_moe_C.abi3.so -gencode arch=compute_90a,code=sm_90a -gencode arch=compute_100a,code=sm_100a \
     -gencode arch=compute_120a,code=sm_120a
 # FlashInfer's fused MoE for the SM12x family
