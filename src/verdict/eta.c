@@ -45,6 +45,23 @@ static double mean(const struct acc *a)
     return a->n ? a->sum / (double)a->n : -1;
 }
 
+/* Seconds of the rest of the run by kind (struct mp_eta's split). */
+struct split {
+    double start, req, own;
+};
+
+/* n attempts of t seconds each: the start-up and teardown measured, the
+ * rest requests. */
+static void split_attempts(struct split *sp, double n, double t, double start_s, double teardown_s)
+{
+    if (n <= 0 || t <= 0)
+        return;
+    double st = MP_MIN(t, MP_MAX(0.0, start_s)), own = MP_MIN(t - st, MP_MAX(0.0, teardown_s));
+    sp->start += n * st;
+    sp->own += n * own;
+    sp->req += n * (t - st - own);
+}
+
 /* Rounds of requests per level: a phase of n requests at level L ran
  * ceil(n / L) rounds in its wall time. */
 static void add_round(struct meas *m, struct acc *rounds, int level, const struct mp_phase_result *p)
@@ -206,9 +223,10 @@ static double blocked_s(const struct meas *m, const struct mp_workload *wl, size
 }
 
 /* Candidate c's diagnosis ahead: the plan's extra normal runs, failing
- * like the ones seen (their mean served count), then the blocked run. */
+ * like the ones seen (their mean served count), then the blocked run; the
+ * plan is the runner's (the engine's times, verdict/diagnose.h). */
 static double diagnosis_s(const struct mp_eta_in *in, const struct meas *m,
-                          const struct mp_cand_report *c)
+                          const struct mp_cand_report *c, struct split *sp)
 {
     struct mp_stats_attempt *obs = xcalloc(c->nattempts + 8, sizeof(*obs));
     size_t n = mp_verdict_diag_evidence(c, obs);
@@ -221,9 +239,15 @@ static double diagnosis_s(const struct mp_eta_in *in, const struct meas *m,
         }
     double kbar = nfail ? served / (double)nfail : 0, t = 0;
     struct mp_diag_cost_in ci = {.obs = obs, .budget_s = in->diag_budget_s, .cap = in->diag_cap};
-    mp_verdict_diag_measure(c, &ci.start_s, &ci.req_s);
     size_t seq, topn;
     ci.concurrency = top_level(in->wl, &seq, &topn);
+    struct mp_diag_meas dm;
+    mp_verdict_diag_meas(c, ci.concurrency, &dm);
+    ci.start_s = dm.start_s;
+    ci.req_s = dm.top_s;
+    ci.req1_s = dm.req1_s;
+    ci.req_projected = dm.projected;
+    ci.lead = seq;
     struct mp_diag_plan plan;
     int reruns = (int)(n > 0 ? n - 1 : 0);
     for (;; reruns++) {
@@ -231,7 +255,9 @@ static double diagnosis_s(const struct mp_eta_in *in, const struct meas *m,
         if (mp_stats_diag_plan(&ci, &plan) < 0 || !mp_verdict_rerun_first(&plan, reruns) ||
             n >= c->nattempts + 7)
             break;
-        t += m->start_s + m->teardown_s + (kbar + 1) * m->req_s;
+        double rerun = m->start_s + m->teardown_s + (kbar + 1) * m->req_s;
+        t += rerun;
+        split_attempts(sp, 1, rerun, m->start_s, m->teardown_s);
         obs[n].served = (unsigned long)(kbar + 0.5);
         obs[n++].failed = true;
     }
@@ -239,6 +265,7 @@ static double diagnosis_s(const struct mp_eta_in *in, const struct meas *m,
     double b = need && need != MP_STATS_N_UNBOUNDED ? blocked_s(m, in->wl, in->nquality, need) : 0;
     if (in->diag_budget_s > 0)
         b = MP_MIN(b, in->diag_budget_s + m->start_s + m->teardown_s);
+    split_attempts(sp, 1, b, m->start_s, m->teardown_s);
     free(obs);
     return t + b;
 }
@@ -302,6 +329,7 @@ void mp_eta_estimate(const struct mp_eta_in *in, struct mp_eta *out)
         return;
     out->known = true;
     out->attempt_s = full;
+    struct split sp = {0, 0, 0};
     for (size_t i = 0; i < in->rep->n; i++) {
         const struct mp_cand_report *c = &in->rep->c[i];
         if ((in->done && in->done[i]) || c->not_applicable)
@@ -311,11 +339,18 @@ void mp_eta_estimate(const struct mp_eta_in *in, struct mp_eta *out)
             out->cheap_left += same;
             out->full_left += !same;
         } else if (diagnosis_ahead(in, c)) {
-            out->diagnosis_s += diagnosis_s(in, &m, c);
+            out->diagnosis_s += diagnosis_s(in, &m, c, &sp);
         }
     }
     out->remaining_s = (double)out->full_left * full + (double)out->cheap_left * MP_MAX(0.0, cheap) +
                        out->diagnosis_s + MP_MAX(0.0, in->extra_attempts) * extra;
+    double st = in->resolve_only ? cheap : m.start_s; /* a resolve attempt is its start-up */
+    split_attempts(&sp, (double)out->full_left, full, st, m.teardown_s);
+    split_attempts(&sp, (double)out->cheap_left, MP_MAX(0.0, cheap), cheap, 0);
+    split_attempts(&sp, MP_MAX(0.0, in->extra_attempts), extra, m.start_s, m.teardown_s);
+    out->startup_s = sp.start;
+    out->request_s = sp.req;
+    out->overhead_s = sp.own;
 }
 
 /* Does every knob of c act only through the selection at version v? */
