@@ -22,6 +22,7 @@
 /* What the attempts so far measured. */
 struct meas {
     double start_s, teardown_s, req_s, full_s, resolved_s, quality_s;
+    double selected_s; /* spawn to the selection lines (the run's own attempts) */
     double round_s[MP_MAX_PHASES]; /* per round of requests at level lv[k] */
     int lv[MP_MAX_PHASES];
     size_t nlv;
@@ -103,6 +104,7 @@ static void measure_attempt(struct meas *m, struct acc *a, struct acc *rounds,
         add(&a[3], r->wall_s);
     if (r->outcome == MP_OUT_RESOLVED || r->outcome == MP_OUT_SAME_CONFIG)
         add(&a[4], r->wall_s);
+    add(&a[6], r->selected_s);
     for (size_t k = 0; k < r->nphases; k++) {
         const struct mp_phase_result *p = &r->phases[k];
         if (r->launch_blocking)
@@ -118,7 +120,7 @@ static void measure_attempt(struct meas *m, struct acc *a, struct acc *rounds,
 
 static void measure(const struct mp_report *rep, struct meas *m)
 {
-    struct acc a[6], rounds[MP_MAX_PHASES];
+    struct acc a[7], rounds[MP_MAX_PHASES];
     memset(a, 0, sizeof(a));
     memset(rounds, 0, sizeof(rounds));
     memset(m, 0, sizeof(*m));
@@ -131,6 +133,7 @@ static void measure(const struct mp_report *rep, struct meas *m)
     m->full_s = mean(&a[3]);
     m->resolved_s = mean(&a[4]);
     m->quality_s = mean(&a[5]);
+    m->selected_s = mean(&a[6]);
     for (size_t k = 0; k < m->nlv; k++)
         m->round_s[k] = mean(&rounds[k]);
 }
@@ -320,7 +323,11 @@ void mp_eta_estimate(const struct mp_eta_in *in, struct mp_eta *out)
     memset(out, 0, sizeof(*out));
     struct meas m;
     measure(in->rep, &m);
-    double cheap = m.resolved_s > 0 ? m.resolved_s : m.start_s;
+    /* a stop at the selection lines: as the stops so far took, else as long
+     * as the selections took to come in the attempts so far (#27) */
+    double cheap = m.resolved_s > 0   ? m.resolved_s
+                   : m.selected_s > 0 ? m.selected_s + m.teardown_s
+                                      : m.start_s;
     double full = m.full_s > 0 ? m.full_s : model_attempt(&m, in->wl, in->nquality);
     if (in->resolve_only)
         full = cheap;

@@ -118,6 +118,10 @@ static void test_crash_does_not_shrink_full(void **state)
     assert_int_equal(e.cheap_left, 1);
     assert_true(fabs(e.remaining_s - (want + 0.2)) < 1e-9);
     assert_true(fabs(e.startup_s - 2 * 0.2) < 1e-9); /* the same configuration's is start-up */
+    /* ... as long as the selection lines took to come, once an attempt logged them (#27) */
+    rep.c[0].attempts[0].selected_s = 0.05;
+    mp_eta_estimate(&in, &e);
+    assert_true(fabs(e.remaining_s - (want + 0.05 + 0.05)) < 1e-9);
     mp_report_release(&rep);
 }
 
