@@ -262,6 +262,9 @@ struct mp_attempt_result {
     size_t nphases;
     unsigned long req_ok, req_failed;
     double ready_s;            /* spawn to ready */
+    double selected_s;         /* spawn to every selection line logged (logs/selstop.h), 0 = not
+                                * seen; measured while the run goes (not stored): the ETA's
+                                * cost of a stop at the selection lines */
     double workload_s;         /* ready to end of workload */
     double teardown_s;
     double wall_s;             /* whole attempt */

@@ -281,6 +281,7 @@ static bool stop_if_resolved(struct att *a)
 static void starting_selected(struct att *a)
 {
     a->selected = true;
+    a->r->selected_s = (double)(mp_now_ns() - a->t_spawn) / 1e9;
     mp_att_say_resolved(a);
     stop_if_resolved(a);
 }

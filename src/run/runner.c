@@ -95,9 +95,16 @@ static void say_estimate(struct mp_runctx *ctx, const struct mp_report *rep, siz
     size_t rem = candidates_left(rep, ci);
     struct mp_eta est;
     estimate(ctx, rep, &est);
-    char eta[32] = "unknown yet";
-    if (est.known)
-        mp_stats_fmt_duration(eta, sizeof(eta), est.remaining_s);
+    char eta[224] = "unknown yet";
+    if (est.known) {
+        char a[32], b[32], c[32], d[32];
+        mp_stats_fmt_duration(a, sizeof(a), est.remaining_s);
+        mp_stats_fmt_duration(b, sizeof(b), est.startup_s);
+        mp_stats_fmt_duration(c, sizeof(c), est.request_s);
+        mp_stats_fmt_duration(d, sizeof(d), est.overhead_s);
+        /* what the rest goes into (#27) */
+        snprintf(eta, sizeof(eta), "%s (engine start-ups %s, requests %s, moeprobe %s)", a, b, c, d);
+    }
     if (!ctx->plan_said) {
         ctx->plan_said = true;
         size_t configs = 0;

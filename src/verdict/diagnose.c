@@ -56,30 +56,6 @@ size_t mp_verdict_diag_evidence(const struct mp_cand_report *c, struct mp_stats_
     return n;
 }
 
-void mp_verdict_diag_measure(const struct mp_cand_report *c, double *start_s, double *req_s)
-{
-    double sum = 0;
-    int n = 0, best_level = 0;
-    *req_s = 0;
-    for (size_t j = 0; j < c->nattempts; j++) {
-        const struct mp_attempt_result *a = &c->attempts[j];
-        if (a->launch_blocking)
-            continue;
-        if (a->ready_s > 0 && a->outcome != MP_OUT_STARTUP_FAILURE) {
-            sum += a->ready_s;
-            n++;
-        }
-        for (size_t k = 0; k < a->nphases; k++) {
-            const struct mp_phase_result *ph = &a->phases[k];
-            if (ph->ok > 0 && ph->wall_s > 0 && ph->level >= best_level) {
-                best_level = ph->level;
-                *req_s = ph->wall_s / ph->ok;
-            }
-        }
-    }
-    *start_s = n ? sum / n : 0;
-}
-
 /* Did attempt a start up as a whole engine (a start-up the rule can count on)? */
 static bool full_start(const struct mp_attempt_result *a)
 {

@@ -31,13 +31,6 @@ bool mp_verdict_diagnosable(const struct mp_attempt_result *p, char **note);
  * c->nattempts). Other outcomes are no evidence. Returns the count. */
 size_t mp_verdict_diag_evidence(const struct mp_cand_report *c, struct mp_stats_attempt *obs);
 
-/* What c's normal attempts measured, as the ETA reads it (verdict/eta.h):
- * *start_s the mean spawn-to-ready of those that became ready (0 when
- * none), *req_s the seconds per request (phase wall time / OK requests) of
- * the highest concurrency phase that served (the last such phase; 0 when
- * none). The diagnosis' own rule uses mp_verdict_diag_meas. */
-void mp_verdict_diag_measure(const struct mp_cand_report *c, double *start_s, double *req_s);
-
 /* The contention assumed where the top concurrency was not measured: a
  * request at concurrency C takes 1 + MP_DIAG_CONTENTION x (C - 1) times as
  * long as one alone (the ETA's assumption too, verdict/eta.h). */

@@ -25,6 +25,7 @@
 /* What the attempts so far measured. */
 struct meas {
     double start_s, teardown_s, req_s, full_s, resolved_s, quality_s;
+    double selected_s; /* spawn to the selection lines (the run's own attempts) */
     double round_s[MP_MAX_PHASES]; /* per round of requests at level lv[k] */
     int lv[MP_MAX_PHASES];
     size_t nlv;
@@ -46,6 +47,23 @@ static void add(struct acc *a, double v)
 static double mean(const struct acc *a)
 {
     return a->n ? a->sum / (double)a->n : -1;
+}
+
+/* Seconds of the rest of the run by kind (struct mp_eta's split). */
+struct split {
+    double start, req, own;
+};
+
+/* n attempts of t seconds each: the start-up and teardown measured, the
+ * rest requests. */
+static void split_attempts(struct split *sp, double n, double t, double start_s, double teardown_s)
+{
+    if (n <= 0 || t <= 0)
+        return;
+    double st = MP_MIN(t, MP_MAX(0.0, start_s)), own = MP_MIN(t - st, MP_MAX(0.0, teardown_s));
+    sp->start += n * st;
+    sp->own += n * own;
+    sp->req += n * (t - st - own);
 }
 
 /* Rounds of requests per level: a phase of n requests at level L ran
@@ -89,6 +107,7 @@ static void measure_attempt(struct meas *m, struct acc *a, struct acc *rounds,
         add(&a[3], r->wall_s);
     if (r->outcome == MP_OUT_RESOLVED || r->outcome == MP_OUT_SAME_CONFIG)
         add(&a[4], r->wall_s);
+    add(&a[6], r->selected_s);
     for (size_t k = 0; k < r->nphases; k++) {
         const struct mp_phase_result *p = &r->phases[k];
         if (r->launch_blocking)
@@ -104,7 +123,7 @@ static void measure_attempt(struct meas *m, struct acc *a, struct acc *rounds,
 
 static void measure(const struct mp_report *rep, struct meas *m)
 {
-    struct acc a[6], rounds[MP_MAX_PHASES];
+    struct acc a[7], rounds[MP_MAX_PHASES];
     memset(a, 0, sizeof(a));
     memset(rounds, 0, sizeof(rounds));
     memset(m, 0, sizeof(*m));
@@ -117,6 +136,7 @@ static void measure(const struct mp_report *rep, struct meas *m)
     m->full_s = mean(&a[3]);
     m->resolved_s = mean(&a[4]);
     m->quality_s = mean(&a[5]);
+    m->selected_s = mean(&a[6]);
     for (size_t k = 0; k < m->nlv; k++)
         m->round_s[k] = mean(&rounds[k]);
 }
@@ -231,9 +251,10 @@ static double blocked_s(const struct meas *m, const struct mp_workload *wl, size
 }
 
 /* Candidate c's diagnosis ahead: the plan's extra normal runs, failing
- * like the ones seen (their mean served count), then the blocked run. */
+ * like the ones seen (their mean served count), then the blocked run; the
+ * plan is the runner's (the engine's times, verdict/diagnose.h). */
 static double diagnosis_s(const struct mp_eta_in *in, const struct meas *m,
-                          const struct mp_cand_report *c)
+                          const struct mp_cand_report *c, struct split *sp)
 {
     struct mp_stats_attempt *obs = xcalloc(c->nattempts + 8, sizeof(*obs));
     size_t n = mp_verdict_diag_evidence(c, obs);
@@ -246,9 +267,15 @@ static double diagnosis_s(const struct mp_eta_in *in, const struct meas *m,
         }
     double kbar = nfail ? served / (double)nfail : 0, t = 0;
     struct mp_diag_cost_in ci = {.obs = obs, .budget_s = in->diag_budget_s, .cap = in->diag_cap};
-    mp_verdict_diag_measure(c, &ci.start_s, &ci.req_s);
     size_t seq, topn;
     ci.concurrency = top_level(in->wl, &seq, &topn);
+    struct mp_diag_meas dm;
+    mp_verdict_diag_meas(c, ci.concurrency, &dm);
+    ci.start_s = dm.start_s;
+    ci.req_s = dm.top_s;
+    ci.req1_s = dm.req1_s;
+    ci.req_projected = dm.projected;
+    ci.lead = seq;
     struct mp_diag_plan plan;
     int reruns = (int)(n > 0 ? n - 1 : 0);
     for (;; reruns++) {
@@ -256,7 +283,9 @@ static double diagnosis_s(const struct mp_eta_in *in, const struct meas *m,
         if (mp_stats_diag_plan(&ci, &plan) < 0 || !mp_verdict_rerun_first(&plan, reruns) ||
             n >= c->nattempts + 7)
             break;
-        t += m->start_s + m->teardown_s + (kbar + 1) * m->req_s;
+        double rerun = m->start_s + m->teardown_s + (kbar + 1) * m->req_s;
+        t += rerun;
+        split_attempts(sp, 1, rerun, m->start_s, m->teardown_s);
         obs[n].served = (unsigned long)(kbar + 0.5);
         obs[n++].failed = true;
     }
@@ -264,6 +293,7 @@ static double diagnosis_s(const struct mp_eta_in *in, const struct meas *m,
     double b = need && need != MP_STATS_N_UNBOUNDED ? blocked_s(m, in->wl, in->nquality, need) : 0;
     if (in->diag_budget_s > 0)
         b = MP_MIN(b, in->diag_budget_s + m->start_s + m->teardown_s);
+    split_attempts(sp, 1, b, m->start_s, m->teardown_s);
     free(obs);
     return t + b;
 }
@@ -319,7 +349,11 @@ void mp_eta_estimate(const struct mp_eta_in *in, struct mp_eta *out)
     memset(out, 0, sizeof(*out));
     struct meas m;
     measure(in->rep, &m);
-    double cheap = m.resolved_s > 0 ? m.resolved_s : m.start_s;
+    /* a stop at the selection lines: as the stops so far took, else as long
+     * as the selections took to come in the attempts so far (#27) */
+    double cheap = m.resolved_s > 0   ? m.resolved_s
+                   : m.selected_s > 0 ? m.selected_s + m.teardown_s
+                                      : m.start_s;
     double full = m.full_s > 0 ? m.full_s : model_attempt(&m, in->wl, in->nquality, in->score);
     if (in->resolve_only)
         full = cheap;
@@ -328,6 +362,7 @@ void mp_eta_estimate(const struct mp_eta_in *in, struct mp_eta *out)
         return;
     out->known = true;
     out->attempt_s = full;
+    struct split sp = {0, 0, 0};
     for (size_t i = 0; i < in->rep->n; i++) {
         const struct mp_cand_report *c = &in->rep->c[i];
         if ((in->done && in->done[i]) || c->not_applicable)
@@ -337,11 +372,18 @@ void mp_eta_estimate(const struct mp_eta_in *in, struct mp_eta *out)
             out->cheap_left += same;
             out->full_left += !same;
         } else if (diagnosis_ahead(in, c)) {
-            out->diagnosis_s += diagnosis_s(in, &m, c);
+            out->diagnosis_s += diagnosis_s(in, &m, c, &sp);
         }
     }
     out->remaining_s = (double)out->full_left * full + (double)out->cheap_left * MP_MAX(0.0, cheap) +
                        out->diagnosis_s + MP_MAX(0.0, in->extra_attempts) * extra;
+    double st = in->resolve_only ? cheap : m.start_s; /* a resolve attempt is its start-up */
+    split_attempts(&sp, (double)out->full_left, full, st, m.teardown_s);
+    split_attempts(&sp, (double)out->cheap_left, MP_MAX(0.0, cheap), cheap, 0);
+    split_attempts(&sp, MP_MAX(0.0, in->extra_attempts), extra, m.start_s, m.teardown_s);
+    out->startup_s = sp.start;
+    out->request_s = sp.req;
+    out->overhead_s = sp.own;
 }
 
 /* Does every knob of c act only through the selection at version v? */

@@ -64,6 +64,10 @@ struct mp_eta {
     double attempt_s;               /* one full attempt, as estimated */
     double diagnosis_s;             /* of which: the diagnoses ahead */
     size_t full_left, cheap_left;   /* candidates still to start */
+    /* how remaining_s divides (#27): the engines' start-ups (to ready, or to
+     * the selection lines of a same configuration), their requests, and
+     * moeprobe's own time (teardown) */
+    double startup_s, request_s, overhead_s;
 };
 
 /* Estimate the rest of the run after what rep holds. */

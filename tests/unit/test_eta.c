@@ -99,11 +99,17 @@ static void test_crash_does_not_shrink_full(void **state)
     assert_true(e.known);
     assert_int_equal(e.full_left, 2);
     assert_true(fabs(e.remaining_s - 2 * want) < 1e-9); /* no diagnosis asked for */
+    /* how it divides (#27): two start-ups, two teardowns, the rest requests */
+    assert_true(fabs(e.startup_s - 2 * 0.2) < 1e-9);
+    assert_true(fabs(e.overhead_s - 2 * 0.05) < 1e-9);
+    assert_true(fabs(e.request_s - 2 * (want - 0.25)) < 1e-9);
     /* with the diagnosis: more normal runs and the blocked run come on top */
     in.diagnose = true;
     mp_eta_estimate(&in, &e);
     assert_true(e.diagnosis_s > 0.2 + 0.05);
     assert_true(fabs(e.remaining_s - (2 * want + e.diagnosis_s)) < 1e-9);
+    assert_true(fabs(e.startup_s + e.request_s + e.overhead_s - e.remaining_s) < 1e-9);
+    assert_true(e.startup_s >= 3 * 0.2 - 1e-9); /* the blocked run's start-up too */
     /* a candidate predicted to be the same configuration costs a start-up */
     bool cheap[3] = {false, false, true};
     in.cheap = cheap;
@@ -111,6 +117,11 @@ static void test_crash_does_not_shrink_full(void **state)
     mp_eta_estimate(&in, &e);
     assert_int_equal(e.cheap_left, 1);
     assert_true(fabs(e.remaining_s - (want + 0.2)) < 1e-9);
+    assert_true(fabs(e.startup_s - 2 * 0.2) < 1e-9); /* the same configuration's is start-up */
+    /* ... as long as the selection lines took to come, once an attempt logged them (#27) */
+    rep.c[0].attempts[0].selected_s = 0.05;
+    mp_eta_estimate(&in, &e);
+    assert_true(fabs(e.remaining_s - (want + 0.05 + 0.05)) < 1e-9);
     mp_report_release(&rep);
 }
 

@@ -253,10 +253,11 @@ static void test_evidence_and_measure(void **st)
     assert_true(obs[0].failed);
     assert_int_equal(obs[1].served, 10);
     assert_false(obs[1].failed);
-    double start = 0, req = 0;
-    mp_verdict_diag_measure(&rep.c[i], &start, &req);
-    NEAR(start, 15, 1e-9); /* the startup failure is not a start-up */
-    NEAR(req, 0.25, 1e-9); /* concurrency-4: 2 s / 8 requests */
+    struct mp_diag_meas dm;
+    mp_verdict_diag_meas(&rep.c[i], 4, &dm);
+    NEAR(dm.start_s, 15, 1e-9); /* the startup failure is not a start-up */
+    NEAR(dm.top_s, 0.25, 1e-9); /* concurrency-4: 2 s / 8 requests */
+    assert_false(dm.projected);
     mp_report_release(&rep);
 }
 
