@@ -6,13 +6,14 @@
 # -Isrc/base). Prints each include against the table and exits 1 when there
 # is one; `depcheck.sh --table` prints the module-to-module include counts.
 #
+# No file includes, directly or through others, a file that includes it
+# (an include circle, even inside a folder and behind include guards).
 # Inside a module, files do not go round in circles either: no file uses a
 # function or variable of a file of its folder that (directly or through
 # others) uses one of its own (scripts/depcheck-circles.awk: the link-level
 # graph of each folder). A helper that several files use lives in a file
-# under them, not in the folder's top file. The circles known_circles lists
-# are being removed by their owners: they are named but pass, as long as
-# they stay exactly those files.
+# under them, not in the folder's top file. There is no list of tolerated
+# circles: the last ones (#28) are gone, and a new one fails.
 #
 #   make depcheck   (part of make test)
 #   DEPCHECK_ROOT=DIR   check DIR/src instead of this tree's (tests use it)
@@ -44,11 +45,6 @@ module_of() { # path under src/ -> module name
     esac
 }
 
-# Circles being removed (#28), "DIR: FILES" (sorted) each, one a line;
-# none left. Delete a line when its circle is gone.
-# DEPCHECK_KNOWN_CIRCLES replaces the list (tests/integration/depcheck.sh).
-known_circles=${DEPCHECK_KNOWN_CIRCLES:-}
-
 edges=$(mktemp)
 circles=$(mktemp)
 trap 'rm -f "$edges" "$circles"' EXIT
@@ -59,8 +55,8 @@ find src -name '*.[ch]' | sort | while read -r f; do
         if [ -f "$dir/$inc" ]; then t="$dir/$inc"
         elif [ -f "src/$inc" ]; then t="src/$inc"
         elif [ -f "src/base/$inc" ]; then t="src/base/$inc"
-        else echo "$f: cannot resolve \"$inc\"" >&2; echo "$from ? $f $inc"; continue; fi
-        echo "$from $(module_of "$t") $f $inc"
+        else echo "$f: cannot resolve \"$inc\"" >&2; echo "$from ? $f $inc ?"; continue; fi
+        echo "$from $(module_of "$t") $f $inc $t"
     done
 done > "$edges"
 
@@ -70,7 +66,7 @@ if [ "${1:-}" = "--table" ]; then
 fi
 
 bad=0
-while read -r from to f inc; do
+while read -r from to f inc _; do
     [ "$from" = "$to" ] && continue
     rf=$(rank "$from"); rt=$(rank "$to")
     if [ "$rf" -lt 0 ] || [ "$rt" -lt 0 ] || [ "$rt" -ge "$rf" ]; then
@@ -78,16 +74,23 @@ while read -r from to f inc; do
         bad=1
     fi
 done < "$edges"
+# include circles, file by file (a header that includes, directly or through
+# others, a header that includes it; include guards hide them from the
+# compiler): across folders the ranks above already forbid them, so these
+# are the ones inside a folder. tsort names each loop in its order.
+awk '$5 != "?" && $3 != $5 { print $3, $5 }' "$edges" | tsort >/dev/null 2>"$circles" ||
+    awk '/input contains a loop/ { if (l != "") print l; l = ""; next }
+         { sub(/^tsort: /, ""); l = l $0 " -> " }
+         END { if (l != "") print l }' "$circles" | sed 's/ -> $//' |
+    while IFS= read -r l; do first=${l%% -> *}; echo "depcheck: include circle: $l -> $first"; done >"$circles.inc"
+[ -s "$circles.inc" ] && { cat "$circles.inc"; bad=1; }
+rm -f "$circles.inc"
 # file-level circles inside a folder
 find src -name '*.c' | sort | xargs awk -f "$here/depcheck-circles.awk" >"$circles" ||
     { echo "depcheck: the circle check failed"; exit 2; }
 while IFS= read -r c; do
-    if printf '%s\n' "$known_circles" | grep -qxF "${c%% | *}"; then
-        echo "depcheck: known circle, being removed: $c"
-    else
-        echo "depcheck: file circle in $c"
-        bad=1
-    fi
+    echo "depcheck: file circle in $c"
+    bad=1
 done <"$circles"
 
 [ "$bad" = 0 ] && echo "depcheck: ok"
