@@ -16,6 +16,11 @@
 #   --tier quick  units, replays and the integration scripts that carry a
 #                 "# tier: quick" line (seconds each, no engine timing: the
 #                 tier make check runs); full (default) is everything.
+#                 A script whose runs start refengine for several attempts
+#                 or slow worlds (crash worlds, eras, refengine's stages)
+#                 is full-tier; one short run on tests/worlds/fast.ini may
+#                 be quick. make check must stay under a minute on 2
+#                 shared cores (docs/performance.md, "test-loop times").
 #   --list        print the names that would run, run nothing.
 #   PATTERN       shell glob on the name or on the part after the slash:
 #                 'unit/test_verdict*', 'integration/q_*', 'q_teardown'.

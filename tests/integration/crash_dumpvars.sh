@@ -1,5 +1,4 @@
 #!/bin/bash
-# tier: quick
 # crash_dumpvars.sh - refengine imitates what the CUDA driver did with each
 # setting of the core-dump variables on an H200 (tests/gpu/dumpvars-h200.md,
 # measured by scripts/gpu-dumpvars.sh on refengine-cuda): the same script

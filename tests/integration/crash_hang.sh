@@ -1,5 +1,4 @@
 #!/bin/bash
-# tier: quick
 # crash_hang.sh - the wedged server (#24): a stall while /health stays 200
 # is a hang with that evidence, confirmed by the engine's /metrics token
 # counter; the engine moeprobe started has a core-dump pipe, which moeprobe

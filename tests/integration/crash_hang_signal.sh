@@ -1,5 +1,4 @@
 #!/bin/bash
-# tier: quick
 # crash_hang_signal.sh - Ctrl-C while a hang's evidence is gathered (#28: the
 # HANGING state is steps on the attempt's one loop, run/crashhang.h). The
 # wedged world of crash_hang.sh hangs; moeprobe looks at /health and

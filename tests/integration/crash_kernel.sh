@@ -1,5 +1,4 @@
 #!/bin/bash
-# tier: quick
 # crash_kernel.sh - the faulting kernel (#24): refengine imitates the CUDA
 # driver's core dump, which moeprobe turns on in every run with skip_abort
 # (docs/verdicts.md "GPU core dumps"). Every run has the variables, the

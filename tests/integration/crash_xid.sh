@@ -1,5 +1,4 @@
 #!/bin/bash
-# tier: quick
 # crash_xid.sh - what the driver saw (#24), with refengine's fake driver
 # (REFENGINE_FAKE_KMSG: its kernel-log lines) read by moeprobe as the kernel
 # log (MOEPROBE_KMSG) and by the fake NVML as Xid events (FAKE_NVML_KMSG):

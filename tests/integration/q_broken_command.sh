@@ -1,5 +1,4 @@
 #!/bin/bash
-# tier: quick
 # q_broken_command.sh - a broken server command is not blamed on the
 # backends (#29 item 3): a wrong world path makes every engine die before
 # any kernel selection line; after the first two attempts died the same way

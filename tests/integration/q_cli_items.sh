@@ -1,5 +1,4 @@
 #!/bin/bash
-# tier: quick
 # q_cli_items.sh - #29's smaller items: `qualify --resume` of a finished run
 # is refused (exit 2) and leaves its record as it was (it rewrote the finish
 # time and exited 0); the reports keep the run's stall and ready timeouts

@@ -1,5 +1,4 @@
 #!/bin/bash
-# tier: quick
 # q_compare_changes.sh - `report --compare` opens with what changed from the
 # first run to the last (#29): after an engine upgrade the candidate that was
 # stable crashes, and another got slower; both are regressions, listed

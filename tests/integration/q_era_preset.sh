@@ -1,5 +1,4 @@
 #!/bin/bash
-# tier: quick
 # q_era_preset.sh - the default preset fits the engine's version (#29 item
 # 2): on vLLM 0.15 (no --moe-backend) its cutlass, marlin and
 # flashinfer_cutlass candidates take the environment roads of that era and

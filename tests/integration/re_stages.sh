@@ -1,5 +1,4 @@
 #!/bin/bash
-# tier: quick
 # refengine after the selection lines (#25): the target's prepare/finalize
 # after its weights, then with --speculative-config "Loading drafter
 # model..." and the drafter's own unquantized MoE selection (drafter.c)

@@ -1,5 +1,4 @@
 #!/bin/bash
-# tier: quick
 # report_issue.sh - `moeprobe report --format issue` (#24): the failed
 # candidate as Markdown for an upstream bug report: environment, the launch
 # command with the candidate's knobs and without moeprobe's core-dump
