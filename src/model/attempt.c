@@ -152,6 +152,12 @@ void mp_phase_metrics_merge(struct mp_phase_metrics *dst, const struct mp_phase_
     mp_hist_merge(&dst->req_tok_s, &src->req_tok_s);
 }
 
+bool mp_attempt_evidence_incomplete(const struct mp_attempt_result *r)
+{
+    return r && r->outcome == MP_OUT_ERROR && r->fail_class &&
+           !strcmp(r->fail_class, MP_FAIL_EVIDENCE);
+}
+
 bool mp_phase_is_load(const char *name)
 {
     return !strcmp(name, "sequential") || !strncmp(name, "concurrency-", 12) ||

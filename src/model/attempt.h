@@ -289,6 +289,12 @@ const struct mp_knob_dlv *mp_attempt_find_dlv(const struct mp_attempt_result *r,
 /* Frees every owned field; *r is zeroed. */
 void mp_attempt_result_release(struct mp_attempt_result *r);
 
+/* Is r an attempt whose evidence is incomplete (outcome MP_OUT_ERROR,
+ * fail_class MP_FAIL_EVIDENCE: a cut log, or moeprobe's own limit), from
+ * which no verdict is drawn? The one test of that stored class; NULL is
+ * false. */
+bool mp_attempt_evidence_incomplete(const struct mp_attempt_result *r);
+
 /* True for a phase that measures the engine under the workload's load, the requests `vllm bench
  * serve` would measure: "sequential", "concurrency-N", a soak's timed phase ("soak") and the
  * diagnosis' continuation at the highest level ("extended"). Not the warm-up, the output check

@@ -128,8 +128,7 @@ enum mp_lb_result mp_lb_from_name(const char *name)
 const char *mp_cand_verdict_label(const struct mp_cand_report *c)
 {
     const struct mp_attempt_result *p = mp_cand_primary(c);
-    if (!c->verdict && p && p->outcome == MP_OUT_ERROR && p->fail_class &&
-        !strcmp(p->fail_class, MP_FAIL_EVIDENCE))
+    if (!c->verdict && mp_attempt_evidence_incomplete(p))
         return "evidence incomplete"; /* (and unfinished: the run stopped there) */
     if (c->unfinished)
         return "unfinished";

@@ -63,7 +63,7 @@ static void cand_row(const struct mp_report *rep, const struct mp_cand_report *c
     buf_adds(out, " | ");
     char *why = mp_rep_reason_line(rep, c), *ev = mp_rep_evidence_ref(rep, c);
     mp_rmd_cell(out, why, 400);
-    if (p && !c->verdict && p->fail_class && !strcmp(p->fail_class, MP_FAIL_EVIDENCE)) {
+    if (!c->verdict && mp_attempt_evidence_incomplete(p)) {
         buf_adds(out, " (evidence incomplete: ");
         mp_rmd_cell(out, mp_rmd_rel_dir(rep, p->dir), 200);
         buf_adds(out, ")");

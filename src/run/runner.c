@@ -279,8 +279,7 @@ static void say_failure(int rc, const char *label, const struct mp_attempt_resul
 {
     if (rc == MP_ECOMMAND)
         mp_error("%s", r->fail_message ? r->fail_message : "cannot start the server command");
-    else if (rc < 0 && r->outcome == MP_OUT_ERROR && r->fail_message && r->fail_class &&
-             !strcmp(r->fail_class, MP_FAIL_EVIDENCE))
+    else if (rc < 0 && r->fail_message && mp_attempt_evidence_incomplete(r))
         mp_error("%s: %s; its evidence is incomplete, no verdict is drawn from it", label,
                  r->fail_message);
     else if (rc < 0 && r->outcome == MP_OUT_ERROR && r->fail_message && !r->fail_class)

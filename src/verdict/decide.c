@@ -62,7 +62,7 @@ static enum mp_verdict decide_crash(const struct mp_cand_report *c,
 enum mp_verdict mp_verdict_decide(const struct mp_cand_report *c, char **why)
 {
     const struct mp_attempt_result *p = mp_cand_primary(c);
-    if (p && p->outcome == MP_OUT_ERROR && p->fail_class && !strcmp(p->fail_class, MP_FAIL_EVIDENCE)) {
+    if (mp_attempt_evidence_incomplete(p)) {
         /* a cut log proves nothing: no verdict (the run stopped there, so
          * the candidate is also unfinished; this says why) */
         *why = xasprintf("evidence incomplete, no verdict: %s (%lu requests ok, %lu failed "
