@@ -11,7 +11,11 @@
  * pending events through the table below, one cell at a time: each cell is
  * a small named function that may change the state. The outcome is set in
  * one place (set_outcome, through att_stop), and nothing else waits or
- * polls: no state has a loop of its own.
+ * polls: no state has a loop of its own. One bounded wait is left inside a
+ * cell: a container engine's knob-delivery check at ready (or at a stop
+ * once resolved) runs `<client> container inspect` to completion
+ * (engine/delivery.h, proc/capture.c: at most 15 s); signals, the log and
+ * the exit wait their turn meanwhile (nothing is in flight then).
  *
  * States (what each waits for; its timer, if any, raises EV_DEADLINE):
  *   STARTING     spawned (or attached): probes /health, then /v1/models,
