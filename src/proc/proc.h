@@ -223,6 +223,26 @@ int mp_proc_run_capture(const struct mp_capture *c, struct buf *out, struct mp_d
 int mp_proc_capture(char *const *argv, double timeout_s, struct buf *out, int *status,
                     struct mp_diag *d);
 
+/* The same on a caller's loop, without blocking: c->argv is started (c is
+ * read during the call only) and watched on loop; its output joins out as
+ * it comes (capped as above); done(ud) is called once, from a loop
+ * callback, when it has exited and its output ended, or when its timeout
+ * passed. *run gets the run. Returns 0, or a negative code with d->msg set
+ * (d may be NULL) when it could not be started (*run NULL). */
+struct mp_loop;
+struct mp_capture_run;
+int mp_proc_capture_start(struct mp_loop *loop, const struct mp_capture *c, struct buf *out,
+                          void (*done)(void *ud), void *ud, struct mp_capture_run **run,
+                          struct mp_diag *d);
+/* Has done() been called? */
+bool mp_proc_capture_over(const struct mp_capture_run *run);
+/* End run, whenever: the loop stops watching it, a helper still running
+ * (its timeout passed, or the caller gives up) is killed and reaped
+ * (bounded, as mp_proc_free), the output it wrote so far is read. Returns
+ * its waitpid status, or -1 when it was killed or the status is unknowable;
+ * frees run (NULL: -1). */
+int mp_proc_capture_finish(struct mp_capture_run *run);
+
 /* The environment of an engine's process tree, for knob delivery: the
  * leader's process group, the processes carrying the run marker, and every
  * descendant of the leader (or of root, when root > 0: a container's first

@@ -917,6 +917,78 @@ static void test_run_capture(void **state)
     assert_int_equal(count_zombie_children(), 0);
 }
 
+/* mp_proc_capture_start: the helper runs on the caller's loop, which keeps
+ * turning (a 20 ms timer fires several times while the helper takes 300
+ * ms); done() comes once, from the loop, with the output complete; finish
+ * gives its status. A helper given up on is killed and reaped by finish,
+ * and one past its timeout ends with done() and status -1. */
+struct cap_seen {
+    int done, ticks;
+    struct mp_loop_timer t;
+};
+static void cap_done(void *ud)
+{
+    ((struct cap_seen *)ud)->done++;
+}
+static void cap_tick(struct mp_loop *l, struct mp_loop_timer *t, void *ud)
+{
+    ((struct cap_seen *)ud)->ticks++;
+    mp_loop_timer_start(l, t, mp_now_ns() + 20 * (int64_t)1000000);
+}
+static void test_capture_on_loop(void **state)
+{
+    MP_UNUSED(state);
+    struct mp_loop *l = mp_loop_new();
+    assert_non_null(l);
+    struct cap_seen seen = {0};
+    mp_loop_timer_init(&seen.t, cap_tick, &seen);
+    mp_loop_timer_start(l, &seen.t, mp_now_ns());
+    char *argv[] = {"/bin/sh", "-c", "echo one; sleep 0.3; echo two; exit 4", NULL};
+    struct mp_capture c = {.argv = argv, .timeout_s = 60};
+    struct buf b = BUF_INIT;
+    struct mp_capture_run *cr = NULL;
+    assert_int_equal(mp_proc_capture_start(l, &c, &b, cap_done, &seen, &cr, NULL), 0);
+    assert_non_null(cr);
+    assert_int_equal(seen.done, 0); /* never from the start itself */
+    int64_t safety = mp_now_ns() + SAFETY_NS;
+    while (!mp_proc_capture_over(cr) && mp_now_ns() < safety)
+        assert_true(mp_loop_run_once(l, -1) >= 0);
+    assert_int_equal(seen.done, 1);
+    assert_true(seen.ticks >= 5); /* the loop was never blocked by the helper */
+    assert_string_equal(b.data, "one\ntwo\n");
+    int st = mp_proc_capture_finish(cr);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 4);
+    buf_release(&b);
+    /* given up on while running: killed, reaped, what it wrote kept */
+    char *slow[] = {"/bin/sh", "-c", "echo $$; exec sleep 600", NULL};
+    struct mp_capture s2 = {.argv = slow, .timeout_s = 60};
+    assert_int_equal(mp_proc_capture_start(l, &s2, &b, cap_done, &seen, &cr, NULL), 0);
+    while (!b.len && mp_now_ns() < safety)
+        assert_true(mp_loop_run_once(l, mp_now_ns() + 50 * (int64_t)1000000) >= 0);
+    assert_int_equal(mp_proc_capture_finish(cr), -1);
+    long pid = strtol(b.data, NULL, 10);
+    assert_true(pid > 1);
+    assert_int_equal(kill((pid_t)pid, 0), -1);
+    assert_int_equal(seen.done, 1); /* finish does not call done() */
+    buf_release(&b);
+    /* past its timeout: done(), then finish kills it: -1 */
+    struct mp_capture s3 = {.argv = slow, .timeout_s = 0.3};
+    assert_int_equal(mp_proc_capture_start(l, &s3, &b, cap_done, &seen, &cr, NULL), 0);
+    while (!mp_proc_capture_over(cr) && mp_now_ns() < safety)
+        assert_true(mp_loop_run_once(l, -1) >= 0);
+    assert_int_equal(seen.done, 2);
+    assert_int_equal(mp_proc_capture_finish(cr), -1);
+    buf_release(&b);
+    char *none[] = {"/nonexistent/helper", NULL};
+    struct mp_capture n = {.argv = none, .timeout_s = 60};
+    assert_int_equal(mp_proc_capture_start(l, &n, &b, cap_done, &seen, &cr, NULL), -ENOENT);
+    assert_null(cr);
+    mp_loop_timer_stop(l, &seen.t);
+    mp_loop_free(l);
+    buf_release(&b);
+    assert_int_equal(count_zombie_children(), 0);
+}
+
 /* A helper is never run with our signals blocked: with SIGINT and SIGTERM
  * blocked here (as during a run: signalfd), its mask is empty. */
 static void test_run_capture_signal_mask(void **state)
@@ -1112,6 +1184,7 @@ int main(void)
         cmocka_unit_test(test_container_runtime_called),
         cmocka_unit_test(test_free_without_teardown),
         cmocka_unit_test(test_run_capture),
+        cmocka_unit_test(test_capture_on_loop),
         cmocka_unit_test(test_run_capture_signal_mask),
         cmocka_unit_test(test_find_env),
         cmocka_unit_test(test_self_exe),
