@@ -12,8 +12,6 @@
 #include "secret.h"
 #include "xalloc.h"
 
-#define INSPECT_TIMEOUT_S 15.0
-
 /* ---------- redaction ---------- */
 
 /* "--flag value" with a secret flag's value as *** */
@@ -387,56 +385,60 @@ static enum mp_dlv_status judge_tree(const char *want, const struct mp_proc_envc
     return st;
 }
 
-/* `<client> container inspect --format '{{.State.Pid}} {{json .Config.Env}}' NAME` */
-static int inspect_container(const struct mp_launch *l, long *pid, char **env_json, char **err)
+bool mp_delivery_inspect_argv(const struct mp_delivery_ctx *x, struct mp_strv *argv)
 {
-    struct mp_strv argv = MP_STRV_INIT;
+    const struct mp_launch *l = x->launch;
+    if (!l->env_knobs.n || l->kind != MP_SHAPE_DOCKER || !l->container_name)
+        return false;
+    /* `<client> container inspect --format '{{.State.Pid}} {{json .Config.Env}}' NAME` */
     for (size_t i = 0; i < l->client.n; i++)
-        mp_strv_push(&argv, l->client.v[i]);
-    mp_strv_push(&argv, "container"); /* never an image of the same name */
-    mp_strv_push(&argv, "inspect");
-    mp_strv_push(&argv, "--format");
-    mp_strv_push(&argv, "{{.State.Pid}} {{json .Config.Env}}");
-    mp_strv_push(&argv, l->container_name);
-    struct buf out = BUF_INIT;
-    int status = -1;
-    struct mp_diag d = MP_DIAG_INIT;
-    int rc = mp_proc_capture(mp_strv_array(&argv), INSPECT_TIMEOUT_S, &out, &status, &d);
+        mp_strv_push(argv, l->client.v[i]);
+    mp_strv_push(argv, "container"); /* never an image of the same name */
+    mp_strv_push(argv, "inspect");
+    mp_strv_push(argv, "--format");
+    mp_strv_push(argv, "{{.State.Pid}} {{json .Config.Env}}");
+    mp_strv_push(argv, l->container_name);
+    return true;
+}
+
+/* The inspect's answer: 0 with *pid and *env_json (owned), or -1 with *err
+ * (owned) saying why not. */
+static int inspect_answer(const struct mp_dlv_inspect *in, long *pid, char **env_json, char **err)
+{
     *pid = 0;
     *env_json = NULL;
     *err = NULL;
-    if (rc < 0) {
-        *err = xstrdup(d.msg[0] ? d.msg : "could not run it");
-    } else {
-        /* the answer line: "PID [...]"; anything else is warnings */
-        const char *p = out.data ? out.data : "";
-        while (*p) {
-            const char *e = strchr(p, '\n');
-            size_t len = e ? (size_t)(e - p) : strlen(p);
-            char *endp = NULL;
-            long v = strtol(p, &endp, 10);
-            if (endp != p && *endp == ' ' && endp[1] == '[') {
-                *pid = v;
-                *env_json = xstrndup(endp + 1, len - (size_t)(endp + 1 - p));
-                break;
-            }
-            if (!*err && len)
-                *err = xstrndup(p, MP_MIN(len, 300));
-            p = e ? e + 1 : p + len;
-        }
-        if (*env_json) {
-            free(*err);
-            *err = NULL;
-        } else if (!*err) {
-            *err = xstrdup(status == -1 ? "timed out" : "no answer");
-        }
+    if (!in || in->rc < 0) {
+        *err = xstrdup(in && in->err && in->err[0] ? in->err : "could not run it");
+        return -1;
     }
-    buf_release(&out);
-    mp_strv_release(&argv);
+    /* the answer line: "PID [...]"; anything else is warnings */
+    const char *p = in->out ? in->out : "";
+    while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char *endp = NULL;
+        long v = strtol(p, &endp, 10);
+        if (endp != p && *endp == ' ' && endp[1] == '[') {
+            *pid = v;
+            *env_json = xstrndup(endp + 1, len - (size_t)(endp + 1 - p));
+            break;
+        }
+        if (!*err && len)
+            *err = xstrndup(p, MP_MIN(len, 300));
+        p = e ? e + 1 : p + len;
+    }
+    if (*env_json) {
+        free(*err);
+        *err = NULL;
+    } else if (!*err) {
+        *err = xstrdup(in->status == -1 ? "timed out" : "no answer");
+    }
     return *env_json ? 0 : -1;
 }
 
-static void check_env(const struct mp_delivery_ctx *x, struct mp_attempt_result *r)
+static void check_env(const struct mp_delivery_ctx *x, const struct mp_dlv_inspect *in,
+                      struct mp_attempt_result *r)
 {
     const struct mp_launch *l = x->launch;
     if (!l->env_knobs.n)
@@ -455,7 +457,7 @@ static void check_env(const struct mp_delivery_ctx *x, struct mp_attempt_result 
         snprintf(what, sizeof(what), "%s container inspect %s", cl.data ? cl.data : "",
                  l->container_name);
         buf_release(&cl);
-        inspected = inspect_container(l, &cpid, &env_json, &err) == 0;
+        inspected = inspect_answer(in, &cpid, &env_json, &err) == 0;
     }
     for (size_t i = 0; i < l->env_knobs.n; i++) {
         const char *want = l->env_knobs.v[i];
@@ -516,7 +518,27 @@ static void check_env(const struct mp_delivery_ctx *x, struct mp_attempt_result 
 
 void mp_delivery_check(const struct mp_delivery_ctx *x, struct mp_attempt_result *r)
 {
-    check_env(x, r);
+    struct mp_strv argv = MP_STRV_INIT;
+    if (!mp_delivery_inspect_argv(x, &argv)) {
+        mp_delivery_check_inspected(x, NULL, r);
+        return;
+    }
+    struct buf out = BUF_INIT;
+    struct mp_diag d = MP_DIAG_INIT;
+    struct mp_dlv_inspect in = {.status = -1};
+    in.rc = mp_proc_capture(mp_strv_array(&argv), MP_DELIVERY_INSPECT_TIMEOUT_S, &out, &in.status,
+                            &d);
+    in.out = out.data;
+    in.err = d.msg;
+    mp_delivery_check_inspected(x, &in, r);
+    buf_release(&out);
+    mp_strv_release(&argv);
+}
+
+void mp_delivery_check_inspected(const struct mp_delivery_ctx *x, const struct mp_dlv_inspect *in,
+                                 struct mp_attempt_result *r)
+{
+    check_env(x, in, r);
     struct mp_knobs ks = MP_KNOBS_INIT;
     if (x->cand)
         mp_candidate_knobs(x->cand, &ks);

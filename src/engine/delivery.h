@@ -43,9 +43,31 @@ struct mp_delivery_ctx {
 };
 
 /* Check every knob and append one entry per knob to r (env knobs first, in
- * order, then flag groups). Runs the container client's inspect once (at
- * most 15 s). */
+ * order, then flag groups). Runs the container client's inspect once, to
+ * completion (at most MP_DELIVERY_INSPECT_TIMEOUT_S): a caller on a loop
+ * runs it there instead (mp_delivery_inspect_argv, then
+ * mp_delivery_check_inspected with its answer). */
 void mp_delivery_check(const struct mp_delivery_ctx *x, struct mp_attempt_result *r);
+
+#define MP_DELIVERY_INSPECT_TIMEOUT_S 15.0
+struct mp_strv;
+/* The command whose answer the check needs (`<client> container inspect
+ * --format ... NAME`, words pushed onto argv), or false when it needs none
+ * (no environment knob, or not a named docker-like container). */
+bool mp_delivery_inspect_argv(const struct mp_delivery_ctx *x, struct mp_strv *argv);
+/* What that command gave: rc < 0 when it could not be run (err says why),
+ * else its output (stdout and stderr) and waitpid status (-1: killed at its
+ * timeout). Borrowed for the call. */
+struct mp_dlv_inspect {
+    int rc;
+    int status;
+    const char *out;
+    const char *err;
+};
+/* mp_delivery_check with the inspect's answer (NULL when
+ * mp_delivery_inspect_argv wanted none). */
+void mp_delivery_check_inspected(const struct mp_delivery_ctx *x, const struct mp_dlv_inspect *in,
+                                 struct mp_attempt_result *r);
 
 /* Append an `unverified` entry with the same evidence for every knob of
  * cand and every extra NAME=VALUE (NULL-terminated, may be NULL). */
