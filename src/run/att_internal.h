@@ -60,6 +60,7 @@
 enum att_state {
     ST_STARTING,
     ST_LAST_WORDS,
+    ST_VERIFYING,
     ST_OPENING,
     ST_SERVING,
     ST_CLOSING,
@@ -93,6 +94,7 @@ enum att_event {
     EV_SCRAPED,       /* a phase's first or last /metrics scrape is back */
     EV_RECHECK,       /* look at the state's condition again (a phase with nothing to send) */
     EV_STOP_STEP,     /* teardown entered its next step */
+    EV_VERIFIED,      /* the container's inspect for the knob-delivery check ended */
     EV_COUNT
 };
 
@@ -200,6 +202,12 @@ struct att {
     int64_t procs_at;          /* last look, 0 = none */
     bool procs_ready;          /* looked once the engine was ready */
     char *local_err;           /* moeprobe's own resources ran out (MP_LG_LOCAL), or NULL */
+    /* VERIFYING: the container's inspect for the delivery check, on the loop */
+    struct mp_capture_run *dlv_run;
+    struct buf dlv_out;        /* its output so far */
+    bool dlv_stop;             /* then stop with dlv_outcome (resolved), else the work */
+    enum mp_outcome dlv_outcome;
+    uint32_t dlv_deferred;     /* EV_EXIT/FATAL/EOF that came meanwhile: raised again after */
 };
 
 /* ---- attempt.c ---- */
@@ -225,8 +233,15 @@ void mp_att_copy_resolved(struct att *a);
  * *spawn_failed when the server command could not be started). */
 int att_open(struct att *a, const struct mp_attempt_opts *o, struct mp_attempt_result *r,
              bool *spawn_failed);
-/* Once ready: did the knobs reach the engine? (engine/delivery.h) */
-void att_check_delivery(struct att *a);
+/* Once ready (or resolved): did the knobs reach the engine?
+ * (engine/delivery.h) Checked at once and false, or, for a container's
+ * environment knobs, true: its `container inspect` runs on the loop, the
+ * caller enters VERIFYING, EV_VERIFIED comes when it ended and
+ * att_delivery_done completes the check. */
+bool att_check_delivery(struct att *a);
+/* Complete a check att_check_delivery left running (a helper still running
+ * is killed: the answer is "interrupted"); nothing when none runs. */
+void att_delivery_done(struct att *a);
 /* After teardown: the attempt's summary into *r (exit, resolved, failure,
  * delivery, the evidence files' last flush). */
 void att_summarise(struct att *a);

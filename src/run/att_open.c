@@ -30,11 +30,9 @@ static char *dup_or_null(const char *s)
     return s ? xstrdup(s) : NULL;
 }
 
-void att_check_delivery(struct att *a)
+static struct mp_delivery_ctx dlv_ctx(const struct att *a)
 {
-    if (a->o->attach_url || !a->proc)
-        return; /* filled in as unverified at the end */
-    struct mp_delivery_ctx x = {
+    return (struct mp_delivery_ctx){
         .cand = a->o->cand,
         .launch = a->launch,
         .leader = mp_proc_pid(a->proc),
@@ -43,7 +41,51 @@ void att_check_delivery(struct att *a)
         .nondefault_line = a->nondefault_line,
         .port = a->o->port,
     };
-    mp_delivery_check(&x, a->r);
+}
+
+static void dlv_over(void *ud)
+{
+    att_raise(ud, EV_VERIFIED);
+}
+
+bool att_check_delivery(struct att *a)
+{
+    if (a->o->attach_url || !a->proc)
+        return false; /* filled in as unverified at the end */
+    struct mp_delivery_ctx x = dlv_ctx(a);
+    struct mp_strv argv = MP_STRV_INIT;
+    bool on_loop = false;
+    if (!mp_delivery_inspect_argv(&x, &argv)) {
+        mp_delivery_check_inspected(&x, NULL, a->r);
+    } else {
+        struct mp_capture c = {.argv = mp_strv_array(&argv),
+                               .timeout_s = MP_DELIVERY_INSPECT_TIMEOUT_S, .with_stderr = true};
+        struct mp_diag d = MP_DIAG_INIT;
+        buf_init(&a->dlv_out);
+        if (mp_proc_capture_start(a->loop, &c, &a->dlv_out, dlv_over, a, &a->dlv_run, &d) == 0) {
+            on_loop = true;
+        } else {
+            struct mp_dlv_inspect in = {.rc = -1, .status = -1, .err = d.msg};
+            mp_delivery_check_inspected(&x, &in, a->r);
+        }
+    }
+    mp_strv_release(&argv);
+    return on_loop;
+}
+
+void att_delivery_done(struct att *a)
+{
+    if (!a->dlv_run)
+        return;
+    bool over = mp_proc_capture_over(a->dlv_run);
+    struct mp_dlv_inspect in = {.rc = over ? 0 : -1};
+    in.status = mp_proc_capture_finish(a->dlv_run);
+    a->dlv_run = NULL;
+    in.out = a->dlv_out.data;
+    in.err = "interrupted before it answered";
+    struct mp_delivery_ctx x = dlv_ctx(a);
+    mp_delivery_check_inspected(&x, &in, a->r);
+    buf_release(&a->dlv_out);
 }
 
 static FILE *open_in(const char *dir, const char *name, struct mp_attempt_result *r)
@@ -398,6 +440,9 @@ int att_close(struct att *a, int rc)
     free(a->nondefault);
     free(a->local_err);
     mp_proc_stop_end(a->stop, NULL);
+    mp_proc_capture_finish(a->dlv_run); /* only when the loop failed in VERIFYING */
+    a->dlv_run = NULL;
+    buf_release(&a->dlv_out);
     mp_lg_free(a->lg);
     if (a->loop)
         mp_loop_timer_stop(a->loop, &a->t_tick);

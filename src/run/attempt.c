@@ -11,11 +11,8 @@
  * pending events through the table below, one cell at a time: each cell is
  * a small named function that may change the state. The outcome is set in
  * one place (set_outcome, through att_stop), and nothing else waits or
- * polls: no state has a loop of its own. One bounded wait is left inside a
- * cell: a container engine's knob-delivery check at ready (or at a stop
- * once resolved) runs `<client> container inspect` to completion
- * (engine/delivery.h, proc/capture.c: at most 15 s); signals, the log and
- * the exit wait their turn meanwhile (nothing is in flight then).
+ * polls: no state has a loop of its own, and no cell waits for a helper
+ * (a container's inspect runs on the loop: VERIFYING).
  *
  * States (what each waits for; its timer, if any, raises EV_DEADLINE):
  *   STARTING     spawned (or attached): probes /health, then /v1/models,
@@ -24,6 +21,11 @@
  *                selections may end it early (resolve, same configuration).
  *   LAST_WORDS   never ready: the engine finishes saying why (it exits and
  *                its output ends); timer: 3 s.
+ *   VERIFYING    ready (or stopped once resolved), a container engine with
+ *                environment knobs: `<client> container inspect` runs on
+ *                the loop for the knob-delivery check (engine/delivery.h);
+ *                then the work (or the stop). Its own timer: 15 s. The
+ *                engine's exit or fatal line meanwhile is served after it.
  *   OPENING      a load phase's first /metrics scrape (observe/srvmetrics.h).
  *   SERVING      a load phase's requests, `level` at a time; timer: the
  *                phase's duration (soak); a stall timer (EV_STALL).
@@ -174,6 +176,8 @@ static void enter(struct att *a, enum att_state st)
 {
     if (a->hanging && st != ST_HANGING)
         end_hang(a);
+    if (a->dlv_run && st != ST_VERIFYING)
+        att_delivery_done(a); /* left early: the check says it was cut short */
     mp_loop_timer_stop(a->loop, &a->t_state);
     a->pending &= ~(1u << EV_DEADLINE);
     if (st != ST_SERVING && st != ST_CHECKING) {
@@ -226,6 +230,7 @@ static void enter(struct att *a, enum att_state st)
     case ST_DONE:
         mp_loop_stop(a->loop); /* this turn does not wait */
         break;
+    case ST_VERIFYING:
     case ST_CLOSING:
     case ST_KILLING:
     case ST_SCANNING:
@@ -248,6 +253,28 @@ static void never_ready(struct att *a)
         att_raise(a, EV_EOF);
 }
 
+/* The work begins: the load phases, the passes, or a clean end. */
+static void start_work(struct att *a)
+{
+    a->t_work = mp_now_ns();
+    next_work(a);
+}
+
+/* Did the knobs arrive? Then the work, or the stop with out (stop). A
+ * container's inspect runs in VERIFYING first. */
+static void verify_then(struct att *a, bool stop, enum mp_outcome out)
+{
+    if (att_check_delivery(a)) {
+        a->dlv_stop = stop;
+        a->dlv_outcome = out;
+        enter(a, ST_VERIFYING);
+    } else if (stop) {
+        att_stop(a, out);
+    } else {
+        start_work(a);
+    }
+}
+
 static void ready(struct att *a)
 {
     a->ready = true;
@@ -255,9 +282,7 @@ static void ready(struct att *a)
     mp_att_say_resolved(a);
     mp_att_note(a, "ready in %.1f s", a->r->ready_s);
     mp_att_copy_resolved(a);
-    att_check_delivery(a);
-    a->t_work = mp_now_ns();
-    next_work(a);
+    verify_then(a, false, MP_OUT_CLEAN);
 }
 
 /* Stopped once resolved: resolve asks for nothing more, a same
@@ -267,14 +292,12 @@ static bool stop_if_resolved(struct att *a)
     double now_s = (double)(mp_now_ns() - a->t_spawn) / 1e9;
     if (a->o->resolve_only) {
         a->r->ready_s = now_s; /* its start-up: to the stop */
-        att_check_delivery(a); /* which road, if the knobs arrived */
-        att_stop(a, MP_OUT_RESOLVED);
+        verify_then(a, true, MP_OUT_RESOLVED); /* which road, if the knobs arrived */
         return true;
     }
     if (mp_att_check_same(a)) {
         a->r->ready_s = now_s;
-        att_check_delivery(a); /* ... but did it run the candidate's knobs? */
-        att_stop(a, MP_OUT_SAME_CONFIG);
+        verify_then(a, true, MP_OUT_SAME_CONFIG); /* ... but did it run the candidate's knobs? */
         return true;
     }
     return false;
@@ -346,6 +369,44 @@ static void last_words_check(struct att *a)
 {
     if (a->exited && a->eof)
         last_words_over(a);
+}
+
+/* ---------- cells: VERIFYING ---------- */
+
+static void verifying_over(struct att *a)
+{
+    att_delivery_done(a);
+    uint32_t again = a->dlv_deferred;
+    a->dlv_deferred = 0;
+    if (a->dlv_stop)
+        att_stop(a, a->dlv_outcome);
+    else
+        start_work(a);
+    for (int ev = 0; ev < EV_COUNT; ev++) /* for the state it went on to */
+        if (again & (1u << ev))
+            att_raise(a, (enum att_event)ev);
+}
+
+static void verifying_exit(struct att *a)
+{
+    a->dlv_deferred |= 1u << EV_EXIT;
+}
+
+static void verifying_eof(struct att *a)
+{
+    a->dlv_deferred |= 1u << EV_EOF;
+}
+
+static void verifying_fatal(struct att *a)
+{
+    a->dlv_deferred |= 1u << EV_FATAL;
+}
+
+/* A signal: the inspect is given up (the check says so); a stop that was
+ * due keeps its outcome. */
+static void verifying_signal(struct att *a)
+{
+    att_stop(a, a->dlv_stop ? a->dlv_outcome : MP_OUT_INTERRUPTED);
 }
 
 /* ---------- cells: the load phases ---------- */
@@ -681,6 +742,14 @@ static const att_cell table[ST_COUNT][EV_COUNT] = {
         [EV_EXIT] = last_words_check,
         [EV_EOF] = last_words_check,
         [EV_DEADLINE] = last_words_over,
+    },
+    S(VERIFYING) = {
+        [EV_VERIFIED] = verifying_over,
+        [EV_SIGNAL] = verifying_signal,
+        [EV_IO_ERROR] = any_io_error,
+        [EV_FATAL] = verifying_fatal,
+        [EV_EXIT] = verifying_exit,
+        [EV_EOF] = verifying_eof,
     },
     S(OPENING) = {
         [EV_SIGNAL] = serving_signal,
