@@ -324,6 +324,40 @@ static void test_collect(void **st)
 }
 
 /* --keep-coredumps keeps the dump file */
+/* An engine whose log does not tag its processes (vLLM 0.10.0 and older,
+ * other servers) and made no dump: the kernel log's Xid 31 names a child
+ * that moeprobe saw in the engine's process tree - it is the engine's,
+ * not "another process". */
+static void test_collect_tree_pids(void **st)
+{
+    (void)st;
+    write_file("server.log", "INFO started\nERROR RuntimeError: CUDA error: an illegal memory "
+                             "access was encountered\n");
+    char kmsg[1024], kpath[512];
+    snprintf(kmsg, sizeof(kmsg),
+             "4,1,%lld,-;NVRM: Xid (PCI:0000:01:00): 31, pid=5151, name=python3, Ch 8\n"
+             "4,2,%lld,-;NVRM: Xid (PCI:0000:01:00): 31, pid=6161, name=python3, Ch 8\n",
+             raw_us(0.1), raw_us(0.1));
+    write_file("kmsg", kmsg);
+    snprintf(kpath, sizeof(kpath), "%s/kmsg", tmp);
+    setenv("MOEPROBE_KMSG", kpath, 1);
+    int64_t t0 = mp_now_ns();
+    pid_t tree[2] = {5150, 5151};
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CRASH;
+    struct mp_crash_collect_in in = {.dir = tmp, .leader = 5149, .t_spawn_ns = t0,
+                                     .t_end_ns = t0 + 1000000000, .pids = tree, .npids = 2,
+                                     .nvml_why = "no NVML"};
+    mp_crash_collect(&in, &r);
+    assert_int_equal(r.fault.nx, 1);
+    assert_int_equal(r.fault.x[0].xid, 31);
+    assert_int_equal(r.fault.x[0].pid, 5151);
+    assert_int_equal(r.fault.other_xids, 1); /* 6161 is nobody of the engine's */
+    mp_attempt_result_release(&r);
+    unsetenv("MOEPROBE_KMSG");
+}
+
 static void test_keep(void **st)
 {
     (void)st;
@@ -381,6 +415,7 @@ int main(void)
         cmocka_unit_test(test_container_path),
         cmocka_unit_test(test_env),
         cmocka_unit_test(test_collect),
+        cmocka_unit_test(test_collect_tree_pids),
         cmocka_unit_test(test_keep),
         cmocka_unit_test(test_cudagdb_table),
     };
