@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -358,6 +359,70 @@ static void test_collect_tree_pids(void **st)
     unsetenv("MOEPROBE_KMSG");
 }
 
+/* --keep-coredumps never fills the disk: with MP_CD_KEEP_CAP of dumps kept
+ * in the run (a sparse file stands for them), the next attempt's dump goes
+ * to /dev/null and one written anyway is deleted, saying why. */
+static void test_keep_cap(void **st)
+{
+    (void)st;
+    char run[300], a1[320], a2[320], big[340], log[1024];
+    snprintf(run, sizeof(run), "%s/caprun", tmp);
+    snprintf(a1, sizeof(a1), "%s/attempts", run);
+    assert_int_equal(mkdir(run, 0700), 0);
+    assert_int_equal(mkdir(a1, 0700), 0);
+    snprintf(a1, sizeof(a1), "%s/attempts/x-1", run);
+    snprintf(a2, sizeof(a2), "%s/attempts/x-2", run);
+    assert_int_equal(mkdir(a1, 0700), 0);
+    assert_int_equal(mkdir(a2, 0700), 0);
+    snprintf(big, sizeof(big), "%s/core_1.1", a1);
+    FILE *f = fopen(big, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(truncate(big, (off_t)MP_CD_KEEP_CAP + 1), 0);
+    struct statvfs vs;
+    bool room = statvfs(a2, &vs) == 0 &&
+                (unsigned long long)vs.f_bavail * vs.f_frsize >= MP_CD_MIN_FREE;
+    struct mp_strv w = MP_STRV_INIT;
+    mp_split_words("vllm serve", &w, NULL);
+    struct mp_crash_env_in ein = {.dir = a2, .run_dir = run, .allowed = true, .keep = true,
+                                  .cmd = w.v, .ncmd = w.n};
+    struct mp_crash_env e;
+    mp_crash_env_build(&ein, &e);
+    assert_string_equal(find_env(&e, "CUDA_COREDUMP_FILE"), "/dev/null");
+    assert_non_null(strstr(e.words, room ? "--keep-coredumps' cap" : "GiB free"));
+    mp_crash_env_release(&e);
+    mp_strv_release(&w);
+    /* a dump written anyway is not kept */
+    snprintf(log, sizeof(log),
+             "coredump: Detected an exception of type CUDBG_EXCEPTION_WARP_ILLEGAL_ADDRESS (14)\n"
+             "coredump:   #0 0x10 gather\n"
+             "coredump: Writing ELF file to %s/core_8.1\n", a2);
+    char p[340];
+    snprintf(p, sizeof(p), "%s/server.log", a2);
+    f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(log, f);
+    fclose(f);
+    snprintf(p, sizeof(p), "%s/core_8.1", a2);
+    f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("dump", f);
+    fclose(f);
+    setenv("MOEPROBE_KMSG", "none", 1);
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CRASH;
+    struct mp_crash_collect_in in = {.dir = a2, .keep = true, .run_dir = run};
+    mp_crash_collect(&in, &r);
+    assert_int_equal(r.fault.nk, 1);
+    assert_string_equal(r.fault.k[0].dump_state, "deleted: --keep-coredumps' cap reached");
+    struct stat sb;
+    assert_int_not_equal(lstat(p, &sb), 0);
+    mp_attempt_result_release(&r);
+    unsetenv("MOEPROBE_KMSG");
+    unlink(big);
+}
+
 static void test_keep(void **st)
 {
     (void)st;
@@ -417,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_collect),
         cmocka_unit_test(test_collect_tree_pids),
         cmocka_unit_test(test_keep),
+        cmocka_unit_test(test_keep_cap),
         cmocka_unit_test(test_cudagdb_table),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
