@@ -256,6 +256,8 @@ static void never_ready(struct att *a)
 /* The work begins: the load phases, the passes, or a clean end. */
 static void start_work(struct att *a)
 {
+    if (!mp_att_watch_procs(a)) /* its processes now, before the load (a fault names one) */
+        mp_att_io_error(a);
     a->t_work = mp_now_ns();
     next_work(a);
 }
