@@ -8,7 +8,8 @@
  *               a progress line, an evidence file's failure, the resolved
  *               backends (uses none of the others)
  *   att_open.c  set-up (directory, evidence files, launch, spawn, sampler,
- *               load generator), the summary after teardown, release
+ *               load generator), the knob-delivery check (a container's
+ *               inspect on the loop), the summary after teardown, release
  *   capture.c   the loop's watches: the engine's output (server.log,
  *               server.times: masked, capped), its exit, signals, the
  *               attach-mode log follower; the per-turn hook

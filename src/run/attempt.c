@@ -24,7 +24,8 @@
  *   VERIFYING    ready (or stopped once resolved), a container engine with
  *                environment knobs: `<client> container inspect` runs on
  *                the loop for the knob-delivery check (engine/delivery.h);
- *                then the work (or the stop). Its own timer: 15 s. The
+ *                then the work (or the stop). No state timer: the
+ *                inspect's own 15 s timeout ends it too (EV_VERIFIED). The
  *                engine's exit or fatal line meanwhile is served after it.
  *   OPENING      a load phase's first /metrics scrape (observe/srvmetrics.h).
  *   SERVING      a load phase's requests, `level` at a time; timer: the
