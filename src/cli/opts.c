@@ -131,6 +131,9 @@ static int set_resume(struct mp_opts *o, const char *opt, const char *arg)
 static int set_engine_version(struct mp_opts *o, const char *opt, const char *arg)
 {
     struct mp_kn_ver v;
+    char why[512];
+    if (mp_kn_version_is_ngc_tag(mp_knowledge_builtin(), arg, why, sizeof(why)))
+        return mp_error("%s: %s", opt, why);
     if (mp_kn_ver_parse(arg, &v) < 0)
         return mp_error("%s: '%s' is not a version (e.g. 0.15.1)", opt, arg);
     free(o->engine_version);
