@@ -28,7 +28,9 @@ struct mp_kn_ver {
     int v[3];
 };
 /* Parse "v0.19.2rc1" / "0.17" (missing parts 0). Returns 0, or MP_EPARSE
- * when s does not start with digits (after an optional 'v'). */
+ * when s does not start with digits (after an optional 'v') or is
+ * setuptools-scm's "0.1.devN+gSHA" (or 0.0.devN: a build from a checkout
+ * without tags, such as a nightly image: its release is unknown, never 0.1). */
 int mp_kn_ver_parse(const char *s, struct mp_kn_ver *out);
 int mp_kn_ver_cmp(const struct mp_kn_ver *a, const struct mp_kn_ver *b);
 

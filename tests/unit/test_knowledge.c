@@ -42,6 +42,11 @@ static void test_versions(void **st)
     (void)st;
     struct mp_kn_ver a, b;
     assert_int_equal(mp_kn_ver_parse("0.19.2rc1.dev8+g4b7f5ea1a", &a), 0);
+    /* a nightly built without tags (corpus 026): not vLLM 0.1, unknown */
+    struct mp_kn_ver nightly;
+    assert_int_equal(mp_kn_ver_parse("0.1.dev19908+g728d3ad09", &nightly), MP_EPARSE);
+    assert_int_equal(mp_kn_ver_parse("0.0.dev1", &nightly), MP_EPARSE);
+    assert_int_equal(mp_kn_ver_parse("0.1.2", &nightly), 0);
     assert_int_equal(a.v[0], 0);
     assert_int_equal(a.v[1], 19);
     assert_int_equal(a.v[2], 2);
