@@ -36,7 +36,7 @@ head -n 14 "$MD" | grep -q 'Inherited environment.*`VLLM_MARLIN_USE_ATOMIC_ADD=1
     fail "report.md: the inherited variable is not on the first screen"
 grep -q 'class="fp inh bad">.*VLLM_MARLIN_USE_ATOMIC_ADD=1' "$Q_DIR/report.html" || fail "report.html: inherited"
 grep -q '<h2>Next steps</h2>' "$Q_DIR/report.html" || fail "report.html: next steps"
-grep -q '<td class=n>n=2 before crash</td>' "$Q_DIR/report.html" || fail "report.html: crash speed"
+grep -q '<td class=n data-l="seq tok/s">n=2 before crash</td>' "$Q_DIR/report.html" || fail "report.html: crash speed"
 check "$Q_DIR/report.json" 'r["fingerprint"]["inherited_env"]["VLLM_MARLIN_USE_ATOMIC_ADD"] == "1"' \
     '[x for x in r["fingerprint"]["inherited_env_detail"] if x["name"] == "VLLM_MARLIN_USE_ATOMIC_ADD"][0]["acts_on_selection"]' \
     || fail "report.json"
