@@ -312,6 +312,42 @@ enum mp_verdict mp_verdict_correctness(enum mp_verdict v, const char *why,
     return MP_V_WRONG_OUTPUT;
 }
 
+static long index_of(const struct mp_report *rep, const char *name)
+{
+    for (size_t i = 0; name && i < rep->n; i++)
+        if (!strcmp(rep->c[i].cand.name, name))
+            return (long)i;
+    return -1;
+}
+
+char *mp_correct_caveat(const struct mp_report *rep, size_t i)
+{
+    if (rep->cor.n != rep->n || i >= rep->n || !rep->cor.c[i].measured)
+        return NULL;
+    const struct mp_correctness *k = &rep->cor.c[i];
+    const struct mp_agreement *ag = &k->ag;
+    struct buf b = BUF_INIT;
+    if (ag->result == MP_AG_DISAGREE_PAIR) {
+        long o = index_of(rep, ag->reference);
+        if (o >= 0 && rep->c[o].verdict == MP_V_WRONG_OUTPUT)
+            return NULL; /* the task gate told which one */
+        buf_printf(&b, "correctness not established: its logprobs disagree with '%s' and the "
+                       "task gate did not tell which one is wrong",
+                   or_empty(ag->reference));
+    } else if (ag->result == MP_AG_NO_CONSENSUS) {
+        buf_printf(&b, "correctness not established: no majority of the %zu configurations "
+                       "agrees on the logprobs",
+                   rep->cor.votes);
+    } else if (ag->result == MP_AG_NOT_MEASURED) {
+        buf_printf(&b, "correctness not established: %s", ag->note ? ag->note : "not compared");
+    } else {
+        return NULL;
+    }
+    if (k->acc.result != MP_ACC_NOT_RUN)
+        buf_printf(&b, " (%zu/%zu task answers right)", k->acc.right, k->acc.n);
+    return buf_detach(&b, NULL);
+}
+
 char *mp_correct_against(const struct mp_score *ref, const char *ref_name,
                          const struct mp_score *test, const char *test_name)
 {

@@ -39,6 +39,14 @@ enum mp_verdict mp_verdict_correctness(enum mp_verdict v, const char *why,
                                        const struct mp_correctness *k, const struct mp_report *rep,
                                        char **why_out);
 
+/* For the recommendation of candidate i (stable, scored): why its
+ * correctness is not established, in words ("correctness not established:
+ * its logprobs disagree with 'b' and the task gate did not tell which one
+ * is wrong"), or NULL when it agrees with the others, when a disagreeing
+ * partner failed the task gate, or when it was not scored (the report's
+ * correctness section says why). Caller frees. */
+char *mp_correct_caveat(const struct mp_report *rep, size_t i);
+
 /* minimize: does test's scoring agree with the --to set's (ref)? NULL when
  * it does (or there is nothing to compare), else why not (caller frees). */
 char *mp_correct_against(const struct mp_score *ref, const char *ref_name,

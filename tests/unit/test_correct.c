@@ -732,6 +732,58 @@ static void test_verdict_wrong_output(void **st)
     mp_report_release(&rep);
 }
 
+/* When correctness is not established the recommendation says so instead
+ * of letting speed pick silently: a pair that disagrees with no task gate
+ * to decide (the faster, wrong one is recommended: with a caveat), a lone
+ * configuration; not when the gate decided the pair or the candidates
+ * agree. */
+static void test_recommendation_caveat(void **st)
+{
+    MP_UNUSED(st);
+    struct mp_report rep;
+    mp_report_init(&rep, "/tmp/run");
+    stable_cand(&rep, "trtllm", "FLASHINFER_TRTLLM", 300, make_score(&WRONG), NULL);
+    stable_cand(&rep, "cutlass", "VLLM_CUTLASS", 200, make_score(&FP32), NULL);
+    mp_verdict_finalize(&rep);
+    assert_int_equal(rep.cor.c[0].ag.result, MP_AG_DISAGREE_PAIR);
+    assert_int_equal(rep.recommended, 0);
+    assert_non_null(strstr(rep.recommendation_why, "correctness not established: its logprobs "
+                                                   "disagree with 'cutlass'"));
+    mp_report_release(&rep);
+    /* the same pair with the task gate: it decides, nothing to caveat */
+    mp_report_init(&rep, "/tmp/run");
+    struct mp_score *w = make_score(&WRONG), *a = make_score(&FP32);
+    task_answers(w, 64, 30);
+    task_answers(a, 64, 64);
+    stable_cand(&rep, "trtllm", "FLASHINFER_TRTLLM", 300, w, NULL);
+    stable_cand(&rep, "cutlass", "VLLM_CUTLASS", 200, a, NULL);
+    mp_verdict_finalize(&rep);
+    assert_int_equal(rep.c[0].verdict, MP_V_WRONG_OUTPUT);
+    assert_int_equal(rep.recommended, 1);
+    assert_null(strstr(rep.recommendation_why, "not established"));
+    mp_report_release(&rep);
+    /* one configuration: nothing to compare with, its task score said */
+    mp_report_init(&rep, "/tmp/run");
+    struct mp_score *o = make_score(&FP32);
+    task_answers(o, 64, 20);
+    stable_cand(&rep, "only", "VLLM_CUTLASS", 200, o, NULL);
+    mp_verdict_finalize(&rep);
+    assert_int_equal(rep.recommended, 0);
+    assert_non_null(strstr(rep.recommendation_why, "correctness not established: the only "
+                                                   "configuration scored"));
+    assert_non_null(strstr(rep.recommendation_why, "20/64 task answers right"));
+    mp_report_release(&rep);
+    /* three that agree: no caveat */
+    mp_report_init(&rep, "/tmp/run");
+    stable_cand(&rep, "a", "VLLM_CUTLASS", 300, make_score(&FP32), NULL);
+    stable_cand(&rep, "b", "MARLIN", 200, make_score(&FP16), NULL);
+    stable_cand(&rep, "c", "FLASHINFER_CUTLASS", 100, make_score(&BF16), NULL);
+    mp_verdict_finalize(&rep);
+    assert_int_equal(rep.recommended, 0);
+    assert_null(strstr(rep.recommendation_why, "not established"));
+    mp_report_release(&rep);
+}
+
 /* The engine's tokens land in report.md and report.html escaped for each. */
 static void test_report_escapes_tokens(void **st)
 {
@@ -790,6 +842,7 @@ int main(void)
         cmocka_unit_test(test_task_builtin),
         cmocka_unit_test(test_task_jsonl),
         cmocka_unit_test(test_verdict_wrong_output),
+        cmocka_unit_test(test_recommendation_caveat),
         cmocka_unit_test(test_report_escapes_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
