@@ -28,6 +28,13 @@ void mp_correct_compute(struct mp_report *rep);
 /* The task gate over count candidates' answered / right counts (n[i] = 0:
  * not run): acc[i].result, n, right, low, high, z and best. */
 void mp_correct_gate(const size_t *n, const size_t *right, size_t count, struct mp_accuracy *acc);
+/* The same against one bar (n[bar] > 0) instead of the best: the bar
+ * passes, each other fails only when the test puts it below the bar at
+ * 95 % (a better one passes). mp_correct_compute uses it in a bisect run
+ * (rep->subcommand "bisect") with the reference, the good build: against
+ * the best of the builds the good one would fail next to a luckier build. */
+void mp_correct_gate_bar(const size_t *n, const size_t *right, size_t count, long bar,
+                         struct mp_accuracy *acc);
 
 /* Step 2b of mp_verdict_finalize: a stable candidate with a correctness
  * class becomes wrong-output, *why_out saying what diverged and how much;

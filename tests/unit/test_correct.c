@@ -452,6 +452,29 @@ static void test_wilson_and_two_proportions(void **st)
 
 /* ---- what the engine sends ---- */
 
+/* bisect's gate: each build against the good one, not the best: the good
+ * build (50/64) passes next to a luckier one (64/64), which would fail it
+ * under the best-of gate; a build clearly below the good one fails. */
+static void test_gate_against_bar(void **st)
+{
+    (void)st;
+    size_t n[4] = {64, 64, 64, 0}, right[4] = {50, 64, 30, 0};
+    struct mp_accuracy best[4], bar[4];
+    memset(best, 0, sizeof(best));
+    memset(bar, 0, sizeof(bar));
+    mp_correct_gate(n, right, 4, best);
+    assert_int_equal(best[0].result, MP_ACC_LOW); /* the best-of gate fails the good build */
+    mp_correct_gate_bar(n, right, 4, 0, bar);
+    assert_int_equal(bar[0].result, MP_ACC_PASS);
+    assert_int_equal(bar[0].best, 0);
+    assert_int_equal(bar[0].right, 50);
+    assert_int_equal(bar[1].result, MP_ACC_PASS);
+    assert_int_equal(bar[2].result, MP_ACC_LOW);
+    assert_int_equal(bar[2].best, 0);
+    assert_true(bar[2].z > 1.645);
+    assert_int_equal(bar[3].result, MP_ACC_NOT_RUN);
+}
+
 static void test_parse_prompt_logprobs(void **st)
 {
     MP_UNUSED(st);
@@ -836,6 +859,7 @@ int main(void)
         cmocka_unit_test(test_logprobs_close_table),
         cmocka_unit_test(test_greedy_only),
         cmocka_unit_test(test_wilson_and_two_proportions),
+        cmocka_unit_test(test_gate_against_bar),
         cmocka_unit_test(test_parse_prompt_logprobs),
         cmocka_unit_test(test_parse_greedy_and_text),
         cmocka_unit_test(test_task_numbers),
