@@ -23,7 +23,9 @@
 #      MODES ("dedupe no-dedupe"), MAX_TOKENS (64), SEQ (10), CONC ("4:16 8:32"),
 #      WORLDS ("NAME:OWN_SCALE ..."; OWN_SCALE is the scale the world file's tokens_per_second
 #      already has: 100 for the *-scaled worlds, 1 for worlds written at real speed),
-#      EXTRA_ARGS (more qualify options, e.g. the correctness checks), KEEP=DIR (keep the runs).
+#      EXTRA_ARGS (more qualify options; the correctness checks are on by default, --agreement 0
+#      --accuracy 0 leaves them out), KEEP=DIR (keep the runs). MAX_TOKENS=256 is qualify's own
+#      default request length: a dearer request (docs/performance.md section 6).
 # Exits 77 when a tool is missing.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -178,3 +180,4 @@ PY
 fi
 echo
 printf '%s\n' "${summary[@]}"
+echo "workload: --seq $SEQ ${conc[*]} --max-tokens $MAX_TOKENS${EXTRA_ARGS:+ $EXTRA_ARGS} (qualify's default: 256 tokens)"
