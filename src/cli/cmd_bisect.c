@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/opts.h"
 #include "cli/resume.h"
+#include "cli/scoreopt.h"
 #include "cli/session.h"
 #include "err.h"
 #include "escape.h"
@@ -60,7 +61,9 @@ static const char bisect_head[] =
     "image tag: 'podman run ... vllm/vllm-openai:{build} ...'; a virtual environment:\n"
     "'{build}/bin/vllm serve ...'). A probe is one qualify of the candidate (the\n"
     "--candidate given, else 'auto': no knobs) on one build: knob delivery,\n"
-    "resolution, load, output check and the CUDA_LAUNCH_BLOCKING=1 diagnosis. The bad\n"
+    "resolution, load, output check, the correctness gate against the good build's\n"
+    "logprobs and task answers (--agreement N, --accuracy N; a build serving fluent\n"
+    "wrong output is wrong-output: bad) and the CUDA_LAUNCH_BLOCKING=1 diagnosis. The bad\n"
     "build is probed first (it sets how many clean requests a probe needs: enough that\n"
     "a build failing as often as it did would have failed with 95 % probability), then\n"
     "the good one, then the middle of what is left (binary search). Without a list\n"
@@ -360,6 +363,12 @@ static int next_probe(struct bisect_run *br, const struct mp_bisect_model *m, bo
         mp_candidate_release(&c);
         if (mp_store_candidate(br->ss->store, (size_t)p.cand_pos, &br->rep.c[p.cand_pos].cand) < 0)
             return mp_session_store_failed(br->ss);
+        /* the good build's output is what every probe's is compared with
+         * (verdict/correct.h: in a bisect run the reference is the task
+         * gate's bar too) */
+        if (p.pos == (long)m->build_of[0] &&
+            mp_store_set_reference(br->ss->store, br->rep.c[p.cand_pos].cand.name) < 0)
+            return mp_session_store_failed(br->ss);
     }
     p.required = m->sb.required_set ? m->sb.required : br->ba->probe_requests;
     p.outcome = MP_STORE_PROBE_OPEN;
@@ -554,6 +563,7 @@ int cmd_bisect(int argc, char **argv)
     struct mp_session ss = MP_SESSION_INIT;
     struct bisect_run br = {.o = &o, .ba = &ba, .ss = &ss};
     struct mp_candidate autoc = {0};
+    struct mp_cli_score sco = {0};
     char **good_cmd = NULL;
     memset(&o, 0, sizeof(o));
     int ec = mp_cli_resume_args(argc, argv, "bisect", &rargv, &run_cwd);
@@ -570,6 +580,10 @@ int cmd_bisect(int argc, char **argv)
     mp_report_init(&br.rep, o.out_dir ? o.out_dir : ".");
     if (ec) {
         ec = ec < 0 ? MP_EXIT_OK : ec;
+        goto out;
+    }
+    if (mp_cli_score_init(&sco, &o) < 0) {
+        ec = MP_EXIT_USAGE;
         goto out;
     }
     if (o.resume) {
@@ -598,6 +612,7 @@ int cmd_bisect(int argc, char **argv)
         br.ctx.cwd = run_cwd;
         if (!o.no_quality)
             br.ctx.quality_prompts = mp_quality_prompts(&br.ctx.nquality);
+        br.ctx.score = mp_cli_score_plan(&sco); /* a build serving wrong output is bad */
         if (!o.quiet)
             bsay("%zu builds in the list; %s (good) to %s (bad)", ba.builds.n, ba.good, ba.bad);
         ec = bisect_loop(&br);
@@ -617,6 +632,7 @@ out:
     mp_session_end_exit(&ss, ec, &br.rep);
     mp_report_release(&br.rep);
     mp_candidate_release(&autoc);
+    mp_cli_score_release(&sco);
     mp_opts_release(&o);
     mp_strv_release(&ba.builds);
     mp_strv_release(&rargv);

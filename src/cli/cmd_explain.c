@@ -118,6 +118,12 @@ static void version_line(const struct mp_explain *ex, const char *ver, const cha
                       "(its tag is NVIDIA's release, not a vLLM version); pass --engine-version; "
                       "evaluated with the newest knowledge (vLLM %s)\n",
                    image, ex->engine_version);
+    else if (iv->kind == MP_KN_IMAGE_OTHER)
+        buf_printf(b, "engine version: unknown: image %s is not vLLM's own (vllm/vllm-openai) "
+                      "or NVIDIA's (nvcr.io/nvidia/vllm), so its tag is not read as a vLLM "
+                      "version; evaluated with the newest knowledge (vLLM %s); pass "
+                      "--engine-version V\n",
+                   image, ex->engine_version);
     else if (image)
         buf_printf(b, "engine version: unknown (image %s names none); evaluated with the "
                       "newest knowledge (vLLM %s); pass --engine-version V\n",
@@ -280,6 +286,12 @@ int cmd_explain(int argc, char **argv)
     const char *use_ver = ver ? ver : iv.version[0] ? iv.version : NULL;
     struct mp_explain ex;
     int rc = MP_EXIT_OK;
+    char why[512];
+    if (ver && mp_kn_version_is_ngc_tag(k, ver, why, sizeof(why))) {
+        mp_error("explain: --engine-version %s", why);
+        rc = MP_EXIT_USAGE;
+        goto out;
+    }
     if (mp_kn_explain(k, use_ver, env.v, env.n, flags.v, flags.n, &ex) != 0) {
         mp_error("explain: '%s' is not a version (expected e.g. 0.17.0)", use_ver);
         rc = MP_EXIT_USAGE;

@@ -143,6 +143,7 @@ static int render_run(const char *dir, int fmt, int objective, const double *pct
                       bool nowrite)
 {
     struct mp_report rep;
+    mp_cli_end_dead_run_procs(dir); /* an escaped daemon outlives a kill -9 (#30) */
     int ec = load_run(dir, objective, &rep, NULL);
     if (ec)
         return ec;

@@ -131,6 +131,9 @@ static int set_resume(struct mp_opts *o, const char *opt, const char *arg)
 static int set_engine_version(struct mp_opts *o, const char *opt, const char *arg)
 {
     struct mp_kn_ver v;
+    char why[512];
+    if (mp_kn_version_is_ngc_tag(mp_knowledge_builtin(), arg, why, sizeof(why)))
+        return mp_error("%s: %s", opt, why);
     if (mp_kn_ver_parse(arg, &v) < 0)
         return mp_error("%s: '%s' is not a version (e.g. 0.15.1)", opt, arg);
     free(o->engine_version);
@@ -275,7 +278,7 @@ const struct mp_optdef mp_optdefs[] = {
      "do not rerun crashes with CUDA_LAUNCH_BLOCKING=1"},
     {"no-quality", NULL, Q | D | M | BI, G_OPTS, MP_OPT_FLAG, OFF(no_quality), 0, 0, NULL,
      "skip the greedy output check after the load phases"},
-    {"agreement", "N", Q | M, G_OPTS, MP_OPT_INT, OFF(agreement_n), 0, 16, NULL,
+    {"agreement", "N", Q | M | BI, G_OPTS, MP_OPT_INT, OFF(agreement_n), 0, 16, NULL,
      "reference passages each serving candidate scores by\n"
      "teacher-forced logprobs, to compare the candidates\n"
      "(16, all of them; also up to 4 greedy continuations;\n"
@@ -283,10 +286,10 @@ const struct mp_optdef mp_optdefs[] = {
     {"reference", "NAME", Q, G_OPTS, MP_OPT_STR, OFF(reference), 0, 0, NULL,
      "compare logprobs with this candidate instead of the\n"
      "consensus of all"},
-    {"accuracy", "N", Q | M, G_OPTS, MP_OPT_FN, 0, 0, 0, set_accuracy,
+    {"accuracy", "N", Q | M | BI, G_OPTS, MP_OPT_FN, 0, 0, 0, set_accuracy,
      "task problems each serving candidate answers (64;\n"
      "0 = no task gate)"},
-    {"accuracy-file", "FILE", Q | M, G_OPTS, MP_OPT_STR, OFF(accuracy_file), 0, 0, NULL,
+    {"accuracy-file", "FILE", Q | M | BI, G_OPTS, MP_OPT_STR, OFF(accuracy_file), 0, 0, NULL,
      "your own problems instead: gsm8k JSON lines\n"
      "({\"question\": ..., \"answer\": \"... #### NUMBER\"})"},
     {"no-dedupe", NULL, Q, G_OPTS, MP_OPT_FLAG, OFF(no_dedupe), 0, 0, NULL,
@@ -397,11 +400,12 @@ const struct mp_optrefusal mp_optrefusals[] = {
     {"no-dedupe", D | R | M | S, "only qualify shares the result of one configuration between "
                                  "candidates (resolve starts every candidate anyway)"},
     {"no-quality", S, "there is no output check in a soak"},
-    {"agreement", D | R | S | BI, "only qualify and minimize compare the candidates' logprobs"},
-    {"accuracy", D | R | S | BI, "only qualify and minimize run the task gate"},
-    {"accuracy-file", D | R | S | BI, "only qualify and minimize run the task gate"},
+    {"agreement", D | R | S, "only qualify, minimize and bisect compare logprobs"},
+    {"accuracy", D | R | S, "only qualify, minimize and bisect run the task gate"},
+    {"accuracy-file", D | R | S, "only qualify, minimize and bisect run the task gate"},
     {"reference", D | R | M | S | BI, "only qualify compares candidates with a reference "
-                                      "(minimize compares with --to)"},
+                                      "(minimize compares with --to, bisect with the good "
+                                      "build)"},
     {"no-diagnose", S, "a soak does not rerun a failure with CUDA_LAUNCH_BLOCKING=1 (use "
                        "'moeprobe diagnose' on the candidate)"},
     {"diagnose-max-requests", S | R, "there is no CUDA_LAUNCH_BLOCKING=1 run here"},

@@ -130,6 +130,12 @@ struct mp_store;
  * moeprobe holds is left to the store's "in use" refusal. 0, or
  * MP_EXIT_USAGE (message printed). */
 int mp_cli_run_dir_check(const char *cmd, const char *dir, bool resume);
+/* Any moeprobe on a run directory (`report`) ends what a dead run left:
+ * when no live moeprobe holds DIR/lock (nor a task's, DIR/tasks/X/lock),
+ * every engine process its store recorded that is still alive - pid, start
+ * time and boot id must match (run/runner.h mp_run_end_seen_procs) - is
+ * killed, with a warning saying how many. Returns that number. */
+int mp_cli_end_dead_run_procs(const char *dir);
 /* Parse a --percentiles LIST ("50,90,99.9"): at most MP_REPORT_MAX_PCT
  * distinct numbers in (0, 100] with at most 3 decimals, comma-separated,
  * into out in the order given (*n = count). 0, or -1 with the usage error

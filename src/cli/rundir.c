@@ -12,9 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include "buf.h"
 #include "err.h"
 #include "report/report.h"
+#include "run/runner.h"
 #include "store/store.h"
 #include "xalloc.h"
 
@@ -170,4 +173,50 @@ int mp_cli_run_dir_check(const char *cmd, const char *dir, bool resume)
     buf_release(&d);
     buf_release(&hint);
     return MP_EXIT_USAGE;
+}
+
+/* One run directory: while its lock is ours (a live run holds it: its own
+ * teardown ends its processes), every engine process its store recorded
+ * that is still alive. Returns the number signalled. */
+static int end_dead_one(const char *dir)
+{
+    char *lp = xasprintf("%s/lock", dir);
+    int fd = open(lp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    free(lp);
+    if (fd < 0)
+        return 0;
+    int killed = 0;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        struct mp_store *st = NULL;
+        struct mp_diag d = MP_DIAG_INIT;
+        if (mp_store_open(dir, MP_STORE_READONLY, &st, &d) == 0) {
+            int k = mp_run_end_seen_procs(st);
+            killed = k > 0 ? k : 0;
+            mp_store_close(st);
+        }
+    }
+    close(fd); /* releases the lock */
+    return killed;
+}
+
+int mp_cli_end_dead_run_procs(const char *dir)
+{
+    int killed = end_dead_one(dir);
+    char *tasks = xasprintf("%s/tasks", dir); /* a --gpus run: each task's own store */
+    DIR *d = opendir(tasks);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *td = xasprintf("%s/%s", tasks, e->d_name);
+        killed += end_dead_one(td);
+        free(td);
+    }
+    if (d)
+        closedir(d);
+    free(tasks);
+    if (killed)
+        mp_warn("ended %d engine process%s that a dead run left running (recorded in its store: "
+                "pid, start time and boot id matched)",
+                killed, killed == 1 ? "" : "es");
+    return killed;
 }

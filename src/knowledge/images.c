@@ -55,13 +55,35 @@ static void split_ref(const char *image, const char **repo, size_t *repolen, con
     *taglen = colon ? n - *repolen - 1 : 0;
 }
 
-static bool repo_has(const char *repo, size_t n, const char *word)
+/* The last two path components of the repository ("vllm/vllm-openai" in
+ * "docker.io/vllm/vllm-openai"): owner and name, NUL-terminated copies. */
+static void owner_name(const char *repo, size_t n, char *owner, char *name, size_t cap)
 {
-    size_t w = strlen(word);
-    for (size_t i = 0; i + w <= n; i++)
-        if (!strncmp(repo + i, word, w))
-            return true;
-    return false;
+    size_t end = n, slash = n;
+    while (slash > 0 && repo[slash - 1] != '/')
+        slash--;
+    snprintf(name, cap, "%.*s", (int)(end - slash), repo + slash);
+    owner[0] = 0;
+    if (slash == 0)
+        return;
+    size_t oend = slash - 1, o = oend;
+    while (o > 0 && repo[o - 1] != '/')
+        o--;
+    snprintf(owner, cap, "%.*s", (int)(oend - o), repo + o);
+}
+
+/* Only vLLM's own images name the vLLM version in the tag (vllm/vllm-openai,
+ * vllm/vllm-openai-rocm, ...); another project's image with "vllm" in its
+ * name (lmcache/vllm-openai:v0.3.9) tags its own version. */
+static bool upstream_repo(const char *owner, const char *name)
+{
+    return !strcmp(owner, "vllm") && !strncmp(name, "vllm-openai", 11);
+}
+
+/* NVIDIA's vLLM container (nvcr.io/nvidia/vllm, or a mirror of it). */
+static bool ngc_repo(const char *owner, const char *name)
+{
+    return !strcmp(owner, "nvidia") && !strcmp(name, "vllm");
 }
 
 /* "v0.17.0-cu130" -> "0.17.0": digits and dots after an optional 'v', at
@@ -93,11 +115,20 @@ enum mp_kn_image_kind mp_kn_image_version(const struct mp_knowledge *k, const ch
     const char *repo, *tag;
     size_t rn, tn;
     split_ref(image, &repo, &rn, &tag, &tn);
-    if (!tn || !repo_has(repo, rn, "vllm"))
+    char owner[128], name[128];
+    owner_name(repo, rn, owner, name, sizeof(owner));
+    bool ngc = ngc_repo(owner, name), upstream = upstream_repo(owner, name);
+    if (!tn || (!ngc && !upstream)) {
+        /* another image: a tag is never read as a vLLM version */
+        out->kind = tn && strstr(name, "vllm") ? MP_KN_IMAGE_OTHER : MP_KN_IMAGE_NONE;
+        if (out->kind == MP_KN_IMAGE_OTHER)
+            snprintf(out->tag, sizeof(out->tag), "%.*s", (int)tn, tag);
         return out->kind;
+    }
     snprintf(out->tag, sizeof(out->tag), "%.*s", (int)tn, tag);
-    if (ngc_style(tag, tn)) {
-        /* YY.MM is NVIDIA's release, not a vLLM version */
+    if (ngc) {
+        /* YY.MM is NVIDIA's release, not a vLLM version; any other tag of
+         * NVIDIA's image is not one either */
         const char *v = mp_kn_ngc_vllm(k, out->tag, &out->source);
         out->kind = v ? MP_KN_IMAGE_NGC : MP_KN_IMAGE_NGC_UNKNOWN;
         if (v)
@@ -109,4 +140,25 @@ enum mp_kn_image_kind mp_kn_image_version(const struct mp_knowledge *k, const ch
     else
         out->tag[0] = 0;
     return out->kind;
+}
+
+bool mp_kn_version_is_ngc_tag(const struct mp_knowledge *k, const char *version, char *why,
+                              size_t n)
+{
+    const char *v = version[0] == 'v' || version[0] == 'V' ? version + 1 : version;
+    if (!ngc_style(v, strlen(v)) || (v[0] - '0') * 10 + (v[1] - '0') < 23)
+        return false;
+    const char *source = NULL, *ships = mp_kn_ngc_vllm(k, v, &source);
+    if (ships)
+        snprintf(why, n,
+                 "'%s' is an NGC container release (nvcr.io/nvidia/vllm:%.5s-py3), not a vLLM "
+                 "version: it ships vLLM %s (%s); pass %s",
+                 version, v, ships, source, ships);
+    else
+        snprintf(why, n,
+                 "'%s' looks like an NGC container release (nvcr.io/nvidia/vllm:%.5s-py3), not a "
+                 "vLLM version, and moeprobe does not know which vLLM it ships; pass the version "
+                 "`vllm --version` prints inside the container",
+                 version, v);
+    return true;
 }

@@ -36,6 +36,13 @@ int mp_kn_ver_parse(const char *s, struct mp_kn_ver *out)
             break;
         s++;
     }
+    /* "0.1.dev19908+g728d3ad09": setuptools-scm's fallback for a build from
+     * a checkout without release tags (a nightly image, a shallow clone),
+     * not vLLM 0.1: no version at all */
+    if (out->v[0] == 0 && out->v[1] <= 1 && !strncmp(s, "dev", 3)) {
+        memset(out, 0, sizeof(*out));
+        return MP_EPARSE;
+    }
     return 0;
 }
 

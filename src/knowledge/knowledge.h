@@ -28,7 +28,9 @@ struct mp_kn_ver {
     int v[3];
 };
 /* Parse "v0.19.2rc1" / "0.17" (missing parts 0). Returns 0, or MP_EPARSE
- * when s does not start with digits (after an optional 'v'). */
+ * when s does not start with digits (after an optional 'v') or is
+ * setuptools-scm's "0.1.devN+gSHA" (or 0.0.devN: a build from a checkout
+ * without tags, such as a nightly image: its release is unknown, never 0.1). */
 int mp_kn_ver_parse(const char *s, struct mp_kn_ver *out);
 int mp_kn_ver_cmp(const struct mp_kn_ver *a, const struct mp_kn_ver *b);
 
@@ -302,26 +304,36 @@ enum mp_kn_image_kind {
     MP_KN_IMAGE_UPSTREAM,   /* vllm/vllm-openai:v0.17.0[-cu130]: the tag is the version */
     MP_KN_IMAGE_NGC,        /* nvcr.io/nvidia/vllm:26.03-py3: a release in the knowledge */
     MP_KN_IMAGE_NGC_UNKNOWN,/* an NGC vLLM tag the knowledge does not list: version unknown */
+    MP_KN_IMAGE_OTHER,      /* another project's image with "vllm" in its name
+                               (lmcache/vllm-openai:v0.3.9): its tag is not a vLLM version */
 };
 
 struct mp_kn_image_version {
     enum mp_kn_image_kind kind;
     char version[32]; /* the vLLM version ("0.17.1"), "" unless UPSTREAM or NGC */
     char tag[48];     /* the image tag ("26.03-py3", "v0.17.0-cu130"), "" for NONE */
+                      /* (and for an UPSTREAM image whose tag names no version) */
     const char *source; /* NGC: the release-notes URL (owned by k); else NULL */
 };
 
 /* Which vLLM the container image reference `image` (registry/name:tag, with
- * or without a registry, digest ignored) runs. Upstream vLLM images
- * (".../vllm-openai:vX.Y.Z...", ".../vllm:vX.Y.Z") name it in the tag; NGC
- * images (nvcr.io/nvidia/vllm:YY.MM[-py3]) are looked up in the knowledge's
- * `ngc_images` (NVIDIA's release notes), never guessed from the tag. Pure;
- * always fills *out and returns out->kind. */
+ * or without a registry, digest ignored) runs. vLLM's own images
+ * (".../vllm/vllm-openai*:vX.Y.Z...") name it in the tag; NVIDIA's
+ * (".../nvidia/vllm:YY.MM[-py3]") are looked up in the knowledge's
+ * `ngc_images` (NVIDIA's release notes), never guessed from the tag; any
+ * other image's tag is never read as a vLLM version. Pure; always fills *out
+ * and returns out->kind. */
 enum mp_kn_image_kind mp_kn_image_version(const struct mp_knowledge *k, const char *image,
                                           struct mp_kn_image_version *out);
 /* The vLLM version an NGC release ships ("26.03" or "26.03-py3"), with its
  * source (both owned by k); NULL when the knowledge does not list it. */
 const char *mp_kn_ngc_vllm(const struct mp_knowledge *k, const char *ngc_tag,
                            const char **source);
+/* Is `version` (a user's --engine-version) an NGC release tag ("25.10",
+ * "26.03-py3": YY.MM with YY >= 23) rather than a vLLM version? Then fills
+ * why (one sentence: the vLLM the release ships when the knowledge knows it,
+ * else how to find it) and returns true. Pure. */
+bool mp_kn_version_is_ngc_tag(const struct mp_knowledge *k, const char *version, char *why,
+                              size_t n);
 
 #endif

@@ -200,6 +200,9 @@ struct att {
     size_t procs_known;        /* mp_proc_watch's count so far */
     int64_t procs_at;          /* last look, 0 = none */
     bool procs_ready;          /* looked once the engine was ready */
+    pid_t tree_pids[128];      /* the first processes of its tree seen (for the kernel
+                                * log's Xid lines, which name the faulting pid) */
+    size_t ntree_pids;
     char *local_err;           /* moeprobe's own resources ran out (MP_LG_LOCAL), or NULL */
 };
 

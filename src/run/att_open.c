@@ -328,6 +328,7 @@ static void collect_gpu_fault(struct att *a)
         .dir = a->o->dir, .leader = a->proc ? mp_proc_pid(a->proc) : 0, .t_spawn_ns = a->t_spawn,
         .t_end_ns = mp_now_ns(), .ev = ev, .nev = MP_MIN(n, MP_ARRAY_SIZE(ev)), .nvml_why = why,
         .keep = a->o->keep_coredumps, .run_dir = a->o->run_dir, .coredump_words = a->crash.words,
+        .pids = a->tree_pids, .npids = a->ntree_pids,
     };
     mp_crash_collect(&in, a->r);
 }

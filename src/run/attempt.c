@@ -254,6 +254,8 @@ static void ready(struct att *a)
     mp_att_note(a, "ready in %.1f s", a->r->ready_s);
     mp_att_copy_resolved(a);
     att_check_delivery(a);
+    if (!mp_att_watch_procs(a)) /* its processes now, before the load (a fault names one) */
+        mp_att_io_error(a);
     a->t_work = mp_now_ns();
     next_work(a);
 }

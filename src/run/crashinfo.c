@@ -28,7 +28,7 @@
 #define GEN_FLAGS                                                                                  \
     "skip_nonrelocated_elf_images,skip_global_memory,skip_shared_memory,skip_local_memory,"      \
     "skip_constbank_memory,skip_abort"
-#define MAX_PIDS 64
+#define MAX_PIDS 256 /* the leader, up to 128 of its tree, tags, dumps */
 #define WINDOW_AFTER_US 1000000LL /* a kernel-log line may come this late */
 
 /* ---------------- launch ---------------- */
@@ -243,7 +243,7 @@ void mp_crash_env_unlist(const struct mp_crash_env *e, struct mp_strv *env_knobs
 
 struct scan {
     struct mp_coredump cd;
-    long pids[MAX_PIDS]; /* the engine's processes: the leader, process tags, dumps */
+    long pids[MAX_PIDS]; /* the engine's processes: the leader, its tree, process tags, dumps */
     size_t npids;
     long lineno;
 };
@@ -537,6 +537,8 @@ void mp_crash_collect(const struct mp_crash_collect_in *in, struct mp_attempt_re
         struct scan *s = xcalloc(1, sizeof(*s));
         mp_coredump_init(&s->cd);
         add_pid(s, in->leader);
+        for (size_t i = 0; i < in->npids; i++)
+            add_pid(s, in->pids[i]);
         scan_log(in->dir, s);
         add_kernels(in, s, r);
         crash_from_dump(r);

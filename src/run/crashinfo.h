@@ -24,7 +24,8 @@
  *     were in (cuda-gdb on the dump).
  *  3. at the end, mp_crash_collect: the core-dump lines of server.log, the
  *     Xids of NVML events (observe/telemetry.h) and of the kernel log
- *     (proc/kmsg.h) within the attempt's window and of its processes, into
+ *     (proc/kmsg.h) within the attempt's window and of its processes (the
+ *     leader, the processes of its tree seen, the pids its log names), into
  *     r->fault; a crash whose traceback the dump replaced gets its class and
  *     message from the dump. Dump files are deleted unless kept.
  * Loop-thread only. */
@@ -75,6 +76,9 @@ int mp_crash_container_path(char *const *cmd, size_t ncmd, const char *host_dir,
 struct mp_crash_collect_in {
     const char *dir;
     pid_t leader;                 /* the engine's first process, 0 = none (attached) */
+    const pid_t *pids;            /* the other processes of its tree moeprobe saw (an engine
+                                   * whose log does not tag its processes with their pids) */
+    size_t npids;
     int64_t t_spawn_ns, t_end_ns; /* the attempt's window (mp_now_ns) */
     const struct mp_gpu_xid_event *ev; /* NVML Xid events (observe/telemetry.h) */
     size_t nev;

@@ -44,6 +44,8 @@ bool mp_att_watch_procs(struct att *a)
     a->procs_ready = a->procs_ready || a->ready;
     struct seen s = {NULL, 0, 0};
     a->procs_known = mp_proc_watch(a->proc, a->procs_known, on_seen, &s);
+    for (size_t i = 0; i < s.n && a->ntree_pids < MP_ARRAY_SIZE(a->tree_pids); i++)
+        a->tree_pids[a->ntree_pids++] = s.v[i].pid;
     bool ok = !s.n || mp_store_add_engine_procs(a->o->store, a->o->store_attempt, s.v, s.n) == 0;
     free(s.v);
     return ok;

@@ -34,7 +34,7 @@ int mp_bisect_parse_by(const char *s, struct mp_bisect_cfg *cfg, char *why, size
  * diagnosis refines a failure (crashed -> async-race / kernel-fault) without
  * changing its class. "serves" (stable), "fails-under-load" (async-race,
  * kernel-fault, crashed, hang, server-error), "fails-to-start"
- * (startup-failure), "wrong-output" (garbage-output), "not-delivered";
+ * (startup-failure), "wrong-output" (garbage-output, wrong-output), "not-delivered";
  * NULL for MP_V_NONE. */
 const char *mp_bisect_verdict_class(enum mp_verdict v);
 

@@ -69,8 +69,31 @@ void mp_correct_gate(const size_t *n, const size_t *right, size_t count, struct 
     }
 }
 
-/* The task gate over the report's scored candidates. */
-static void gate(const struct mp_report *rep, const struct mp_score *const *sc,
+void mp_correct_gate_bar(const size_t *n, const size_t *right, size_t count, long bar,
+                         struct mp_accuracy *acc)
+{
+    for (size_t i = 0; i < count; i++) {
+        if ((long)i == bar || !n[i])
+            continue;
+        size_t pn[2] = {n[bar], n[i]}, pr[2] = {right[bar], right[i]};
+        struct mp_accuracy pa[2];
+        memset(pa, 0, sizeof(pa));
+        mp_correct_gate(pn, pr, 2, pa);
+        acc[i] = pa[1];
+        acc[i].best = pa[1].best == 0 ? bar : (long)i;
+    }
+    struct mp_accuracy *b = &acc[bar];
+    b->result = MP_ACC_PASS;
+    b->n = n[bar];
+    b->right = right[bar];
+    mp_stats_wilson95(right[bar], n[bar], &b->low, &b->high);
+    b->best = bar;
+    b->z = 0;
+}
+
+/* The task gate over the report's scored candidates; bar >= 0: each is
+ * compared with that candidate instead of the best. */
+static void gate(const struct mp_report *rep, const struct mp_score *const *sc, long bar,
                  struct mp_correct *out)
 {
     size_t *n = xcalloc(rep->n + 1, sizeof(*n)), *right = xcalloc(rep->n + 1, sizeof(*right));
@@ -78,7 +101,10 @@ static void gate(const struct mp_report *rep, const struct mp_score *const *sc,
     for (size_t i = 0; i < rep->n; i++)
         if (sc[i] && sc[i]->task == MP_SC_OK)
             mp_score_task_counts(sc[i], &n[i], &right[i]);
-    mp_correct_gate(n, right, rep->n, acc);
+    if (bar >= 0 && n[bar])
+        mp_correct_gate_bar(n, right, rep->n, bar, acc);
+    else
+        mp_correct_gate(n, right, rep->n, acc);
     for (size_t i = 0; i < rep->n; i++) {
         struct mp_accuracy *a = &out->c[i].acc;
         *a = acc[i];
@@ -186,7 +212,11 @@ void mp_correct_compute(struct mp_report *rep)
                                   "are compared with their consensus instead",
                                   refname);
     mp_agree_run(in, rep->n, ref >= 0 && sc[ref] ? ref : -1, &rep->cor);
-    gate(rep, sc, &rep->cor);
+    /* a bisection compares every build with the good one, the reference:
+     * the best of the builds is no bar (the good build would fail against
+     * a luckier one) */
+    bool bisect = rep->subcommand && !strcmp(rep->subcommand, "bisect");
+    gate(rep, sc, bisect && ref >= 0 && sc[ref] ? ref : -1, &rep->cor);
     for (size_t i = 0; i < rep->n; i++)
         if (rep->cor.c[i].measured)
             rep->cor.c[i].cls = class_of(&rep->cor.c[i]);
@@ -310,6 +340,42 @@ enum mp_verdict mp_verdict_correctness(enum mp_verdict v, const char *why,
     }
     *why_out = buf_detach(&b, NULL);
     return MP_V_WRONG_OUTPUT;
+}
+
+static long index_of(const struct mp_report *rep, const char *name)
+{
+    for (size_t i = 0; name && i < rep->n; i++)
+        if (!strcmp(rep->c[i].cand.name, name))
+            return (long)i;
+    return -1;
+}
+
+char *mp_correct_caveat(const struct mp_report *rep, size_t i)
+{
+    if (rep->cor.n != rep->n || i >= rep->n || !rep->cor.c[i].measured)
+        return NULL;
+    const struct mp_correctness *k = &rep->cor.c[i];
+    const struct mp_agreement *ag = &k->ag;
+    struct buf b = BUF_INIT;
+    if (ag->result == MP_AG_DISAGREE_PAIR) {
+        long o = index_of(rep, ag->reference);
+        if (o >= 0 && rep->c[o].verdict == MP_V_WRONG_OUTPUT)
+            return NULL; /* the task gate told which one */
+        buf_printf(&b, "correctness not established: its logprobs disagree with '%s' and the "
+                       "task gate did not tell which one is wrong",
+                   or_empty(ag->reference));
+    } else if (ag->result == MP_AG_NO_CONSENSUS) {
+        buf_printf(&b, "correctness not established: no majority of the %zu configurations "
+                       "agrees on the logprobs",
+                   rep->cor.votes);
+    } else if (ag->result == MP_AG_NOT_MEASURED) {
+        buf_printf(&b, "correctness not established: %s", ag->note ? ag->note : "not compared");
+    } else {
+        return NULL;
+    }
+    if (k->acc.result != MP_ACC_NOT_RUN)
+        buf_printf(&b, " (%zu/%zu task answers right)", k->acc.right, k->acc.n);
+    return buf_detach(&b, NULL);
 }
 
 char *mp_correct_against(const struct mp_score *ref, const char *ref_name,

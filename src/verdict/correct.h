@@ -28,6 +28,13 @@ void mp_correct_compute(struct mp_report *rep);
 /* The task gate over count candidates' answered / right counts (n[i] = 0:
  * not run): acc[i].result, n, right, low, high, z and best. */
 void mp_correct_gate(const size_t *n, const size_t *right, size_t count, struct mp_accuracy *acc);
+/* The same against one bar (n[bar] > 0) instead of the best: the bar
+ * passes, each other fails only when the test puts it below the bar at
+ * 95 % (a better one passes). mp_correct_compute uses it in a bisect run
+ * (rep->subcommand "bisect") with the reference, the good build: against
+ * the best of the builds the good one would fail next to a luckier build. */
+void mp_correct_gate_bar(const size_t *n, const size_t *right, size_t count, long bar,
+                         struct mp_accuracy *acc);
 
 /* Step 2b of mp_verdict_finalize: a stable candidate with a correctness
  * class becomes wrong-output, *why_out saying what diverged and how much;
@@ -38,6 +45,14 @@ void mp_correct_gate(const size_t *n, const size_t *right, size_t count, struct 
 enum mp_verdict mp_verdict_correctness(enum mp_verdict v, const char *why,
                                        const struct mp_correctness *k, const struct mp_report *rep,
                                        char **why_out);
+
+/* For the recommendation of candidate i (stable, scored): why its
+ * correctness is not established, in words ("correctness not established:
+ * its logprobs disagree with 'b' and the task gate did not tell which one
+ * is wrong"), or NULL when it agrees with the others, when a disagreeing
+ * partner failed the task gate, or when it was not scored (the report's
+ * correctness section says why). Caller frees. */
+char *mp_correct_caveat(const struct mp_report *rep, size_t i);
 
 /* minimize: does test's scoring agree with the --to set's (ref)? NULL when
  * it does (or there is nothing to compare), else why not (caller frees). */

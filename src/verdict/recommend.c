@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "hist.h"
+#include "verdict/correct.h"
 #include "verdict/stats.h"
 #include "xalloc.h"
 
@@ -168,6 +169,10 @@ static char *why_of(const struct mp_report *rep, const struct mp_cand_report *c)
                    "failure rate %.3f)",
                p->res.moe_backend ? p->res.moe_backend : "(not logged)", p->req_ok,
                mp_stats_failure_upper95(p->req_ok));
+    char *caveat = mp_correct_caveat(rep, (size_t)(c - rep->c));
+    if (caveat)
+        buf_printf(&w, "; %s", caveat);
+    free(caveat);
     return buf_detach(&w, NULL);
 }
 

@@ -7,7 +7,7 @@
 #     bad s4, no confidence stated (a rate, not a failure probability).
 . "$(dirname "$0")/q_lib.sh"
 WB="$W/bisect"
-FAST=(--quiet --seq 3 --conc 2:4 --max-tokens 16 --no-diagnose)
+FAST=(--quiet --seq 3 --conc 2:4 --max-tokens 16 --no-diagnose --agreement 0 --accuracy 0)
 bisect() {
     local name=$1 kind=$2; shift 2
     B_DIR="$Q_TMP/$name"
@@ -29,7 +29,7 @@ check "$B_DIR/report.json" 'r["first_bad"] == "r3" and r["last_good"] == "r2" an
 # (8-token requests at 100 tok/s against 20: decode time outweighs a loaded
 # machine's per-request overhead, so a healthy build stays well above 0.5x)
 bisect slow slow --good s1 --bad s5 --build s1 --build s2 --build s3 --build s4 --build s5 \
-    --by throughput:50 --quiet --seq 2 --conc 2:2 --max-tokens 8 --no-diagnose --no-quality
+    --by throughput:50 --quiet --seq 2 --conc 2:2 --max-tokens 8 --no-diagnose --no-quality --agreement 0 --accuracy 0
 [ $B_RC -eq 0 ] || { cat "$Q_TMP/slow.err"; fail "slow: exit $B_RC"; }
 check "$B_DIR/report.json" 'r["first_bad"] == "s4" and r["last_good"] == "s3"' \
     'r["by"] == "throughput" and r["slowdown_pct"] == 50 and r["confidence"] is None' \

@@ -31,7 +31,7 @@ for t in "${TAGS[@]}"; do
 done
 
 "$MOEPROBE" bisect --out "$Q_TMP/pm" --good p1 --bad p3 --build p1 --build p2 --build p3 \
-    --quiet --no-diagnose --seq 2 --conc 2:2 --max-tokens 8 \
+    --quiet --no-diagnose --agreement 0 --accuracy 0 --seq 2 --conc 2:2 --max-tokens 8 \
     -- podman run --rm --network host 'moeprobe-bisect:{build}' /refengine --world '/worlds/{build}.ini' \
     --port '{port}' >/dev/null 2>"$Q_TMP/pm.err"
 rc=$?

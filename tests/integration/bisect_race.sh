@@ -10,7 +10,7 @@ WB="$W/bisect"
 
 # 1. the race
 "$MOEPROBE" bisect --out "$Q_TMP/race" --good c1 --bad c6 --build c1 --build c2 --build c3 \
-    --build c4 --build c5 --build c6 --probe-requests 40 --quiet --seq 3 --conc 2:4 --max-tokens 16 \
+    --build c4 --build c5 --build c6 --probe-requests 40 --quiet --agreement 0 --accuracy 0 --seq 3 --conc 2:4 --max-tokens 16 \
     -- "$REFENGINE" --world "$WB/race-{build}.ini" --port '{port}' >/dev/null 2>"$Q_TMP/race.err"
 rc=$?
 [ $rc -eq 0 ] || { cat "$Q_TMP/race.err"; fail "race: exit $rc"; }

@@ -11,7 +11,7 @@
 #  5. usage errors: no {build}, good not in the list, a bad --by (exit 2).
 . "$(dirname "$0")/q_lib.sh"
 WB="$W/bisect"
-FAST=(--quiet --seq 3 --conc 2:4 --max-tokens 16 --no-diagnose)
+FAST=(--quiet --seq 3 --conc 2:4 --max-tokens 16 --no-diagnose --agreement 0 --accuracy 0)
 # bisect NAME KIND ARGS...: a bisection in $Q_TMP/NAME over WB/KIND-{build}.ini
 bisect() {
     local name=$1 kind=$2; shift 2
@@ -67,7 +67,7 @@ mkdir -p "$Q_TMP/escw"
 ESC_B=$'b\e[31m'
 cp "$WB/verdict-v1.ini" "$Q_TMP/escw/g.ini"
 cp "$WB/verdict-v5.ini" "$Q_TMP/escw/$ESC_B.ini"
-"$MOEPROBE" bisect --out "$Q_TMP/esc" --good g --bad "$ESC_B" --seq 3 --conc 2:4 --max-tokens 16 --no-diagnose \
+"$MOEPROBE" bisect --out "$Q_TMP/esc" --good g --bad "$ESC_B" --seq 3 --conc 2:4 --max-tokens 16 --no-diagnose --agreement 0 --accuracy 0 \
     -- "$REFENGINE" --world "$Q_TMP/escw/{build}.ini" --port '{port}' >/dev/null 2>"$Q_TMP/esc.err"
 rc=$?
 [ $rc -eq 0 ] || { cat "$Q_TMP/esc.err"; fail "escaped build name: exit $rc"; }

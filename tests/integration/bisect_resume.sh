@@ -16,7 +16,7 @@ grep -q '^load_seconds = 1' "$Q_TMP/w/verdict-v3.ini" || fail "world: no load_se
 R="$Q_TMP/resume"
 CMD=("$REFENGINE" --world "$Q_TMP/w/verdict-{build}.ini" --port '{port}')
 "$MOEPROBE" bisect --out "$R" --good v1 --bad v5 --build v1 --build v2 --build v3 --build v4 --build v5 \
-    --quiet --no-diagnose --seq 2 --conc 2:2 --max-tokens 8 -- "${CMD[@]}" >"$Q_TMP/r1.out" 2>"$Q_TMP/r1.err" &
+    --quiet --no-diagnose --agreement 0 --accuracy 0 --seq 2 --conc 2:2 --max-tokens 8 -- "${CMD[@]}" >"$Q_TMP/r1.out" 2>"$Q_TMP/r1.err" &
 mp=$!
 # the third probe (v3, the middle) has started once its server.log has a line
 for _ in $(seq 600); do

@@ -47,5 +47,17 @@ check "$Q_DIR/report.json" \
     'c["faulty"]["attempts"][0]["gpu_fault"]["xid"] == []' \
     || fail "unread: what was not read"
 grep -q 'kernel log not readable' "$Q_DIR/report.md" || fail "report.md does not say the kernel log was unreadable"
+# an engine whose log does not tag its processes (vLLM 0.10.0) and no dump:
+# the Xid 31 names its EngineCore child, known from the process tree only
+: >"$K"
+REFENGINE_FAKE_KMSG="$K" MOEPROBE_KMSG="$K" MOEPROBE_NVML_LIB="$FAKE" FAKE_NVML_EVENTS=unsupported \
+    qualify untagged "$W/crash-untagged.ini" "${Q_FAST[@]}" --no-quality --no-diagnose --no-coredump \
+    --candidate 'auto:'
+[ "$Q_RC" -eq 1 ] || { cat "$Q_TMP/untagged.stderr"; fail "untagged: exit $Q_RC"; }
+grep -q 'pid=' "$Q_DIR/attempts/auto-1/server.log" && fail "untagged: the world's log tags its processes"
+check "$Q_DIR/report.json" \
+    'any(x["xid"] == 31 and x["source"] == "kmsg" and x["pid"] > 0 for x in c["auto"]["attempts"][0]["gpu_fault"]["xid"])' \
+    'c["auto"]["attempts"][0]["gpu_fault"]["other_xids"] == 0' \
+    || fail "untagged: the engine child's Xid 31 was not counted as the engine's"
 assert_no_leftovers
 echo ok

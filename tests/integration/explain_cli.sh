@@ -53,6 +53,14 @@ out=$(run explain -- docker run nvcr.io/nvidia/vllm:26.07-py3 vllm serve M) || f
 echo "$out" | grep -q "^engine version: unknown: NGC image nvcr.io/nvidia/vllm:26.07-py3 .*pass --engine-version" \
     || fail "unknown NGC: $out"
 case "$out" in *"vLLM 26.07"*) fail "unknown NGC tag guessed";; esac
+# --engine-version 25.10 is NGC's release 25.10, never vLLM 25.10 (exit 2 with the mapping)
+err=$(run explain --engine-version 25.10 -- vllm serve m 2>&1 >/dev/null); [ $? -eq 2 ] || fail "--engine-version 25.10: want 2"
+echo "$err" | grep -q "NGC container release.*ships vLLM 0.10.2" || fail "--engine-version 25.10: $err"
+err=$("$MOEPROBE" qualify --engine-version 26.03-py3 --dry-run -- vllm serve m 2>&1 >/dev/null); [ $? -eq 2 ] || fail "qualify --engine-version 26.03-py3: want 2"
+echo "$err" | grep -q "ships vLLM 0.17.1" || fail "qualify --engine-version 26.03-py3: $err"
+# another project's image tags its own version: never read as vLLM's
+out=$(run explain -- docker run lmcache/vllm-openai:v0.3.9 vllm serve M) || fail "lmcache exit $?"
+echo "$out" | grep -q "^engine version: unknown: image lmcache/vllm-openai:v0.3.9 is not vLLM's own" || fail "lmcache: $out"
 
 run explain --engine-version nonsense -- vllm serve m 2>/dev/null; [ $? -eq 2 ] || fail "bad version: want 2"
 run explain 2>/dev/null; [ $? -eq 2 ] || fail "no command: want 2"

@@ -4,7 +4,12 @@
 # resolved backends (same destination, different road), unknown variables
 # and start-up failures seen before the selection lines.
 . "$(dirname "$0")/q_lib.sh"
-WR="$ROOT/tests/worlds/dedupe.ini"
+# dedupe.ini with the weights taking 3 s instead of 0.4 s after the selection
+# lines: "stopped before ready" must not depend on how loaded the machine is
+# (a stop at the selection lines costs none of it)
+WR="$Q_TMP/dedupe-slow.ini"
+sed 's/^load_seconds = .*/load_seconds = 3/' "$ROOT/tests/worlds/dedupe.ini" >"$WR"
+grep -q '^load_seconds = 3$' "$WR" || fail "the world copy has no load_seconds line"
 Q_DIR="$Q_TMP/rs"
 t0=$(date +%s.%N)
 "$MOEPROBE" resolve --out "$Q_DIR" --candidate 'auto:' --candidate 'fc: --moe-backend flashinfer_cutlass' \

@@ -4,7 +4,8 @@
 # no run marker -, outside the engine's group, SIGTERM ignored) survives a
 # kill -9 of moeprobe; moeprobe recorded it in the store when it saw it
 # (pid + start time), so --resume ends it. A recorded pid whose start time
-# does not match (a recycled pid) is never touched.
+# does not match (a recycled pid) is never touched. `moeprobe report` of the
+# dead run ends such a daemon too.
 . "$(dirname "$0")/q_lib.sh"
 H="$ROOT/tests/integration/hostile_engine.py"
 PIDFILE="$Q_TMP/daemon.pid"
@@ -90,5 +91,24 @@ rc=$?
 daemon_alive "$D1" && { cat "$Q_TMP/g2.err"; fail "--gpus: the first run's daemon $D1 survived the resume"; }
 D2=$(cat "$PIDFILE")
 daemon_alive "$D2" && fail "--gpus: the resumed task's own daemon $D2 survived its teardown"
+assert_no_leftovers
+
+# any later moeprobe on the run directory ends them too: `report` of a dead
+# run (its lock is free) ends the recorded daemon, and says so
+R="$Q_TMP/rep"
+rm -f "$PIDFILE"
+(exec "$MOEPROBE" qualify --out "$R" --seq 8 --conc 2:2 --max-tokens 8 --no-quality --grace 1 \
+    --candidate 'auto:' -- python3 "$H" --mode daemon --pidfile "$PIDFILE" --token-delay 0.05 \
+    --port '{port}' >/dev/null 2>"$Q_TMP/r1.err") &
+mp=$!
+wait_grep "$R/attempts/auto-1/requests.jsonl" '"phase":"sequential"' || { kill -9 $mp; fail "report: no sequential request"; }
+kill -9 $mp
+wait $mp 2>/dev/null
+D1=$(cat "$PIDFILE")
+daemon_alive "$D1" || fail "report: the daemon $D1 did not outlive the kill -9 (the test proves nothing)"
+"$MOEPROBE" report "$R" >/dev/null 2>"$Q_TMP/rep.err"
+daemon_alive "$D1" && { cat "$Q_TMP/rep.err"; fail "report: the dead run's daemon $D1 survived moeprobe report"; }
+grep -q "ended [1-9][0-9]* engine process.* that a dead run left running" "$Q_TMP/rep.err" ||
+    { cat "$Q_TMP/rep.err"; fail "report did not say it ended the dead run's processes"; }
 assert_no_leftovers
 echo ok

@@ -452,6 +452,29 @@ static void test_wilson_and_two_proportions(void **st)
 
 /* ---- what the engine sends ---- */
 
+/* bisect's gate: each build against the good one, not the best: the good
+ * build (50/64) passes next to a luckier one (64/64), which would fail it
+ * under the best-of gate; a build clearly below the good one fails. */
+static void test_gate_against_bar(void **st)
+{
+    (void)st;
+    size_t n[4] = {64, 64, 64, 0}, right[4] = {50, 64, 30, 0};
+    struct mp_accuracy best[4], bar[4];
+    memset(best, 0, sizeof(best));
+    memset(bar, 0, sizeof(bar));
+    mp_correct_gate(n, right, 4, best);
+    assert_int_equal(best[0].result, MP_ACC_LOW); /* the best-of gate fails the good build */
+    mp_correct_gate_bar(n, right, 4, 0, bar);
+    assert_int_equal(bar[0].result, MP_ACC_PASS);
+    assert_int_equal(bar[0].best, 0);
+    assert_int_equal(bar[0].right, 50);
+    assert_int_equal(bar[1].result, MP_ACC_PASS);
+    assert_int_equal(bar[2].result, MP_ACC_LOW);
+    assert_int_equal(bar[2].best, 0);
+    assert_true(bar[2].z > 1.645);
+    assert_int_equal(bar[3].result, MP_ACC_NOT_RUN);
+}
+
 static void test_parse_prompt_logprobs(void **st)
 {
     MP_UNUSED(st);
@@ -732,6 +755,58 @@ static void test_verdict_wrong_output(void **st)
     mp_report_release(&rep);
 }
 
+/* When correctness is not established the recommendation says so instead
+ * of letting speed pick silently: a pair that disagrees with no task gate
+ * to decide (the faster, wrong one is recommended: with a caveat), a lone
+ * configuration; not when the gate decided the pair or the candidates
+ * agree. */
+static void test_recommendation_caveat(void **st)
+{
+    MP_UNUSED(st);
+    struct mp_report rep;
+    mp_report_init(&rep, "/tmp/run");
+    stable_cand(&rep, "trtllm", "FLASHINFER_TRTLLM", 300, make_score(&WRONG), NULL);
+    stable_cand(&rep, "cutlass", "VLLM_CUTLASS", 200, make_score(&FP32), NULL);
+    mp_verdict_finalize(&rep);
+    assert_int_equal(rep.cor.c[0].ag.result, MP_AG_DISAGREE_PAIR);
+    assert_int_equal(rep.recommended, 0);
+    assert_non_null(strstr(rep.recommendation_why, "correctness not established: its logprobs "
+                                                   "disagree with 'cutlass'"));
+    mp_report_release(&rep);
+    /* the same pair with the task gate: it decides, nothing to caveat */
+    mp_report_init(&rep, "/tmp/run");
+    struct mp_score *w = make_score(&WRONG), *a = make_score(&FP32);
+    task_answers(w, 64, 30);
+    task_answers(a, 64, 64);
+    stable_cand(&rep, "trtllm", "FLASHINFER_TRTLLM", 300, w, NULL);
+    stable_cand(&rep, "cutlass", "VLLM_CUTLASS", 200, a, NULL);
+    mp_verdict_finalize(&rep);
+    assert_int_equal(rep.c[0].verdict, MP_V_WRONG_OUTPUT);
+    assert_int_equal(rep.recommended, 1);
+    assert_null(strstr(rep.recommendation_why, "not established"));
+    mp_report_release(&rep);
+    /* one configuration: nothing to compare with, its task score said */
+    mp_report_init(&rep, "/tmp/run");
+    struct mp_score *o = make_score(&FP32);
+    task_answers(o, 64, 20);
+    stable_cand(&rep, "only", "VLLM_CUTLASS", 200, o, NULL);
+    mp_verdict_finalize(&rep);
+    assert_int_equal(rep.recommended, 0);
+    assert_non_null(strstr(rep.recommendation_why, "correctness not established: the only "
+                                                   "configuration scored"));
+    assert_non_null(strstr(rep.recommendation_why, "20/64 task answers right"));
+    mp_report_release(&rep);
+    /* three that agree: no caveat */
+    mp_report_init(&rep, "/tmp/run");
+    stable_cand(&rep, "a", "VLLM_CUTLASS", 300, make_score(&FP32), NULL);
+    stable_cand(&rep, "b", "MARLIN", 200, make_score(&FP16), NULL);
+    stable_cand(&rep, "c", "FLASHINFER_CUTLASS", 100, make_score(&BF16), NULL);
+    mp_verdict_finalize(&rep);
+    assert_int_equal(rep.recommended, 0);
+    assert_null(strstr(rep.recommendation_why, "not established"));
+    mp_report_release(&rep);
+}
+
 /* The engine's tokens land in report.md and report.html escaped for each. */
 static void test_report_escapes_tokens(void **st)
 {
@@ -784,12 +859,14 @@ int main(void)
         cmocka_unit_test(test_logprobs_close_table),
         cmocka_unit_test(test_greedy_only),
         cmocka_unit_test(test_wilson_and_two_proportions),
+        cmocka_unit_test(test_gate_against_bar),
         cmocka_unit_test(test_parse_prompt_logprobs),
         cmocka_unit_test(test_parse_greedy_and_text),
         cmocka_unit_test(test_task_numbers),
         cmocka_unit_test(test_task_builtin),
         cmocka_unit_test(test_task_jsonl),
         cmocka_unit_test(test_verdict_wrong_output),
+        cmocka_unit_test(test_recommendation_caveat),
         cmocka_unit_test(test_report_escapes_tokens),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -324,6 +325,104 @@ static void test_collect(void **st)
 }
 
 /* --keep-coredumps keeps the dump file */
+/* An engine whose log does not tag its processes (vLLM 0.10.0 and older,
+ * other servers) and made no dump: the kernel log's Xid 31 names a child
+ * that moeprobe saw in the engine's process tree - it is the engine's,
+ * not "another process". */
+static void test_collect_tree_pids(void **st)
+{
+    (void)st;
+    write_file("server.log", "INFO started\nERROR RuntimeError: CUDA error: an illegal memory "
+                             "access was encountered\n");
+    char kmsg[1024], kpath[512];
+    snprintf(kmsg, sizeof(kmsg),
+             "4,1,%lld,-;NVRM: Xid (PCI:0000:01:00): 31, pid=5151, name=python3, Ch 8\n"
+             "4,2,%lld,-;NVRM: Xid (PCI:0000:01:00): 31, pid=6161, name=python3, Ch 8\n",
+             raw_us(0.1), raw_us(0.1));
+    write_file("kmsg", kmsg);
+    snprintf(kpath, sizeof(kpath), "%s/kmsg", tmp);
+    setenv("MOEPROBE_KMSG", kpath, 1);
+    int64_t t0 = mp_now_ns();
+    pid_t tree[2] = {5150, 5151};
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CRASH;
+    struct mp_crash_collect_in in = {.dir = tmp, .leader = 5149, .t_spawn_ns = t0,
+                                     .t_end_ns = t0 + 1000000000, .pids = tree, .npids = 2,
+                                     .nvml_why = "no NVML"};
+    mp_crash_collect(&in, &r);
+    assert_int_equal(r.fault.nx, 1);
+    assert_int_equal(r.fault.x[0].xid, 31);
+    assert_int_equal(r.fault.x[0].pid, 5151);
+    assert_int_equal(r.fault.other_xids, 1); /* 6161 is nobody of the engine's */
+    mp_attempt_result_release(&r);
+    unsetenv("MOEPROBE_KMSG");
+}
+
+/* --keep-coredumps never fills the disk: with MP_CD_KEEP_CAP of dumps kept
+ * in the run (a sparse file stands for them), the next attempt's dump goes
+ * to /dev/null and one written anyway is deleted, saying why. */
+static void test_keep_cap(void **st)
+{
+    (void)st;
+    char run[300], a1[320], a2[320], big[340], log[1024];
+    snprintf(run, sizeof(run), "%s/caprun", tmp);
+    snprintf(a1, sizeof(a1), "%s/attempts", run);
+    assert_int_equal(mkdir(run, 0700), 0);
+    assert_int_equal(mkdir(a1, 0700), 0);
+    snprintf(a1, sizeof(a1), "%s/attempts/x-1", run);
+    snprintf(a2, sizeof(a2), "%s/attempts/x-2", run);
+    assert_int_equal(mkdir(a1, 0700), 0);
+    assert_int_equal(mkdir(a2, 0700), 0);
+    snprintf(big, sizeof(big), "%s/core_1.1", a1);
+    FILE *f = fopen(big, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(truncate(big, (off_t)MP_CD_KEEP_CAP + 1), 0);
+    struct statvfs vs;
+    bool room = statvfs(a2, &vs) == 0 &&
+                (unsigned long long)vs.f_bavail * vs.f_frsize >= MP_CD_MIN_FREE;
+    struct mp_strv w = MP_STRV_INIT;
+    mp_split_words("vllm serve", &w, NULL);
+    struct mp_crash_env_in ein = {.dir = a2, .run_dir = run, .allowed = true, .keep = true,
+                                  .cmd = w.v, .ncmd = w.n};
+    struct mp_crash_env e;
+    mp_crash_env_build(&ein, &e);
+    assert_string_equal(find_env(&e, "CUDA_COREDUMP_FILE"), "/dev/null");
+    assert_non_null(strstr(e.words, room ? "--keep-coredumps' cap" : "GiB free"));
+    mp_crash_env_release(&e);
+    mp_strv_release(&w);
+    /* a dump written anyway is not kept */
+    snprintf(log, sizeof(log),
+             "coredump: Detected an exception of type CUDBG_EXCEPTION_WARP_ILLEGAL_ADDRESS (14)\n"
+             "coredump:   #0 0x10 gather\n"
+             "coredump: Writing ELF file to %s/core_8.1\n", a2);
+    char p[340];
+    snprintf(p, sizeof(p), "%s/server.log", a2);
+    f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(log, f);
+    fclose(f);
+    snprintf(p, sizeof(p), "%s/core_8.1", a2);
+    f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("dump", f);
+    fclose(f);
+    setenv("MOEPROBE_KMSG", "none", 1);
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CRASH;
+    struct mp_crash_collect_in in = {.dir = a2, .keep = true, .run_dir = run};
+    mp_crash_collect(&in, &r);
+    assert_int_equal(r.fault.nk, 1);
+    assert_string_equal(r.fault.k[0].dump_state, "deleted: --keep-coredumps' cap reached");
+    struct stat sb;
+    assert_int_not_equal(lstat(p, &sb), 0);
+    mp_attempt_result_release(&r);
+    unsetenv("MOEPROBE_KMSG");
+    unlink(big);
+}
+
 static void test_keep(void **st)
 {
     (void)st;
@@ -381,7 +480,9 @@ int main(void)
         cmocka_unit_test(test_container_path),
         cmocka_unit_test(test_env),
         cmocka_unit_test(test_collect),
+        cmocka_unit_test(test_collect_tree_pids),
         cmocka_unit_test(test_keep),
+        cmocka_unit_test(test_keep_cap),
         cmocka_unit_test(test_cudagdb_table),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -42,6 +42,11 @@ static void test_versions(void **st)
     (void)st;
     struct mp_kn_ver a, b;
     assert_int_equal(mp_kn_ver_parse("0.19.2rc1.dev8+g4b7f5ea1a", &a), 0);
+    /* a nightly built without tags (corpus 026): not vLLM 0.1, unknown */
+    struct mp_kn_ver nightly;
+    assert_int_equal(mp_kn_ver_parse("0.1.dev19908+g728d3ad09", &nightly), MP_EPARSE);
+    assert_int_equal(mp_kn_ver_parse("0.0.dev1", &nightly), MP_EPARSE);
+    assert_int_equal(mp_kn_ver_parse("0.1.2", &nightly), 0);
     assert_int_equal(a.v[0], 0);
     assert_int_equal(a.v[1], 19);
     assert_int_equal(a.v[2], 2);
@@ -182,6 +187,14 @@ static void test_images(void **st)
         {"vllm/vllm-openai", MP_KN_IMAGE_NONE, ""},
         {"ubuntu:22.04", MP_KN_IMAGE_NONE, ""},
         {"nvcr.io/nvidia/pytorch:26.03-py3", MP_KN_IMAGE_NONE, ""},
+        /* NVIDIA's image mirrored, and tags of it that are no release */
+        {"registry.local/nvidia/vllm:26.03-py3", MP_KN_IMAGE_NGC, "0.17.1"},
+        {"nvcr.io/nvidia/vllm:0.17.1", MP_KN_IMAGE_NGC_UNKNOWN, ""},
+        /* another project's image: its tag is its own version, never vLLM's */
+        {"lmcache/vllm-openai:v0.3.9", MP_KN_IMAGE_OTHER, ""},
+        {"myorg/vllm:26.03-py3", MP_KN_IMAGE_OTHER, ""},
+        {"ghcr.io/me/vllm-openai:v0.17.0", MP_KN_IMAGE_OTHER, ""},
+        {"vllm/vllm-openai-rocm:v0.20.0", MP_KN_IMAGE_UPSTREAM, "0.20.0"},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         struct mp_kn_image_version iv;
@@ -196,6 +209,15 @@ static void test_images(void **st)
     assert_non_null(strstr(src, "rel-26-05"));
     assert_null(mp_kn_ngc_vllm(k, "26.02", NULL));
     assert_null(mp_kn_ngc_vllm(k, "0.17", NULL));
+    /* --engine-version 25.10 is NGC's release 25.10, never vLLM 25.10 */
+    char why[512];
+    assert_true(mp_kn_version_is_ngc_tag(k, "25.10", why, sizeof(why)));
+    assert_non_null(strstr(why, "ships vLLM 0.10.2"));
+    assert_true(mp_kn_version_is_ngc_tag(k, "26.07-py3", why, sizeof(why)));
+    assert_non_null(strstr(why, "does not know"));
+    assert_false(mp_kn_version_is_ngc_tag(k, "0.10.2", why, sizeof(why)));
+    assert_false(mp_kn_version_is_ngc_tag(k, "v0.17.1", why, sizeof(why)));
+    assert_false(mp_kn_version_is_ngc_tag(k, "1.10", why, sizeof(why)));
     struct mp_kn_ver v;
     assert_int_equal(mp_kn_ver_parse(k->newest_version, &v), 0);
     assert_int_equal(v.v[1], 31);

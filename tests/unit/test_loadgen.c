@@ -28,6 +28,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "err.h"
 #include "http/lgstats.h"
 #include "http/loadgen.h"
 #include "loop.h"
@@ -943,6 +944,21 @@ static void t_server_closes_idle(void **state)
 
 /* However many requests are in flight (the loadgen spreads them over several connection-cache
  * shards), the server sees the base URL's host and port in Host. */
+/* #30 item 2: which errno of a failed connection is moeprobe's own limit
+ * (a request then fails as MP_LG_LOCAL: exit 3, never evidence against the
+ * engine) - descriptors, kernel memory or buffers, local ports - and which
+ * is the engine's side (refused, reset, unreachable). */
+static void t_local_resource_errnos(void **state)
+{
+    (void)state;
+    const int ours[] = {EMFILE, ENFILE, ENOMEM, ENOBUFS, EADDRNOTAVAIL};
+    const int theirs[] = {0, ECONNREFUSED, ECONNRESET, ETIMEDOUT, EHOSTUNREACH, ENETUNREACH, EPIPE};
+    for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+        assert_true(mp_errno_is_local_resource(ours[i]));
+    for (size_t i = 0; i < sizeof(theirs) / sizeof(theirs[0]); i++)
+        assert_false(mp_errno_is_local_resource(theirs[i]));
+}
+
 static void t_host_header(void **state)
 {
     (void)state;
@@ -1022,6 +1038,7 @@ int main(void)
         cmocka_unit_test(t_keepalive), cmocka_unit_test(t_keepalive_concurrent),
         cmocka_unit_test(t_server_closes_idle),
         cmocka_unit_test(t_host_header),
+        cmocka_unit_test(t_local_resource_errnos),
         cmocka_unit_test(t_concurrent),
     };
     curl_global_init(CURL_GLOBAL_DEFAULT); /* the caller's duty (loadgen.h), as main does */

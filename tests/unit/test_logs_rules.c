@@ -337,6 +337,30 @@ static void test_dev_version_in_prose(void **st)
     mp_logscan_free(s);
 }
 
+/* An image tag is a vLLM version only for vLLM's own image: LMCache's
+ * lmcache/vllm-openai:v0.3.9 tags LMCache's version, NGC's vllm:25.11-py3
+ * is NVIDIA's release (knowledge.h mp_kn_image_version says the same). */
+static void test_image_tag_version_only_upstream(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *line, *want;
+    } rows[] = {
+        {"own image on top of `vllm/vllm-openai:v0.27.1`, torch 2.13\n", "0.27.1"},
+        {"pulled docker.io/vllm/vllm-openai:v0.28.0 sha256:61fc\n", "0.28.0"},
+        {"image lmcache/vllm-openai:v0.3.9 started\n", NULL},
+        {"image myvllm/vllm-openai:v0.3.9 started\n", NULL},
+        {"### 1. `nvcr.io/nvidia/vllm:25.11-py3` (NGC)\n", NULL},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct mp_logscan *s = scan(rows[i].line);
+        const char *got = mp_logscan_result(s)->engine_version;
+        if (rows[i].want ? !got || strcmp(got, rows[i].want) : got != NULL)
+            fail_msg("%s: engine version %s", rows[i].line, got ? got : "(none)");
+        mp_logscan_free(s);
+    }
+}
+
 static void test_moe_backend_flag_auto(void **st)
 {
     (void)st;
@@ -426,6 +450,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_frame_names),
+        cmocka_unit_test(test_image_tag_version_only_upstream),
         cmocka_unit_test(test_any_package_and_launch_site),
         cmocka_unit_test(test_cuda_error_forms),
         cmocka_unit_test(test_xid_then_cuda_error),

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "secret.h"
 #include "store/store.h"
 #include "xalloc.h"
@@ -154,6 +155,55 @@ static void test_known_and_cut(void **state)
     mp_candidate_release(&c);
 }
 
+/* The second layer: whatever reaches the terminal (mp_term_dup and
+ * mp_term_write, which every message, progress and live line goes through)
+ * and a --gpus task's log (sched/local.c applies the process mask to each
+ * line, MP_MASK_CUT for a cut one) is masked by the process's mask even
+ * when the text was never masked before: secret values of the server
+ * command after "--", of the environment by name, values added later (the
+ * API key), and structural matches. Off again after _end. */
+static void test_process_mask_second_layer(void **state)
+{
+    (void)state;
+    setenv("V252_DB_PASS", "pL4nt-env-dbpass-01", 1);
+    char *argv[] = {"moeprobe", "qualify", "--out", "d", "--", "vllm", "serve", "m",
+                    "--hf-token", "pL4nt-arg-token-02"};
+    assert_null(mp_store_mask_process());
+    mp_store_mask_process_init(argv, MP_ARRAY_SIZE(argv));
+    assert_non_null(mp_store_mask_process());
+    mp_store_mask_add(mp_store_mask_process(), "pL4nt-apikey-03");
+    char *t = mp_term_dup("engine: pL4nt-env-dbpass-01 pL4nt-arg-token-02 pL4nt-apikey-03 "
+                          "Authorization: Bearer zzzz9999yyyy8888 SMTP_PWD=xq7-mail-pw-99");
+    assert_null(strstr(t, "pL4nt"));
+    assert_null(strstr(t, "zzzz9999"));
+    assert_null(strstr(t, "xq7-mail"));
+    assert_non_null(strstr(t, "engine: *** *** ***"));
+    free(t);
+    /* mp_term_write: the same mask on the way to a stream */
+    char *out = NULL;
+    size_t outn = 0;
+    FILE *f = open_memstream(&out, &outn);
+    assert_non_null(f);
+    const char line[] = "last log line: pL4nt-arg-token-02\n";
+    mp_term_write(f, line, sizeof(line) - 1);
+    fclose(f);
+    assert_null(strstr(out, "pL4nt"));
+    assert_non_null(strstr(out, "***"));
+    free(out);
+    /* a task.log line cut inside a value: its beginning is masked too */
+    size_t n = 0;
+    char *m = mp_store_mask_apply_ex(mp_store_mask_process(), "cut pL4nt-env-db", 16,
+                                     MP_MASK_WORDS | MP_MASK_CUT, NULL, &n);
+    assert_null(strstr(m, "pL4nt"));
+    free(m);
+    mp_store_mask_process_end();
+    assert_null(mp_store_mask_process());
+    t = mp_term_dup("pL4nt-arg-token-02");
+    assert_string_equal(t, "pL4nt-arg-token-02");
+    free(t);
+    unsetenv("V252_DB_PASS");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -162,6 +212,7 @@ int main(void)
         cmocka_unit_test(test_scan_args),
         cmocka_unit_test(test_structural),
         cmocka_unit_test(test_known_and_cut),
+        cmocka_unit_test(test_process_mask_second_layer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
