@@ -10,8 +10,9 @@
 #   - where it went (report.json cost, summed over the attempts): engine start-up, requests, and
 #     moeprobe's own time inside the attempts (probing, settling, scrapes, teardown) and outside
 #     them (its start-up, the reports);
-#   - the real-equivalent time: engine start-up and request time multiplied by SCALE, plus
-#     moeprobe's own time as measured (it does not shrink with the world);
+#   - the real-equivalent time: engine start-up and request time multiplied by SCALE (x_scale_min:
+#     start-up + requests, in minutes), plus moeprobe's own time as measured (it does not shrink
+#     with the world);
 #   - engine starts, of them stopped at their selection lines, and whether every verdict is the
 #     same both ways;
 #   - the plan's ETA (printed after the first attempt) against the time the rest actually took.
@@ -133,17 +134,18 @@ for line in open(err):
         eta = float(m.group(2)) * {"s": 1, "min": 60, "h": 3600}[m.group(3)]
         break
 rest = wall - at if at is not None else None
-print("%-42s %5d %5d %9.1f %9.1f %8.2f %8.2f %8.1f %9.1f %8s %8s" % (
+print("%-42s %5d %5d %9.1f %9.1f %8.2f %8.2f %8.1f %11s %9.1f %8s %8s" % (
     name, k["engine_starts"], k["selection_stops"], k["startup_seconds"], k["request_seconds"],
-    k["overhead_seconds"], outside, wall, real / 60,
+    k["overhead_seconds"], outside, wall,
+    "%.1f+%.1f" % (k["startup_seconds"] * scale / 60, k["request_seconds"] * scale / 60), real / 60,
     "-" if eta is None else "%.0f" % eta, "-" if rest is None else "%.0f" % rest))
 json.dump({"verdicts": {c["name"]: c["verdict"] for c in r["candidates"]}, "wall": wall,
            "real": real}, open(vout, "w"), sort_keys=True)
 PY
 }
 
-printf '%-42s %5s %5s %9s %9s %8s %8s %8s %9s %8s %8s\n' world/mode starts stops startup_s \
-    request_s own_in_s own_out_s wall_s real_min plan_eta rest_s
+printf '%-42s %5s %5s %9s %9s %8s %8s %8s %11s %9s %8s %8s\n' world/mode starts stops startup_s \
+    request_s own_in_s own_out_s wall_s x_scale_min real_min plan_eta rest_s
 summary=()
 for ws in $WORLDS; do
     w=${ws%%:*} own=${ws#*:}
