@@ -45,6 +45,17 @@ int moe_cuda_step(struct moe_cuda *h, enum moe_cuda_path path, const struct moe_
     return not_built(e);
 }
 
+int moe_cuda_hidden(struct moe_cuda *h, enum moe_cuda_path path, const uint64_t *seeds, int n,
+                    float *out, struct moe_cuda_err *e)
+{
+    MP_UNUSED(h);
+    MP_UNUSED(path);
+    MP_UNUSED(seeds);
+    MP_UNUSED(n);
+    MP_UNUSED(out);
+    return not_built(e);
+}
+
 int moe_cuda_forward(struct moe_cuda *h, enum moe_cuda_path path, const float *x, int ntok,
                      float *out, int *ids, float *wts, struct moe_cuda_err *e)
 {

@@ -63,6 +63,7 @@ void re_gen_init_be(struct re_gen *g, const char *prompt, size_t len, uint64_t s
         g->lm.salt = be->salt;
         g->lm.noise = be->noise;
         g->lm.error = be->error;
+        g->lm.term = be->term;
     }
     uint64_t ctx = re_lm_ctx0(&g->lm);
     for (size_t off = 0; off < len;) {

@@ -28,6 +28,7 @@ struct re_gen_backend {
     double noise;      /* logit_noise */
     double error;      /* logit_error */
     double accuracy;   /* accuracy (task problems) */
+    const struct re_lm_term *term; /* the logits' GPU term (lm.h), NULL: none */
 };
 
 struct re_gen {

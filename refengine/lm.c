@@ -119,6 +119,11 @@ static double noise_of(const struct re_lm *m, uint64_t ctx, uint64_t th)
     return m->noise > 0 ? m->noise * gauss(mix(ctx ^ th ^ mix(m->salt + 0x6e6f697365ULL))) : 0;
 }
 
+static double term_of(const struct re_lm *m, uint64_t ctx, uint64_t th)
+{
+    return m->term ? m->term->fn(m->term->arg, ctx, th) : 0;
+}
+
 /* All vocabulary logits at ctx, with the backend's noise and error. */
 static void vocab_logits(const struct re_lm *m, uint64_t ctx, double *L)
 {
@@ -128,7 +133,7 @@ static void vocab_logits(const struct re_lm *m, uint64_t ctx, double *L)
     double clean[RE_LM_VOCAB];
     for (unsigned i = 0; i < RE_LM_VOCAB; i++) {
         clean[i] = clean_logit(m, ctx, vocab_hash(i), i == fav, boost);
-        L[i] = clean[i] + noise_of(m, ctx, vocab_hash(i));
+        L[i] = clean[i] + noise_of(m, ctx, vocab_hash(i)) + term_of(m, ctx, vocab_hash(i));
     }
     if (m->error <= 0 || !(mix(ctx ^ 0x6572726f72ULL) & 1))
         return;
@@ -179,7 +184,7 @@ void re_lm_eval(const struct re_lm *m, uint64_t ctx, const char *tok, size_t len
     int own = vi;
     if (tok && vi < 0) { /* a token outside the vocabulary: it joins the distribution */
         uint64_t th = text_hash(tok, len);
-        L[nl] = clean_logit(m, ctx, th, false, 0) + noise_of(m, ctx, th);
+        L[nl] = clean_logit(m, ctx, th, false, 0) + noise_of(m, ctx, th) + term_of(m, ctx, th);
         own = (int)nl++;
     }
     if (tok && forced) {

@@ -16,7 +16,10 @@
  *   logit_error  on half of the contexts (fixed by the context) a word
  *                outside the model's top ten gets the top logit plus this
  *                much: the greedy token changes, the text stays made of
- *                words (a wrong kernel that reads fluently). */
+ *                words (a wrong kernel that reads fluently).
+ * In CUDA worlds with cuda_logit_scale the logits also get a term computed
+ * on the GPU by the backend's own MoE path (term below, refengine/cuda_lm.h):
+ * the differences between backends are then real kernel numerics. */
 #ifndef RE_LM_H
 #define RE_LM_H
 
@@ -27,11 +30,20 @@
 #define RE_LM_VOCAB 64
 #define RE_LM_MAXK 20 /* most alternatives reported per position (vLLM's default --max-logprobs) */
 
+/* A logit term from outside (cuda_lm.h): fn(arg, ctx, th) is added to the
+ * logit of the token whose text has FNV-1a 64 hash th (re_gen_hash(text,
+ * len, 0)) at context ctx. */
+struct re_lm_term {
+    double (*fn)(void *arg, uint64_t ctx, uint64_t th);
+    void *arg;
+};
+
 struct re_lm {
     uint64_t seed;  /* the model (the world's seed): equal for every backend */
     uint64_t salt;  /* the backend: its noise pattern */
     double noise;   /* logit_noise */
     double error;   /* logit_error */
+    const struct re_lm_term *term; /* NULL: none (borrowed) */
 };
 
 struct re_lm_alt {

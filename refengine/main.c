@@ -18,6 +18,7 @@
 #include "world.h"
 #include "xalloc.h"
 #include "cuda/moe_cuda.h"
+#include "cuda_lm.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -611,7 +612,10 @@ static int cuda_start(struct re_log *lg, const struct world *w, const struct re_
         "marlin (route, dequantise to FP16, FP16 GEMM; one stream)",
         "two-stream (routing and experts on two streams, ordered by an event)",
         "racy two-stream (routing and experts on two streams, no event)",
-        "faulty (two-stream with an unchecked block-scale index)"};
+        "faulty (two-stream with an unchecked block-scale index)",
+        "bf16 (two-stream, BF16 activations and outputs, FP32 products and sums)",
+        "wrong-scale (two-stream whose expert kernels read each block scale one block off)"};
+    _Static_assert(MP_ARRAY_SIZE(path_names) == MOE_CUDA_PATH_COUNT, "a name per CUDA path");
     *gpu_path = re_server_cuda_path(res->backend, &w->backends[res->backend]);
     struct moe_cuda_cfg mc = {
         .hidden = (int)w->cuda_hidden, .inter = (int)w->cuda_intermediate,
@@ -812,7 +816,15 @@ int main(int argc, char **argv)
         .cuda_path = gpu_path,
         .drafter = &c.drafter,
     };
+    struct re_cuda_lm *clm = NULL; /* the logits' GPU term (cuda_lm.h) */
+    if (gpu && w.cuda_logit_scale > 0) {
+        clm = re_cuda_lm_new(&(struct re_cuda_lm_cfg){
+            .gpu = gpu, .path = gpu_path, .hidden = (int)w.cuda_hidden,
+            .scale = w.cuda_logit_scale, .seed = seed, .fail = re_server_cuda_fail});
+        cfg.lm_term = re_cuda_lm_term(clm);
+    }
     rc = re_server_run(&cfg);
+    re_cuda_lm_free(clm);
     moe_cuda_free(gpu);
 out:
     if (have_res)

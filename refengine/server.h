@@ -12,6 +12,7 @@
 #include "resolve.h"
 #include "world.h"
 #include "drafter.h"
+#include "lm.h"
 #include "cuda/moe_cuda.h"
 
 #include <sys/types.h>
@@ -35,14 +36,20 @@ struct re_server_cfg {
     const char *site_key;   /* identifies the world for crash-site rotation */
     struct moe_cuda *cuda;  /* CUDA mode: the GPU MoE (NULL otherwise), not owned */
     enum moe_cuda_path cuda_path;
+    const struct re_lm_term *lm_term; /* CUDA mode: the logits' GPU term (cuda_lm.h), NULL: none */
     const struct re_drafter *drafter; /* --speculative-config (NULL or !on: none) */
 };
 
-/* The CUDA path a backend runs in CUDA mode: async-race -> RACY,
- * kernel-fault -> FAULTY, MARLIN -> MARLIN, any other -> TWO_STREAM. */
+/* The CUDA path a backend runs in CUDA mode: its world key cuda_path when
+ * set, else async-race -> RACY, kernel-fault -> FAULTY, MARLIN -> MARLIN,
+ * any other -> TWO_STREAM. */
 enum moe_cuda_path re_server_cuda_path(enum world_backend b, const struct world_backend_cfg *cfg);
 
 int re_server_run(const struct re_server_cfg *cfg);
+
+/* CUDA mode: a CUDA error outside a step (cuda_lm.h's GPU term) kills the
+ * engine like a step's would (once; later calls do nothing). */
+void re_server_cuda_fail(const struct moe_cuda_err *e);
 
 /* Where an async CUDA error surfaces: Python frames for a site name
  * (unknown names get a generic frame). Appends to b. */

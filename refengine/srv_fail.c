@@ -93,6 +93,8 @@ void re_server_site_frames(struct buf *b, const char *site)
 
 enum moe_cuda_path re_server_cuda_path(enum world_backend b, const struct world_backend_cfg *cfg)
 {
+    if (cfg->cuda_path >= 0 && cfg->cuda_path < MOE_CUDA_PATH_COUNT)
+        return (enum moe_cuda_path)cfg->cuda_path;
     if (cfg->failure == WF_ASYNC_RACE)
         return MOE_CUDA_RACY;
     if (cfg->failure == WF_KERNEL_FAULT)
@@ -135,6 +137,16 @@ void re_srv_engine_die(const char *site, const char *why)
         site = b->sites[next_site(b->nsites)];
     MP_UNUSED(why);
     re_srv_engine_die_err(site, b->error, cuda_enum(b->error));
+}
+
+void re_server_cuda_fail(const struct moe_cuda_err *e)
+{
+    if (srv.dead)
+        return;
+    re_log(srv.cfg->log, RE_PROC_ENGINE, RE_DEBUG, "refengine_cuda.py", 1,
+           "%s returned %s (%s) at site %s", e->call, e->name, e->text,
+           moe_cuda_site_name(e->site));
+    re_srv_engine_die_err(re_srv_cuda_site(e->site), e->text, e->name);
 }
 
 /* CUDA mode: where the host noticed the error, as a vLLM call site */

@@ -301,6 +301,7 @@ void re_srv_start_generation(struct conn *c, const struct re_http_req *hr, bool 
         .noise = srv.be->logit_noise,
         .error = srv.be->logit_error,
         .accuracy = srv.be->accuracy,
+        .term = srv.cfg->lm_term, /* CUDA worlds: cuda_lm.h */
     };
     re_gen_init_be(&s->gen, s->req.prompt, s->req.prompt_len, seed,
                    srv.be->failure == WF_GARBAGE, &gbe);

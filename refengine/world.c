@@ -70,6 +70,7 @@ void world_backend_defaults(struct world_backend_cfg *b)
     b->race_probability = -1.0;
     b->blocking_slowdown = 0.6;
     b->accuracy = 1.0;
+    b->cuda_path = -1;
     snprintf(b->error, sizeof(b->error), "an illegal memory access was encountered");
 }
 
@@ -346,6 +347,9 @@ static int engine_key(struct pstate *s, const char *k, const char *v)
     } else if (!strcmp(k, "cuda_route_jitter")) {
         if (!parse_double(v, 0, 1, &w->cuda_route_jitter))
             return err(s, "cuda_route_jitter: expected a probability in [0, 1], got '%.80s'", v);
+    } else if (!strcmp(k, "cuda_logit_scale")) {
+        if (!parse_double(v, 0, 100, &w->cuda_logit_scale))
+            return err(s, "cuda_logit_scale: expected nats in [0, 100], got '%.80s'", v);
     } else if (!strncmp(k, "cuda_", 5)) {
         static const struct {
             const char *key;
@@ -447,6 +451,17 @@ static int backend_key(struct pstate *s, const char *k, const char *v)
     } else if (!strcmp(k, "accuracy")) {
         if (!parse_double(v, 0, 1, &b->accuracy))
             return err(s, "accuracy: expected a share in [0, 1], got '%.80s'", v);
+    } else if (!strcmp(k, "cuda_path")) {
+        /* in the order of enum moe_cuda_path (refengine/cuda/moe_cuda.h) */
+        static const char *const paths[] = {"marlin", "two-stream", "racy", "faulty", "bf16",
+                                            "wrong-scale"};
+        for (unsigned i = 0; i < MP_ARRAY_SIZE(paths); i++)
+            if (!strcmp(v, paths[i])) {
+                b->cuda_path = (int)i;
+                return 0;
+            }
+        return err(s, "cuda_path: expected marlin, two-stream, racy, faulty, bf16 or wrong-scale, "
+                      "got '%.80s'", v);
     } else {
         return err(s, "unknown key '%.80s' in [backend %s]", k,
                    world_backend_name(s->cur_backend));

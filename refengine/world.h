@@ -75,6 +75,8 @@ struct world_backend_cfg {
     double logit_error;            /* nats, a systematic error on half the contexts that
                                     * changes the greedy token; default 0 */
     double accuracy;               /* share of task problems answered right; default 1 */
+    int cuda_path;                 /* CUDA mode: enum moe_cuda_path this backend runs, -1 =
+                                    * by its failure and name (re_server_cuda_path) */
 };
 
 struct world_knob_value {
@@ -114,6 +116,9 @@ struct world {
     unsigned cuda_top_k;        /* default 4 */
     unsigned cuda_layers;       /* MoE layers per token, default 8 */
     double cuda_route_jitter;   /* per-step probability that routing runs slow, default 0.02 */
+    double cuda_logit_scale;    /* nats: the logits get a term read out of the GPU MoE stack's
+                                 * hidden state with this standard deviation (cuda_lm.h);
+                                 * 0 (default) = none */
     /* a speculative drafter (--speculative-config, drafter.c): what vLLM's
      * unquantized MoE oracle picks for its MoE under auto on this device,
      * as the oracle names it ("TRITON", "FlashInfer CUTLASS", ...; "" =

@@ -21,7 +21,13 @@
 #      (--no-coredump against moeprobe's settings, alternating, twice each);
 #   6. re-measures the table of what each setting of the core-dump variables
 #      does (scripts/gpu-dumpvars.sh into dumpvars/) and asserts that
-#      moeprobe's own settings keep the traceback beside the dump's lines.
+#      moeprobe's own settings keep the traceback beside the dump's lines;
+#   7. (run right after the numerics) correctness on real GPU numerics (#23,
+#      scripts/gpu-correct.sh into correct/, correct.md, correct.json): the
+#      logits carry a term each backend's CUDA path computes; the FP32, FP16
+#      and BF16 paths must agree, the wrong-scale kernel must be
+#      `wrong-output` (divergent) and never recommended.
+#      GPU_CHECK_ONLY=correct runs the build, the numerics and this step only.
 # Writes into ${GPU_RESULTS:-gpu-results}/: env.txt, build.log, numerics.txt,
 # qualify.stderr, run/ (report.json, report.md, attempts/), census-*/,
 # devnull/, hang/, cost-*/, cost.json, dumpvars/ (dumpvars.md,
@@ -30,6 +36,8 @@
 #
 # Environment: MOEPROBE (default ./moeprobe; built with `make` when missing),
 # GPU_RESULTS, CJSON_CFLAGS / CJSON_LIBS (when libcjson-dev is not installed),
+# GPU_CHECK_ONLY (correct: only the build, the numerics and the correctness
+# step), GPU_CORRECT_PASSAGES (scripts/gpu-correct.sh),
 # GPU_CHECK_WORLD (default worlds/cuda-h200.ini), GPU_CHECK_ENGINE (default
 # build/cuda/refengine-cuda; build/cuda/refengine-fake from `make -C refengine/cuda
 # fake` dry-runs the plumbing without a GPU, with a stub nvidia-smi on PATH;
@@ -85,6 +93,21 @@ fi
 nrc=$?
 cat "$RES/numerics.txt"
 [ $nrc -eq 0 ] || { [ $DRY -eq 1 ] && [ $nrc -eq 77 ]; } || fail "numerics test exited $nrc"
+
+# 7. correctness on real GPU numerics (#23): the scoring pass of qualify on
+# worlds/cuda-h200-correct.ini (scripts/gpu-correct.sh states what it asserts)
+MOEPROBE="$MOEPROBE" GPU_CHECK_ENGINE="$RE" scripts/gpu-correct.sh "$RES" >"$RES/correct.log" 2>&1
+crc=$?
+cat "$RES/correct.log"
+[ $crc -eq 0 ] || fail "gpu-correct.sh exited $crc (see $RES/correct.md, $RES/correct.stderr)"
+if [ "${GPU_CHECK_ONLY:-}" = correct ]; then
+    cp "$RES/correct.md" "$RES/results.md" 2>/dev/null
+    left=$(pgrep -f "build/cuda/refengine-(cuda|fake)" || true)
+    [ -z "$left" ] || fail "refengine processes left after the correctness step: $left"
+    [ $FAILED -eq 0 ] && { echo "gpu-check (correct only): PASS (results in $RES)"; exit 0; }
+    echo "gpu-check (correct only): FAILED (results in $RES)"
+    exit 1
+fi
 
 # 3. qualify
 mem_before=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
@@ -451,6 +474,7 @@ open(os.path.join(res, "results.md"), "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))
 sys.exit(1 if bad else 0)
 PY
+{ echo; cat "$RES/correct.md"; } >>"$RES/results.md" 2>/dev/null
 if [ $FAILED -ne 0 ]; then
     echo "gpu-check: FAILED (results in $RES)"
     exit 1

@@ -39,6 +39,8 @@ static const char usage[] =
     "                                            the first build on which a candidate breaks\n"
     "  report   [--format md|json|html|csv] RUNDIR\n"
     "                                            render a run's report again (from RUNDIR/moeprobe.db)\n"
+    "  report   --format issue [--candidate NAME] RUNDIR\n"
+    "                                            a failing candidate as a bug report for upstream\n"
     "  report   --compare RUNDIR RUNDIR...       runs of the same GPU and model side by side\n"
     "  report   --merge RUNDIR                   merge a --gpus/--slurm run's task results\n"
     "  version                                   print moeprobe's version and git commit\n"

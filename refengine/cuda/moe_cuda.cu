@@ -1,8 +1,9 @@
 // moe_cuda.cu - see moe_cuda.h. A small NVFP4 MoE layer on the GPU with
-// the four paths refengine's CUDA mode uses (Marlin-like, two streams,
-// racy two streams, faulty kernel).
+// the paths refengine's CUDA mode uses (Marlin-like, two streams, racy two
+// streams, faulty kernel, BF16 activations, block scales one block off).
 #include "moe_cuda.h"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -277,6 +278,99 @@ __global__ void down_kernel(const float *act, const unsigned *ids, const float *
         y[(size_t)pair * H + r] = acc * g[ex] * wts[pair];
 }
 
+// the BF16 and WRONG_SCALE paths' expert kernels (the FP32 ones above stay
+// as they are: the fault checks name up_kernel). bf16: inputs read rounded
+// to BF16, every value written rounded to BF16 (FP32 products and sums);
+// shift: block b of a row uses the scale of block b + 1 (the last block the
+// first one's): one block off, always in bounds.
+__device__ static inline float bf16r(float v)
+{
+    return __bfloat162float(__float2bfloat16_rn(v));
+}
+
+__device__ static inline int scale_block(int b, int nb, int shift)
+{
+    return shift ? (b + 1 == nb ? 0 : b + 1) : b;
+}
+
+__global__ void up_var_kernel(const float *__restrict__ x, const unsigned *ids, int H, int I, int K,
+                              const uint8_t *__restrict__ q, const uint8_t *__restrict__ s,
+                              const float *__restrict__ g, float *act, int bf16, int shift)
+{
+    int pair = blockIdx.x, t = pair / K;
+    int j = blockIdx.y * 8 + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (j >= I)
+        return;
+    unsigned ex = ids[pair];
+    const float *xt = x + (size_t)t * H;
+    float acc[2];
+    for (int half = 0; half < 2; half++) {
+        size_t row = (size_t)ex * 2 * I + (size_t)(half ? I + j : j);
+        const uint32_t *qr = (const uint32_t *)(q + row * (H / 2));
+        const uint8_t *sr = s + row * (H / 16);
+        float a = 0;
+        for (int c8 = lane; c8 < H / 8; c8 += 32) {
+            uint32_t w = qr[c8];
+            float sc = e4m3_value(sr[scale_block((c8 * 8) / 16, H / 16, shift)]);
+            const float *xx = xt + c8 * 8;
+            float d = 0;
+            for (int n = 0; n < 8; n++)
+                d += e2m1_value((w >> (4 * n)) & 15u) * (bf16 ? bf16r(xx[n]) : xx[n]);
+            a += d * sc;
+        }
+        acc[half] = warp_sum(a) * g[ex];
+    }
+    if (lane == 0) {
+        float gt = bf16 ? bf16r(acc[0]) : acc[0], u = bf16 ? bf16r(acc[1]) : acc[1];
+        float v = gt / (1.f + expf(-gt)) * u;
+        act[(size_t)pair * I + j] = bf16 ? bf16r(v) : v;
+    }
+}
+
+__global__ void down_var_kernel(const float *act, const unsigned *ids, const float *wts, int H, int I,
+                                const uint8_t *__restrict__ q, const uint8_t *__restrict__ s,
+                                const float *__restrict__ g, float *y, int bf16, int shift)
+{
+    int pair = blockIdx.x;
+    int r = blockIdx.y * 8 + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (r >= H)
+        return;
+    unsigned ex = ids[pair];
+    size_t row = (size_t)ex * H + r;
+    const uint32_t *qr = (const uint32_t *)(q + row * (I / 2));
+    const uint8_t *sr = s + row * (I / 16);
+    const float *a = act + (size_t)pair * I;
+    float acc = 0;
+    for (int c8 = lane; c8 < I / 8; c8 += 32) {
+        uint32_t w = qr[c8];
+        float sc = e4m3_value(sr[scale_block((c8 * 8) / 16, I / 16, shift)]);
+        float d = 0;
+        for (int n = 0; n < 8; n++)
+            d += e2m1_value((w >> (4 * n)) & 15u) * a[c8 * 8 + n];
+        acc += d * sc;
+    }
+    acc = warp_sum(acc);
+    if (lane == 0) {
+        float v = acc * g[ex] * wts[pair];
+        y[(size_t)pair * H + r] = bf16 ? bf16r(v) : v;
+    }
+}
+
+// combine in BF16: the sum rounded, the residual stream kept in BF16
+__global__ void combine_bf16_kernel(const float *y, int H, int K, float *out, float *x, int residual)
+{
+    int t = blockIdx.x;
+    for (int r = threadIdx.x; r < H; r += blockDim.x) {
+        float s = 0;
+        for (int k = 0; k < K; k++)
+            s += y[((size_t)t * K + k) * H + r];
+        s = bf16r(s);
+        out[(size_t)t * H + r] = s;
+        if (residual)
+            x[(size_t)t * H + r] = bf16r(bf16r(x[(size_t)t * H + r]) + s);
+    }
+}
+
 // Marlin-like: dequantise every expert some token uses to FP16.
 // grid (E, chunks); each block covers a slice of that expert's rows.
 __global__ void dequant_kernel(const unsigned *ids, int n_ids, int H, int I,
@@ -545,6 +639,9 @@ static int init_dev(struct moe_cuda *h, char *desc, size_t desclen, struct moe_c
     return 0;
 }
 
+static int finish_from(struct moe_cuda *h, enum moe_cuda_path path, int ntok, const float *src,
+                       float *dst, struct moe_cuda_err *e);
+
 // one layer on h->x (ntok tokens); results in h->out (and h->x += out when residual)
 static int layer(struct moe_cuda *h, enum moe_cuda_path path, int ntok, bool first,
                  uint32_t delay_ns, bool fault, bool residual, struct moe_cuda_err *e)
@@ -574,14 +671,30 @@ static int layer(struct moe_cuda *h, enum moe_cuda_path path, int ntok, bool fir
         CK(cudaEventRecord(h->ev_route, h->sr), MOE_SITE_EVENT, "cudaEventRecord");
         CK(cudaStreamWaitEvent(h->se, h->ev_route, 0), MOE_SITE_EVENT, "cudaStreamWaitEvent");
     }
-    long long bad = path == MOE_CUDA_FAULTY && fault ? FAULT_OFFSET : 0;
-    up_kernel<<<gup, 256, 0, h->se>>>(h->x, h->ids, H, I, K, h->up_q, h->up_s, h->up_g, h->act, bad);
-    LAUNCHED(MOE_SITE_EXPERTS);
-    down_kernel<<<gdown, 256, 0, h->se>>>(h->act, h->ids, h->wts, H, I, h->down_q, h->down_s,
-                                          h->down_g, h->y);
-    LAUNCHED(MOE_SITE_EXPERTS);
-    combine_kernel<<<ntok, 256, 0, h->se>>>(h->y, H, K, h->out, h->x, residual);
-    LAUNCHED(MOE_SITE_COMBINE);
+    if (path == MOE_CUDA_BF16 || path == MOE_CUDA_WRONG_SCALE) {
+        int bf16 = path == MOE_CUDA_BF16, shift = path == MOE_CUDA_WRONG_SCALE;
+        up_var_kernel<<<gup, 256, 0, h->se>>>(h->x, h->ids, H, I, K, h->up_q, h->up_s, h->up_g,
+                                              h->act, bf16, shift);
+        LAUNCHED(MOE_SITE_EXPERTS);
+        down_var_kernel<<<gdown, 256, 0, h->se>>>(h->act, h->ids, h->wts, H, I, h->down_q,
+                                                  h->down_s, h->down_g, h->y, bf16, shift);
+        LAUNCHED(MOE_SITE_EXPERTS);
+        if (bf16)
+            combine_bf16_kernel<<<ntok, 256, 0, h->se>>>(h->y, H, K, h->out, h->x, residual);
+        else
+            combine_kernel<<<ntok, 256, 0, h->se>>>(h->y, H, K, h->out, h->x, residual);
+        LAUNCHED(MOE_SITE_COMBINE);
+    } else {
+        long long bad = path == MOE_CUDA_FAULTY && fault ? FAULT_OFFSET : 0;
+        up_kernel<<<gup, 256, 0, h->se>>>(h->x, h->ids, H, I, K, h->up_q, h->up_s, h->up_g,
+                                          h->act, bad);
+        LAUNCHED(MOE_SITE_EXPERTS);
+        down_kernel<<<gdown, 256, 0, h->se>>>(h->act, h->ids, h->wts, H, I, h->down_q, h->down_s,
+                                              h->down_g, h->y);
+        LAUNCHED(MOE_SITE_EXPERTS);
+        combine_kernel<<<ntok, 256, 0, h->se>>>(h->y, H, K, h->out, h->x, residual);
+        LAUNCHED(MOE_SITE_COMBINE);
+    }
     CK(cudaEventRecord(h->ev_comb, h->se), MOE_SITE_EVENT, "cudaEventRecord");
     return 0;
 }
@@ -589,9 +702,38 @@ static int layer(struct moe_cuda *h, enum moe_cuda_path path, int ntok, bool fir
 static int finish(struct moe_cuda *h, enum moe_cuda_path path, int ntok, float *dst,
                   struct moe_cuda_err *e)
 {
+    return finish_from(h, path, ntok, h->out, dst, e);
+}
+
+extern "C" int moe_cuda_hidden(struct moe_cuda *h, enum moe_cuda_path path, const uint64_t *seeds,
+                               int n, float *out, struct moe_cuda_err *e)
+{
+    if (e)
+        memset(e, 0, sizeof(*e));
+    if (n < 1 || n > MOE_CUDA_MAX_TOKENS || (unsigned)path >= MOE_CUDA_PATH_COUNT)
+        return fail(NULL, e, cudaErrorInvalidValue, MOE_SITE_INPUT, "moe_cuda_hidden");
+    const int H = h->c.hidden;
+    for (int t = 0; t < n; t++) {
+        uint64_t s = seeds[t];
+        for (int i = 0; i < H; i++)
+            h->h_x[(size_t)t * H + i] = unif(&s);
+    }
+    CK(cudaMemcpyAsync(h->x, h->h_x, sizeof(float) * (size_t)n * H, cudaMemcpyHostToDevice, h->sr),
+       MOE_SITE_INPUT, "cudaMemcpyAsync");
+    for (int l = 0; l < h->c.layers; l++) {
+        int rc = layer(h, path, n, l == 0, 0, false, true, e);
+        if (rc)
+            return rc;
+    }
+    return finish_from(h, path, n, h->x, out, e); // the residual stream
+}
+
+static int finish_from(struct moe_cuda *h, enum moe_cuda_path path, int ntok, const float *src,
+                       float *dst, struct moe_cuda_err *e)
+{
     cudaStream_t f = path == MOE_CUDA_MARLIN ? h->sr : h->se;
     size_t n = sizeof(float) * (size_t)ntok * h->c.hidden;
-    CK(cudaMemcpyAsync(h->h_out, h->out, n, cudaMemcpyDeviceToHost, f), MOE_SITE_OUTPUT,
+    CK(cudaMemcpyAsync(h->h_out, src, n, cudaMemcpyDeviceToHost, f), MOE_SITE_OUTPUT,
        "cudaMemcpyAsync");
     CK(cudaEventRecord(h->ev_done, f), MOE_SITE_OUTPUT, "cudaEventRecord");
     CK(cudaEventSynchronize(h->ev_done), MOE_SITE_SYNC, "cudaEventSynchronize");

@@ -19,6 +19,16 @@
  *   FAULTY      TWO_STREAM whose gate/up kernel reads a block scale at an
  *               unchecked index; a step with fault set makes it read far
  *               outside the allocation (a real out-of-bounds access).
+ *   BF16        TWO_STREAM with BF16 activations: the kernels read their
+ *               inputs rounded to BF16 and round what they write (gate, up,
+ *               SiLU*up, the expert outputs, the sum and the residual
+ *               stream) to BF16; products and sums in FP32. A legitimately
+ *               different kernel (noise of a few 1e-3 relative).
+ *   WRONG_SCALE TWO_STREAM whose gate/up and down kernels read each block
+ *               scale one block off (block b uses the scale of block b + 1
+ *               of the same row, the last one the first): every access in
+ *               bounds, no fault, and the output wrong by tens of percent
+ *               (a wrong kernel that serves fluently).
  *
  * Errors: every function returns 0 or the cudaError_t value (> 0) of the first
  * CUDA call that failed, and fills *e with the runtime's own strings and the
@@ -42,7 +52,15 @@ extern "C" {
 #define MOE_CUDA_ENOTBUILT 100000 /* not a cudaError_t */
 #define MOE_CUDA_MAX_TOKENS 256   /* tokens per step */
 
-enum moe_cuda_path { MOE_CUDA_MARLIN, MOE_CUDA_TWO_STREAM, MOE_CUDA_RACY, MOE_CUDA_FAULTY };
+enum moe_cuda_path {
+    MOE_CUDA_MARLIN,
+    MOE_CUDA_TWO_STREAM,
+    MOE_CUDA_RACY,
+    MOE_CUDA_FAULTY,
+    MOE_CUDA_BF16,
+    MOE_CUDA_WRONG_SCALE,
+    MOE_CUDA_PATH_COUNT
+};
 
 /* Call sites (index into moe_cuda_site_name): what the host was doing. */
 enum moe_cuda_site {
@@ -106,6 +124,15 @@ int moe_cuda_init(const struct moe_cuda_cfg *cfg, struct moe_cuda **out, char *d
  * given path; waits for the result. Returns 0 or the CUDA error (see above). */
 int moe_cuda_step(struct moe_cuda *h, enum moe_cuda_path path, const struct moe_cuda_step *st,
                   struct moe_cuda_err *e);
+
+/* The hidden state behind a logit (refengine/cuda_lm.c): n tokens (1 ..
+ * MOE_CUDA_MAX_TOKENS), token i's input drawn from seeds[i] exactly as a
+ * step's, through cfg.layers layers on path (residual chained; no slow
+ * routing, no fault); the final residual stream goes to out [n][H].
+ * Deterministic: the same seeds and path give the same bits. Returns 0 or
+ * the CUDA error. */
+int moe_cuda_hidden(struct moe_cuda *h, enum moe_cuda_path path, const uint64_t *seeds, int n,
+                    float *out, struct moe_cuda_err *e);
 
 /* Tests: one layer on x [ntok][H] -> out [ntok][H]; ids/wts [ntok][top_k]
  * receive the routing (may be NULL). */

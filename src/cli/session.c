@@ -246,8 +246,13 @@ int mp_session_fingerprint(struct mp_session *s, struct mp_report *rep)
     mp_inherited_copy(&before, &rep->inherited);
     mp_inherit_judge(s->kn, rep->fp.engine_version, &rep->inherited);
     bool changed = false;
-    for (size_t i = 0; i < before.n; i++)
-        changed |= before.v[i].acts != rep->inherited.v[i].acts;
+    for (size_t i = 0; i < before.n; i++) {
+        const char *a = before.v[i].affects, *b = rep->inherited.v[i].affects;
+        /* what it acts on changes with the era too (VLLM_TEST_FORCE_FP8_MARLIN:
+         * dense before vLLM 0.15, the MoE backend from 0.15) */
+        changed |= before.v[i].acts != rep->inherited.v[i].acts ||
+                   (a && b ? strcmp(a, b) != 0 : a != b);
+    }
     mp_inherited_release(&before);
     if (mp_store_set_fingerprint(s->store, &rep->fp, &s->fpx) < 0 ||
         (changed && mp_store_set_inherited(s->store, &rep->inherited) < 0)) {

@@ -75,7 +75,36 @@ static bool streq(const char *a, const char *b)
     return !strcmp(nz(a), nz(b));
 }
 
-/* The run as a whole: engine, driver, CUDA, the recommendation. */
+/* The value of an inherited variable that reached the engines, or NULL. */
+static const char *inherited(const struct mp_report *r, const char *name)
+{
+    for (size_t i = 0; i < r->inherited.n; i++)
+        if (r->inherited.v[i].passed && !strcmp(r->inherited.v[i].name, name))
+            return r->inherited.v[i].value;
+    return NULL;
+}
+
+/* The variables the engines inherited in one run and not, or with another
+ * value, in the other (#29: an export can move every candidate). */
+static void env_changes(const struct mp_report *a, const struct mp_report *b,
+                        struct mp_change **v, size_t *n)
+{
+    for (int side = 0; side < 2; side++) {
+        const struct mp_report *r = side ? b : a;
+        for (size_t i = 0; i < r->inherited.n; i++) {
+            const char *name = r->inherited.v[i].name;
+            const char *x = inherited(a, name), *y = inherited(b, name);
+            if ((side && x) || (!x && !y) || (x && y && !strcmp(x, y)))
+                continue; /* listed from a's side already, or unchanged */
+            char *what = xasprintf("inherited %s", name);
+            add(v, n, NULL, what, x ? x : "(not set)", y ? y : "(not set)", 0);
+            free(what);
+        }
+    }
+}
+
+/* The run as a whole: engine, driver, CUDA, the inherited environment, the
+ * recommendation. */
 static void run_changes(const struct mp_report *a, const struct mp_report *b,
                         struct mp_change **v, size_t *n)
 {
@@ -85,6 +114,7 @@ static void run_changes(const struct mp_report *a, const struct mp_report *b,
         add(v, n, NULL, "driver", a->fp.driver, b->fp.driver, 0);
     if (!streq(a->fp.cuda, b->fp.cuda))
         add(v, n, NULL, "CUDA", a->fp.cuda, b->fp.cuda, 0);
+    env_changes(a, b, v, n);
     const char *ra = a->recommended >= 0 ? a->c[a->recommended].cand.name : "none";
     const char *rb = b->recommended >= 0 ? b->c[b->recommended].cand.name : "none";
     if (strcmp(ra, rb) != 0)

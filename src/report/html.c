@@ -83,7 +83,16 @@ static const char css[] =
     "@media(min-width:760px){.grid2{grid-template-columns:minmax(0,1fr) minmax(0,1fr)}}"
     "footer{margin-top:30px;color:var(--mut);font-size:.85em}"
     /* phones: a 480-unit chart is drawn at ~0.75 scale; larger text keeps it legible */
-    "@media(max-width:600px){svg text,svg .phl{font-size:13px}body{font-size:14px}}";
+    "@media(max-width:600px){svg text,svg .phl{font-size:13px}body{font-size:14px}"
+    /* phones: the candidates table is a card per candidate, each cell under
+     * its column's name, so the verdict's reason is read without scrolling
+     * sideways (issue #29: the first screen says why) */
+    "table.cands,table.cands tbody,table.cands tr{display:block}"
+    "table.cands thead{display:none}table.cands tr{border-bottom:2px solid var(--bd);padding:4px 0}"
+    "table.cands td{display:flow-root;border:0;padding:2px 4px 2px 7.8em}"
+    "table.cands td.n{text-align:left;white-space:normal}"
+    "table.cands td::before{content:attr(data-l);float:left;width:7.2em;margin-left:-7.5em;"
+    "color:var(--mut);font-size:.9em}}";
 
 static void esc(struct buf *b, const char *s)
 {
@@ -271,7 +280,7 @@ static void why_cell(const struct mp_report *rep, const struct mp_cand_report *c
 
 static void cand_table(const struct mp_report *rep, struct buf *b)
 {
-    buf_adds(b, "<h2>Candidates</h2>\n<div class=scroll><table><thead><tr><th>candidate</th>"
+    buf_adds(b, "<h2>Candidates</h2>\n<div class=scroll><table class=cands><thead><tr><th>candidate</th>"
                 "<th>verdict</th><th>resolved MoE backend</th><th>why (evidence)</th>"
                 "<th>seq tok/s</th><th>conc tok/s</th><th>failed / requests</th>"
                 "<th>output check</th><th>knobs</th></tr>"
@@ -280,36 +289,38 @@ static void cand_table(const struct mp_report *rep, struct buf *b)
         const struct mp_cand_report *c = &rep->c[i];
         const struct mp_attempt_result *p = mp_cand_primary(c);
         char *knobs = mp_candidate_knobs_str(&c->cand);
-        buf_adds(b, "<tr><td><a href=\"#");
+        buf_adds(b, "<tr><td data-l=candidate><a href=\"#");
         mp_html_anchor(b, c->cand.name);
         buf_adds(b, "\">");
         esc(b, c->cand.name);
-        buf_adds(b, "</a></td><td>");
+        buf_adds(b, "</a></td><td data-l=verdict>");
         mp_html_badge(b, c->unfinished ? "unfinished" : mp_verdict_name(c->verdict));
         mp_html_kernel_note(b, c); /* report/crash.h */
         unverified_note(b, p);
-        buf_adds(b, "</td><td>");
+        buf_adds(b, "</td><td data-l=\"MoE backend\">");
         esc(b, p ? (p->res.moe_backend ? p->res.moe_backend : "(not logged)") : NULL);
-        buf_adds(b, "</td><td>");
+        buf_adds(b, "</td><td data-l=why>");
         why_cell(rep, c, b);
         char seq[96], conc[160];
         mp_rep_speed_cell(rep, c, true, seq, sizeof(seq));
         mp_rep_speed_cell(rep, c, false, conc, sizeof(conc));
-        buf_printf(b, "</td><td class=n>%s</td><td>%s</td>", seq, conc);
+        buf_printf(b, "</td><td class=n data-l=\"seq tok/s\">%s</td><td data-l=\"conc tok/s\">%s</td>",
+                   seq, conc);
         unsigned long ok = 0, failed = 0;
         for (size_t j = 0; j < c->nattempts; j++)
             if (!c->attempts[j].launch_blocking) {
                 ok += c->attempts[j].req_ok;
                 failed += c->attempts[j].req_failed;
             }
-        buf_printf(b, "<td class=n>%lu / %lu</td><td>", failed, ok + failed);
+        buf_printf(b, "<td class=n data-l=\"failed / requests\">%lu / %lu</td><td data-l=\"output check\">",
+                   failed, ok + failed);
         const struct mp_qcand_out *q = i < rep->qc.n ? &rep->qc.c[i] : NULL;
         if (!q || q->status == MP_QC_NOT_RUN)
             buf_adds(b, "—");
         else
             buf_printf(b, "%s%zu/%zu%s", q->status == MP_QC_OK ? "" : "<span class=bad>", q->passed,
                        rep->qc.nprompts, q->status == MP_QC_OK ? "" : " garbage</span>");
-        buf_adds(b, "</td><td>");
+        buf_adds(b, "</td><td data-l=knobs>");
         if (knobs[0]) {
             buf_adds(b, "<code>");
             esc(b, knobs);

@@ -13,6 +13,7 @@
 #include "lines.h"
 #include "model/gpufault.h"
 #include "report/crash.h"
+#include "report/overview.h"
 #include "store/store.h"
 #include "version.h"
 #include "xalloc.h"
@@ -448,6 +449,9 @@ static void render(const struct mp_issue_in *in, const struct mp_cand_report *c,
         mp_md_code(out, min, 400, 0);
     }
     buf_adds(out, ".\n\n");
+    /* what the engine got from the shell beyond the command (#29): an
+     * exported VLLM_* that acts on a selection is part of the report */
+    mp_rep_inherited_md(rep, out);
     free(knobs);
     free(min);
     what_happened(rep, c, out);

@@ -92,6 +92,15 @@ static size_t count(const struct mp_inherited *in, bool passed)
     return n;
 }
 
+/* How many passed variables moeprobe's knowledge does not know. */
+static size_t nunknown(const struct mp_inherited *in)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < in->n; i++)
+        n += in->v[i].passed && in->v[i].acts == MP_INH_UNKNOWN;
+    return n;
+}
+
 static void inherited_text(const struct mp_report *rep, bool md, struct buf *b)
 {
     const struct mp_inherited *in = &rep->inherited;
@@ -108,10 +117,11 @@ static void inherited_text(const struct mp_report *rep, bool md, struct buf *b)
         buf_adds(b, " from the engines' environment. ");
     }
     if (nact)
-        buf_printf(b, "%s act%s on what the engine selects, so \"auto\" is not the engine's "
+        buf_printf(b, "%s on what the engine selects, so \"auto\" is not the engine's "
                       "default here and no knob is called a no-op unless the engine said it does "
                       "not know it; %s starts the engines without %s.",
-                   nact == 1 ? "One of them may" : "Some of them may", nact == 1 ? "s" : "",
+                   nact == 1 ? (nunknown(in) ? "One of them may act" : "One of them acts")
+                             : (nunknown(in) ? "Some of them may act" : "Some of them act"),
                    md ? "`--clean-env`" : "<code>--clean-env</code>", nact == 1 ? "it" : "them");
     else if (npass && !in->clean_env)
         buf_adds(b, "None of them acts on a kernel selection (per moeprobe's knowledge).");

@@ -11,7 +11,16 @@
  *   3. MoE output of one layer: relative L2 error against the double
  *      reference (using the GPU's routing) <= 1e-4 for the FP32 fused
  *      kernels (two-stream, faulty without its fault) and <= 1e-2 for the
- *      Marlin path (FP16 weights and activations), per token <= 4x that.
+ *      Marlin path (FP16 weights and activations), per token <= 4x that;
+ *      the BF16 path (BF16 activations and outputs) <= 2e-2; the
+ *      wrong-scale path (block scales one block off) <= 1e-4 against a
+ *      reference that reads the scales one block off too (it computes
+ *      exactly that, no fault) and >= 0.1 against the right one (how wrong).
+ *   4. moe_cuda_hidden (the logits' term, refengine/cuda_lm.h): the same
+ *      seeds give the same bits twice on every path; the relative L2
+ *      distance of each path's final hidden state from the FP32 path's is
+ *      printed (the sizes behind the logprob differences of gpu-correct.sh)
+ *      and bounded: FP16 and BF16 below 2e-2, wrong-scale above 1e-2.
  *
  * Prints one line per check and "numerics: PASS" / "numerics: FAIL";
  * exit 0 / 1 (77 when no GPU is present). */
@@ -54,12 +63,21 @@ static double ref_e4m3(unsigned b)
     return (b & 0x80) ? -v : v;
 }
 
-/* element (r, c) of a [rows][cols] NVFP4 matrix */
+/* element (r, c) of a [rows][cols] NVFP4 matrix; shift: with the scale of
+ * the next block of the row (the last block's: the first one's) */
+static double ref_w_at(const uint8_t *q, const uint8_t *s, float g, int cols, size_t r, size_t c,
+                       bool shift)
+{
+    size_t k = r * (size_t)cols + c, nb = (size_t)cols / 16, b = c / 16;
+    unsigned nib = (q[k / 2] >> (4 * (k & 1))) & 15u;
+    if (shift)
+        b = b + 1 == nb ? 0 : b + 1;
+    return ref_e2m1(nib) * ref_e4m3(s[r * nb + b]) * (double)g;
+}
+
 static double ref_w(const uint8_t *q, const uint8_t *s, float g, int cols, size_t r, size_t c)
 {
-    size_t k = r * (size_t)cols + c;
-    unsigned nib = (q[k / 2] >> (4 * (k & 1))) & 15u;
-    return ref_e2m1(nib) * ref_e4m3(s[r * (size_t)(cols / 16) + c / 16]) * (double)g;
+    return ref_w_at(q, s, g, cols, r, c, false);
 }
 
 static uint64_t rng = 0x1234567;
@@ -156,21 +174,22 @@ static void ref_route(const struct moe_cuda_host_weights *w, const struct dims *
     }
 }
 
-/* all experts decoded once, in double: [E][2I][H] and [E][H][I] */
-static double *ref_up, *ref_dn;
+/* all experts decoded once, in double: [E][2I][H] and [E][H][I]; [1]: with
+ * the block scales one block off (the wrong-scale path's reading) */
+static double *ref_ups[2], *ref_dns[2], *ref_up, *ref_dn;
 
-static void decode_all(const struct moe_cuda_host_weights *w, const struct dims *d)
+static void decode_all(const struct moe_cuda_host_weights *w, const struct dims *d, bool shift)
 {
     size_t up_m = (size_t)2 * d->I * d->H, dn_m = (size_t)d->H * d->I;
-    ref_up = xmalloc(sizeof(double) * up_m * d->E);
-    ref_dn = xmalloc(sizeof(double) * dn_m * d->E);
+    double *up = ref_ups[shift] = xmalloc(sizeof(double) * up_m * d->E);
+    double *dn = ref_dns[shift] = xmalloc(sizeof(double) * dn_m * d->E);
     for (int e = 0; e < d->E; e++) {
         const uint8_t *uq = w->up_q + (size_t)e * up_m / 2, *us = w->up_s + (size_t)e * up_m / 16;
         const uint8_t *dq = w->down_q + (size_t)e * dn_m / 2, *ds = w->down_s + (size_t)e * dn_m / 16;
         for (size_t k = 0; k < up_m; k++)
-            ref_up[(size_t)e * up_m + k] = ref_w(uq, us, w->up_g[e], d->H, k / d->H, k % d->H);
+            up[(size_t)e * up_m + k] = ref_w_at(uq, us, w->up_g[e], d->H, k / d->H, k % d->H, shift);
         for (size_t k = 0; k < dn_m; k++)
-            ref_dn[(size_t)e * dn_m + k] = ref_w(dq, ds, w->down_g[e], d->I, k / d->I, k % d->I);
+            dn[(size_t)e * dn_m + k] = ref_w_at(dq, ds, w->down_g[e], d->I, k / d->I, k % d->I, shift);
     }
 }
 
@@ -203,6 +222,8 @@ static void ref_layer(const struct dims *d, const float *x, const int *ids, cons
     free(act);
 }
 
+/* bound > 0: relative L2 error at most bound (per token 4x); bound < 0:
+ * at least -bound (a path that is meant to be wrong) */
 static void test_forward(struct moe_cuda *h, const struct dims *d, enum moe_cuda_path path,
                          const char *name, double bound, int ntok)
 {
@@ -255,15 +276,71 @@ static void test_forward(struct moe_cuda *h, const struct dims *d, enum moe_cuda
           "%s routing (%d tokens, top-%d of %d): %d mismatches, %d near-tie swaps, max weight "
           "error %.2g",
           name, ntok, d->K, d->E, bad_routes, swaps, worst_w);
-    check(rel <= bound && worst_tok <= 4 * bound && den > 0,
-          "%s output (%d tokens): relative L2 error %.3g (worst token %.3g), bound %.0e", name,
-          ntok, rel, worst_tok, bound);
+    if (bound < 0)
+        check(rel >= -bound && den > 0,
+              "%s output (%d tokens): relative L2 error %.3g (worst token %.3g), at least %.0e",
+              name, ntok, rel, worst_tok, -bound);
+    else
+        check(rel <= bound && worst_tok <= 4 * bound && den > 0,
+              "%s output (%d tokens): relative L2 error %.3g (worst token %.3g), bound %.0e",
+              name, ntok, rel, worst_tok, bound);
 out:
     free(x);
     free(out);
     free(ids);
     free(wts);
     free(ref);
+}
+
+/* moe_cuda_hidden: bitwise repeatable per path; each path's distance from
+ * the FP32 path over n contexts of cfg.layers layers */
+static void test_hidden(const struct dims *d, int layers)
+{
+    struct moe_cuda_cfg cfg = {.hidden = d->H, .inter = d->I, .experts = d->E, .top_k = d->K,
+                               .layers = layers, .seed = 42};
+    struct moe_cuda *h = NULL;
+    struct moe_cuda_err ce;
+    if (moe_cuda_init(&cfg, &h, NULL, 0, &ce) != 0) {
+        check(false, "hidden: init: %s", ce.text);
+        return;
+    }
+    enum { N = 64 };
+    static const struct {
+        enum moe_cuda_path path;
+        const char *name;
+        double lo, hi;
+    } p[] = {{MOE_CUDA_TWO_STREAM, "FP32 (two-stream)", 0, 0},
+             {MOE_CUDA_MARLIN, "FP16 (marlin)", 0, 2e-2},
+             {MOE_CUDA_BF16, "BF16", 0, 2e-2},
+             {MOE_CUDA_WRONG_SCALE, "wrong-scale", 1e-2, 1e9}};
+    uint64_t seeds[N];
+    for (int i = 0; i < N; i++)
+        seeds[i] = 0x5eed0000u + (uint64_t)i * 7919;
+    size_t n = (size_t)N * d->H;
+    float *ref = xmalloc(sizeof(float) * n), *a = xmalloc(sizeof(float) * n),
+          *b = xmalloc(sizeof(float) * n);
+    for (size_t k = 0; k < MP_ARRAY_SIZE(p); k++) {
+        if (moe_cuda_hidden(h, p[k].path, seeds, N, a, &ce) != 0 ||
+            moe_cuda_hidden(h, p[k].path, seeds, N, b, &ce) != 0) {
+            check(false, "hidden %s: %s at %s", p[k].name, ce.text, moe_cuda_site_name(ce.site));
+            break;
+        }
+        if (k == 0)
+            memcpy(ref, a, sizeof(float) * n);
+        double num = 0, den = 0;
+        for (size_t i = 0; i < n; i++) {
+            num += ((double)a[i] - ref[i]) * ((double)a[i] - ref[i]);
+            den += (double)ref[i] * ref[i];
+        }
+        double rel = sqrt(num / fmax(den, 1e-300));
+        check(!memcmp(a, b, sizeof(float) * n) && (k == 0 || (rel > p[k].lo && rel <= p[k].hi)),
+              "hidden %s (%d contexts, %d layers, residual): the same bits twice; relative L2 "
+              "distance from FP32 %.3g", p[k].name, N, layers, rel);
+    }
+    free(ref);
+    free(a);
+    free(b);
+    moe_cuda_free(h);
 }
 
 int main(void)
@@ -281,16 +358,28 @@ int main(void)
     printf("device: %s\nlayer: hidden %d, intermediate %d, %d experts, top-%d, NVFP4\n", desc, d.H,
            d.I, d.E, d.K);
     test_dequant(h, &d);
-    decode_all(moe_cuda_weights(h), &d);
+    decode_all(moe_cuda_weights(h), &d, false);
+    decode_all(moe_cuda_weights(h), &d, true);
     static const int ntoks[] = {1, 7, 64, 256};
     for (size_t i = 0; i < MP_ARRAY_SIZE(ntoks); i++) {
+        ref_up = ref_ups[0];
+        ref_dn = ref_dns[0];
         test_forward(h, &d, MOE_CUDA_TWO_STREAM, "two-stream", 1e-4, ntoks[i]);
         test_forward(h, &d, MOE_CUDA_FAULTY, "faulty (no fault)", 1e-4, ntoks[i]);
         test_forward(h, &d, MOE_CUDA_MARLIN, "marlin", 1e-2, ntoks[i]);
+        test_forward(h, &d, MOE_CUDA_BF16, "bf16", 2e-2, ntoks[i]);
+        test_forward(h, &d, MOE_CUDA_WRONG_SCALE, "wrong-scale vs the right scales", -0.1, ntoks[i]);
+        ref_up = ref_ups[1];
+        ref_dn = ref_dns[1];
+        test_forward(h, &d, MOE_CUDA_WRONG_SCALE, "wrong-scale vs scales one block off", 1e-4,
+                     ntoks[i]);
     }
     moe_cuda_free(h);
-    free(ref_up);
-    free(ref_dn);
+    for (int i = 0; i < 2; i++) {
+        free(ref_ups[i]);
+        free(ref_dns[i]);
+    }
+    test_hidden(&d, 4);
     printf("numerics: %s (%d failed)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
 }

@@ -14,7 +14,10 @@
 #     report.json's throughput_ratio, and the title says it);
 #   - the throughput-vs-concurrency chart has report.json's numbers;
 #   - the hang's timeline marks its last token and the stall, and the
-#     silence it shows is at least the stall timeout.
+#     silence it shows is at least the stall timeout;
+#   - the candidates table (the first screen: verdict, backend, why) needs
+#     no sideways scrolling at either width: on a phone it is a card per
+#     candidate.
 # Every Chromium process is gone at the end. Skips (77) without chromium.
 # HTML_SHOTS=DIR keeps screenshots there (docs/report-desktop.png,
 # report-candidate.png, report-phone.png).
@@ -174,6 +177,13 @@ PROBE = r"""
     r.hang = {stop: !!stop, fail: !!fail, band: !!band, label: lab ? lab.textContent : null,
               order: stop && fail ? +fail.getAttribute('x1') - +stop.getAttribute('x1') : null};
   }
+  /* the candidates table: read without scrolling sideways, even on a phone */
+  const ct = document.querySelector('table.cands');
+  if (ct)
+    r.cands = {scroll: ct.parentElement.scrollWidth > ct.parentElement.clientWidth + 1,
+               rows: ct.querySelectorAll('tbody tr').length,
+               why: [...ct.querySelectorAll('td[data-l=why]')].map(td => {
+                 const b = td.getBoundingClientRect(); return [Math.round(b.left), Math.round(b.right)]; })};
   for (const p of document.querySelectorAll('pre.log'))
     for (const l of p.textContent.split('\n')) r.longest_pre_line = Math.max(r.longest_pre_line, l.length);
   return JSON.stringify(r);
@@ -256,6 +266,10 @@ for width, r in results.items():
     check(r["longest_pre_line"] >= 250, tag + "the long log line is not in the excerpt (%d)" % r["longest_pre_line"])
     if width == 1280:
         check(not r["scrolling"], tag + "a table needs scrolling: %s" % r["scrolling"][:5])
+    ct = r.get("cands")
+    check(ct and ct["rows"] == 3 and not ct["scroll"] and len(ct["why"]) == 3 and
+          all(0 <= x[0] and x[1] <= width for x in ct["why"]),
+          tag + "the candidates table's reasons are not in view without scrolling sideways: %s" % ct)
 
 r = results[1280]
 # normal vs blocking: the two rates of the ratio, from the store

@@ -37,5 +37,7 @@ complete_words soak --con | grep -qx -- --concurrency || fail "soak --con"
 ! complete_words soak --con | grep -qx -- --conc || fail "soak offers --conc"
 [ "$(complete_words qualify --preset '')" = sm12x-nvfp4 ] || fail "--preset"
 [ "$(complete_words report --format h)" = html ] || fail "--format"
+# the overview (moeprobe --help) names the bug-report format the completion offers
+"$MOEPROBE" --help | grep -q "^  report   --format issue \[--candidate NAME\] RUNDIR$" || fail "moeprobe --help lacks report --format issue"
 [ "$(complete_words qualify --api c | tr '\n' ' ')" = "completions chat " ] || fail "--api"
 echo ok

@@ -8,7 +8,7 @@
 # recommendation (with the inherited variable that acts on a selection), a
 # soak and a bug report for the failing candidate; the inherited
 # environment is on the first screen of report.md, report.html and in
-# report.json.
+# report.json, and in the bug report of `report --format issue`.
 . "$(dirname "$0")/q_lib.sh"
 VLLM_MARLIN_USE_ATOMIC_ADD=1 qualify fs "$ROOT/worlds/demo-nemotron-super.ini" "${Q_FAST[@]}" \
     --no-quality --no-diagnose --candidate 'auto:' --candidate 'cutlass: --moe-backend cutlass'
@@ -36,9 +36,14 @@ head -n 14 "$MD" | grep -q 'Inherited environment.*`VLLM_MARLIN_USE_ATOMIC_ADD=1
     fail "report.md: the inherited variable is not on the first screen"
 grep -q 'class="fp inh bad">.*VLLM_MARLIN_USE_ATOMIC_ADD=1' "$Q_DIR/report.html" || fail "report.html: inherited"
 grep -q '<h2>Next steps</h2>' "$Q_DIR/report.html" || fail "report.html: next steps"
-grep -q '<td class=n>n=2 before crash</td>' "$Q_DIR/report.html" || fail "report.html: crash speed"
+grep -q '<td class=n data-l="seq tok/s">n=2 before crash</td>' "$Q_DIR/report.html" || fail "report.html: crash speed"
 check "$Q_DIR/report.json" 'r["fingerprint"]["inherited_env"]["VLLM_MARLIN_USE_ATOMIC_ADD"] == "1"' \
     '[x for x in r["fingerprint"]["inherited_env_detail"] if x["name"] == "VLLM_MARLIN_USE_ATOMIC_ADD"][0]["acts_on_selection"]' \
     || fail "report.json"
+# the bug report for upstream says what the engine got from the shell too
+# (its launch command alone does not show an exported variable)
+"$MOEPROBE" report --format issue --candidate auto "$Q_DIR" >"$Q_TMP/issue.md" 2>/dev/null || fail "issue: exit $?"
+grep -q '^\*\*Inherited environment\*\*.*`VLLM_MARLIN_USE_ATOMIC_ADD=1` (\*\*acts on the dense kernel selection\*\*)' "$Q_TMP/issue.md" ||
+    fail "report --format issue lacks the inherited variable"
 assert_no_leftovers
 echo ok

@@ -19,7 +19,7 @@ contention = 0
 EOF2
 # a 3 s warm-up request: two heartbeats before it ends, each with tokens counted
 MOEPROBE_HEARTBEAT_S=1 "$MOEPROBE" qualify --out "$Q_TMP/q" --seq 1 --conc 2:2 --max-tokens 60 \
-    --no-quality --candidate 'a:' -- "$REFENGINE" --world "$Q_TMP/slow.ini" --port '{port}' \
+    --no-quality --agreement 0 --accuracy 0 --candidate 'a:' -- "$REFENGINE" --world "$Q_TMP/slow.ini" --port '{port}' \
     >/dev/null 2>"$Q_TMP/q.err" || { cat "$Q_TMP/q.err"; fail "qualify: exit $?"; }
 grep -Eq '^moeprobe: [0-9]{2}:[0-9]{2}:[0-9]{2} \[a 1/1\] started: pid' "$Q_TMP/q.err" || fail "no timestamp"
 beat=$(grep -E '^moeprobe: [0-9:]+ \[a 1/1\] phase warmup: 0 ok, 0 failed so far, [0-9.]+ tok/s' "$Q_TMP/q.err" | head -1)
