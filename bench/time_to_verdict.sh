@@ -10,8 +10,9 @@
 #   - where it went (report.json cost, summed over the attempts): engine start-up, requests, and
 #     moeprobe's own time inside the attempts (probing, settling, scrapes, teardown) and outside
 #     them (its start-up, the reports);
-#   - the real-equivalent time: engine start-up and request time multiplied by SCALE, plus
-#     moeprobe's own time as measured (it does not shrink with the world);
+#   - the real-equivalent time: engine start-up and request time multiplied by SCALE (x_scale_min:
+#     start-up + requests, in minutes), plus moeprobe's own time as measured (it does not shrink
+#     with the world);
 #   - engine starts, of them stopped at their selection lines, and whether every verdict is the
 #     same both ways;
 #   - the plan's ETA (printed after the first attempt) against the time the rest actually took.
@@ -23,7 +24,9 @@
 #      MODES ("dedupe no-dedupe"), MAX_TOKENS (64), SEQ (10), CONC ("4:16 8:32"),
 #      WORLDS ("NAME:OWN_SCALE ..."; OWN_SCALE is the scale the world file's tokens_per_second
 #      already has: 100 for the *-scaled worlds, 1 for worlds written at real speed),
-#      EXTRA_ARGS (more qualify options, e.g. the correctness checks), KEEP=DIR (keep the runs).
+#      EXTRA_ARGS (more qualify options; the correctness checks are on by default, --agreement 0
+#      --accuracy 0 leaves them out), KEEP=DIR (keep the runs). MAX_TOKENS=256 is qualify's own
+#      default request length: a dearer request (docs/performance.md section 6).
 # Exits 77 when a tool is missing.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -131,17 +134,18 @@ for line in open(err):
         eta = float(m.group(2)) * {"s": 1, "min": 60, "h": 3600}[m.group(3)]
         break
 rest = wall - at if at is not None else None
-print("%-42s %5d %5d %9.1f %9.1f %8.2f %8.2f %8.1f %9.1f %8s %8s" % (
+print("%-42s %5d %5d %9.1f %9.1f %8.2f %8.2f %8.1f %11s %9.1f %8s %8s" % (
     name, k["engine_starts"], k["selection_stops"], k["startup_seconds"], k["request_seconds"],
-    k["overhead_seconds"], outside, wall, real / 60,
+    k["overhead_seconds"], outside, wall,
+    "%.1f+%.1f" % (k["startup_seconds"] * scale / 60, k["request_seconds"] * scale / 60), real / 60,
     "-" if eta is None else "%.0f" % eta, "-" if rest is None else "%.0f" % rest))
 json.dump({"verdicts": {c["name"]: c["verdict"] for c in r["candidates"]}, "wall": wall,
            "real": real}, open(vout, "w"), sort_keys=True)
 PY
 }
 
-printf '%-42s %5s %5s %9s %9s %8s %8s %8s %9s %8s %8s\n' world/mode starts stops startup_s \
-    request_s own_in_s own_out_s wall_s real_min plan_eta rest_s
+printf '%-42s %5s %5s %9s %9s %8s %8s %8s %11s %9s %8s %8s\n' world/mode starts stops startup_s \
+    request_s own_in_s own_out_s wall_s x_scale_min real_min plan_eta rest_s
 summary=()
 for ws in $WORLDS; do
     w=${ws%%:*} own=${ws#*:}
@@ -178,3 +182,4 @@ PY
 fi
 echo
 printf '%s\n' "${summary[@]}"
+echo "workload: --seq $SEQ ${conc[*]} --max-tokens $MAX_TOKENS${EXTRA_ARGS:+ $EXTRA_ARGS} (qualify's default: 256 tokens)"

@@ -170,6 +170,7 @@ struct att {
     struct mp_hang *hanging;   /* HANGING: the hang's evidence in progress (run/crashhang.h) */
     enum att_state hang_from;  /* ... and the state it came from (SERVING or CHECKING) */
     int64_t t_fail;
+    int64_t t_settle;          /* SETTLING began (its note says how long it took) */
     enum mp_seen seen;         /* the first failure moeprobe saw (model/attempt.h) */
     char *seen_msg;            /* ... its message */
     bool settle_up;            /* SETTLING: /health answered 200 after the failure */

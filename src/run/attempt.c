@@ -48,7 +48,8 @@
  *                it exited and its output ended, or its log says the engine
  *                died and nothing is in flight, or /health answers 200 (it
  *                stayed up: no crash is coming) and nothing is in flight;
- *                timer: 10 s, the most it waits.
+ *                timer: 10 s, the most it waits. A state line says how
+ *                long it took and which of these ended it.
  *   STOPPING     teardown (proc/proc.h mp_proc_stop_begin): TERM+CONT, the
  *                grace runs (--grace); the engine's last words are still
  *                read. A second signal KILLs at once (#30 item 6).
@@ -221,7 +222,8 @@ static void enter(struct att *a, enum att_state st)
     case ST_SETTLING:
         mp_att_note(a, "settling: up to %.0f s for the engine to say what happened",
                     (double)SETTLE_NS / 1e9);
-        arm(a, mp_now_ns() + SETTLE_NS);
+        a->t_settle = mp_now_ns();
+        arm(a, a->t_settle + SETTLE_NS);
         a->settle_up = false;
         mp_lg_get(a->lg, "/health", 2.0, TAG_SETTLE); /* did it stay up? */
         break;
@@ -661,14 +663,25 @@ static void hanging_io_error(struct att *a)
 
 /* ---------- cells: SETTLING ---------- */
 
+/* Settling is over: say how long it took and what ended it (#27: the
+ * evidence, the bound only as the last resort). */
+static void settled(struct att *a, const char *why)
+{
+    mp_att_note(a, "settled in %.1f s: %s", (double)(mp_now_ns() - a->t_settle) / 1e9, why);
+    att_stop(a, MP_OUT_CRASH);
+}
+
 /* Is the engine's account of the failure in? */
 static void settling_check(struct att *a)
 {
     const struct mp_logresult *lr = mp_logscan_result(a->ls);
     bool quiet = mp_lg_inflight_gen(a->lg) == 0;
-    if ((a->exited && a->eof) || (lr->has_crash && lr->crash.engine_dead && quiet) ||
-        (a->settle_up && quiet && !lr->has_crash && !(a->events & MP_LOGEV_FATAL)))
-        att_stop(a, MP_OUT_CRASH);
+    if (a->exited && a->eof)
+        settled(a, "the engine exited");
+    else if (lr->has_crash && lr->crash.engine_dead && quiet)
+        settled(a, "its log says the engine died");
+    else if (a->settle_up && quiet && !lr->has_crash && !(a->events & MP_LOGEV_FATAL))
+        settled(a, "it stayed up (/health 200, nothing in flight)");
 }
 
 static void settling_result(struct att *a)
@@ -683,6 +696,11 @@ static void settling_result(struct att *a)
 static void settling_over(struct att *a)
 {
     att_stop(a, MP_OUT_CRASH); /* a signal too: the failure stands */
+}
+
+static void settling_bound(struct att *a)
+{
+    settled(a, "the bound, without the engine's account");
 }
 
 /* ---------- cells: teardown ---------- */
@@ -804,7 +822,7 @@ static const att_cell table[ST_COUNT][EV_COUNT] = {
         [EV_FATAL] = settling_check,
         [EV_EXIT] = settling_check,
         [EV_EOF] = settling_check,
-        [EV_DEADLINE] = settling_over,
+        [EV_DEADLINE] = settling_bound,
     },
     S(STOPPING) = {[EV_SIGNAL] = teardown_signal, [EV_STOP_STEP] = teardown_step},
     S(KILLING) = {[EV_SIGNAL] = teardown_signal, [EV_STOP_STEP] = teardown_step},
