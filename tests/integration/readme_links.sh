@@ -10,6 +10,9 @@ set -u
 fail() { echo "FAIL: $*"; exit 1; }
 R="$ROOT/README.md"
 bad=$(grep -nE 'DESIGN(\.md)?|reference/[a-z-]+\.md' "$R") && fail "README.md names files outside the repository: $bad"
+# the documents the README links to neither
+bad=$(grep -nE 'DESIGN\.md|reference/[a-z0-9-]+\.md' "$ROOT"/docs/*.md) &&
+    fail "docs/ names files outside the repository: $bad"
 n=0
 set -f # the names are words to check, not patterns to expand here
 for p in $(grep -oE '(^|[^A-Za-z0-9_./-])(docs|src|worlds|tests|scripts|data|completions|bench|refengine)/[A-Za-z0-9_./*-]*[A-Za-z0-9_*]' "$R" |
