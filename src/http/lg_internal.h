@@ -38,6 +38,7 @@ struct lg_req {
     int usage_tokens;
     bool status_seen, done_seen, stream_error, protocol_error;
     bool body_checked; /* the first bytes of a 200 body were checked for SSE */
+    bool retried;      /* sent again on a new connection (lg_drain: a reused one had died) */
     long timeout_ms;   /* CURLOPT_TIMEOUT_MS, 0 = none */
     /* after [DONE]: on the list of requests waiting for the end of their body, ordered by
      * done_by (see LG_DONE_GRACE_NS) */

@@ -435,6 +435,31 @@ void lg_finalize(struct mp_lg *lg, struct lg_req *r, CURLcode cc, bool aborted)
     lg->nqueued++;
 }
 
+/* A request that failed on a connection it reused, before a byte of the
+ * answer came back, was sent as the server closed that idle keep-alive
+ * connection (uvicorn closes one after 5 s idle; the close and the request
+ * cross on the wire and the server's kernel answers with a reset): it never
+ * reached the server's application, so it is no evidence against the
+ * engine. It is sent again, once, on a new connection; a failure then, or
+ * on a connection made for it, counts. True when it was sent again. */
+static bool resend_on_new_connection(struct mp_lg *lg, struct lg_req *r, CURLcode cc)
+{
+    if (r->retried || !r->easy || r->status_seen ||
+        (cc != CURLE_RECV_ERROR && cc != CURLE_SEND_ERROR && cc != CURLE_GOT_NOTHING))
+        return false;
+    long conns = -1, hdr = -1;
+    if (curl_easy_getinfo(r->easy, CURLINFO_NUM_CONNECTS, &conns) != CURLE_OK || conns != 0 ||
+        curl_easy_getinfo(r->easy, CURLINFO_HEADER_SIZE, &hdr) != CURLE_OK || hdr != 0)
+        return false;
+    curl_multi_remove_handle(lg->multi, r->easy);
+    curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 1L);
+    r->errbuf[0] = '\0';
+    if (curl_multi_add_handle(lg->multi, r->easy) != CURLM_OK)
+        return false; /* lg_finalize's remove of a handle not added is harmless */
+    r->retried = true;
+    return true;
+}
+
 void lg_drain(struct mp_lg *lg)
 {
     CURLMsg *m;
@@ -445,7 +470,7 @@ void lg_drain(struct mp_lg *lg)
         struct lg_req *r = NULL;
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
         CURLcode cc = m->data.result; /* m is invalid after remove_handle */
-        if (r)
+        if (r && !resend_on_new_connection(lg, r, cc))
             lg_finalize(lg, r, cc, false);
     }
 }

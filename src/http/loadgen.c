@@ -231,6 +231,7 @@ static long submit(struct mp_lg *lg, struct lg_req *r)
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, r->timeout_ms); /* 0: none */
+    curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 0L); /* a pooled handle may have retried */
     r->res.id = lg->next_id++;
     r->res.t_start_ns = mp_now_ns();
     r->res.protocol_pos = -1;
