@@ -92,10 +92,14 @@ static long pair_other(const struct side *sd, size_t c)
     return sd->rep[sd->grp[c] == 0 ? 1 : 0];
 }
 
-static const struct mp_lp_pos *pos_of(const struct ctx *x, long c, size_t j, size_t p)
+/* Candidate c's entry at (j, p), or NULL when its passage j has not the n
+ * positions of the one it is compared with: a passage tokenized otherwise
+ * (a BOS added or not, a prompt truncated) is shifted, and its positions
+ * name other contexts even where a token text happens to match. */
+static const struct mp_lp_pos *pos_of(const struct ctx *x, long c, size_t j, size_t p, size_t n)
 {
     const struct mp_score *s = x->in[c].s;
-    return j < s->npass && p < s->pass[j].n ? &s->pass[j].p[p] : NULL;
+    return j < s->npass && s->pass[j].n == n && p < n ? &s->pass[j].p[p] : NULL;
 }
 
 /* What position (j, p) is compared with for a candidate whose own entry is
@@ -105,9 +109,10 @@ static bool ref_at(const struct ctx *x, size_t c, size_t j, size_t p, const stru
                    double *refv, const char **reftop, bool *agrees)
 {
     const struct side *sd = &x->lp;
+    size_t n = x->in[c].s->pass[j].n;
     if (sd->mode == M_REF || sd->mode == M_PAIR) {
         long r = sd->mode == M_REF ? x->ref : pair_other(sd, c);
-        const struct mp_lp_pos *o = pos_of(x, r, j, p);
+        const struct mp_lp_pos *o = pos_of(x, r, j, p, n);
         if (!o || strcmp(o->token, me->token))
             return false;
         *refv = o->lp;
@@ -119,7 +124,7 @@ static bool ref_at(const struct ctx *x, size_t c, size_t j, size_t p, const stru
     const char *tops[64];
     size_t nv = 0;
     for (size_t g = 0; g < sd->ngroups && nv < MP_ARRAY_SIZE(v); g++) {
-        const struct mp_lp_pos *o = pos_of(x, sd->rep[g], j, p);
+        const struct mp_lp_pos *o = pos_of(x, sd->rep[g], j, p, n);
         if (o && !strcmp(o->token, me->token)) {
             tops[nv] = o->top1;
             v[nv++] = o->lp;
@@ -371,12 +376,43 @@ static char *reference_of(const struct ctx *x, const struct side *sd, size_t c)
     return xstrdup("consensus");
 }
 
+/* Did at least half of candidate c's teacher-forced positions find their
+ * counterpart (the same token at the same place in a passage of the same
+ * length)? When not, the figures describe a few coincidences, not the
+ * candidate: 0 positions compared would read as "agrees". The reference
+ * compares nothing and lines up by definition. */
+static bool lp_lines_up(const struct ctx *x, size_t c, const struct mp_agreement *ag)
+{
+    if ((long)c == x->ref || !x->lp.ok[c])
+        return true;
+    size_t own = 0;
+    for (size_t j = 0; j < x->in[c].s->npass; j++)
+        own += x->in[c].s->pass[j].n;
+    return own && ag->positions * 2 >= own;
+}
+
+/* The note of a candidate whose positions do not line up. */
+static char *misaligned_note(const struct ctx *x, size_t c, const struct mp_agreement *ag,
+                             bool has_gen)
+{
+    size_t own = 0;
+    for (size_t j = 0; j < x->in[c].s->npass; j++)
+        own += x->in[c].s->pass[j].n;
+    return xasprintf("prompt logprobs not comparable: %zu of its %zu positions line up with the "
+                     "other configurations' (same passage length, same token; a different "
+                     "tokenization or detokenization of the passages)%s",
+                     ag->positions, own,
+                     has_gen ? ": greedy continuations compared only" : "");
+}
+
 /* Candidate c's result from its figures (no majority check yet); true when
  * it is divergent by a consensus. */
 static bool result_of(const struct ctx *x, size_t c, struct mp_agreement *ag)
 {
     bool has_lp = x->lp.ok[c] && x->lp.mode != M_NONE;
     bool has_gen = x->gen.ok[c] && x->gen.mode != M_NONE;
+    bool aligned = !has_lp || lp_lines_up(x, c, ag);
+    has_lp = has_lp && aligned;
     /* greedy alone tells something only where a comparison was decided */
     if (!has_lp && has_gen && ag->greedy_failed + ag->greedy_undecided == ag->greedy_compared &&
         !ag->greedy_failed) {
@@ -389,14 +425,16 @@ static bool result_of(const struct ctx *x, size_t c, struct mp_agreement *ag)
     }
     if (!has_lp && !has_gen) {
         ag->result = MP_AG_NOT_MEASURED;
-        ag->note = why_not(x, c);
+        ag->note = aligned ? why_not(x, c) : misaligned_note(x, c, ag, false);
         return false;
     }
     const struct side *sd = has_lp ? &x->lp : &x->gen;
     ag->reference = reference_of(x, sd, c);
     ag->others = sd->mode == M_REF ? 1 : sd->ngroups - 1;
     ag->greedy_only = !has_lp;
-    if (!has_lp) {
+    if (!has_lp && !aligned) {
+        ag->note = misaligned_note(x, c, ag, true);
+    } else if (!has_lp) {
         const struct mp_score *s = x->in[c].s;
         ag->note = xasprintf("prompt_logprobs %s%s%s: greedy continuations compared only",
                              mp_sc_status_name(s->plp), s->plp_note ? " (" : "",
@@ -452,7 +490,7 @@ void mp_agree_run(const struct mp_ag_in *in, size_t n, long ref, struct mp_corre
     for (size_t c = 0; c < n; c++) {
         struct mp_agreement *ag = &out->c[c].ag;
         ag->noise_floor = out->noise_floor;
-        ag->lp_div = ag->positions > 0 &&
+        ag->lp_div = ag->positions > 0 && lp_lines_up(&x, c, ag) &&
                      mp_agree_divergent(ag->mean_abs, ag->top1, fmax(0.0, out->noise_floor));
         cons_div[c] = result_of(&x, c, ag);
     }

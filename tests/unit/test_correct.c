@@ -324,6 +324,65 @@ static void test_not_measured(void **st)
     run_end(&r);
 }
 
+/* Every passage of s one position longer at the front (a BOS the others'
+ * tokenization did not add): position p+1 is the others' position p. */
+static void shift_by_one(struct mp_score *s)
+{
+    for (size_t j = 0; j < s->npass; j++) {
+        struct mp_lp_seq *q = &s->pass[j];
+        q->p = xreallocarray(q->p, q->n + 1, sizeof(*q->p));
+        memmove(&q->p[1], &q->p[0], q->n * sizeof(*q->p));
+        q->p[0] = (struct mp_lp_pos){.token = xstrdup("<s>"), .top1 = xstrdup(" The"),
+                                     .lp = -1, .top1_lp = -1};
+        q->n++;
+    }
+}
+
+/* Positions that do not line up are no evidence: a wrong kernel whose
+ * passages came back tokenized otherwise is not "agrees" on 0 positions
+ * compared, and a passage of another length is not compared position by
+ * position even where a token text matches by chance. */
+static void test_misaligned_positions(void **st)
+{
+    MP_UNUSED(st);
+    struct run r;
+    run_start(&r);
+    add(&r, "fp32", &FP32, 0);
+    add(&r, "fp16", &FP16, 1);
+    add(&r, "wrong", &WRONG, 2);
+    shift_by_one(r.s[2]);
+    go(&r, -1);
+    assert_int_equal(res(&r, 0), MP_AG_AGREES);
+    assert_int_equal(res(&r, 1), MP_AG_AGREES);
+    assert_int_equal(res(&r, 2), MP_AG_NOT_MEASURED);
+    assert_int_equal(r.out.c[2].ag.positions, 0);
+    assert_non_null(strstr(r.out.c[2].ag.note, "line up"));
+    run_end(&r);
+    /* a pair: neither side is vouched for */
+    run_start(&r);
+    add(&r, "good", &FP32, 0);
+    add(&r, "wrong", &WRONG, 1);
+    shift_by_one(r.s[1]);
+    go(&r, -1);
+    assert_int_equal(res(&r, 0), MP_AG_NOT_MEASURED);
+    assert_int_equal(res(&r, 1), MP_AG_NOT_MEASURED);
+    run_end(&r);
+    /* same tokens, one passage longer (a prompt cut or extended at the end):
+     * that passage is left out, the others still compared */
+    run_start(&r);
+    add(&r, "a", &FP32, 0);
+    add(&r, "b", &FP16, 1);
+    add(&r, "c", &BF16, 2);
+    r.s[2]->pass[0].n--; /* c's first passage: one position short */
+    go(&r, -1);
+    assert_int_equal(r.out.c[0].ag.positions, NPASS * NPOS);
+    assert_int_equal(r.out.c[2].ag.positions, (NPASS - 1) * NPOS);
+    r.s[2]->pass[0].n++;
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(res(&r, i), MP_AG_AGREES);
+    run_end(&r);
+}
+
 /* ---- greedy continuations ---- */
 
 static void gen_of(struct mp_gen_seq *q, const char *toks, const char *tops)
@@ -856,6 +915,7 @@ int main(void)
         cmocka_unit_test(test_reference),
         cmocka_unit_test(test_noise_floor_from_repeat),
         cmocka_unit_test(test_not_measured),
+        cmocka_unit_test(test_misaligned_positions),
         cmocka_unit_test(test_logprobs_close_table),
         cmocka_unit_test(test_greedy_only),
         cmocka_unit_test(test_wilson_and_two_proportions),
