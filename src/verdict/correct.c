@@ -370,6 +370,12 @@ char *mp_correct_caveat(const struct mp_report *rep, size_t i)
                    rep->cor.votes);
     } else if (ag->result == MP_AG_NOT_MEASURED) {
         buf_printf(&b, "correctness not established: %s", ag->note ? ag->note : "not compared");
+    } else if (ag->result == MP_AG_AGREES && ag->greedy_only) {
+        /* weak evidence: a wrong kernel can change its text only at near
+         * ties (the H200's one-block-off scales passed all 12 checks) */
+        buf_printf(&b, "correctness not established: only its greedy continuations were "
+                       "compared (%s), which a wrong kernel can pass",
+                   ag->note ? ag->note : "no prompt logprobs");
     } else {
         return NULL;
     }

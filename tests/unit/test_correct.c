@@ -855,6 +855,27 @@ static void test_recommendation_caveat(void **st)
                                                    "configuration scored"));
     assert_non_null(strstr(rep.recommendation_why, "20/64 task answers right"));
     mp_report_release(&rep);
+    /* prompt logprobs refused everywhere, the greedy continuations agree:
+     * weak evidence (docs/verdicts.md), said */
+    mp_report_init(&rep, "/tmp/run");
+    const char *const names[3] = {"a", "b", "c"}, *const moes[3] = {"CUTLASS", "MARLIN", "TRTLLM"};
+    for (size_t i = 0; i < 3; i++) {
+        struct mp_score *g = mp_score_new();
+        g->plp = MP_SC_REFUSED;
+        g->plp_note = xstrdup("Requested prompt logprobs of 5, which is greater than max allowed: 0");
+        g->greedy = MP_SC_OK;
+        g->ngen = 1;
+        g->gen = xcalloc(1, sizeof(*g->gen));
+        gen_of(&g->gen[0], "a b c d", "a,k;b,k;c,e;d,k");
+        stable_cand(&rep, names[i], moes[i], 300 - 100 * (double)i, g, NULL);
+    }
+    mp_verdict_finalize(&rep);
+    assert_int_equal(rep.cor.c[0].ag.result, MP_AG_AGREES);
+    assert_true(rep.cor.c[0].ag.greedy_only);
+    assert_int_equal(rep.recommended, 0);
+    assert_non_null(strstr(rep.recommendation_why, "correctness not established: only its greedy "
+                                                   "continuations were compared"));
+    mp_report_release(&rep);
     /* three that agree: no caveat */
     mp_report_init(&rep, "/tmp/run");
     stable_cand(&rep, "a", "VLLM_CUTLASS", 300, make_score(&FP32), NULL);
