@@ -11,7 +11,7 @@
  * configurations chose (top-1 agreement).
  *
  * The noise floor is measured: the run-to-run |delta| of candidates scored
- * twice (median over them) and the spread around the reference of the
+ * twice (lower median over them) and the spread around the reference of the
  * configurations that agree on top-1 (at least MP_AG_TOP1_MIN: the lower
  * median of their distances, when two or more do); the floor is the
  * larger. The rule (mp_agree_divergent):

@@ -308,6 +308,51 @@ static void test_noise_floor_from_repeat(void **st)
     run_end(&r);
 }
 
+/* s scored a second time as engine e would (its run-to-run figure). */
+static void give_repeat(struct mp_score *s, const struct eng *e)
+{
+    struct mp_score *rep = make_score(e);
+    s->repeat = rep->pass;
+    rep->pass = NULL;
+    rep->npass = 0;
+    mp_score_free(rep);
+}
+
+/* A kernel wrong differently on every run (a race, as in SGLang PR 11183's
+ * moe_fused_gate) has a large run-to-run figure: it must not raise the
+ * floor it is judged against. In a pair the median of the two figures was
+ * half the wrong one's, and the pair "agreed". */
+static void test_noisy_wrong_kernel_sets_no_floor(void **st)
+{
+    MP_UNUSED(st);
+    struct run r;
+    run_start(&r);
+    add(&r, "good", &FP32, 0);
+    add(&r, "racy", &WRONG, 1);
+    give_repeat(r.s[0], &FP32);
+    struct eng again = WRONG;
+    again.seed = 99;
+    give_repeat(r.s[1], &again);
+    go(&r, -1);
+    assert_true(r.out.c[1].ag.repeat_abs > 1.0);
+    assert_int_equal(res(&r, 0), MP_AG_DISAGREE_PAIR);
+    assert_int_equal(res(&r, 1), MP_AG_DISAGREE_PAIR);
+    assert_true(r.out.repeat_floor < 1e-9);
+    run_end(&r);
+    /* legitimate noise between two kernels still agrees on that floor */
+    run_start(&r);
+    add(&r, "fp32", &FP32, 0);
+    add(&r, "bf16", &BF16, 1);
+    give_repeat(r.s[0], &FP32);
+    struct eng bf = BF16;
+    bf.seed = 98;
+    give_repeat(r.s[1], &bf);
+    go(&r, -1);
+    assert_int_equal(res(&r, 0), MP_AG_AGREES);
+    assert_int_equal(res(&r, 1), MP_AG_AGREES);
+    run_end(&r);
+}
+
 /* One configuration, or nothing usable: not measured, saying why. */
 static void test_not_measured(void **st)
 {
@@ -935,6 +980,7 @@ int main(void)
         cmocka_unit_test(test_one_vote_per_configuration),
         cmocka_unit_test(test_reference),
         cmocka_unit_test(test_noise_floor_from_repeat),
+        cmocka_unit_test(test_noisy_wrong_kernel_sets_no_floor),
         cmocka_unit_test(test_not_measured),
         cmocka_unit_test(test_misaligned_positions),
         cmocka_unit_test(test_logprobs_close_table),
