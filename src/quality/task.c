@@ -204,6 +204,14 @@ const char *const *mp_task_stop(void)
 
 /* ---- answers ---- */
 
+/* The ',' at c separates thousands: exactly three digits follow it ("1,234",
+ * "1,234,567"), so "3,4,5" is a list and "12,5" no 125. */
+static bool thousands_comma(const char *c)
+{
+    return isdigit((unsigned char)c[1]) && isdigit((unsigned char)c[2]) &&
+           isdigit((unsigned char)c[3]) && !isdigit((unsigned char)c[4]);
+}
+
 char *mp_task_norm_number(const char *s)
 {
     while (*s == ' ' || *s == '\t' || *s == '$' || *s == '+')
@@ -217,7 +225,7 @@ char *mp_task_norm_number(const char *s)
         if (isdigit((unsigned char)*s)) {
             buf_addc(&b, *s);
             digits = true;
-        } else if (*s == ',' && digits && !dot) {
+        } else if (*s == ',' && digits && !dot && thousands_comma(s)) {
             continue;
         } else if (*s == '.' && !dot && isdigit((unsigned char)s[1])) {
             buf_addc(&b, '.');
@@ -257,7 +265,10 @@ char *mp_task_last_number(const char *reply)
     const char *last = NULL;
     for (size_t i = 0; i < n; i++) {
         bool start = isdigit((unsigned char)reply[i]) &&
-                     (i == 0 || !(isdigit((unsigned char)reply[i - 1]) || reply[i - 1] == ',' ||
+                     (i == 0 || !(isdigit((unsigned char)reply[i - 1]) ||
+                                  (reply[i - 1] == ',' && i > 1 &&
+                                   isdigit((unsigned char)reply[i - 2]) &&
+                                   thousands_comma(reply + i - 1)) ||
                                   (reply[i - 1] == '.' && i > 1 &&
                                    isalnum((unsigned char)reply[i - 2])) ||
                                   isalpha((unsigned char)reply[i - 1])));
@@ -300,6 +311,18 @@ static int line_err(struct mp_diag *d, const char *name, size_t line, const char
     return mp_diag_set(d, MP_EPARSE, line, "%s:%zu: %s", name, line, what);
 }
 
+/* An answer key that goes on after its number in a way that makes the
+ * number only part of it ("3/4", "10:30", "1 234"): read as a number it
+ * would be "3", "10", "1", a wrong key that every candidate misses. */
+static bool key_is_more(const char *k)
+{
+    while (*k == ' ' || *k == '\t' || *k == '$' || *k == '+' || *k == '-')
+        k++;
+    while (isdigit((unsigned char)*k) || *k == ',' || *k == '.')
+        k++;
+    return *k == '/' || *k == ':' || (*k == ' ' && isdigit((unsigned char)k[1]));
+}
+
 /* One line into *t; 0 or MP_EPARSE. */
 static int task_line(const char *s, size_t n, const char *name, size_t line, struct mp_task *t,
                      struct mp_diag *d)
@@ -318,7 +341,7 @@ static int task_line(const char *s, size_t n, const char *name, size_t line, str
         const char *h = NULL;
         for (const char *p = strstr(a->valuestring, "####"); p; p = strstr(p + 4, "####"))
             h = p;
-        char *num = h ? mp_task_norm_number(h + 4) : NULL;
+        char *num = h && !key_is_more(h + 4) ? mp_task_norm_number(h + 4) : NULL;
         if (!num) {
             rc = line_err(d, name, line, "the answer does not end in '#### NUMBER'");
         } else {

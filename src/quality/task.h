@@ -42,7 +42,7 @@ void mp_task_builtin(size_t n, struct mp_task_set *out);
 /* Parse JSON lines in gsm8k's format (text of len bytes; name labels
  * messages). Blank lines are skipped; every other line must be an object
  * with a string "question" and a string "answer" whose last "####" is
- * followed by a number. At most max problems are kept (0 = all, up to
+ * followed by a number (not one that goes on as "3/4", "10:30", "1 234"). At most max problems are kept (0 = all, up to
  * MP_TASK_MAX_N). 0, or MP_EPARSE with "NAME:LINE: what" in d (nothing
  * kept). Partial input: a cut last line is an error naming that line. */
 int mp_task_parse_jsonl(const char *text, size_t len, const char *name, size_t max,
@@ -57,7 +57,8 @@ const char *const *mp_task_stop(void);
 
 /* The last number of a reply, cut at its first "Question:" (a model that
  * goes on to invent the next problem), normalised: thousands separators
- * and a trailing '.' dropped, "+" and leading zeros removed, "-0" as "0"
+ * (a ',' before exactly three digits: "3,4,5" ends in 5) and a trailing
+ * '.' dropped, "+" and leading zeros removed, "-0" as "0"
  * (caller frees); NULL when the reply has none. */
 char *mp_task_last_number(const char *reply);
 /* Normalise a number written in an answer key ("1,234" -> "1234",

@@ -667,6 +667,9 @@ static void test_task_numbers(void **st)
         {" half is .5", "0.5"},
         {" cut by -.5 now", "-0.5"},
         {" Step 2. 7 left", "7"},
+        {" The answer is 1,234,567.", "1234567"},
+        {" the sides are 3,4,5", "5"},          /* a list, not 345 */
+        {" The answer is \\boxed{1,234}.", "1234"},
     };
     for (size_t i = 0; i < MP_ARRAY_SIZE(t); i++) {
         char *g = mp_task_last_number(t[i].reply);
@@ -681,7 +684,8 @@ static void test_task_numbers(void **st)
     static const struct {
         const char *in, *want;
     } norm[] = {{".5", "0.5"}, {"####", NULL}, {".0", "0"}, {"-0.0", "0"}, {"1,234.50", "1234.5"},
-                {"$7", "7"}, {"007", "7"}};
+                {"$7", "7"}, {"007", "7"},
+                {"12,5", "12"}, {"10,000.", "10000"}};
     for (size_t i = 0; i < MP_ARRAY_SIZE(norm); i++) {
         char *g = mp_task_norm_number(norm[i].in);
         if (norm[i].want ? !g || strcmp(g, norm[i].want) : g != NULL) {
@@ -754,6 +758,10 @@ static void test_task_jsonl(void **st)
         {"{\"question\": \"Q\", \"answer\": \"#### 3\"}\n{\"question\": \"Q\", \"ans", "t.jsonl:2: not"},
         {"[1, 2]\n", "t.jsonl:1: not a JSON object"},
         {"\n\n", "no problem"},
+        /* a key that is more than its first number is no key of 3, 10, 1 */
+        {"{\"question\": \"Q\", \"answer\": \"#### 3/4\"}\n", "t.jsonl:1: the answer does not end"},
+        {"{\"question\": \"Q\", \"answer\": \"#### 10:30\"}\n", "t.jsonl:1: the answer does not end"},
+        {"{\"question\": \"Q\", \"answer\": \"#### 1 234\"}\n", "t.jsonl:1: the answer does not end"},
     };
     for (size_t i = 0; i < MP_ARRAY_SIZE(bad); i++) {
         assert_int_equal(mp_task_parse_jsonl(bad[i].text, strlen(bad[i].text), "t.jsonl", 0, &s, &d),
