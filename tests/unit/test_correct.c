@@ -552,6 +552,29 @@ static void test_wilson_and_two_proportions(void **st)
     assert_int_equal(acc[1].result, MP_ACC_PASS);
     assert_int_equal(acc[2].result, MP_ACC_LOW);
     assert_int_equal(acc[3].result, MP_ACC_NOT_RUN);
+    /* few problems: the normal approximation is no evidence (z = 2.0 and
+     * 1.9 here; Fisher's exact p 0.17 and 0.11) */
+    static const struct {
+        size_t nb, rb, n, r;
+        enum mp_acc_result want;
+    } small[] = {
+        {2, 2, 2, 0, MP_ACC_PASS},      /* --accuracy 2 */
+        {10, 10, 10, 7, MP_ACC_PASS},
+        {16, 16, 16, 10, MP_ACC_LOW},   /* q_correct's world: exact p 0.009 */
+        {64, 64, 64, 58, MP_ACC_LOW},   /* exact p 0.014 */
+        {64, 64, 64, 62, MP_ACC_PASS},
+    };
+    for (size_t i = 0; i < MP_ARRAY_SIZE(small); i++) {
+        size_t sn[2] = {small[i].nb, small[i].n}, sr[2] = {small[i].rb, small[i].r};
+        struct mp_accuracy sa[2];
+        memset(sa, 0, sizeof(sa));
+        mp_correct_gate(sn, sr, 2, sa);
+        if (sa[1].result != small[i].want) {
+            fprintf(stderr, "%zu/%zu against %zu/%zu: %s\n", small[i].r, small[i].n, small[i].rb,
+                    small[i].nb, mp_acc_result_name(sa[1].result));
+            fail();
+        }
+    }
 }
 
 /* ---- what the engine sends ---- */
