@@ -2,6 +2,7 @@
  * across candidates (quality/agree.h). */
 #include "quality/agree.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +93,55 @@ static long pair_other(const struct side *sd, size_t c)
     return sd->rep[sd->grp[c] == 0 ? 1 : 0];
 }
 
+/* The next byte of a token's text with the tokenizer's spelling undone:
+ * builds of vLLM spell a token differently in `decoded_token` and in the
+ * keys of `top_logprobs` (0.8's V1 wrote the tokenizer's pieces, "Ġthe",
+ * "▁the", "<0x0A>": vLLM issue 16838, PR 19209; V0 and later builds the
+ * text, " the"). Byte-level BPE's stand-ins for ASCII control bytes and the
+ * space (U+0100..U+0121, "Ġ" = ' ', "Ċ" = '\n'), SentencePiece's "▁" and
+ * its byte pieces "<0xNN>" below 0x80 read as the byte; anything else as
+ * itself. -1 at the end. */
+static int tok_byte(const unsigned char **sp)
+{
+    const unsigned char *s = *sp;
+    if (!*s)
+        return -1;
+    if (s[0] == 0xC4 && s[1] >= 0x80 && s[1] <= 0xA1) { /* U+0100..U+0121 */
+        *sp += 2;
+        return s[1] == 0xA1 ? 0x7F : s[1] - 0x80;
+    }
+    if (s[0] == 0xE2 && s[1] == 0x96 && s[2] == 0x81) { /* U+2581 */
+        *sp += 3;
+        return ' ';
+    }
+    if (s[0] == '<' && s[1] == '0' && s[2] == 'x' && isxdigit(s[3]) && isxdigit(s[4]) &&
+        s[5] == '>' && s[3] < '8') {
+        *sp += 6;
+        return (int)strtol((const char[]){(char)s[3], (char)s[4], 0}, NULL, 16);
+    }
+    *sp += 1;
+    return s[0];
+}
+
+/* Two spellings of one token (tok_byte); a leading space may be missing on
+ * one side only (SentencePiece's decode of a single piece drops it). */
+static bool same_tok(const char *a, const char *b)
+{
+    if (!strcmp(a, b))
+        return true;
+    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+    int cx = tok_byte(&x), cy = tok_byte(&y);
+    if (cx != cy && cx == ' ' && cy >= 0)
+        cx = tok_byte(&x);
+    else if (cx != cy && cy == ' ' && cx >= 0)
+        cy = tok_byte(&y);
+    while (cx == cy && cx >= 0) {
+        cx = tok_byte(&x);
+        cy = tok_byte(&y);
+    }
+    return cx == cy;
+}
+
 /* Candidate c's entry at (j, p), or NULL when its passage j has not the n
  * positions of the one it is compared with: a passage tokenized otherwise
  * (a BOS added or not, a prompt truncated) is shifted, and its positions
@@ -113,11 +163,11 @@ static bool ref_at(const struct ctx *x, size_t c, size_t j, size_t p, const stru
     if (sd->mode == M_REF || sd->mode == M_PAIR) {
         long r = sd->mode == M_REF ? x->ref : pair_other(sd, c);
         const struct mp_lp_pos *o = pos_of(x, r, j, p, n);
-        if (!o || strcmp(o->token, me->token))
+        if (!o || !same_tok(o->token, me->token))
             return false;
         *refv = o->lp;
         *reftop = o->top1;
-        *agrees = !strcmp(o->top1, me->top1);
+        *agrees = same_tok(o->top1, me->top1);
         return true;
     }
     double v[64];
@@ -125,7 +175,7 @@ static bool ref_at(const struct ctx *x, size_t c, size_t j, size_t p, const stru
     size_t nv = 0;
     for (size_t g = 0; g < sd->ngroups && nv < MP_ARRAY_SIZE(v); g++) {
         const struct mp_lp_pos *o = pos_of(x, sd->rep[g], j, p, n);
-        if (o && !strcmp(o->token, me->token)) {
+        if (o && same_tok(o->token, me->token)) {
             tops[nv] = o->top1;
             v[nv++] = o->lp;
         }
@@ -136,8 +186,8 @@ static bool ref_at(const struct ctx *x, size_t c, size_t j, size_t p, const stru
     for (size_t a = 0; a < nv; a++) {
         size_t cnt = 0;
         for (size_t b = 0; b < nv; b++)
-            cnt += !strcmp(tops[a], tops[b]);
-        if (!strcmp(tops[a], me->top1))
+            cnt += same_tok(tops[a], tops[b]);
+        if (same_tok(tops[a], me->top1))
             mine = cnt;
         else if (cnt > bestn)
             bestn = cnt, best = a;
@@ -239,7 +289,7 @@ static bool has_alts(const struct mp_gen_tok *t)
 static bool in_top(const struct mp_gen_tok *t, const char *tok)
 {
     for (size_t k = 0; k < t->ntop; k++)
-        if (!strcmp(t->top[k].token, tok))
+        if (same_tok(t->top[k].token, tok))
             return true;
     return false;
 }
@@ -250,7 +300,7 @@ int mp_agree_logprobs_close(const struct mp_gen_seq *a, const struct mp_gen_seq 
     *at = -1;
     for (size_t t = 0; t < n; t++) {
         const struct mp_gen_tok *x = &a->t[t], *y = &b->t[t];
-        if (!strcmp(x->token, y->token))
+        if (same_tok(x->token, y->token))
             continue;
         *at = (long)t;
         if (!has_alts(x) || !has_alts(y))

@@ -428,6 +428,42 @@ static void test_misaligned_positions(void **st)
     run_end(&r);
 }
 
+/* s's token texts as vLLM 0.8's V1 wrote them: " w" as "Ġw" (issue 16838) */
+static void respell(struct mp_score *s)
+{
+    for (size_t j = 0; j < s->npass; j++)
+        for (size_t p = 0; p < s->pass[j].n; p++) {
+            struct mp_lp_pos *x = &s->pass[j].p[p];
+            char *t = xasprintf("\u0120%s", x->token + 1), *u = xasprintf("\u0120%s", x->top1 + 1);
+            free(x->token);
+            free(x->top1);
+            x->token = t;
+            x->top1 = u;
+        }
+}
+
+/* Builds that spell tokens differently are still compared position by
+ * position: the one respelled agrees or diverges on its numbers. */
+static void test_token_spellings(void **st)
+{
+    MP_UNUSED(st);
+    struct run r;
+    run_start(&r);
+    add(&r, "fp32", &FP32, 0);
+    add(&r, "fp16", &FP16, 1);
+    add(&r, "wrong", &WRONG, 2);
+    add(&r, "bf16", &BF16, 3);
+    respell(r.s[1]);
+    respell(r.s[2]);
+    go(&r, -1);
+    assert_int_equal(res(&r, 1), MP_AG_AGREES);
+    assert_int_equal(r.out.c[1].ag.positions, NPASS * NPOS);
+    assert_true(r.out.c[1].ag.top1 > 0.99);
+    assert_int_equal(res(&r, 2), MP_AG_DIVERGENT);
+    assert_int_equal(res(&r, 0), MP_AG_AGREES);
+    run_end(&r);
+}
+
 /* ---- greedy continuations ---- */
 
 static void gen_of(struct mp_gen_seq *q, const char *toks, const char *tops)
@@ -472,6 +508,11 @@ static void test_logprobs_close_table(void **st)
         {"x y", "", "x w", "", -1, 1},                                /* no alternatives listed */
         {"x y", "x;y", "x w", "x;w", -1, 1},                          /* logprobs 1: itself only */
         {"x y z", "x,q;y,q;z,q", "x y", "x,q;y,q", 1, -1},             /* a prefix (EOS) */
+        /* one token spelled by two builds: vLLM 0.8's V1 wrote the tokenizer's
+         * pieces (issue 16838), V0 and later builds the text */
+        {"\u0120x \u0120y \u010a", "\u0120x,\u0120q;\u0120y,\u0120q;\u010a,\u0120q",
+         "x y <0x0A>", "x,q;y,q;<0x0A>,q", 1, -1},
+        {"\u2581x \u2581y", "\u2581x,q;\u2581y,q", "x w", "x,q;w,q", 0, 1}, /* still a difference */
     };
     for (size_t i = 0; i < MP_ARRAY_SIZE(t); i++) {
         struct mp_gen_seq a, b;
@@ -1014,6 +1055,7 @@ int main(void)
         cmocka_unit_test(test_noisy_wrong_kernel_sets_no_floor),
         cmocka_unit_test(test_not_measured),
         cmocka_unit_test(test_misaligned_positions),
+        cmocka_unit_test(test_token_spellings),
         cmocka_unit_test(test_logprobs_close_table),
         cmocka_unit_test(test_greedy_only),
         cmocka_unit_test(test_wilson_and_two_proportions),
