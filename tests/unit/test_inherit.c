@@ -142,9 +142,16 @@ static void test_judge_per_version(void **state)
     /* removed by v0.29 (PR #52182): no longer acts */
     mp_inherit_judge(kn, "0.29.0", &in);
     assert_int_equal(find(&in, "VLLM_TEST_FORCE_FP8_MARLIN")->acts, MP_INH_NO);
-    /* version not known yet: it acts in some version */
+    /* version not known: it acts in some versions (0.15-0.23 on the MoE
+     * backend) and not in others (removed in 0.28): it may act, and the
+     * note says the version is not known - no era is guessed */
     mp_inherit_judge(kn, NULL, &in);
-    assert_int_equal(find(&in, "VLLM_TEST_FORCE_FP8_MARLIN")->acts, MP_INH_YES);
+    m = find(&in, "VLLM_TEST_FORCE_FP8_MARLIN");
+    assert_int_equal(m->acts, MP_INH_UNKNOWN);
+    assert_string_equal(m->affects, "moe");
+    assert_non_null(strstr(m->note, "version is not known"));
+    assert_int_equal(mp_inherited_nacting(&in), 2); /* still counted against no-op claims */
+    assert_int_equal(find(&in, "CUDA_LAUNCH_BLOCKING")->acts, MP_INH_NO);
     mp_inherited_release(&in);
 }
 
