@@ -63,7 +63,7 @@ static int f_throttle(void *d, unsigned long long *r) { *r = reasons[*(int *)d];
 
 static const struct mp_gpu_api api = {f_init, f_shutdown, f_count, f_handle, f_clock,
                                       f_temp, f_power, f_mem, f_throttle,
-                                      NULL, NULL, NULL, NULL}; /* no Xid events */
+                                      NULL, NULL, NULL, NULL, NULL}; /* no Xid events, no PCI */
 
 static void test_summary(void **st)
 {
