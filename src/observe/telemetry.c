@@ -211,6 +211,26 @@ static void wait_xid(struct mp_gpu_sampler *s, unsigned timeout_ms, bool locked)
     s->nev++;
 }
 
+/* dev's "0000:01:00" into out, "" unless NVML's bus id string and its
+ * numbers agree (a layout of nvmlPciInfo_t other than the one declared
+ * leaves the address unknown, never a wrong one). */
+static void pci_addr(const struct mp_gpu_api *api, void *dev, char out[16])
+{
+    struct mp_nvml_pci pi;
+    memset(&pi, 0, sizeof(pi));
+    out[0] = '\0';
+    if (!api->pci || api->pci(dev, &pi) != 0)
+        return;
+    pi.bus_id_legacy[sizeof(pi.bus_id_legacy) - 1] = '\0';
+    unsigned dom, bus, devn;
+    char want[16];
+    if (sscanf(pi.bus_id_legacy, "%x:%x:%x", &dom, &bus, &devn) != 3 || dom != pi.domain ||
+        bus != pi.bus || devn != pi.device)
+        return;
+    snprintf(want, sizeof(want), "%04x:%02x:%02x", dom & 0xffff, bus & 0xff, devn & 0xff);
+    memcpy(out, want, sizeof(want));
+}
+
 struct mp_gpu_sampler *mp_gpu_sampler_open(const struct mp_gpu_api *api, const char *visible)
 {
     struct mp_gpu_api loaded;
@@ -240,11 +260,7 @@ struct mp_gpu_sampler *mp_gpu_sampler_open(const struct mp_gpu_api *api, const c
         for (size_t i = 0; i < n; i++) {
             void *d = NULL;
             if (api->handle(idx[i], &d) == 0 && d) {
-                struct mp_nvml_pci pi;
-                memset(&pi, 0, sizeof(pi));
-                if (api->pci && api->pci(d, &pi) == 0)
-                    snprintf(s->pci[s->ndev], sizeof(s->pci[0]), "%04x:%02x:%02x",
-                             pi.domain & 0xffff, pi.bus & 0xff, pi.device & 0xff);
+                pci_addr(api, d, s->pci[s->ndev]);
                 s->dev_index[s->ndev] = idx[i];
                 s->dev[s->ndev++] = d;
             }
