@@ -333,7 +333,21 @@ static void kernel_of(const struct mp_cd_dump *d, struct mp_kernel_fault *k, str
     k->name = k->demangled ? tmp->data : (char *)raw;
 }
 
-/* the dump files of the attempt: deleted unless kept (then within the cap) */
+/* true when file lies in the attempt's folder, where moeprobe's own
+ * CUDA_COREDUMP_FILE puts the dumps (both paths resolved) */
+static bool in_attempt_dir(const struct mp_crash_collect_in *in, const char *file)
+{
+    char *d = in->dir ? realpath(in->dir, NULL) : NULL, *f = realpath(file, NULL);
+    size_t dl = d ? strlen(d) : 0;
+    bool inside = d && f && !strncmp(f, d, dl) && f[dl] == '/';
+    free(d);
+    free(f);
+    return inside;
+}
+
+/* the dump files of the attempt: deleted unless kept (then within the cap);
+ * a dump the candidate's own CUDA_COREDUMP_FILE put elsewhere is the user's
+ * and stays where it is */
 static const char *dump_fate(const struct mp_crash_collect_in *in, const char *file)
 {
     if (!file || !strcmp(file, "/dev/null"))
@@ -341,6 +355,8 @@ static const char *dump_fate(const struct mp_crash_collect_in *in, const char *f
     struct stat st;
     if (lstat(file, &st) != 0 || !S_ISREG(st.st_mode))
         return "not found";
+    if (!in_attempt_dir(in, file))
+        return "kept where the candidate's CUDA_COREDUMP_FILE put it";
     if (in->keep && (!in->run_dir || kept_bytes(in->run_dir) <= MP_CD_KEEP_CAP))
         return "kept";
     unlink(file);

@@ -409,6 +409,48 @@ static void test_collect_other_gpu(void **st)
 /* --keep-coredumps never fills the disk: with MP_CD_KEEP_CAP of dumps kept
  * in the run (a sparse file stands for them), the next attempt's dump goes
  * to /dev/null and one written anyway is deleted, saying why. */
+/* A dump the candidate's own CUDA_COREDUMP_FILE wrote outside the attempt's
+ * folder is the user's: parsed, never deleted (moeprobe deletes only what
+ * its own setting put in the attempt's folder). */
+static void test_candidate_dump_kept(void **st)
+{
+    (void)st;
+    char a[300], mine[300], dump[340], log[1024], p[340];
+    snprintf(a, sizeof(a), "%s/own-attempt", tmp);
+    snprintf(mine, sizeof(mine), "%s/users-dumps", tmp);
+    assert_int_equal(mkdir(a, 0700), 0);
+    assert_int_equal(mkdir(mine, 0700), 0);
+    snprintf(dump, sizeof(dump), "%s/core_9.1", mine);
+    FILE *f = fopen(dump, "w");
+    assert_non_null(f);
+    fputs("dump", f);
+    fclose(f);
+    snprintf(log, sizeof(log),
+             "coredump: Detected an exception of type CUDBG_EXCEPTION_WARP_ILLEGAL_ADDRESS (14)\n"
+             "coredump:   #0 0x10 gather\n"
+             "coredump: Writing ELF file to %s\n", dump);
+    snprintf(p, sizeof(p), "%s/server.log", a);
+    f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(log, f);
+    fclose(f);
+    setenv("MOEPROBE_KMSG", "none", 1);
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CRASH;
+    struct mp_crash_collect_in in = {.dir = a};
+    mp_crash_collect(&in, &r);
+    assert_int_equal(r.fault.nk, 1);
+    assert_string_equal(r.fault.k[0].name, "gather");
+    assert_string_equal(r.fault.k[0].dump_state,
+                        "kept where the candidate's CUDA_COREDUMP_FILE put it");
+    struct stat sb;
+    assert_int_equal(lstat(dump, &sb), 0);
+    mp_attempt_result_release(&r);
+    unsetenv("MOEPROBE_KMSG");
+    unlink(dump);
+}
+
 static void test_keep_cap(void **st)
 {
     (void)st;
@@ -531,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_collect_other_gpu),
         cmocka_unit_test(test_keep),
         cmocka_unit_test(test_keep_cap),
+        cmocka_unit_test(test_candidate_dump_kept),
         cmocka_unit_test(test_cudagdb_table),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
