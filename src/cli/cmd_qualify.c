@@ -582,7 +582,8 @@ static const char *rel_dir(const struct qrun *q, const char *dir)
 static int q_broken_check(struct qrun *q)
 {
     const struct mp_attempt_result *first = NULL;
-    size_t n = 0;
+    size_t n = 0, firsti = 0;
+    bool apart = false; /* two of them with no knob in common */
     struct buf names = BUF_INIT;
     for (size_t i = 0; i < q->rep.n && !q->command_ok; i++) {
         const struct mp_attempt_result *p = mp_cand_primary(&q->rep.c[i]);
@@ -591,10 +592,14 @@ static int q_broken_check(struct qrun *q)
         if (!mp_broken_before_selection(&q->rep.c[i].cand, p) ||
             (first && !mp_broken_same_way(first, p)))
             q->command_ok = true;
-        first = first ? first : p;
+        for (size_t j = firsti; first && j < i && !apart; j++)
+            apart = mp_cand_primary(&q->rep.c[j]) &&
+                    mp_broken_knobs_apart(&q->rep.c[j].cand, &q->rep.c[i].cand);
+        if (!first)
+            first = p, firsti = i;
         buf_printf(&names, "%s%s", n++ ? " and " : "", q->rep.c[i].cand.name);
     }
-    if (!q->command_ok && n >= 2) {
+    if (!q->command_ok && apart) {
         q->stop_reason = xasprintf("your server command fails before any backend is chosen: %s "
                                    "(%s ended so before logging any kernel selection, with "
                                    "different knobs; evidence %s/server.log%s%ld). Run the "

@@ -141,6 +141,17 @@ static void pid_name(const char **pp, const char *e, struct mp_xid_line *out)
     *pp = p;
 }
 
+/* "0000:03:00" as older drivers write it, without "PCI:" */
+static bool bare_pci(const char *p, const char *e)
+{
+    if (p == e || !memchr(p, ':', (size_t)(e - p)))
+        return false;
+    for (; p < e; p++)
+        if (!isxdigit((unsigned char)*p) && *p != ':' && *p != '.')
+            return false;
+    return true;
+}
+
 bool mp_xid_parse(const char *msg, size_t len, struct mp_xid_line *out)
 {
     memset(out, 0, sizeof(*out));
@@ -160,6 +171,8 @@ bool mp_xid_parse(const char *msg, size_t len, struct mp_xid_line *out)
         const char *pci = find(p, close, "PCI:");
         if (pci)
             put(out->pci, sizeof(out->pci), pci + 4, (size_t)(close - pci - 4));
+        else if (bare_pci(p + 1, close))
+            put(out->pci, sizeof(out->pci), p + 1, (size_t)(close - p - 1));
         p = close + 1;
     }
     if (p < e && *p == ':')

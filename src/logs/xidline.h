@@ -15,6 +15,7 @@
  *         MMU Fault: ENGINE GRAPHICS GPC0 UNRECOGNIZED_CLIENT faulted @ 0x1827e2_000345d0.
  *         Fault is of type UNRECOGNIZED_FAULT UNRECOGNIZED_ACCESS_TYPE
  *   NVRM: Xid (PCI:0000:05:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.
+ *   NVRM: Xid (0000:03:00): 13, 0003 00000000 00008297 ...   (older drivers: no "PCI:", no pid)
  * Fields are cut to their arrays' sizes (never inside a UTF-8 sequence is
  * not promised: the report escapes what it shows). */
 #ifndef MP_LOGS_XIDLINE_H
@@ -28,7 +29,8 @@ void mp_kmsg_split(const char *line, size_t len, long long *ts_us, size_t *msg_o
 
 struct mp_xid_line {
     int xid;
-    char pci[32];        /* "0000:00:06", "" when not given */
+    char pci[32];        /* "0000:00:06" ("(PCI:0000:00:06)", or "(0000:03:00)" as older
+                          * drivers write it), "" when not given */
     long pid;            /* 0: not given or '<unknown>' */
     char name[64];       /* the process name ("python3", "VLLM::EngineCor"), "" */
     char detail[256];    /* the text after xid, pid and name (the driver's words) */

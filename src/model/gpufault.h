@@ -54,7 +54,7 @@ struct mp_gpu_fault {
     char *nvml;          /* NULL: Xid events were subscribed; else why not */
     char *hang;          /* a hang's evidence: /health and /metrics during the stall */
     char *hang_dump;     /* what the dump triggered on the hang gave */
-    unsigned other_xids; /* kernel-log Xids in the window that named another process */
+    unsigned other_xids; /* kernel-log Xids in the window of another process or GPU */
 };
 
 void mp_gpu_fault_release(struct mp_gpu_fault *g); /* *g zeroed */

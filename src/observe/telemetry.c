@@ -53,6 +53,7 @@ struct mp_gpu_sampler {
     struct mp_gpu_xid_event ev[MP_GPU_MAX_XID_EVENTS];
     size_t nev;
     unsigned dev_index[MAX_DEV]; /* NVML index of dev[i] */
+    char pci[MAX_DEV][16];       /* "0000:01:00" of dev[i], "" unknown (set at open) */
     unsigned drain_req, drain_done; /* mp_gpu_xid_events asks the Xid thread to drain */
     pthread_t thread;
     /* Xid events are waited for on a thread of their own: an NVML event
@@ -127,6 +128,7 @@ static bool load(struct mp_gpu_api *api, void **lib)
     SYM(event_register, "nvmlDeviceRegisterEvents", NULL);
     SYM(event_wait, "nvmlEventSetWait_v2", "nvmlEventSetWait");
     SYM(event_free, "nvmlEventSetFree", NULL);
+    SYM(pci, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2");
 #undef SYM
     *lib = h;
     return true;
@@ -209,6 +211,26 @@ static void wait_xid(struct mp_gpu_sampler *s, unsigned timeout_ms, bool locked)
     s->nev++;
 }
 
+/* dev's "0000:01:00" into out, "" unless NVML's bus id string and its
+ * numbers agree (a layout of nvmlPciInfo_t other than the one declared
+ * leaves the address unknown, never a wrong one). */
+static void pci_addr(const struct mp_gpu_api *api, void *dev, char out[16])
+{
+    struct mp_nvml_pci pi;
+    memset(&pi, 0, sizeof(pi));
+    out[0] = '\0';
+    if (!api->pci || api->pci(dev, &pi) != 0)
+        return;
+    pi.bus_id_legacy[sizeof(pi.bus_id_legacy) - 1] = '\0';
+    unsigned dom, bus, devn;
+    char want[16];
+    if (sscanf(pi.bus_id_legacy, "%x:%x:%x", &dom, &bus, &devn) != 3 || dom != pi.domain ||
+        bus != pi.bus || devn != pi.device)
+        return;
+    snprintf(want, sizeof(want), "%04x:%02x:%02x", dom & 0xffff, bus & 0xff, devn & 0xff);
+    memcpy(out, want, sizeof(want));
+}
+
 struct mp_gpu_sampler *mp_gpu_sampler_open(const struct mp_gpu_api *api, const char *visible)
 {
     struct mp_gpu_api loaded;
@@ -238,6 +260,7 @@ struct mp_gpu_sampler *mp_gpu_sampler_open(const struct mp_gpu_api *api, const c
         for (size_t i = 0; i < n; i++) {
             void *d = NULL;
             if (api->handle(idx[i], &d) == 0 && d) {
+                pci_addr(api, d, s->pci[s->ndev]);
                 s->dev_index[s->ndev] = idx[i];
                 s->dev[s->ndev++] = d;
             }
@@ -490,6 +513,19 @@ int mp_gpu_memory_now(struct mp_gpu_sampler *s, unsigned long long *used, unsign
     if (s->threaded)
         pthread_mutex_unlock(&s->mu);
     return rc;
+}
+
+size_t mp_gpu_pci_addrs(const struct mp_gpu_sampler *s, char (*out)[16], size_t max)
+{
+    size_t n = 0;
+    if (!s || s->ndev > max)
+        return 0; /* not all of them: the set is not known */
+    for (size_t i = 0; i < s->ndev; i++) {
+        if (!s->pci[i][0])
+            return 0; /* one unknown: the set is not known */
+        memcpy(out[n++], s->pci[i], sizeof(s->pci[i]));
+    }
+    return n;
 }
 
 bool mp_gpu_summary(struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out)

@@ -42,6 +42,17 @@ struct mp_gpu_api {
     int (*event_register)(void *dev, unsigned long long types, void *set);
     int (*event_wait)(void *set, void *data, unsigned timeout_ms);
     int (*event_free)(void *set);
+    /* nvmlDeviceGetPciInfo_v3 (optional): info is a struct mp_nvml_pci */
+    int (*pci)(void *dev, void *info);
+};
+
+/* nvmlPciInfo_t as NVML's header has it (domain, bus and device follow the
+ * 16-byte legacy bus id in every version), with room to spare. */
+struct mp_nvml_pci {
+    char bus_id_legacy[16];
+    unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+    char bus_id[32];
+    char spare[64];
 };
 
 /* nvmlEventData_t as NVML's header has it (device, eventType, eventData,
@@ -97,6 +108,10 @@ int mp_gpu_sampler_start(struct mp_gpu_sampler *s, double interval_s);
  * returned 3 (not supported)"). NULL s: 0 and why "no NVML". */
 size_t mp_gpu_xid_events(struct mp_gpu_sampler *s, struct mp_gpu_xid_event *out, size_t max,
                          const char **why);
+/* The PCI addresses of the sampled devices as the kernel log's Xid lines
+ * write them ("0000:01:00": domain, bus, device, lower-case hex), up to max
+ * into out; the number copied. 0 when NVML cannot say (NULL accepted). */
+size_t mp_gpu_pci_addrs(const struct mp_gpu_sampler *s, char (*out)[16], size_t max);
 /* Summarise the samples so far. Returns false (out zeroed) without any. */
 bool mp_gpu_summary(struct mp_gpu_sampler *s, struct mp_gpu_telemetry *out);
 /* The memory in use on the sampled devices now and their total, summed

@@ -280,7 +280,7 @@ static void attempt_lines(struct out_lines *l, const struct mp_report *rep,
     }
     if (g->other_xids && failed(a)) {
         line_begin(l);
-        tf(e, "%u kernel-log Xid line(s) during %s named another process (not counted)",
+        tf(e, "%u kernel-log Xid line(s) during %s named another process or GPU (not counted)",
            g->other_xids, rel(rep, a->dir));
         line_end(l);
     }

@@ -41,6 +41,8 @@ void mp_rep_inherited_json(const struct mp_report *rep, cJSON *fp)
 /* What a variable does, in a few words. */
 static const char *acts_words(const struct mp_inh_var *v)
 {
+    if (v->acts == MP_INH_UNKNOWN && v->affects)
+        return "acts on a kernel selection in some vLLM versions: the engine's is not known";
     if (v->acts == MP_INH_UNKNOWN)
         return "unknown to moeprobe: may change a kernel selection";
     if (v->acts != MP_INH_YES)

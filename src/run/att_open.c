@@ -364,13 +364,16 @@ static void collect_gpu_fault(struct att *a)
     struct mp_gpu_xid_event ev[MP_GPU_MAX_XID_EVENTS];
     const char *why = NULL;
     size_t n = mp_gpu_xid_events(a->gpu, ev, MP_ARRAY_SIZE(ev), &why);
+    char pci[16][16];
+    size_t npci = mp_gpu_pci_addrs(a->gpu, pci, MP_ARRAY_SIZE(pci));
     if (!a->ev_errno && a->logf)
         mp_att_ev_ok(a, fflush(a->logf) == 0, "server.log"); /* read back below */
     struct mp_crash_collect_in in = {
         .dir = a->o->dir, .leader = a->proc ? mp_proc_pid(a->proc) : 0, .t_spawn_ns = a->t_spawn,
         .t_end_ns = mp_now_ns(), .ev = ev, .nev = MP_MIN(n, MP_ARRAY_SIZE(ev)), .nvml_why = why,
         .keep = a->o->keep_coredumps, .run_dir = a->o->run_dir, .coredump_words = a->crash.words,
-        .pids = a->tree_pids, .npids = a->ntree_pids,
+        .pids = a->tree_pids, .npids = a->ntree_pids, .pci = (const char(*)[16])pci,
+        .npci = npci,
     };
     mp_crash_collect(&in, a->r);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -432,6 +433,18 @@ static int64_t raw_offset_ns(void)
     return ((int64_t)r.tv_sec - m.tv_sec) * 1000000000LL + (r.tv_nsec - m.tv_nsec);
 }
 
+/* Is pci (an Xid line's, "" when not given) one of the engine's GPUs, or
+ * not known to be another? */
+static bool engine_gpu(const struct mp_crash_collect_in *in, const char *pci)
+{
+    if (!pci[0] || !in->npci)
+        return true;
+    for (size_t i = 0; i < in->npci; i++)
+        if (!strcasecmp(in->pci[i], pci))
+            return true;
+    return false;
+}
+
 static void on_kmsg(void *ud, const char *line, size_t len)
 {
     struct kctx *x = ud;
@@ -445,8 +458,9 @@ static void on_kmsg(void *ud, const char *line, size_t len)
     long long to = (x->in->t_end_ns + x->raw_off_ns) / 1000 + WINDOW_AFTER_US;
     if (ts < from || ts > to)
         return; /* another time: another run, or an earlier boot's */
-    if (xl.pid > 0 && !has_pid(x->s, xl.pid)) {
-        x->r->fault.other_xids++;
+    bool engine_pid = xl.pid > 0 && has_pid(x->s, xl.pid);
+    if ((xl.pid > 0 && !engine_pid) || (!engine_pid && !engine_gpu(x->in, xl.pci))) {
+        x->r->fault.other_xids++; /* another process's, or another GPU's (a tenant's) */
         return;
     }
     struct mp_xid_info info;

@@ -83,6 +83,10 @@ struct mp_crash_collect_in {
     const struct mp_gpu_xid_event *ev; /* NVML Xid events (observe/telemetry.h) */
     size_t nev;
     const char *nvml_why;         /* why there are no NVML events (NULL: subscribed) */
+    const char (*pci)[16];        /* the engine's GPUs' PCI addresses ("0000:01:00", NVML:
+                                   * mp_gpu_pci_addrs); a kernel-log Xid of another GPU that
+                                   * names no engine process is another's */
+    size_t npci;                  /* 0: not known (every GPU may be the engine's) */
     bool keep;                    /* --keep-coredumps */
     const char *run_dir;          /* the kept-dumps cap */
     const char *coredump_words;   /* mp_crash_env.words */

@@ -21,6 +21,31 @@ static bool era_acts(const struct mp_kn_era *e)
     return area;
 }
 
+/* The engine's version is not known (versioned false), or the knowledge
+ * has no era of knob for it: when knob acts on a selection in some of its
+ * eras and not in others, v may act - says so instead of guessing an era,
+ * and returns true. False when every era agrees (the caller judges). */
+static bool some_versions(const struct mp_kn_knob *knob, bool versioned, struct mp_inh_var *v)
+{
+    const struct mp_kn_era *a = NULL;
+    size_t nact = 0;
+    for (size_t i = 0; i < knob->neras; i++)
+        if (era_acts(&knob->eras[i])) { /* the MoE backend's era first */
+            nact++;
+            if (!a || (strcmp(a->affects, "moe") && !strcmp(knob->eras[i].affects, "moe")))
+                a = &knob->eras[i];
+        }
+    if (!a || (nact == knob->neras && !versioned))
+        return false;
+    v->acts = MP_INH_UNKNOWN;
+    v->affects = xstrdup(a->affects);
+    v->note = xasprintf("%s: it acts on the %s selection in some vLLM versions only",
+                        versioned ? "moeprobe's knowledge has no era of it for this vLLM version"
+                                  : "the engine's vLLM version is not known",
+                        a->affects);
+    return true;
+}
+
 static void judge_one(const struct mp_knowledge *kn, const struct mp_kn_ver *ver,
                       struct mp_inh_var *v)
 {
@@ -38,11 +63,10 @@ static void judge_one(const struct mp_knowledge *kn, const struct mp_kn_ver *ver
         return;
     }
     const struct mp_kn_era *e = ver ? mp_kn_knob_era(knob, ver) : NULL;
-    for (size_t i = 0; !ver && i < knob->neras && !e; i++)
-        if (era_acts(&knob->eras[i]))
-            e = &knob->eras[i]; /* version unknown: it acts in some version */
+    if (!e && some_versions(knob, ver != NULL, v))
+        return;
     if (!e && knob->neras)
-        e = &knob->eras[knob->neras - 1];
+        e = &knob->eras[knob->neras - 1]; /* it acts in no version, or in every one */
     v->acts = e && era_acts(e) ? MP_INH_YES : MP_INH_NO;
     if (v->acts == MP_INH_YES)
         v->affects = xstrdup(e->affects);

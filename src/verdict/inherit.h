@@ -15,8 +15,10 @@ struct mp_knowledge;
 struct mp_strv;
 
 /* Set acts, affects and note of every variable of in for engine_version
- * (NULL: not known yet; then a variable acts when it does in some
- * version). A variable the knowledge does not know acts MP_INH_UNKNOWN when
+ * (NULL: not known yet; then a variable that acts in some versions of the
+ * knowledge and not in others may act: MP_INH_UNKNOWN with affects set and
+ * a note saying the version is not known - never a guessed era; the same
+ * for a version no era of the knowledge covers). A variable the knowledge does not know acts MP_INH_UNKNOWN when
  * its name is VLLM_* or FLASHINFER_* (those may select kernels) and not one
  * the engine needs to run (mp_inherit_keep: paths, credentials), else
  * MP_INH_NO. */

@@ -11,7 +11,8 @@
  * the H200 of issue 24 delivered one event, the 31, per fault and none for
  * the pid-less Xid 13 lines); without it no event comes;
  * FAKE_NVML_EVENTS=unsupported makes nvmlDeviceRegisterEvents return
- * NVML_ERROR_NOT_SUPPORTED. With FAKE_NVML_STARTUP_S, the
+ * NVML_ERROR_NOT_SUPPORTED. The device sits at PCI 0000:BB:00, BB =
+ * FAKE_NVML_PCI_BUS (1). With FAKE_NVML_STARTUP_S, the
  * clock reads FAKE_NVML_STARTUP_CLOCK MHz (600) for that many seconds after
  * each nvmlInit - an engine's start-up, when the GPU idles while the model
  * loads - and the clock above after that. FAKE_NVML_MEM_FILE makes the
@@ -83,6 +84,22 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned i, void **dev)
     if (i != 0)
         return 2; /* NVML_ERROR_INVALID_ARGUMENT */
     *dev = &the_device;
+    return 0;
+}
+/* nvmlPciInfo_t: the one device sits at 0000:01:00 (refengine's fake
+ * kernel-log lines name that address) */
+struct fake_pci_info {
+    char bus_id_legacy[16];
+    unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+    char bus_id[32];
+};
+int nvmlDeviceGetPciInfo_v3(void *dev, struct fake_pci_info *p)
+{
+    (void)dev;
+    memset(p, 0, sizeof(*p));
+    p->bus = (unsigned)env_long("FAKE_NVML_PCI_BUS", 1);
+    snprintf(p->bus_id_legacy, sizeof(p->bus_id_legacy), "0000:%02x:00.0", p->bus & 0xff);
+    snprintf(p->bus_id, sizeof(p->bus_id), "00000000:%02x:00.0", p->bus & 0xff);
     return 0;
 }
 int nvmlDeviceGetName(void *dev, char *buf, unsigned len)

@@ -58,5 +58,17 @@ check "$Q_DIR/report.json" \
     'any(x["xid"] == 31 and x["source"] == "kmsg" and x["pid"] > 0 for x in c["auto"]["attempts"][0]["gpu_fault"]["xid"])' \
     'c["auto"]["attempts"][0]["gpu_fault"]["other_xids"] == 0' \
     || fail "untagged: the engine child's Xid 31 was not counted as the engine's"
+# a shared host: the Xid 79 lines name no process and GPU 0000:01:00, the
+# engine's GPU is 0000:02:00 (NVML) - another tenant's GPU fell off the bus,
+# which must not void this candidate's diagnosis nor be listed as its Xid
+: >"$K"
+REFENGINE_FAKE_KMSG="$K" MOEPROBE_KMSG="$K" MOEPROBE_NVML_LIB="$FAKE" FAKE_NVML_EVENTS=unsupported \
+    FAKE_NVML_PCI_BUS=2 qualify tenant "$WC" "${Q_FAST[@]}" --no-quality --candidate 'hw: --moe-backend emulation'
+[ "$Q_RC" -eq 1 ] || { cat "$Q_TMP/tenant.stderr"; fail "tenant: exit $Q_RC"; }
+check "$Q_DIR/report.json" \
+    'c["hw"]["verdict"] == "kernel-fault"' \
+    'not any(x["xid"] == 79 for a in c["hw"]["attempts"] for x in (a["gpu_fault"] or {"xid": []})["xid"])' \
+    'any((a["gpu_fault"] or {}).get("other_xids", 0) > 0 for a in c["hw"]["attempts"])' \
+    || fail "tenant: another GPU's Xid 79 was blamed on the candidate"
 assert_no_leftovers
 echo ok

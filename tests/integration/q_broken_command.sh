@@ -21,6 +21,17 @@ check "$Q_DIR/report.json" \
     || fail "report.json"
 grep -q "The run stopped early" "$Q_DIR/report.html" || fail "report.html has no stop banner"
 
+# two candidates that share a knob (both set --moe-backend) failing alike
+# prove nothing about the command: one bad --moe-backend would break both.
+# The run stops only once a candidate with other knobs (auto: none) failed
+# the same way.
+qualify shared "$ROOT/worlds/no-such-world.ini" "${Q_FAST[@]}" --no-quality \
+    --candidate 'a: --moe-backend cutlass' --candidate 'b: --moe-backend marlin' \
+    --candidate 'auto:' --candidate 'c: VLLM_TEST_FORCE_FP8_MARLIN=1'
+[ "$Q_RC" = 2 ] || { cat "$Q_TMP/shared.stderr"; fail "shared knob: exit $Q_RC, want 2"; }
+[ "$(ls "$Q_DIR/attempts" | tr '\n' ' ')" = "a-1 auto-1 b-1 " ] ||
+    fail "shared knob: started $(ls "$Q_DIR/attempts" | tr '\n' ' '), want a, b and auto"
+
 # knob failures are the backends': both candidates are tried and reported
 qualify knobs "$ROOT/worlds/era-0.15-oracle.ini" "${Q_FAST[@]}" --no-quality \
     --candidate 'a: --moe-backend cutlass' --candidate 'b: --moe-backend marlin' \

@@ -69,11 +69,72 @@ static void test_same_way(void **state)
     mp_attempt_result_release(&c);
 }
 
+/* Failures that are the knobs' although they do not name a knob's key:
+ * the selection itself found no backend (vLLM issue 35065, corpus log 011:
+ * "No NvFp4 MoE backend supports the deployment configuration"), vLLM
+ * names the flag's value in capitals (PR 33417: "NvFp4 MoE backend
+ * 'FLASHINFER_CUTLASS' does not support ..."), an environment value that
+ * vllm/envs.py's bool(int(os.getenv(...))) cannot read. */
+static void test_knob_failures_without_the_key(void **state)
+{
+    (void)state;
+    struct mp_candidate auto_c, fic, env;
+    mp_candidate_from_knobs("auto", "", &auto_c, NULL);
+    mp_candidate_from_knobs("fic", "--moe-backend flashinfer_cutlass", &fic, NULL);
+    mp_candidate_from_knobs("env", "VLLM_USE_FLASHINFER_MOE_FP4=true", &env, NULL);
+    struct mp_attempt_result a;
+    att(&a, "no-moe-backend",
+        "NotImplementedError: No NvFp4 MoE backend supports the deployment configuration.");
+    assert_false(mp_broken_before_selection(&auto_c, &a));
+    mp_attempt_result_release(&a);
+    att(&a, "startup", "ValueError: NvFp4 MoE backend 'FLASHINFER_CUTLASS' does not support the "
+                       "deployment configuration since kernel does not support current device.");
+    assert_false(mp_broken_before_selection(&fic, &a));
+    assert_true(mp_broken_before_selection(&auto_c, &a));
+    mp_attempt_result_release(&a);
+    att(&a, "python-error", "ValueError: invalid literal for int() with base 10: 'true'");
+    assert_false(mp_broken_before_selection(&env, &a));
+    assert_true(mp_broken_before_selection(&auto_c, &a));
+    mp_attempt_result_release(&a);
+    mp_candidate_release(&auto_c);
+    mp_candidate_release(&fic);
+    mp_candidate_release(&env);
+}
+
+/* Two failures alike say "whatever the knobs" only for candidates that
+ * share no knob: one bad knob breaks every candidate that sets it. */
+static void test_knobs_apart(void **state)
+{
+    (void)state;
+    struct mp_candidate auto_c, cut, mar, fi1, fi2, envm;
+    mp_candidate_from_knobs("auto", "", &auto_c, NULL);
+    mp_candidate_from_knobs("cutlass", "--moe-backend cutlass", &cut, NULL);
+    mp_candidate_from_knobs("marlin", "--moe-backend=marlin", &mar, NULL);
+    mp_candidate_from_knobs("fi1", "VLLM_USE_FLASHINFER_MOE_FP4=1 VLLM_FLASHINFER_MOE_BACKEND=latency",
+                            &fi1, NULL);
+    mp_candidate_from_knobs("fi2", "VLLM_USE_FLASHINFER_MOE_FP4=1", &fi2, NULL);
+    mp_candidate_from_knobs("envm", "VLLM_TEST_FORCE_FP8_MARLIN=1", &envm, NULL);
+    assert_true(mp_broken_knobs_apart(&auto_c, &cut));
+    assert_true(mp_broken_knobs_apart(&fi1, &auto_c));
+    assert_true(mp_broken_knobs_apart(&cut, &envm));
+    assert_true(mp_broken_knobs_apart(&fi1, &envm));
+    assert_false(mp_broken_knobs_apart(&cut, &mar)); /* both set --moe-backend */
+    assert_false(mp_broken_knobs_apart(&fi1, &fi2));
+    mp_candidate_release(&auto_c);
+    mp_candidate_release(&cut);
+    mp_candidate_release(&mar);
+    mp_candidate_release(&fi1);
+    mp_candidate_release(&fi2);
+    mp_candidate_release(&envm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_before_selection),
         cmocka_unit_test(test_same_way),
+        cmocka_unit_test(test_knob_failures_without_the_key),
+        cmocka_unit_test(test_knobs_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -359,6 +359,53 @@ static void test_collect_tree_pids(void **st)
     unsetenv("MOEPROBE_KMSG");
 }
 
+/* A shared host: another tenant's GPU falls off the bus (Xid 79 names no
+ * process: pid='<unknown>') while the engine runs on 0000:01:00. Its line
+ * is another GPU's, never the engine's hardware failure (which would void
+ * the candidate's diagnosis); the engine GPU's own 79, an Xid of an
+ * engine process, and one whose GPU the line does not say, are kept. */
+static void test_collect_other_gpu(void **st)
+{
+    (void)st;
+    write_file("server.log", "INFO started\n");
+    char kmsg[1024], kpath[512];
+    snprintf(kmsg, sizeof(kmsg),
+             "4,1,%lld,-;NVRM: Xid (PCI:0000:41:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+             "4,2,%lld,-;NVRM: Xid (0000:41:00): 13, 0003 00000000 00008297\n"
+             "4,3,%lld,-;NVRM: Xid (PCI:0000:01:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+             "4,4,%lld,-;NVRM: Xid (PCI:0000:41:00): 31, pid=5151, name=python3, Ch 8\n"
+             "4,5,%lld,-;NVRM: Xid: 48, DBE\n",
+             raw_us(0.1), raw_us(0.1), raw_us(0.1), raw_us(0.1), raw_us(0.1));
+    write_file("kmsg", kmsg);
+    snprintf(kpath, sizeof(kpath), "%s/kmsg", tmp);
+    setenv("MOEPROBE_KMSG", kpath, 1);
+    int64_t t0 = mp_now_ns();
+    pid_t tree[1] = {5151};
+    static const char pci[1][16] = {"0000:01:00"};
+    struct mp_attempt_result r;
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CRASH;
+    struct mp_crash_collect_in in = {.dir = tmp, .leader = 5149, .t_spawn_ns = t0,
+                                     .t_end_ns = t0 + 1000000000, .pids = tree, .npids = 1,
+                                     .nvml_why = "no NVML", .pci = pci, .npci = 1};
+    mp_crash_collect(&in, &r);
+    assert_int_equal(r.fault.nx, 3);
+    assert_int_equal(r.fault.x[0].xid, 79);
+    assert_string_equal(r.fault.x[0].pci, "0000:01:00");
+    assert_int_equal(r.fault.x[1].xid, 31); /* the engine's process, whatever the GPU */
+    assert_int_equal(r.fault.x[2].xid, 48); /* no GPU said: kept */
+    assert_int_equal(r.fault.other_xids, 2);
+    mp_attempt_result_release(&r);
+    /* the engine's GPUs not known: every line that names no other process counts */
+    memset(&r, 0, sizeof(r));
+    r.outcome = MP_OUT_CRASH;
+    in.npci = 0;
+    mp_crash_collect(&in, &r);
+    assert_int_equal(r.fault.nx, 5);
+    mp_attempt_result_release(&r);
+    unsetenv("MOEPROBE_KMSG");
+}
+
 /* --keep-coredumps never fills the disk: with MP_CD_KEEP_CAP of dumps kept
  * in the run (a sparse file stands for them), the next attempt's dump goes
  * to /dev/null and one written anyway is deleted, saying why. */
@@ -523,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_env),
         cmocka_unit_test(test_collect),
         cmocka_unit_test(test_collect_tree_pids),
+        cmocka_unit_test(test_collect_other_gpu),
         cmocka_unit_test(test_keep),
         cmocka_unit_test(test_keep_cap),
         cmocka_unit_test(test_candidate_dump_kept),

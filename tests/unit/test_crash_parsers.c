@@ -354,6 +354,14 @@ static void test_xid_lines(void **st)
          43, "0000:01:00", 13705, "VLLM::EngineCor", "", "", "Ch 0000000c"},
         {"NVRM: Xid (PCI:0000:c1:00): 119, pid=9, name=x, Timeout after 6s of waiting for RPC response from GPU0 GSP!",
          119, "0000:c1:00", 9, "x", "", "", "Timeout after 6s"},
+        /* older drivers: no "PCI:" and no pid (a 2012 syslog: "NVRM: Xid
+         * (0000:03:00): 13, 0003 00000000 ..."); the address still tells
+         * the GPU apart from another tenant's */
+        {"May 10 22:25:01 jambi kernel: [176830.774761] NVRM: Xid (0000:03:00): 13, 0003 00000000 00008297 00001098 00000000 00000044",
+         13, "0000:03:00", 0, "", "", "", "0003 00000000"},
+        /* NVIDIA/open-gpu-kernel-modules issue 1150 (driver 590) */
+        {"kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid 149",
+         45, "0000:dc:00", 1818990, "python3", "", "", "Ch 00000001 caused"},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         struct mp_xid_line x;

@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,7 +64,7 @@ static int f_throttle(void *d, unsigned long long *r) { *r = reasons[*(int *)d];
 
 static const struct mp_gpu_api api = {f_init, f_shutdown, f_count, f_handle, f_clock,
                                       f_temp, f_power, f_mem, f_throttle,
-                                      NULL, NULL, NULL, NULL}; /* no Xid events */
+                                      NULL, NULL, NULL, NULL, NULL}; /* no Xid events, no PCI */
 
 static void test_summary(void **st)
 {
@@ -93,6 +94,48 @@ static void test_summary(void **st)
     mp_gpu_sampler_close(s);
     assert_int_equal(inits, 1);
     assert_int_equal(shutdowns, 1);
+}
+
+/* device i at 0000:(0x41 + i):00; pci_bad: the string and the numbers
+ * disagree (an nvmlPciInfo_t of another layout) */
+static bool pci_bad;
+static int f_pci(void *d, void *info)
+{
+    struct mp_nvml_pci *p = info;
+    memset(p, 0, sizeof(*p));
+    p->bus = 0x41u + (unsigned)*(int *)d;
+    snprintf(p->bus_id_legacy, sizeof(p->bus_id_legacy), "0000:%02x:00.0",
+             pci_bad ? 0x99u : p->bus);
+    return 0;
+}
+
+/* The engine's GPUs' PCI addresses, as Xid lines write them; unknown
+ * (never wrong) when NVML's string and numbers disagree or NVML has no
+ * call for it. */
+static void test_pci_addrs(void **st)
+{
+    (void)st;
+    struct mp_gpu_api a = api;
+    a.pci = f_pci;
+    char out[4][16];
+    struct mp_gpu_sampler *s = mp_gpu_sampler_open(&a, "1");
+    assert_int_equal(mp_gpu_pci_addrs(s, out, 4), 1);
+    assert_string_equal(out[0], "0000:42:00");
+    mp_gpu_sampler_close(s);
+    s = mp_gpu_sampler_open(&a, NULL);
+    assert_int_equal(mp_gpu_pci_addrs(s, out, 4), 2);
+    assert_string_equal(out[1], "0000:42:00");
+    assert_int_equal(mp_gpu_pci_addrs(s, out, 1), 0); /* not all of them: not known */
+    mp_gpu_sampler_close(s);
+    pci_bad = true;
+    s = mp_gpu_sampler_open(&a, "0");
+    assert_int_equal(mp_gpu_pci_addrs(s, out, 4), 0);
+    mp_gpu_sampler_close(s);
+    pci_bad = false;
+    s = mp_gpu_sampler_open(&api, "0"); /* no nvmlDeviceGetPciInfo */
+    assert_int_equal(mp_gpu_pci_addrs(s, out, 4), 0);
+    mp_gpu_sampler_close(s);
+    assert_int_equal(mp_gpu_pci_addrs(NULL, out, 4), 0);
 }
 
 static void test_devices(void **st)
@@ -327,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_long_attempt),
         cmocka_unit_test(test_devices),
+        cmocka_unit_test(test_pci_addrs),
         cmocka_unit_test(test_startup_excluded),
         cmocka_unit_test(test_thread),
         cmocka_unit_test(test_xid_thread_start),
