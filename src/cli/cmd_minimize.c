@@ -190,9 +190,12 @@ static char *output_garbage(const struct mp_report *rep, size_t ci, bool *ran)
  * Works = ran clean, served the requests a pass needs, and its output
  * passed the output check (unless --no-quality). */
 /* Does test ci's scoring pass agree with --to's (logprobs, task gate)?
- * NULL when it does or cannot be compared, else why not (caller frees). */
-static char *wrong_vs_to(struct mctx *m, size_t ci, const struct mp_attempt_result *a)
+ * NULL when it does or cannot be compared (*compared tells which), else
+ * why not (caller frees). */
+static char *wrong_vs_to(struct mctx *m, size_t ci, const struct mp_attempt_result *a,
+                         bool *compared)
 {
+    *compared = false;
     if (m->expect_to) {
         m->expect_to = false;
         m->to_ci = (long)ci;
@@ -200,16 +203,21 @@ static char *wrong_vs_to(struct mctx *m, size_t ci, const struct mp_attempt_resu
     }
     const struct mp_attempt_result *to =
         m->to_ci >= 0 ? mp_cand_primary(&m->rep->c[m->to_ci]) : NULL;
-    return to ? mp_correct_against(to->score, "--to", a->score, m->rep->c[ci].cand.name) : NULL;
+    return to ? mp_correct_against(to->score, "--to", a->score, m->rep->c[ci].cand.name, compared)
+              : NULL;
 }
 
 /* The test's correctness in minimize.json. */
-static void correctness_json(struct mctx *m, const struct mp_attempt_result *a, const char *wrong)
+static void correctness_json(struct mctx *m, const struct mp_attempt_result *a, const char *wrong,
+                             bool compared)
 {
     struct buf *t = &m->tests;
     buf_printf(t, ", \"correctness\": \"%s\"",
-               wrong ? "wrong" : !a->score ? "not-run" : (long)(m->rep->n - 1) == m->to_ci
-                                                           ? "reference" : "agrees");
+               wrong                                     ? "wrong"
+               : !a->score                               ? "not-run"
+               : (long)(m->rep->n - 1) == m->to_ci       ? "reference"
+               : compared                                ? "agrees"
+                                                         : "not-measured");
     if (wrong) {
         buf_adds(t, ", \"correctness_why\": ");
         buf_add_json_str(t, wrong, strlen(wrong));
@@ -234,7 +242,8 @@ static int try_config(struct mctx *m, const struct mp_candidate *c, const char *
     char *garbage = a->outcome == MP_OUT_CLEAN ? output_garbage(m->rep, ci, &checked) : NULL;
     if (garbage)
         pass = false;
-    char *wrong = pass ? wrong_vs_to(m, ci, a) : NULL; /* verdict/correct.h */
+    bool compared = false;
+    char *wrong = pass ? wrong_vs_to(m, ci, a, &compared) : NULL; /* verdict/correct.h */
     if (wrong)
         pass = false;
     struct buf *t = &m->tests;
@@ -276,7 +285,7 @@ static int try_config(struct mctx *m, const struct mp_candidate *c, const char *
                     c->name, garbage);
     }
     free(garbage);
-    correctness_json(m, a, wrong);
+    correctness_json(m, a, wrong, compared);
     free(wrong);
     buf_adds(t, "}");
     m->ntests++;

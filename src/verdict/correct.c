@@ -408,8 +408,10 @@ char *mp_correct_caveat(const struct mp_report *rep, size_t i)
 }
 
 char *mp_correct_against(const struct mp_score *ref, const char *ref_name,
-                         const struct mp_score *test, const char *test_name)
+                         const struct mp_score *test, const char *test_name, bool *compared)
 {
+    if (compared)
+        *compared = false;
     if (!ref || !test)
         return NULL;
     struct mp_ag_in in[2] = {{ref_name, ref, 0}, {test_name, test, 1}};
@@ -426,6 +428,8 @@ char *mp_correct_against(const struct mp_score *ref, const char *ref_name,
     struct mp_accuracy acc[2];
     memset(acc, 0, sizeof(acc));
     mp_correct_gate(n, right, 2, acc);
+    if (compared)
+        *compared = c.c[1].ag.result != MP_AG_NOT_MEASURED || (n[0] && n[1]);
     struct buf b = BUF_INIT;
     if (c.c[1].ag.result == MP_AG_DIVERGENT)
         say_divergent(&b, &c.c[1].ag);

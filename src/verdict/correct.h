@@ -55,8 +55,10 @@ enum mp_verdict mp_verdict_correctness(enum mp_verdict v, const char *why,
 char *mp_correct_caveat(const struct mp_report *rep, size_t i);
 
 /* minimize: does test's scoring agree with the --to set's (ref)? NULL when
- * it does (or there is nothing to compare), else why not (caller frees). */
+ * it does or nothing could be compared, else why not (caller frees).
+ * *compared (may be NULL) tells the two NULLs apart: true when the logprobs
+ * or the task answers of both could be compared. */
 char *mp_correct_against(const struct mp_score *ref, const char *ref_name,
-                         const struct mp_score *test, const char *test_name);
+                         const struct mp_score *test, const char *test_name, bool *compared);
 
 #endif

@@ -387,6 +387,33 @@ static void shift_by_one(struct mp_score *s)
  * passages came back tokenized otherwise is not "agrees" on 0 positions
  * compared, and a passage of another length is not compared position by
  * position even where a token text matches by chance. */
+/* minimize's question, "does this test agree with the --to set?": a test
+ * whose logprobs cannot be compared (its positions do not line up) and no
+ * task answers is not measured - never "agrees"; a wrong kernel that lines
+ * up is named; one that agrees is compared. */
+static void test_against_compared(void **st)
+{
+    MP_UNUSED(st);
+    struct mp_score *to = make_score(&FP32), *ok = make_score(&FP16), *bad = make_score(&WRONG);
+    struct mp_score *off = make_score(&WRONG);
+    shift_by_one(off);
+    bool compared = true;
+    assert_null(mp_correct_against(to, "--to", ok, "ok", &compared));
+    assert_true(compared);
+    char *why = mp_correct_against(to, "--to", bad, "bad", &compared);
+    assert_non_null(why);
+    assert_true(compared);
+    free(why);
+    assert_null(mp_correct_against(to, "--to", off, "off", &compared));
+    assert_false(compared);
+    assert_null(mp_correct_against(to, "--to", NULL, "none", &compared));
+    assert_false(compared);
+    mp_score_free(to);
+    mp_score_free(ok);
+    mp_score_free(bad);
+    mp_score_free(off);
+}
+
 static void test_misaligned_positions(void **st)
 {
     MP_UNUSED(st);
@@ -1055,6 +1082,7 @@ int main(void)
         cmocka_unit_test(test_noisy_wrong_kernel_sets_no_floor),
         cmocka_unit_test(test_not_measured),
         cmocka_unit_test(test_misaligned_positions),
+        cmocka_unit_test(test_against_compared),
         cmocka_unit_test(test_token_spellings),
         cmocka_unit_test(test_logprobs_close_table),
         cmocka_unit_test(test_greedy_only),
