@@ -37,6 +37,15 @@ static void observe(const struct mp_report *rep, struct mp_bisect_probe_view *pv
     const struct mp_cand_report *c = &rep->c[pv->ci];
     const struct mp_attempt_result *a = mp_cand_primary(c);
     pv->obs.verdict = c->verdict;
+    if ((size_t)pv->ci < rep->cor.n) {
+        const struct mp_correctness *k = &rep->cor.c[pv->ci];
+        /* greedy continuations alone are weak evidence (a wrong kernel can pass them) */
+        pv->cor_measured = (k->ag.result != MP_AG_NOT_MEASURED && !k->ag.greedy_only) ||
+                           k->acc.result != MP_ACC_NOT_RUN;
+        pv->cor_note = k->ag.note ? k->ag.note
+                       : k->ag.greedy_only ? "only its greedy continuations were compared"
+                                           : NULL;
+    }
     pv->obs.usable = a && a->outcome != MP_OUT_ERROR && a->outcome != MP_OUT_INTERRUPTED &&
                      !c->unfinished;
     if (!a)
@@ -76,6 +85,17 @@ static void judge_probes(struct mp_bisect_model *m)
                                                         : "the good build could not be probed");
         } else if (ref) {
             pv->outcome = mp_bisect_judge(&m->cfg, ref, &pv->obs, pv->why, sizeof(pv->why));
+            /* good by a verdict whose correctness could not be compared with the good
+             * build's (tokens that do not line up, no logprobs): said, not assumed */
+            const struct mp_bisect_probe_view *g = &m->pv[m->good_probe];
+            if (pv->outcome == MP_PROBE_GOOD && m->cfg.by == MP_BY_VERDICT && g->cor_measured &&
+                !pv->cor_measured) {
+                size_t l = strlen(pv->why);
+                snprintf(pv->why + l, sizeof(pv->why) - l,
+                         "; correctness not established: its output could not be compared "
+                         "with the good build's (%s)",
+                         pv->cor_note ? pv->cor_note : "not measured");
+            }
         } else {
             snprintf(pv->why, sizeof(pv->why), "judged once the good build is probed");
         }

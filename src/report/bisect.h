@@ -21,12 +21,16 @@ struct mp_bisect_probe_view {
     long ci;                         /* the report candidate (-1: not in the report) */
     struct mp_probe_obs obs;
     enum mp_probe_outcome outcome;   /* UNKNOWN while open or before the good build */
-    char why[320];
+    char why[480];
     const char *engine_version, *fail_class, *attention; /* borrowed from rep */
     double conc_tok_s;               /* best concurrency tok/s, < 0 none */
     double upper95;                  /* failure-rate bound of a clean probe, < 0 n/a */
     unsigned long clean;             /* requests served without failure (clean probe) */
     bool finished;
+    /* the scoring pass compared this build's output with another's (logprobs or task
+     * answers), and why not when it did not (borrowed from rep, may be NULL) */
+    bool cor_measured;
+    const char *cor_note;
 };
 
 struct mp_bisect_model {
