@@ -77,6 +77,11 @@ static void on_passage(struct att *a, size_t i, struct mp_lg_result *res)
         if (refused(res) && !rep && s->plp == MP_SC_OK) {
             s->plp = MP_SC_REFUSED;
             s->plp_note = note_of(res);
+            /* "max allowed: N" (vLLM's --max-logprobs): N >= 1 still gives each
+             * position's own token and top-1, all the comparison reads */
+            int n = mp_score_max_allowed(res->error);
+            if (n >= 1 && n < a->score.plp_k && a->score.plp_retry_k == -1)
+                a->score.plp_retry_k = n;
         }
         a->score.stop = true;
         return;
@@ -168,7 +173,7 @@ static char *body_of(const struct att *a, size_t i)
     switch (a->score.stage) {
     case MP_SC_PASSAGES:
     case MP_SC_REPEAT:
-        return mp_score_plp_body(model, p->passages[i], p->k);
+        return mp_score_plp_body(model, p->passages[i], a->score.plp_k);
     case MP_SC_GREEDY:
         return mp_score_greedy_body(model, p->greedy[i], p->greedy_tokens, a->score.k);
     default: {
@@ -200,6 +205,22 @@ static void send_more(struct att *a)
 static void passages_end(struct att *a)
 {
     struct mp_score *s = a->r->score;
+    struct mp_score_state *st = &a->score;
+    if (s->plp == MP_SC_REFUSED && st->plp_retry_k >= 1) {
+        /* asked again with what the engine allows: teacher-forced evidence
+         * instead of the greedy comparison alone */
+        st->plp_k = st->plp_retry_k;
+        st->plp_retry_k = -2;
+        for (size_t i = 0; i < s->npass; i++)
+            mp_lp_seq_release(&s->pass[i]);
+        free(s->pass);
+        s->pass = NULL;
+        free(s->plp_note);
+        s->plp_note = NULL;
+        s->k = st->plp_k;
+        enter_stage(a, MP_SC_PASSAGES);
+        return;
+    }
     bool complete = true;
     for (size_t i = 0; i < s->npass; i++)
         complete = complete && s->pass[i].n;
@@ -319,6 +340,8 @@ void mp_score_begin(struct att *a)
     memset(&a->score, 0, sizeof(a->score));
     a->score.k = a->o->score->k;
     a->score.retry_k = -1;
+    a->score.plp_k = a->o->score->k;
+    a->score.plp_retry_k = -1;
     a->score.t0 = mp_now_ns();
     a->cur_phase = -1; /* not a phase of the workload */
     enter_stage(a, MP_SC_PASSAGES);

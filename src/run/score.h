@@ -47,6 +47,8 @@ struct mp_score_state {
     int level;             /* ... in flight at most */
     int k;                 /* greedy: the logprobs asked */
     int retry_k;           /* greedy: the engine allows only this many (-1: none, -2: asked) */
+    int plp_k;             /* passages: the prompt logprobs asked */
+    int plp_retry_k;       /* passages: the engine allows only this many (-1: none, -2: asked) */
     bool stop;             /* start no more of this stage */
     int64_t t0, t_task;    /* when the pass and its task gate began */
 };

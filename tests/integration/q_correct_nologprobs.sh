@@ -30,5 +30,23 @@ check "$Q_DIR/report.json" \
 grep -q 'prompt_logprobs refused' "$Q_DIR/report.md" || fail "report.md does not say prompt_logprobs was refused"
 grep -q '"phase":"score","outcome":"http-error","http_status":400' "$Q_DIR/attempts/cutlass-1/requests.jsonl" ||
     fail "the refusal is not in requests.jsonl"
+# --max-logprobs 2: prompt_logprobs 5 is refused with "max allowed: 2", and
+# asked again with 2 (the own token and the top-1 are all the comparison
+# reads): teacher-forced evidence, and the wrong backend is divergent on it
+# with the task gate off
+Q2="$Q_TMP/lp2"
+"$MOEPROBE" qualify --out "$Q2" --quiet --seq 2 --conc 2:2 --max-tokens 8 --no-diagnose \
+    --agreement 4 --accuracy 0 --candidate 'auto:' \
+    --candidate 'cutlass: --moe-backend cutlass' --candidate 'marlin: --moe-backend marlin' \
+    -- "$REFENGINE" --world "$ROOT/worlds/fluent-wrong-trtllm.ini" --port '{port}' \
+    --max-logprobs 2 >"$Q_TMP/lp2.stdout" 2>"$Q_TMP/lp2.stderr"
+rc=$?
+[ $rc -eq 0 ] || { cat "$Q_TMP/lp2.stderr"; fail "max-logprobs 2: exit $rc"; }
+check "$Q2/report.json" \
+    'all(x["correctness"]["agreement"]["positions"] > 0 for x in r["candidates"])' \
+    'not any(x["correctness"]["agreement"]["greedy"]["only"] for x in r["candidates"])' \
+    'c["auto"]["correctness"]["agreement"]["result"] == "divergent"' \
+    'c["cutlass"]["correctness"]["agreement"]["result"] == "agrees"' ||
+    fail "max-logprobs 2: the passages were not asked again with 2"
 assert_no_leftovers
-echo "ok: prompt_logprobs refused -> greedy comparison only, said in the report; the task gate still decides"
+echo "ok: prompt_logprobs refused -> greedy comparison only, said in the report; the task gate still decides; 'max allowed: 2' -> asked again with 2"
