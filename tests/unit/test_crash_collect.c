@@ -415,25 +415,18 @@ static void test_collect_other_gpu(void **st)
 static void test_candidate_dump_kept(void **st)
 {
     (void)st;
-    char a[300], mine[300], dump[340], log[1024], p[340];
+    char a[300], mine[300], dump[340], log[1024];
     snprintf(a, sizeof(a), "%s/own-attempt", tmp);
     snprintf(mine, sizeof(mine), "%s/users-dumps", tmp);
     assert_int_equal(mkdir(a, 0700), 0);
     assert_int_equal(mkdir(mine, 0700), 0);
     snprintf(dump, sizeof(dump), "%s/core_9.1", mine);
-    FILE *f = fopen(dump, "w");
-    assert_non_null(f);
-    fputs("dump", f);
-    fclose(f);
+    write_file("users-dumps/core_9.1", "dump");
     snprintf(log, sizeof(log),
              "coredump: Detected an exception of type CUDBG_EXCEPTION_WARP_ILLEGAL_ADDRESS (14)\n"
              "coredump:   #0 0x10 gather\n"
              "coredump: Writing ELF file to %s\n", dump);
-    snprintf(p, sizeof(p), "%s/server.log", a);
-    f = fopen(p, "w");
-    assert_non_null(f);
-    fputs(log, f);
-    fclose(f);
+    write_file("own-attempt/server.log", log);
     setenv("MOEPROBE_KMSG", "none", 1);
     struct mp_attempt_result r;
     memset(&r, 0, sizeof(r));

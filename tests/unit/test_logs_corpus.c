@@ -13,21 +13,19 @@
 
 #include <cjson/cJSON.h>
 
+#include "file.h"
 #include "knowledge/knowledge.h"
 #include "logs/logscan.h"
 #include "xalloc.h"
 
+/* The whole file (base/file.h), or NULL when it cannot be read. */
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
     struct buf b = BUF_INIT;
-    char tmp[65536];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
-        buf_add(&b, tmp, n);
-    fclose(f);
+    if (mp_read_file(path, (size_t)1 << 30, &b, NULL) < 0) {
+        buf_release(&b);
+        return NULL;
+    }
     *len = b.len;
     return buf_detach(&b, NULL);
 }
