@@ -62,6 +62,9 @@ struct mp_diag_policy {
     int concurrency;           /* the workload's highest level (the blocked run's) */
     unsigned long lead;        /* requests a run serves one at a time before that level
                                 * (warm-up, sequential); 0 = not recorded (older runs) */
+    unsigned long blocked_lead; /* the same for the blocked run (its sequential phase cut,
+                                 * verdict/diagnose.h MP_DIAG_BLOCKED_SEQ); 0 = as lead
+                                 * (not recorded: runs before the cut) */
 };
 
 struct mp_cand_report {

@@ -389,16 +389,6 @@ static int top_level(const struct mp_workload *wl)
     return top;
 }
 
-/* Requests a run serves one at a time before its top level (warm-up, sequential). */
-static unsigned long lead_requests(const struct mp_workload *wl)
-{
-    unsigned long n = 0;
-    for (size_t i = 0; i < wl->nphases; i++)
-        if (wl->phases[i].level <= 1 && wl->phases[i].requests > 0)
-            n += (unsigned long)wl->phases[i].requests;
-    return n;
-}
-
 /* The diagnosis of candidate ci: the mechanics (which attempts to start)
  * live here; what they mean is verdict/diagnose.h's (mp_verdict_diagnosis
  * derives c->diag from the attempts afterwards). */
@@ -435,17 +425,11 @@ int mp_diagnose(struct mp_runctx *ctx, struct mp_report *rep, size_t ci)
                 plan.over_budget ? "; running to the budget" : "");
     }
 
-    /* the blocked run: warm-up and sequential (for the speed ratio), then
-     * only the highest concurrency step, extended to the required count */
-    struct mp_workload wl = *ctx->wl;
-    int top = top_level(ctx->wl);
-    wl.nphases = 0;
-    for (size_t k = 0; k < ctx->wl->nphases; k++) {
-        if (ctx->wl->phases[k].level <= 1 || ctx->wl->phases[k].level == top)
-            wl.phases[wl.nphases++] = ctx->wl->phases[k];
-    }
-    wl.min_total_ok = need;
-    wl.extend_budget_s = ctx->diag_budget_s;
+    /* the blocked run: warm-up and a few sequential requests (for the
+     * speed ratio), then only the highest concurrency step, extended to the
+     * required count (verdict/diagnose.h) */
+    struct mp_workload wl;
+    mp_verdict_blocked_workload(ctx->wl, need, ctx->diag_budget_s, &wl);
     const struct mp_attempt_result *b = NULL;
     return mp_run_attempt(ctx, rep, ci, true, &wl, &b);
 }
@@ -461,7 +445,12 @@ void mp_run_diag_policy(const struct mp_runctx *ctx, bool diagnose, bool skipped
     pol->cap = ctx->diag_max_requests;
     pol->budget_s = ctx->diag_budget_s;
     pol->concurrency = ctx->wl ? top_level(ctx->wl) : 1;
-    pol->lead = ctx->wl ? lead_requests(ctx->wl) : 0;
+    pol->lead = ctx->wl ? mp_verdict_workload_lead(ctx->wl) : 0;
+    if (ctx->wl) {
+        struct mp_workload b;
+        mp_verdict_blocked_workload(ctx->wl, 0, 0, &b);
+        pol->blocked_lead = mp_verdict_workload_lead(&b);
+    }
 }
 
 void mp_run_candidate_diagnosis(struct mp_report *rep, size_t ci, const struct mp_diag_policy *pol)

@@ -61,6 +61,15 @@ static void gpu_from_json(struct mp_gpu_telemetry *g, const char *text)
     cJSON_Delete(j);
 }
 
+/* A stored count (a JSON number in [1, 1e12]), else 0: never a cast of an
+ * out-of-range double. */
+static unsigned long count_or_0(const cJSON *n)
+{
+    return cJSON_IsNumber(n) && n->valuedouble >= 1 && n->valuedouble <= 1e12
+               ? (unsigned long)n->valuedouble
+               : 0;
+}
+
 /* diagnoses.policy (v14): how the diagnosis ran; NULL or damaged: not
  * recorded (the stored diagnosis stands). */
 static void policy_from_json(struct mp_diag_policy *p, const char *text)
@@ -75,11 +84,13 @@ static void policy_from_json(struct mp_diag_policy *p, const char *text)
         p->diagnose = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "diagnose"));
         p->skipped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "skipped"));
         p->notes = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "notes"));
-        p->cap = cJSON_IsNumber(cap) && cap->valuedouble > 0 ? (unsigned long)cap->valuedouble : 0;
+        p->cap = count_or_0(cap);
         p->budget_s = cJSON_IsNumber(bud) && bud->valuedouble > 0 ? bud->valuedouble : 0;
         p->concurrency = cJSON_IsNumber(conc) && conc->valuedouble >= 1 ? (int)conc->valuedouble : 1;
         const cJSON *lead = cJSON_GetObjectItemCaseSensitive(j, "lead"); /* #27; absent before */
-        p->lead = cJSON_IsNumber(lead) && lead->valuedouble > 0 ? (unsigned long)lead->valuedouble : 0;
+        const cJSON *blead = cJSON_GetObjectItemCaseSensitive(j, "blocked_lead"); /* absent before */
+        p->lead = count_or_0(lead);
+        p->blocked_lead = count_or_0(blead);
     }
     cJSON_Delete(j);
 }

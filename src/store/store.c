@@ -481,9 +481,10 @@ static char *policy_json(const struct mp_diag_policy *p)
     if (!p || !p->recorded)
         return NULL;
     return xasprintf("{\"diagnose\":%s,\"skipped\":%s,\"notes\":%s,\"cap\":%lu,"
-                     "\"budget_s\":%.17g,\"concurrency\":%d,\"lead\":%lu}",
+                     "\"budget_s\":%.17g,\"concurrency\":%d,\"lead\":%lu,\"blocked_lead\":%lu}",
                      p->diagnose ? "true" : "false", p->skipped ? "true" : "false",
-                     p->notes ? "true" : "false", p->cap, p->budget_s, p->concurrency, p->lead);
+                     p->notes ? "true" : "false", p->cap, p->budget_s, p->concurrency, p->lead,
+                     p->blocked_lead);
 }
 
 int mp_store_candidate_done(struct mp_store *s, size_t pos, const struct mp_diagnosis *dg,

@@ -56,6 +56,36 @@ size_t mp_verdict_diag_evidence(const struct mp_cand_report *c, struct mp_stats_
     return n;
 }
 
+void mp_verdict_blocked_workload(const struct mp_workload *wl, unsigned long need, double budget_s,
+                                 struct mp_workload *out)
+{
+    *out = *wl;
+    int top = 1;
+    for (size_t k = 0; k < wl->nphases; k++)
+        top = MP_MAX(top, wl->phases[k].level);
+    out->nphases = 0;
+    for (size_t k = 0; k < wl->nphases; k++) {
+        const struct mp_phase_spec *ph = &wl->phases[k];
+        if (ph->level > 1 && ph->level != top)
+            continue;
+        out->phases[out->nphases] = *ph;
+        if (!strcmp(ph->name, "sequential") && ph->requests > MP_DIAG_BLOCKED_SEQ)
+            out->phases[out->nphases].requests = MP_DIAG_BLOCKED_SEQ;
+        out->nphases++;
+    }
+    out->min_total_ok = need;
+    out->extend_budget_s = budget_s > 0 ? budget_s : 0;
+}
+
+unsigned long mp_verdict_workload_lead(const struct mp_workload *wl)
+{
+    unsigned long n = 0;
+    for (size_t i = 0; i < wl->nphases; i++)
+        if (wl->phases[i].level <= 1 && wl->phases[i].requests > 0)
+            n += (unsigned long)wl->phases[i].requests;
+    return n;
+}
+
 /* Did attempt a start up as a whole engine (a start-up the rule can count on)? */
 static bool full_start(const struct mp_attempt_result *a)
 {
@@ -221,6 +251,7 @@ void mp_verdict_diag_estimate(const struct mp_cand_report *c, const struct mp_di
         .budget_s = pol->budget_s,
         .cap = pol->cap,
         .lead = pol->lead,
+        .blocked_lead = pol->blocked_lead,
     };
     struct mp_diag_meas dm; /* the engine's times, net of moeprobe's (#27) */
     mp_verdict_diag_meas(c, in.concurrency, &dm);

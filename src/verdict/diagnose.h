@@ -17,6 +17,25 @@
  * blocked run. */
 #define MP_VERDICT_MAX_RERUNS 3
 
+/* The blocked run's sequential requests (after its warm-up): enough for a
+ * median rate beside the normal run's (the throughput ratio); every other
+ * request goes at the top level, where a blocked request costs a fraction
+ * of one served alone (#27: on a Spark a 256-token blocked request alone is
+ * ~30 s, and ten of them were ~5 minutes of every diagnosis). */
+#define MP_DIAG_BLOCKED_SEQ 3
+
+/* The workload of the CUDA_LAUNCH_BLOCKING=1 run from the normal one wl:
+ * its warm-up, its sequential phase cut to MP_DIAG_BLOCKED_SEQ requests,
+ * then only the highest concurrency step (every step at that level),
+ * extended to need clean requests (min_total_ok) within budget_s
+ * (extend_budget_s; <= 0: none). Writes *out; wl is borrowed. */
+void mp_verdict_blocked_workload(const struct mp_workload *wl, unsigned long need, double budget_s,
+                                 struct mp_workload *out);
+
+/* Requests a run of wl serves one at a time before its top level (its
+ * phases at level <= 1: warm-up, sequential). */
+unsigned long mp_verdict_workload_lead(const struct mp_workload *wl);
+
 /* Is the candidate whose first normal attempt is p (NULL: no) diagnosed
  * with CUDA_LAUNCH_BLOCKING=1? Only a failure after ready with CUDA-fault
  * evidence in the log, every knob delivered. When not, *note (owned) says

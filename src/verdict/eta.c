@@ -236,12 +236,16 @@ static int top_level(const struct mp_workload *wl, size_t *seq_requests, size_t 
     return top;
 }
 
-/* The blocked run for need clean requests (runner.c's): warm-up and
- * sequential, the top level's phase, extended to need, the output check;
- * every request BLOCKED_SLOWDOWN slower. */
-static double blocked_s(const struct meas *m, const struct mp_workload *wl, size_t nquality,
+/* The blocked run for need clean requests (runner.c's,
+ * mp_verdict_blocked_workload): warm-up and a few sequential requests, the
+ * top level's phase, extended to need, the output check; every request
+ * BLOCKED_SLOWDOWN slower. */
+static double blocked_s(const struct meas *m, const struct mp_workload *normal, size_t nquality,
                         unsigned long need)
 {
+    struct mp_workload b;
+    mp_verdict_blocked_workload(normal, need, 0, &b);
+    const struct mp_workload *wl = &b;
     size_t seq = 0, topn = 0;
     int top = top_level(wl, &seq, &topn);
     double rest = MP_MAX((double)topn, need > seq ? (double)(need - seq) : 0);
@@ -276,6 +280,9 @@ static double diagnosis_s(const struct mp_eta_in *in, const struct meas *m,
     ci.req1_s = dm.req1_s;
     ci.req_projected = dm.projected;
     ci.lead = seq;
+    struct mp_workload bw;
+    mp_verdict_blocked_workload(in->wl, 0, 0, &bw);
+    ci.blocked_lead = mp_verdict_workload_lead(&bw);
     struct mp_diag_plan plan;
     int reruns = (int)(n > 0 ? n - 1 : 0);
     for (;; reruns++) {

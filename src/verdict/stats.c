@@ -248,6 +248,13 @@ void mp_stats_fmt_duration(char *out, size_t n, double s)
 
 /* Seconds for the first n requests of a run: the first `lead` at r1 each
  * (one at a time), the rest at rt each (the top concurrency). */
+/* The requests the blocked run serves one at a time (its own lead, else the
+ * normal run's). */
+static unsigned long blocked_lead(const struct mp_diag_cost_in *in)
+{
+    return in->blocked_lead ? in->blocked_lead : in->lead;
+}
+
 static double run_requests_s(double n, double lead, double r1, double rt)
 {
     double alone = MP_MIN(n, lead);
@@ -284,12 +291,12 @@ static void plan_sharpen(const struct mp_diag_cost_in *in, const struct mp_stats
     if (in->cap && need2 > in->cap)
         need2 = in->cap;
     need2 = MP_MIN(need2, out->need);
-    double lead = (double)in->lead;
+    double blead = (double)blocked_lead(in);
     out->sharpen_known = true;
     out->sharpen_need = need2;
-    out->sharpen_cost_s = in->start_s + run_requests_s(m, lead, r1, in->req_s);
-    out->sharpen_saves_s = run_requests_s((double)out->need, lead, r1 * slow, in->req_s * slow) -
-                           run_requests_s((double)need2, lead, r1 * slow, in->req_s * slow);
+    out->sharpen_cost_s = in->start_s + run_requests_s(m, (double)in->lead, r1, in->req_s);
+    out->sharpen_saves_s = run_requests_s((double)out->need, blead, r1 * slow, in->req_s * slow) -
+                           run_requests_s((double)need2, blead, r1 * slow, in->req_s * slow);
     out->sharpen = out->sharpen_saves_s > out->sharpen_cost_s;
 }
 
@@ -300,7 +307,7 @@ static void plan_why(const struct mp_diag_cost_in *in, double r1, double slow,
     char total[32], budget[32], cost[32], saves[32];
     mp_stats_fmt_duration(total, sizeof(total), out->blocked_s);
     mp_stats_fmt_duration(budget, sizeof(budget), in->budget_s);
-    unsigned long alone = MP_MIN(out->need, in->lead), rest = out->need - alone;
+    unsigned long alone = MP_MIN(out->need, blocked_lead(in)), rest = out->need - alone;
     size_t n = sizeof(out->why);
     int k = snprintf(out->why, n,
                      "the CUDA_LAUNCH_BLOCKING=1 run needs %lu clean request%s: about %s = start-up "
@@ -341,7 +348,7 @@ int mp_stats_diag_plan(const struct mp_diag_cost_in *in, struct mp_diag_plan *ou
         snprintf(out->why, sizeof(out->why), "no failure to diagnose");
         return 0;
     }
-    double lead = (double)in->lead;
+    double lead = (double)blocked_lead(in);
     out->blocked_s = in->start_s + run_requests_s((double)out->need, lead, r1 * slow, in->req_s * slow);
     out->over_budget = in->budget_s > 0 && out->blocked_s > in->budget_s;
     if (in->budget_s > 0)

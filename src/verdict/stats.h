@@ -76,7 +76,8 @@ int mp_stats_async_estimate(const struct mp_stats_attempt *attempts, size_t n, s
  * (blocked_slowdown: blocked requests take that many times as long; the
  * blocked run measures the real ratio afterwards).
  *
- * A run (normal or blocked) serves its first `lead` requests one at a time
+ * A normal run serves its first `lead` requests one at a time, the blocked
+ * run its first `blocked_lead` (its sequential phase is cut short)
  * (warm-up, sequential: req1_s each), the rest at the top concurrency
  * (req_s each). Both times are the engine's, net of moeprobe's own time
  * (verdict/diagnose.h mp_verdict_diag_meas), so the rule decides the same
@@ -98,6 +99,7 @@ struct mp_diag_cost_in {
                               * <= 0: req_s stands for it */
     unsigned long lead;      /* requests a run serves at level 1 before the top level
                               * (warm-up, sequential); 0: all at req_s */
+    unsigned long blocked_lead; /* the same for the blocked run; 0: lead */
     bool req_projected;      /* req_s was projected from req1_s (the message says so) */
 };
 

@@ -9,6 +9,11 @@ check "$Q_DIR/report.json" \
   'c["auto"]["diagnosis"]["requests_clean"] >= c["auto"]["diagnosis"]["requests_required"]' \
   '"clean requests needed" in c["auto"]["diagnosis"]["reasoning"]' \
   || fail "probabilistic race"
+# the blocked run serves its warm-up and 3 of the 6 sequential requests alone
+# (enough for the speed ratio), then the rest at the top level
+blocked=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print([a["dir"] for c in r["candidates"] for a in c["attempts"] if a["launch_blocking"]][0])' "$Q_DIR/report.json")
+phases=$(python3 -c 'import json,sys,collections; print(sorted(collections.Counter(json.loads(l)["phase"] for l in open(sys.argv[1])).items()))' "$Q_DIR/$blocked/requests.jsonl")
+case "$phases" in *"('sequential', 3)"*"('warmup', 1)"*) ;; *) fail "blocked run's phases: $phases" ;; esac
 # the 12th request crashes the engine: warm-up and sequential (7) are served;
 # of the concurrency-4 requests in flight with it, how many finish first
 # depends on scheduling, so 7..11 were served before the failure

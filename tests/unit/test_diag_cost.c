@@ -18,6 +18,7 @@
 
 #include "hist.h"
 #include "model/report.h"
+#include "model/workload.h"
 #include "verdict/diagnose.h"
 #include "verdict/stats.h"
 
@@ -115,6 +116,65 @@ static void test_rule_arithmetic(void **st)
     NEAR(p.sharpen_cost_s, 600 + 3 * 1.0, 1e-6);
 }
 
+/* The blocked run serves MP_DIAG_BLOCKED_SEQ requests alone after its
+ * warm-up (its own lead), a normal run its whole sequential phase: the
+ * blocked run's cost and its saving use the first, a rerun's cost the second. */
+static void test_blocked_lead(void **st)
+{
+    (void)st;
+    struct mp_stats_attempt one[] = {{2, true}};
+    struct mp_diag_cost_in in = {.obs = one, .nobs = 1, .start_s = 600, .req1_s = 4.3,
+                                 .req_s = 1.0, .lead = 11, .blocked_lead = 4, .concurrency = 8,
+                                 .cap = 2000};
+    struct mp_diag_plan p;
+    assert_int_equal(mp_stats_diag_plan(&in, &p), 0);
+    NEAR(p.blocked_s, 600 + (4 * 4.3 + 172 * 1.0) * 2, 1e-6);
+    assert_non_null(strstr(p.why, "(4 x 4.3 s alone + 172 x 1 s at concurrency 8)"));
+    NEAR(p.sharpen_saves_s, (176 - 47) * 2.0, 1e-6);
+    assert_false(p.sharpen);
+    /* a rare race: the rerun serves ~200 requests, the first 11 alone */
+    struct mp_stats_attempt rare[] = {{200, true}};
+    in.obs = rare;
+    in.cap = 0;
+    assert_int_equal(mp_stats_diag_plan(&in, &p), 0);
+    NEAR(p.sharpen_cost_s, 600 + 11 * 4.3 + (201 - 11) * 1.0, 1e-6);
+    double saves = p.sharpen_saves_s;
+    /* its saving is of blocked requests beyond the lead either way */
+    in.blocked_lead = 0; /* not recorded: the normal lead stands for it */
+    assert_int_equal(mp_stats_diag_plan(&in, &p), 0);
+    NEAR(p.sharpen_saves_s, saves, 1e-6);
+    NEAR(p.blocked_s, 600 + (11 * 4.3 + (p.need - 11) * 1.0) * 2, 1e-6);
+}
+
+/* The blocked run's workload from qualify's default one: the warm-up, 3 of
+ * the 10 sequential requests, only the top level, extended to the need. */
+static void test_blocked_workload(void **st)
+{
+    (void)st;
+    struct mp_workload wl, b;
+    mp_workload_default(&wl);
+    assert_int_equal(mp_workload_add_conc(&wl, "4:16"), 0);
+    assert_int_equal(mp_workload_add_conc(&wl, "8:32"), 0);
+    assert_int_equal(mp_verdict_workload_lead(&wl), 11);
+    mp_verdict_blocked_workload(&wl, 176, 3600, &b);
+    assert_int_equal(b.nphases, 3);
+    assert_string_equal(b.phases[0].name, "warmup");
+    assert_int_equal(b.phases[0].requests, 1);
+    assert_string_equal(b.phases[1].name, "sequential");
+    assert_int_equal(b.phases[1].requests, MP_DIAG_BLOCKED_SEQ);
+    assert_int_equal(b.phases[2].level, 8);
+    assert_int_equal(b.phases[2].requests, 32);
+    assert_int_equal(b.min_total_ok, 176);
+    NEAR(b.extend_budget_s, 3600, 0);
+    assert_int_equal(b.max_tokens, wl.max_tokens);
+    assert_int_equal(mp_verdict_workload_lead(&b), 1 + MP_DIAG_BLOCKED_SEQ);
+    /* a shorter sequential phase is kept as it is; no budget stays none */
+    wl.phases[1].requests = 2;
+    mp_verdict_blocked_workload(&wl, 5, 0, &b);
+    assert_int_equal(b.phases[1].requests, 2);
+    NEAR(b.extend_budget_s, 0, 0);
+}
+
 /* ---- what the rule measures ---- */
 
 static struct mp_attempt_result *att(struct mp_report *rep, size_t i, enum mp_outcome o,
@@ -192,6 +252,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rule_table),
         cmocka_unit_test(test_rule_arithmetic),
+        cmocka_unit_test(test_blocked_lead),
+        cmocka_unit_test(test_blocked_workload),
         cmocka_unit_test(test_measure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
