@@ -246,8 +246,6 @@ void mp_stats_fmt_duration(char *out, size_t n, double s)
         snprintf(out, n, "%.0f s", s);
 }
 
-/* Seconds for the first n requests of a run: the first `lead` at r1 each
- * (one at a time), the rest at rt each (the top concurrency). */
 /* The requests the blocked run serves one at a time (its own lead, else the
  * normal run's). */
 static unsigned long blocked_lead(const struct mp_diag_cost_in *in)
@@ -255,6 +253,8 @@ static unsigned long blocked_lead(const struct mp_diag_cost_in *in)
     return in->blocked_lead ? in->blocked_lead : in->lead;
 }
 
+/* Seconds for the first n requests of a run: the first `lead` at r1 each
+ * (one at a time), the rest at rt each (the top concurrency). */
 static double run_requests_s(double n, double lead, double r1, double rt)
 {
     double alone = MP_MIN(n, lead);
