@@ -526,6 +526,68 @@ static void majority(const struct ctx *x, const bool *cons_div, struct mp_correc
     }
 }
 
+const char *const mp_ag_kern_name[MP_AG_NKERN] = {"MoE backend", "dense kernel",
+                                                   "attention backend"};
+
+/* The kernel of kind k that every agreeing configuration (a group of sd
+ * none of whose members is divergent) uses, NULL when they differ, one is
+ * not logged, or none agrees. */
+static const char *shared_kernel(const struct ctx *x, const struct side *sd, const bool *cons_div,
+                                 int k)
+{
+    const char *v = NULL;
+    for (size_t g = 0; g < sd->ngroups; g++) {
+        bool div = false;
+        for (size_t i = 0; i < x->n; i++)
+            div = div || (sd->grp[i] == (int)g && cons_div[i]);
+        if (div)
+            continue;
+        const char *kv = x->in[sd->rep[g]].kern[k];
+        if (!kv || (v && strcmp(v, kv)))
+            return NULL;
+        v = kv;
+    }
+    return v;
+}
+
+/* The independence rule (agree.h): a divergent configuration whose accusers
+ * all share a kernel it does not use leaves no consensus. */
+static void independence(const struct ctx *x, const bool *cons_div, struct mp_correct *out)
+{
+    const struct side *sd = x->lp.mode == M_CONS ? &x->lp : &x->gen;
+    if (sd->mode != M_CONS)
+        return;
+    long who = -1;
+    int kind = -1;
+    const char *theirs = NULL;
+    for (size_t c = 0; c < x->n && who < 0; c++) {
+        if (!cons_div[c] || out->c[c].ag.result != MP_AG_DIVERGENT)
+            continue;
+        for (int k = 0; k < MP_AG_NKERN && who < 0; k++) {
+            const char *v = shared_kernel(x, sd, cons_div, k);
+            if (v && x->in[c].kern[k] && strcmp(v, x->in[c].kern[k])) {
+                who = (long)c;
+                kind = k;
+                theirs = v;
+            }
+        }
+    }
+    if (who < 0)
+        return;
+    for (size_t i = 0; i < x->n; i++) {
+        struct mp_agreement *ag = &out->c[i].ag;
+        if (ag->result != MP_AG_DIVERGENT && ag->result != MP_AG_AGREES)
+            continue;
+        ag->result = MP_AG_NO_CONSENSUS;
+        free(ag->note);
+        ag->note = xasprintf("the configurations that agree all use the %s %s and '%s', which "
+                             "disagrees with them, uses %s: their agreement is one %s's word "
+                             "against another's, so the logprobs cannot tell which is wrong",
+                             mp_ag_kern_name[kind], theirs, x->in[who].name,
+                             x->in[who].kern[kind], mp_ag_kern_name[kind]);
+    }
+}
+
 void mp_agree_run(const struct mp_ag_in *in, size_t n, long ref, struct mp_correct *out)
 {
     struct ctx x = {.in = in, .n = n, .ref = ref >= 0 && (size_t)ref < n ? ref : -1};
@@ -549,6 +611,7 @@ void mp_agree_run(const struct mp_ag_in *in, size_t n, long ref, struct mp_corre
         cons_div[c] = result_of(&x, c, ag);
     }
     majority(&x, cons_div, out);
+    independence(&x, cons_div, out);
     free(cons_div);
     side_free(&x.lp);
     side_free(&x.gen);

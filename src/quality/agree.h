@@ -24,7 +24,14 @@
  * that disagree are a pair (nobody is blamed); with three or more a
  * candidate is divergent when the teacher-forced rule fires or its greedy
  * check fails against a strict majority of the others; when half or more
- * of the configurations would be divergent there is no consensus. */
+ * of the configurations would be divergent there is no consensus.
+ *
+ * Independence: configurations that share a kernel are one witness for it.
+ * When the configurations a divergent one is measured against all share a
+ * kernel (the same MoE backend under two attention backends, say) that the
+ * divergent one does not use, their agreement cannot tell whether its
+ * kernel or their shared one is wrong: there is no consensus either, and
+ * each note names the shared kernel. */
 #ifndef MP_QUALITY_AGREE_H
 #define MP_QUALITY_AGREE_H
 
@@ -38,10 +45,16 @@
 #define MP_AG_FACTOR 10.0    /* distance must exceed this many noise floors */
 #define MP_AG_TOP1_MIN 0.95  /* ... and top-1 agreement fall below this rate */
 
+/* The kernels a configuration is made of, for the independence rule: the
+ * MoE backend, the dense (linear) kernel(s), the attention backend. */
+#define MP_AG_NKERN 3
+extern const char *const mp_ag_kern_name[MP_AG_NKERN]; /* "MoE backend", ... */
+
 struct mp_ag_in {
     const char *name;
     const struct mp_score *s; /* NULL: not scored */
     int group;                /* same configuration = same group (one vote) */
+    const char *kern[MP_AG_NKERN]; /* what it resolved to, NULL: not logged (borrowed) */
 };
 
 /* The rule on one candidate's figures. */

@@ -34,6 +34,19 @@ static bool same_config(const struct mp_attempt_result *a, const struct mp_attem
            same_str(x->engine_version, y->engine_version);
 }
 
+/* The dense kernel(s) of a resolution as one comparable text (owned), NULL
+ * when none was logged: the per-method list where the era prints one, else
+ * the single kernel. */
+static char *dense_key(const struct mp_resolved *r)
+{
+    if (!r->linear_kernels.n)
+        return r->linear_kernel ? xstrdup(r->linear_kernel) : NULL;
+    struct buf b = BUF_INIT;
+    for (size_t i = 0; i < r->linear_kernels.n; i++)
+        buf_printf(&b, "%s%s", i ? ", " : "", r->linear_kernels.v[i]);
+    return buf_detach(&b, NULL);
+}
+
 static const struct mp_score *score_of(const struct mp_report *rep, size_t i)
 {
     const struct mp_cand_report *c = &rep->c[i];
@@ -214,11 +227,19 @@ void mp_correct_compute(struct mp_report *rep)
     rep->cor.c = xcalloc(rep->n + 1, sizeof(*rep->cor.c));
     const struct mp_score **sc = xcalloc(rep->n + 1, sizeof(*sc));
     struct mp_ag_in *in = xcalloc(rep->n + 1, sizeof(*in));
+    char **dense = xcalloc(rep->n + 1, sizeof(*dense));
     for (size_t i = 0; i < rep->n; i++) {
         sc[i] = score_of(rep, i);
         in[i].name = rep->c[i].cand.name;
         in[i].s = sc[i];
         in[i].group = (int)i;
+        const struct mp_attempt_result *p = mp_cand_primary(&rep->c[i]);
+        if (p) {
+            dense[i] = dense_key(&p->res);
+            in[i].kern[0] = p->res.moe_backend;
+            in[i].kern[1] = dense[i];
+            in[i].kern[2] = p->res.attention_backend;
+        }
         for (size_t j = 0; j < i && sc[i]; j++)
             if (sc[j] && same_config(mp_cand_primary(&rep->c[i]), mp_cand_primary(&rep->c[j]))) {
                 in[i].group = in[j].group;
@@ -244,6 +265,9 @@ void mp_correct_compute(struct mp_report *rep)
         if (rep->cor.c[i].measured)
             rep->cor.c[i].cls = class_of(&rep->cor.c[i]);
     share(rep, &rep->cor);
+    for (size_t i = 0; i < rep->n; i++)
+        free(dense[i]);
+    free(dense);
     free(in);
     free(sc);
 }
@@ -327,8 +351,11 @@ static void say_checked(struct buf *b, const struct mp_correctness *k, const str
         buf_adds(b, ")");
         break;
     case MP_AG_NO_CONSENSUS:
-        buf_printf(b, "no majority of the configurations agrees: the logprobs cannot tell who is "
-                      "wrong");
+        if (ag->note)
+            buf_adds(b, ag->note);
+        else
+            buf_printf(b, "no majority of the configurations agrees: the logprobs cannot tell "
+                          "who is wrong");
         break;
     default:
         buf_printf(b, "logprobs not compared: %s", ag->note ? ag->note : "nothing to compare");
@@ -387,6 +414,8 @@ char *mp_correct_caveat(const struct mp_report *rep, size_t i)
         buf_printf(&b, "correctness not established: its logprobs disagree with '%s' and the "
                        "task gate did not tell which one is wrong",
                    or_empty(ag->reference));
+    } else if (ag->result == MP_AG_NO_CONSENSUS && ag->note) {
+        buf_printf(&b, "correctness not established: %s", ag->note);
     } else if (ag->result == MP_AG_NO_CONSENSUS) {
         buf_printf(&b, "correctness not established: no majority of the %zu configurations "
                        "agrees on the logprobs",
@@ -414,7 +443,8 @@ char *mp_correct_against(const struct mp_score *ref, const char *ref_name,
         *compared = false;
     if (!ref || !test)
         return NULL;
-    struct mp_ag_in in[2] = {{ref_name, ref, 0}, {test_name, test, 1}};
+    struct mp_ag_in in[2] = {{.name = ref_name, .s = ref, .group = 0},
+                             {.name = test_name, .s = test, .group = 1}};
     struct mp_correct c;
     memset(&c, 0, sizeof(c));
     c.n = 2;

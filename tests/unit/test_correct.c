@@ -113,7 +113,7 @@ static void run_start(struct run *r)
 static void add(struct run *r, const char *name, const struct eng *e, int group)
 {
     r->s[r->n] = e ? make_score(e) : NULL;
-    r->in[r->n] = (struct mp_ag_in){name, r->s[r->n], group};
+    r->in[r->n] = (struct mp_ag_in){.name = name, .s = r->s[r->n], .group = group};
     r->n++;
 }
 
@@ -190,6 +190,92 @@ static void test_consensus_catches_wrong_kernel(void **st)
     assert_true(b->top1 > 0.99 && b->top1 < 1.0); /* the near-tie flips are seen ... */
     assert_true(b->mean_abs > 0.01 && b->mean_abs < 0.04); /* ... and pass */
     assert_true(r.out.noise_floor > 0 && r.out.noise_floor < 0.01);
+    run_end(&r);
+}
+
+/* The kernels of the last configuration added. */
+static void kern(struct run *r, const char *moe, const char *dense, const char *attn)
+{
+    r->in[r->n - 1].kern[0] = moe;
+    r->in[r->n - 1].kern[1] = dense;
+    r->in[r->n - 1].kern[2] = attn;
+}
+
+/* Independence: one wrong MoE kernel under two attention backends is two
+ * configurations but one witness; against the one right kernel it has no
+ * majority, and nobody is blamed (the notes name the shared kernel). With
+ * the right kernel twice as well (CUTLASS, Marlin), the wrong one is
+ * outvoted by independent witnesses and stays divergent. */
+static void test_shared_kernel_is_one_witness(void **st)
+{
+    MP_UNUSED(st);
+    struct run r;
+    run_start(&r);
+    add(&r, "fic", &WRONG, 0);
+    kern(&r, "FLASHINFER_CUTLASS", "CUTLASS", "FLASH_ATTN");
+    add(&r, "fic-triton", &WRONG, 1);
+    kern(&r, "FLASHINFER_CUTLASS", "CUTLASS", "TRITON_ATTN");
+    add(&r, "cutlass", &FP16, 2);
+    kern(&r, "CUTLASS", "CUTLASS", "FLASH_ATTN");
+    go(&r, -1);
+    assert_int_equal(r.out.votes, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(res(&r, i), MP_AG_NO_CONSENSUS);
+        assert_non_null(r.out.c[i].ag.note);
+        assert_non_null(strstr(r.out.c[i].ag.note, "MoE backend FLASHINFER_CUTLASS and 'cutlass'"));
+    }
+    run_end(&r);
+
+    run_start(&r);
+    add(&r, "fic", &WRONG, 0);
+    kern(&r, "FLASHINFER_CUTLASS", "CUTLASS", "FLASH_ATTN");
+    add(&r, "fic-triton", &WRONG, 1);
+    kern(&r, "FLASHINFER_CUTLASS", "CUTLASS", "TRITON_ATTN");
+    add(&r, "cutlass", &FP16, 2);
+    kern(&r, "CUTLASS", "CUTLASS", "FLASH_ATTN");
+    add(&r, "marlin", &FP32, 3);
+    kern(&r, "MARLIN", "CUTLASS", "FLASH_ATTN");
+    add(&r, "marlin-bf16", &BF16, 4);
+    kern(&r, "MARLIN", "CUTLASS", "TRITON_ATTN");
+    go(&r, -1);
+    /* the consensus is the right kernels' (3 of 5); the agreeing ones use
+     * two MoE backends and two attention backends, the dense kernel the
+     * wrong one uses too: independent witnesses */
+    assert_int_equal(res(&r, 0), MP_AG_DIVERGENT);
+    assert_int_equal(res(&r, 1), MP_AG_DIVERGENT);
+    for (size_t i = 2; i < 5; i++)
+        assert_int_equal(res(&r, i), MP_AG_AGREES);
+    run_end(&r);
+
+    /* the seed's preset: three MoE backends, one wrong, the same dense and
+     * attention kernels: the wrong one is divergent (kernels not logged
+     * for one of the agreeing ones change nothing either) */
+    run_start(&r);
+    add(&r, "auto", &WRONG, 0);
+    kern(&r, "FLASHINFER_CUTLASS", "CUTLASS", "FLASH_ATTN");
+    add(&r, "cutlass", &FP16, 1);
+    kern(&r, "CUTLASS", "CUTLASS", "FLASH_ATTN");
+    add(&r, "marlin", &FP32, 2);
+    kern(&r, "MARLIN", NULL, NULL);
+    go(&r, -1);
+    assert_int_equal(res(&r, 0), MP_AG_DIVERGENT);
+    assert_int_equal(res(&r, 1), MP_AG_AGREES);
+    assert_int_equal(res(&r, 2), MP_AG_AGREES);
+    run_end(&r);
+
+    /* the agreeing two share a dense kernel the divergent one does not use:
+     * its own dense kernel or theirs may be the wrong one */
+    run_start(&r);
+    add(&r, "odd", &WRONG, 0);
+    kern(&r, "FLASHINFER_CUTLASS", "FLASHINFER_CUTLASS", "FLASH_ATTN");
+    add(&r, "cutlass", &FP16, 1);
+    kern(&r, "CUTLASS", "CUTLASS", "FLASH_ATTN");
+    add(&r, "marlin", &FP32, 2);
+    kern(&r, "MARLIN", "CUTLASS", "FLASH_ATTN");
+    go(&r, -1);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(res(&r, i), MP_AG_NO_CONSENSUS);
+    assert_non_null(strstr(r.out.c[0].ag.note, "dense kernel CUTLASS"));
     run_end(&r);
 }
 
@@ -577,7 +663,7 @@ static void test_greedy_only(void **st)
         char name[8];
         snprintf(name, sizeof(name), "c%zu", i);
         r.s[r.n] = s;
-        r.in[r.n] = (struct mp_ag_in){xstrdup(name), s, (int)i};
+        r.in[r.n] = (struct mp_ag_in){.name = xstrdup(name), .s = s, .group = (int)i};
         r.n++;
     }
     go(&r, -1);
@@ -1074,6 +1160,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rule_table),
         cmocka_unit_test(test_consensus_catches_wrong_kernel),
+        cmocka_unit_test(test_shared_kernel_is_one_witness),
         cmocka_unit_test(test_noise_only_passes),
         cmocka_unit_test(test_pair),
         cmocka_unit_test(test_one_vote_per_configuration),
