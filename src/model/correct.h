@@ -41,6 +41,11 @@ struct mp_agreement {
     double top1;             /* share of positions whose most likely token agrees */
     double noise_floor;      /* the run's measured floor (nats) */
     double repeat_abs;       /* this candidate scored twice: mean |delta|, <0 = not */
+    double repeat_top1;      /* ... the share of positions whose most likely token is the
+                              * same both times, <0 = not */
+    bool self_div;           /* its two scorings (sequential, then at the top concurrency)
+                              * differ by the divergence rule: what it computes depends on
+                              * the load, so one of them is wrong whoever agrees with it */
     bool lp_div;             /* the teacher-forced rule fired */
     struct mp_disagreement first[MP_AG_FIRST];
     size_t nfirst;

@@ -260,19 +260,27 @@ static void lp_compare(const struct ctx *x, size_t c, struct mp_agreement *ag)
     free(d);
 }
 
-/* Run-to-run: mean |delta| between a candidate's two scorings, <0 none. */
-static double repeat_abs(const struct mp_score *s)
+/* Run-to-run: mean |delta| between a candidate's two scorings, <0 none;
+ * *top1: the share of those positions whose most likely token is the same
+ * both times (<0 none). */
+static double repeat_abs(const struct mp_score *s, double *top1)
 {
+    *top1 = -1;
     if (!s || !s->repeat)
         return -1;
     double sum = 0;
-    size_t n = 0;
+    size_t n = 0, same = 0;
     for (size_t j = 0; j < s->npass; j++)
-        for (size_t p = 0; p < s->pass[j].n && p < s->repeat[j].n; p++)
-            if (!strcmp(s->pass[j].p[p].token, s->repeat[j].p[p].token)) {
-                sum += fabs(s->pass[j].p[p].lp - s->repeat[j].p[p].lp);
+        for (size_t p = 0; p < s->pass[j].n && p < s->repeat[j].n; p++) {
+            const struct mp_lp_pos *a = &s->pass[j].p[p], *b = &s->repeat[j].p[p];
+            if (!strcmp(a->token, b->token)) {
+                sum += fabs(a->lp - b->lp);
+                same += a->top1 && b->top1 && same_tok(a->top1, b->top1);
                 n++;
             }
+        }
+    if (n)
+        *top1 = (double)same / (double)n;
     return n ? sum / (double)n : -1;
 }
 
@@ -380,7 +388,11 @@ static void floors(const struct ctx *x, struct mp_correct *out)
     double *v = xcalloc(x->n + 1, sizeof(*v));
     size_t nv = 0;
     for (size_t i = 0; i < x->n; i++) {
-        out->c[i].ag.repeat_abs = x->lp.ok[i] ? repeat_abs(x->in[i].s) : -1;
+        out->c[i].ag.repeat_top1 = -1;
+        if (x->lp.ok[i])
+            out->c[i].ag.repeat_abs = repeat_abs(x->in[i].s, &out->c[i].ag.repeat_top1);
+        else
+            out->c[i].ag.repeat_abs = -1;
         if (out->c[i].ag.repeat_abs >= 0)
             v[nv++] = out->c[i].ag.repeat_abs;
     }
@@ -612,6 +624,15 @@ void mp_agree_run(const struct mp_ag_in *in, size_t n, long ref, struct mp_corre
     }
     majority(&x, cons_div, out);
     independence(&x, cons_div, out);
+    /* a candidate that disagrees with itself is wrong once, whoever agrees */
+    for (size_t c = 0; c < n; c++) {
+        struct mp_agreement *ag = &out->c[c].ag;
+        ag->self_div = ag->repeat_abs >= 0 && ag->repeat_top1 >= 0 &&
+                       mp_agree_divergent(ag->repeat_abs, ag->repeat_top1,
+                                          fmax(0.0, out->noise_floor));
+        if (ag->self_div)
+            ag->result = MP_AG_DIVERGENT;
+    }
     free(cons_div);
     side_free(&x.lp);
     side_free(&x.gen);

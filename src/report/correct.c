@@ -79,6 +79,9 @@ static cJSON *agreement_json(const struct mp_agreement *ag)
     cJSON_AddNumberToObject(o, "others", (double)ag->others);
     cJSON_AddItemToObject(o, "repeat_abs_delta",
                           ag->repeat_abs >= 0 ? jnum(ag->repeat_abs) : cJSON_CreateNull());
+    cJSON_AddItemToObject(o, "repeat_top1_agreement",
+                          ag->repeat_top1 >= 0 ? jnum(ag->repeat_top1) : cJSON_CreateNull());
+    cJSON_AddBoolToObject(o, "self_divergent", ag->self_div);
     cJSON *g = cJSON_AddObjectToObject(o, "greedy");
     cJSON_AddNumberToObject(g, "compared", (double)ag->greedy_compared);
     cJSON_AddNumberToObject(g, "failed", (double)ag->greedy_failed);

@@ -317,6 +317,15 @@ static void say_divergent(struct buf *b, const struct mp_agreement *ag)
                    ag->lp_div ? "; " : "", ag->greedy_failed, ag->greedy_compared,
                    or_empty(ag->greedy_first));
     }
+    if (ag->self_div) {
+        buf_printf(b, "%sits logprobs change with the load: scored again at the top concurrency, "
+                      "mean |Δ| %.3g nats from its own sequential scoring",
+                   ag->lp_div || ag->greedy_div ? "; " : "", ag->repeat_abs);
+        if (ag->noise_floor > 0)
+            buf_printf(b, " (%.0f× the noise floor of %.3g)", ag->repeat_abs / ag->noise_floor,
+                       ag->noise_floor);
+        buf_printf(b, ", the same top-1 at %.1f %% of positions", 100 * ag->repeat_top1);
+    }
 }
 
 static void say_accuracy(struct buf *b, const struct mp_accuracy *a, const struct mp_report *rep)

@@ -404,6 +404,52 @@ static void give_repeat(struct mp_score *s, const struct eng *e)
     mp_score_free(rep);
 }
 
+/* A kernel that is right alone and wrong under load: its sequential scoring
+ * agrees with the others, its repeat at the top concurrency is the wrong
+ * kernel's. It is divergent on its own evidence (self_div), with three
+ * configurations and with two (where nobody else could be blamed). */
+static void test_wrong_under_load(void **st)
+{
+    MP_UNUSED(st);
+    static const struct eng FP16B = {5, 0.003, 0, 0, 0}; /* another run of FP16 */
+    static const struct eng FP32B = {6, 0, 0, 0, 0};
+    for (int three = 0; three < 2; three++) {
+        struct run r;
+        run_start(&r);
+        add(&r, "batchy", &FP16, 0);
+        give_repeat(r.s[r.n - 1], &WRONG);
+        add(&r, "cutlass", &FP16, 1);
+        give_repeat(r.s[r.n - 1], &FP16B);
+        if (three) {
+            add(&r, "marlin", &FP32, 2);
+            give_repeat(r.s[r.n - 1], &FP32B);
+        }
+        go(&r, -1);
+        const struct mp_agreement *b = &r.out.c[0].ag;
+        assert_true(b->self_div);
+        assert_int_equal(b->result, MP_AG_DIVERGENT);
+        assert_true(b->repeat_abs > 1.5 && b->repeat_top1 < 0.2);
+        assert_false(r.out.c[1].ag.self_div);
+        assert_int_equal(res(&r, 1), MP_AG_AGREES);
+        run_end(&r);
+    }
+    /* legitimate run-to-run noise under load is no evidence */
+    struct run r;
+    run_start(&r);
+    add(&r, "bf16", &BF16, 0);
+    give_repeat(r.s[r.n - 1], &FP16B);
+    add(&r, "cutlass", &FP16, 1);
+    give_repeat(r.s[r.n - 1], &FP16B);
+    add(&r, "marlin", &FP32, 2);
+    give_repeat(r.s[r.n - 1], &FP32B);
+    go(&r, -1);
+    for (size_t i = 0; i < 3; i++) {
+        assert_false(r.out.c[i].ag.self_div);
+        assert_int_equal(res(&r, i), MP_AG_AGREES);
+    }
+    run_end(&r);
+}
+
 /* A kernel wrong differently on every run (a race, as in SGLang PR 11183's
  * moe_fused_gate) has a large run-to-run figure: it must not raise the
  * floor it is judged against. In a pair the median of the two figures was
@@ -422,7 +468,10 @@ static void test_noisy_wrong_kernel_sets_no_floor(void **st)
     go(&r, -1);
     assert_true(r.out.c[1].ag.repeat_abs > 1.0);
     assert_int_equal(res(&r, 0), MP_AG_DISAGREE_PAIR);
-    assert_int_equal(res(&r, 1), MP_AG_DISAGREE_PAIR);
+    /* ... and it disagrees with itself: blamed on its own evidence */
+    assert_true(r.out.c[1].ag.self_div);
+    assert_int_equal(res(&r, 1), MP_AG_DIVERGENT);
+    assert_false(r.out.c[0].ag.self_div);
     assert_true(r.out.repeat_floor < 1e-9);
     run_end(&r);
     /* legitimate noise between two kernels still agrees on that floor */
@@ -1161,6 +1210,7 @@ int main(void)
         cmocka_unit_test(test_rule_table),
         cmocka_unit_test(test_consensus_catches_wrong_kernel),
         cmocka_unit_test(test_shared_kernel_is_one_witness),
+        cmocka_unit_test(test_wrong_under_load),
         cmocka_unit_test(test_noise_only_passes),
         cmocka_unit_test(test_pair),
         cmocka_unit_test(test_one_vote_per_configuration),
