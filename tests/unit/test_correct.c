@@ -193,12 +193,21 @@ static void test_consensus_catches_wrong_kernel(void **st)
     run_end(&r);
 }
 
-/* The kernels of the last configuration added. */
-static void kern(struct run *r, const char *moe, const char *dense, const char *attn)
+/* add() with the configuration's MoE, dense and attention kernels. */
+static void addk(struct run *r, const char *name, const struct eng *e, int group, const char *moe,
+                 const char *dense, const char *attn)
 {
+    add(r, name, e, group);
     r->in[r->n - 1].kern[0] = moe;
     r->in[r->n - 1].kern[1] = dense;
     r->in[r->n - 1].kern[2] = attn;
+}
+
+/* One wrong FlashInfer CUTLASS MoE kernel under two attention backends. */
+static void add_wrong_twice(struct run *r)
+{
+    addk(r, "fic", &WRONG, 0, "FLASHINFER_CUTLASS", "CUTLASS", "FLASH_ATTN");
+    addk(r, "fic-triton", &WRONG, 1, "FLASHINFER_CUTLASS", "CUTLASS", "TRITON_ATTN");
 }
 
 /* Independence: one wrong MoE kernel under two attention backends is two
@@ -211,12 +220,8 @@ static void test_shared_kernel_is_one_witness(void **st)
     MP_UNUSED(st);
     struct run r;
     run_start(&r);
-    add(&r, "fic", &WRONG, 0);
-    kern(&r, "FLASHINFER_CUTLASS", "CUTLASS", "FLASH_ATTN");
-    add(&r, "fic-triton", &WRONG, 1);
-    kern(&r, "FLASHINFER_CUTLASS", "CUTLASS", "TRITON_ATTN");
-    add(&r, "cutlass", &FP16, 2);
-    kern(&r, "CUTLASS", "CUTLASS", "FLASH_ATTN");
+    add_wrong_twice(&r);
+    addk(&r, "cutlass", &FP16, 2, "CUTLASS", "CUTLASS", "FLASH_ATTN");
     go(&r, -1);
     assert_int_equal(r.out.votes, 3);
     for (size_t i = 0; i < 3; i++) {
@@ -227,16 +232,10 @@ static void test_shared_kernel_is_one_witness(void **st)
     run_end(&r);
 
     run_start(&r);
-    add(&r, "fic", &WRONG, 0);
-    kern(&r, "FLASHINFER_CUTLASS", "CUTLASS", "FLASH_ATTN");
-    add(&r, "fic-triton", &WRONG, 1);
-    kern(&r, "FLASHINFER_CUTLASS", "CUTLASS", "TRITON_ATTN");
-    add(&r, "cutlass", &FP16, 2);
-    kern(&r, "CUTLASS", "CUTLASS", "FLASH_ATTN");
-    add(&r, "marlin", &FP32, 3);
-    kern(&r, "MARLIN", "CUTLASS", "FLASH_ATTN");
-    add(&r, "marlin-bf16", &BF16, 4);
-    kern(&r, "MARLIN", "CUTLASS", "TRITON_ATTN");
+    add_wrong_twice(&r);
+    addk(&r, "cutlass", &FP16, 2, "CUTLASS", "CUTLASS", "FLASH_ATTN");
+    addk(&r, "marlin", &FP32, 3, "MARLIN", "CUTLASS", "FLASH_ATTN");
+    addk(&r, "marlin-bf16", &BF16, 4, "MARLIN", "CUTLASS", "TRITON_ATTN");
     go(&r, -1);
     /* the consensus is the right kernels' (3 of 5); the agreeing ones use
      * two MoE backends and two attention backends, the dense kernel the
@@ -251,12 +250,9 @@ static void test_shared_kernel_is_one_witness(void **st)
      * attention kernels: the wrong one is divergent (kernels not logged
      * for one of the agreeing ones change nothing either) */
     run_start(&r);
-    add(&r, "auto", &WRONG, 0);
-    kern(&r, "FLASHINFER_CUTLASS", "CUTLASS", "FLASH_ATTN");
-    add(&r, "cutlass", &FP16, 1);
-    kern(&r, "CUTLASS", "CUTLASS", "FLASH_ATTN");
-    add(&r, "marlin", &FP32, 2);
-    kern(&r, "MARLIN", NULL, NULL);
+    addk(&r, "auto", &WRONG, 0, "FLASHINFER_CUTLASS", "CUTLASS", "FLASH_ATTN");
+    addk(&r, "cutlass", &FP16, 1, "CUTLASS", "CUTLASS", "FLASH_ATTN");
+    addk(&r, "marlin", &FP32, 2, "MARLIN", NULL, NULL);
     go(&r, -1);
     assert_int_equal(res(&r, 0), MP_AG_DIVERGENT);
     assert_int_equal(res(&r, 1), MP_AG_AGREES);
@@ -266,12 +262,9 @@ static void test_shared_kernel_is_one_witness(void **st)
     /* the agreeing two share a dense kernel the divergent one does not use:
      * its own dense kernel or theirs may be the wrong one */
     run_start(&r);
-    add(&r, "odd", &WRONG, 0);
-    kern(&r, "FLASHINFER_CUTLASS", "FLASHINFER_CUTLASS", "FLASH_ATTN");
-    add(&r, "cutlass", &FP16, 1);
-    kern(&r, "CUTLASS", "CUTLASS", "FLASH_ATTN");
-    add(&r, "marlin", &FP32, 2);
-    kern(&r, "MARLIN", "CUTLASS", "FLASH_ATTN");
+    addk(&r, "odd", &WRONG, 0, "FLASHINFER_CUTLASS", "FLASHINFER_CUTLASS", "FLASH_ATTN");
+    addk(&r, "cutlass", &FP16, 1, "CUTLASS", "CUTLASS", "FLASH_ATTN");
+    addk(&r, "marlin", &FP32, 2, "MARLIN", "CUTLASS", "FLASH_ATTN");
     go(&r, -1);
     for (size_t i = 0; i < 3; i++)
         assert_int_equal(res(&r, i), MP_AG_NO_CONSENSUS);
