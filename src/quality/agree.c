@@ -516,19 +516,33 @@ static bool result_of(const struct ctx *x, size_t c, struct mp_agreement *ag)
     return strong && sd->mode == M_CONS;
 }
 
+/* The side whose consensus decided (teacher-forced, else greedy), NULL when
+ * neither had one. */
+static const struct side *cons_side(const struct ctx *x)
+{
+    const struct side *sd = x->lp.mode == M_CONS ? &x->lp : &x->gen;
+    return sd->mode == M_CONS ? sd : NULL;
+}
+
+/* Has group g of sd a member divergent by the consensus? */
+static bool group_divergent(const struct ctx *x, const struct side *sd, const bool *cons_div,
+                            size_t g)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (sd->grp[i] == (int)g && cons_div[i])
+            return true;
+    return false;
+}
+
 /* With a consensus, half or more configurations divergent means none. */
 static void majority(const struct ctx *x, const bool *cons_div, struct mp_correct *out)
 {
-    const struct side *sd = x->lp.mode == M_CONS ? &x->lp : &x->gen;
-    if (sd->mode != M_CONS)
+    const struct side *sd = cons_side(x);
+    if (!sd)
         return;
     size_t d = 0;
-    for (size_t g = 0; g < sd->ngroups; g++) {
-        bool any = false;
-        for (size_t i = 0; i < x->n; i++)
-            any = any || (sd->grp[i] == (int)g && cons_div[i]);
-        d += any;
-    }
+    for (size_t g = 0; g < sd->ngroups; g++)
+        d += group_divergent(x, sd, cons_div, g);
     if (d == 0 || d * 2 < sd->ngroups)
         return;
     for (size_t i = 0; i < x->n; i++) {
@@ -549,10 +563,7 @@ static const char *shared_kernel(const struct ctx *x, const struct side *sd, con
 {
     const char *v = NULL;
     for (size_t g = 0; g < sd->ngroups; g++) {
-        bool div = false;
-        for (size_t i = 0; i < x->n; i++)
-            div = div || (sd->grp[i] == (int)g && cons_div[i]);
-        if (div)
+        if (group_divergent(x, sd, cons_div, g))
             continue;
         const char *kv = x->in[sd->rep[g]].kern[k];
         if (!kv || (v && strcmp(v, kv)))
@@ -566,8 +577,8 @@ static const char *shared_kernel(const struct ctx *x, const struct side *sd, con
  * all share a kernel it does not use leaves no consensus. */
 static void independence(const struct ctx *x, const bool *cons_div, struct mp_correct *out)
 {
-    const struct side *sd = x->lp.mode == M_CONS ? &x->lp : &x->gen;
-    if (sd->mode != M_CONS)
+    const struct side *sd = cons_side(x);
+    if (!sd)
         return;
     long who = -1;
     int kind = -1;

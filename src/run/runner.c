@@ -446,11 +446,7 @@ void mp_run_diag_policy(const struct mp_runctx *ctx, bool diagnose, bool skipped
     pol->budget_s = ctx->diag_budget_s;
     pol->concurrency = ctx->wl ? top_level(ctx->wl) : 1;
     pol->lead = ctx->wl ? mp_verdict_workload_lead(ctx->wl) : 0;
-    if (ctx->wl) {
-        struct mp_workload b;
-        mp_verdict_blocked_workload(ctx->wl, 0, 0, &b);
-        pol->blocked_lead = mp_verdict_workload_lead(&b);
-    }
+    pol->blocked_lead = ctx->wl ? mp_verdict_blocked_lead(ctx->wl) : 0;
 }
 
 void mp_run_candidate_diagnosis(struct mp_report *rep, size_t ci, const struct mp_diag_policy *pol)

@@ -86,6 +86,13 @@ unsigned long mp_verdict_workload_lead(const struct mp_workload *wl)
     return n;
 }
 
+unsigned long mp_verdict_blocked_lead(const struct mp_workload *wl)
+{
+    struct mp_workload b;
+    mp_verdict_blocked_workload(wl, 0, 0, &b);
+    return mp_verdict_workload_lead(&b);
+}
+
 /* Did attempt a start up as a whole engine (a start-up the rule can count on)? */
 static bool full_start(const struct mp_attempt_result *a)
 {

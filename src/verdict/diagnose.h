@@ -35,6 +35,8 @@ void mp_verdict_blocked_workload(const struct mp_workload *wl, unsigned long nee
 /* Requests a run of wl serves one at a time before its top level (its
  * phases at level <= 1: warm-up, sequential). */
 unsigned long mp_verdict_workload_lead(const struct mp_workload *wl);
+/* The same for the blocked run of the normal workload wl. */
+unsigned long mp_verdict_blocked_lead(const struct mp_workload *wl);
 
 /* Is the candidate whose first normal attempt is p (NULL: no) diagnosed
  * with CUDA_LAUNCH_BLOCKING=1? Only a failure after ready with CUDA-fault

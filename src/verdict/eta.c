@@ -280,9 +280,7 @@ static double diagnosis_s(const struct mp_eta_in *in, const struct meas *m,
     ci.req1_s = dm.req1_s;
     ci.req_projected = dm.projected;
     ci.lead = seq;
-    struct mp_workload bw;
-    mp_verdict_blocked_workload(in->wl, 0, 0, &bw);
-    ci.blocked_lead = mp_verdict_workload_lead(&bw);
+    ci.blocked_lead = mp_verdict_blocked_lead(in->wl);
     struct mp_diag_plan plan;
     int reruns = (int)(n > 0 ? n - 1 : 0);
     for (;; reruns++) {
